@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sequential semantics of every vyre operation. Buffers are arrays of
+ * little-endian u32 words; arithmetic wraps.
+ */
+#include "ops.h"
+
+#include <string.h>
+
+static const uint8_t operand_mask[VYRE_OP_COUNT] = {
+	[VYRE_OP_NOP] = 0,
+	[VYRE_OP_FILL] = VYRE_OPERAND_OUT,
+	[VYRE_OP_COPY] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
+	[VYRE_OP_ADD] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
+	[VYRE_OP_XOR] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
+	[VYRE_OP_MUL] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
+	[VYRE_OP_SUM] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_WORD0,
+	[VYRE_OP_MAX] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_WORD0,
+	[VYRE_OP_DFA_SCAN] =
+		VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE | VYRE_OPERAND_WORD0,
+};
+
+int vyre_op_operands(uint32_t op)
+{
+	if (op >= VYRE_OP_COUNT)
+		return VYRE_E_INVAL;
+	return operand_mask[op];
+}
+
+void vyre_op_access(const struct vyre_work_item *it, struct vyre_op_access *acc)
+{
+	int mask = vyre_op_operands(it->op_handle);
+
+	acc->n_reads = 0;
+	acc->write = 0;
+	acc->reads[0] = acc->reads[1] = 0;
+	if (mask <= 0)
+		return;
+	if (mask & VYRE_OPERAND_IN)
+		acc->reads[acc->n_reads++] = it->input_handle;
+	if (mask & VYRE_OPERAND_TABLE)
+		acc->reads[acc->n_reads++] = it->param;
+	if (mask & VYRE_OPERAND_OUT)
+		acc->write = it->output_handle;
+}
+
+int vyre_op_idempotent(const struct vyre_work_item *it)
+{
+	struct vyre_op_access acc;
+
+	vyre_op_access(it, &acc);
+	for (uint32_t i = 0; i < acc.n_reads; i++)
+		if (acc.write != 0 && acc.reads[i] == acc.write)
+			return 0;
+	return 1;
+}
+
+int vyre_op_check_lengths(uint32_t op, const struct vyre_work_item *it, uint32_t in_bytes,
+			  uint32_t out_bytes)
+{
+	int mask = vyre_op_operands(op);
+
+	if (mask < 0)
+		return VYRE_E_INVAL;
+	if (!(mask & VYRE_OPERAND_IN) && it->input_handle != 0)
+		return VYRE_E_INVAL;
+	if (!(mask & VYRE_OPERAND_OUT) && it->output_handle != 0)
+		return VYRE_E_INVAL;
+	if ((mask & VYRE_OPERAND_IN) && it->input_handle == 0)
+		return VYRE_E_INVAL;
+	if ((mask & VYRE_OPERAND_OUT) && it->output_handle == 0)
+		return VYRE_E_INVAL;
+	if ((mask & VYRE_OPERAND_TABLE) && it->param == 0)
+		return VYRE_E_INVAL;
+	if ((in_bytes | out_bytes) & 3u)
+		return VYRE_E_INVAL;
+	if ((mask & VYRE_OPERAND_WORD0) && out_bytes < 4)
+		return VYRE_E_INVAL;
+	return 0;
+}
+
+uint64_t vyre_dfa_table_bytes(uint32_t n_states)
+{
+	if (n_states == 0)
+		return 0;
+	uint64_t accept_words = ((uint64_t)n_states + 31) / 32;
+	/* n_states < 2^32, so 256 * n_states + accept_words + 2 < 2^41: no overflow in u64 */
+	return 4 * (2 + accept_words + 256 * (uint64_t)n_states);
+}
+
+static uint32_t load32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static void store32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/* Validates the table and returns the n_states it was validated against. */
+static int dfa_check(const uint8_t *table, uint32_t bytes, uint32_t *n_out)
+{
+	if (bytes < 8)
+		return VYRE_E_INVAL;
+	uint32_t n_states = load32(table);
+	uint32_t start = load32(table + 4);
+	uint64_t need = vyre_dfa_table_bytes(n_states);
+
+	if (need == 0 || need > bytes || start >= n_states)
+		return VYRE_E_INVAL;
+	const uint8_t *next = table + 4 * (2 + ((uint64_t)n_states + 31) / 32);
+	uint64_t entries = 256 * (uint64_t)n_states;
+
+	for (uint64_t i = 0; i < entries; i++)
+		if (load32(next + 4 * i) >= n_states)
+			return VYRE_E_INVAL;
+	*n_out = n_states;
+	return 0;
+}
+
+int vyre_dfa_validate(const uint8_t *table, uint32_t bytes)
+{
+	uint32_t n_states;
+
+	return dfa_check(table, bytes, &n_states);
+}
+
+/*
+ * Runs the DFA over @in. @n_states is the validated count, not re-read, so a
+ * table rewritten concurrently can never index past what was validated.
+ */
+static int dfa_scan(const uint8_t *table, uint32_t n_states, const uint8_t *in, uint32_t in_bytes,
+		    uint32_t *count)
+{
+	uint32_t state = load32(table + 4);
+	const uint8_t *accept = table + 8;
+	const uint8_t *next = accept + 4 * (((uint64_t)n_states + 31) / 32);
+	uint32_t hits = 0;
+
+	if (state >= n_states)
+		return VYRE_E_INVAL;
+	for (uint32_t i = 0; i < in_bytes; i++) {
+		state = load32(next + 4 * ((uint64_t)state * 256 + in[i]));
+		if (state >= n_states)
+			return VYRE_E_INVAL;
+		hits += (load32(accept + 4 * (state / 32)) >> (state % 32)) & 1u;
+	}
+	*count = hits;
+	return 0;
+}
+
+static int range_ok(const struct vyre_heap_view *h, uint64_t off, uint32_t bytes)
+{
+	return off <= h->bytes && bytes <= h->bytes - off;
+}
+
+static uint32_t combine(uint32_t op, uint32_t a, uint32_t param)
+{
+	switch (op) {
+	case VYRE_OP_ADD:
+		return a + param;
+	case VYRE_OP_XOR:
+		return a ^ param;
+	case VYRE_OP_MUL:
+		return a * param;
+	default:
+		return a;
+	}
+}
+
+int vyre_exec_one(const struct vyre_heap_view *heaps, const struct vyre_exec_item *it,
+		  uint64_t *result)
+{
+	const struct vyre_heap_view *h = &heaps[it->heap];
+	int mask = vyre_op_operands(it->op);
+
+	*result = 0;
+	if (mask < 0 || ((it->in_bytes | it->out_bytes | it->table_bytes) & 3u))
+		return VYRE_E_INVAL;
+	if (!range_ok(h, it->in_off, it->in_bytes) || !range_ok(h, it->out_off, it->out_bytes) ||
+	    !range_ok(h, it->table_off, it->table_bytes))
+		return VYRE_E_INVAL;
+	if ((mask & VYRE_OPERAND_WORD0) && it->out_bytes < 4)
+		return VYRE_E_INVAL;
+
+	const uint8_t *in = h->base + it->in_off;
+	uint8_t *out = h->base + it->out_off;
+	uint32_t in_words = it->in_bytes / 4, out_words = it->out_bytes / 4;
+	uint32_t n = in_words < out_words ? in_words : out_words;
+	uint32_t acc = 0;
+
+	switch (it->op) {
+	case VYRE_OP_NOP:
+		return 0;
+	case VYRE_OP_FILL:
+		for (uint32_t i = 0; i < out_words; i++)
+			store32(out + 4 * (uint64_t)i, it->param);
+		return 0;
+	case VYRE_OP_COPY:
+		memmove(out, in, 4 * (uint64_t)n);
+		return 0;
+	case VYRE_OP_ADD:
+	case VYRE_OP_XOR:
+	case VYRE_OP_MUL:
+		for (uint32_t i = 0; i < n; i++)
+			store32(out + 4 * (uint64_t)i,
+				combine(it->op, load32(in + 4 * (uint64_t)i), it->param));
+		return 0;
+	case VYRE_OP_SUM:
+		for (uint32_t i = 0; i < in_words; i++)
+			acc += load32(in + 4 * (uint64_t)i);
+		break;
+	case VYRE_OP_MAX:
+		for (uint32_t i = 0; i < in_words; i++) {
+			uint32_t v = load32(in + 4 * (uint64_t)i);
+			acc = v > acc ? v : acc;
+		}
+		break;
+	case VYRE_OP_DFA_SCAN: {
+		const uint8_t *table = h->base + it->table_off;
+		uint32_t n_states;
+
+		if (dfa_check(table, it->table_bytes, &n_states) != 0 ||
+		    dfa_scan(table, n_states, in, it->in_bytes, &acc) != 0)
+			return VYRE_E_INVAL;
+		break;
+	}
+	default:
+		return VYRE_E_INVAL;
+	}
+	store32(out, acc);
+	*result = acc;
+	return 0;
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpu/ops.h - the semantics of vyre operations (DESIGN.md section 6).
+ *
+ * This is the one definition of what an item does: the sequential CPU oracle
+ * every test compares against, the read/write sets the planner builds its
+ * hazards from, and the static checks vyred applies before planning. Backends
+ * execute `struct vyre_exec_item`, an item whose handles were already resolved
+ * to (heap, offset, length) by vyred; they never see handles.
+ */
+#ifndef VYRE_GPU_OPS_H
+#define VYRE_GPU_OPS_H
+
+#include <stdint.h>
+
+#include "vyre/abi.h"
+
+/* One registered heap as this process maps it. */
+struct vyre_heap_view {
+	uint8_t *base;
+	uint64_t bytes;
+};
+
+/*
+ * A resolved item. Offsets are in bytes inside heap `heap` and are multiples
+ * of 4; every [off, off + bytes) range lies inside the heap (vyred checked).
+ * Unused buffers have bytes 0 and offset 0.
+ */
+struct vyre_exec_item {
+	uint32_t op;
+	uint32_t param; /* the immediate; unused for DFA_SCAN */
+	uint32_t heap;
+	uint32_t in_bytes;
+	uint32_t out_bytes;
+	uint32_t table_bytes;
+	uint64_t in_off;
+	uint64_t out_off;
+	uint64_t table_off;
+};
+
+_Static_assert(sizeof(struct vyre_exec_item) == 48, "exec item is 48 bytes");
+
+/* Which operands an op uses (vyre_op_operands). */
+#define VYRE_OPERAND_IN    (1u << 0)
+#define VYRE_OPERAND_OUT   (1u << 1)
+#define VYRE_OPERAND_TABLE (1u << 2) /* param is a buffer handle */
+#define VYRE_OPERAND_WORD0 (1u << 3) /* writes out[0]: needs an output of at least 4 bytes */
+
+/* Operand mask of @op, or 0 for NOP; VYRE_E_INVAL for an unknown op. */
+int vyre_op_operands(uint32_t op);
+
+/*
+ * Read and write sets of a work item, as buffer handles (0 = none). An
+ * unknown op has empty sets. Used for hazard analysis: a DFA table is a read.
+ */
+struct vyre_op_access {
+	uint32_t reads[2];
+	uint32_t n_reads;
+	uint32_t write; /* 0 when the op writes nothing */
+};
+void vyre_op_access(const struct vyre_work_item *it, struct vyre_op_access *acc);
+
+/*
+ * True when running @it twice in a row gives the same buffers and result as
+ * running it once: false for ops that read their own output (in == out for
+ * ADD/XOR/MUL/SUM/MAX, or a DFA table or input equal to the output).
+ */
+int vyre_op_idempotent(const struct vyre_work_item *it);
+
+/*
+ * Static checks that need only lengths: NOP with non-zero handles, unused
+ * handles that are not 0, an output too short for a WORD0 op. Handle
+ * existence and domain are vyred's to check. Returns 0 or VYRE_E_INVAL.
+ */
+int vyre_op_check_lengths(uint32_t op, const struct vyre_work_item *it, uint32_t in_bytes,
+			  uint32_t out_bytes);
+
+/*
+ * Validate a DFA table of @bytes bytes: n_states >= 1, start < n_states,
+ * long enough, every transition < n_states. Returns 0 or VYRE_E_INVAL.
+ */
+int vyre_dfa_validate(const uint8_t *table, uint32_t bytes);
+
+/* Bytes a DFA table of @n_states needs, or 0 on overflow or n_states 0. */
+uint64_t vyre_dfa_table_bytes(uint32_t n_states);
+
+/*
+ * Execute one resolved item against @heaps (the sequential oracle). Returns
+ * the CQE status (0 or VYRE_E_INVAL) and stores the CQE result. An invalid
+ * item writes nothing. Safe against a heap that another process rewrites
+ * concurrently: every table lookup is bounded at the point of use.
+ */
+int vyre_exec_one(const struct vyre_heap_view *heaps, const struct vyre_exec_item *it,
+		  uint64_t *result);
+
+#endif /* VYRE_GPU_OPS_H */

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vyre/vyre.h - the vyre client library (libvyre).
+ *
+ * A client connects to vyred over a unix socket, receives its region (SQ and
+ * CQ rings) and its domain's heap as sealed memfds, allocates buffers in the
+ * heap, submits work items and reaps completions. Link with
+ * `pkg-config --libs vyre`.
+ *
+ * Threads: any number of threads may call vyre_submit() and
+ * vyre_submit_batch() on one connection at once; vyre_reap(), vyre_wait() and
+ * the buffer calls must be made by one thread at a time.
+ *
+ * Every int-returning call returns 0 (or a count) on success and a negative
+ * VYRE_E_* value on failure; vyre_strerror() names it.
+ */
+#ifndef VYRE_VYRE_H
+#define VYRE_VYRE_H
+
+#include <stdint.h>
+
+#include "vyre/abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VYRE_DEFAULT_SOCKET     "/run/vyre/vyre.sock"
+#define VYRE_DEFAULT_SQ_ENTRIES 4096u
+#define VYRE_DEFAULT_CQ_ENTRIES 8192u
+#define VYRE_DEFAULT_HEAP_BYTES (64ull << 20)
+#define VYRE_MAX_RING_ENTRIES   (1u << 20)
+#define VYRE_DOMAIN_NAME_MAX    64u
+
+struct vyre_client;
+
+struct vyre_connect_opts {
+	const char *socket_path; /* NULL: $VYRE_SOCKET, else VYRE_DEFAULT_SOCKET */
+	const char *domain;      /* NULL: a private domain for this connection */
+	uint32_t sq_entries;     /* 0: default; rounded up to a power of two */
+	uint32_t cq_entries;     /* 0: default; rounded up to a power of two */
+	uint64_t heap_bytes;     /* 0: default; used only if this call creates the domain */
+};
+
+/* vyre_buffer_alloc() flags: none defined yet; pass 0. */
+
+/*
+ * vyre_connect - connect to vyred and map the region and the domain heap.
+ * @o may be NULL for all defaults. On success *out owns the connection.
+ * Errors: VYRE_E_DISCONNECTED (no daemon), VYRE_E_PERM (uid/gid not allowed),
+ * VYRE_E_PROTO (ABI version mismatch or a malformed reply), VYRE_E_INVAL,
+ * VYRE_E_NOMEM.
+ */
+int vyre_connect(const struct vyre_connect_opts *o, struct vyre_client **out);
+
+/* vyre_close - unmap and disconnect; items in flight are abandoned. */
+void vyre_close(struct vyre_client *c);
+
+/*
+ * vyre_buffer_alloc - allocate @bytes (a multiple of 4, may be 0) in the
+ * domain heap, zero-filled. *handle is non-zero and valid for every client of
+ * the domain until freed.
+ */
+int vyre_buffer_alloc(struct vyre_client *c, uint32_t bytes, uint32_t flags, uint32_t *handle);
+
+/* vyre_buffer_free - release a buffer; later items naming it fail with VYRE_E_INVAL. */
+int vyre_buffer_free(struct vyre_client *c, uint32_t handle);
+
+/*
+ * vyre_buffer_ptr - address of a buffer in this process's mapping of the heap,
+ * or NULL for an unknown handle. *bytes (if not NULL) gets its length. The
+ * memory is shared with vyred: read results only after their CQE.
+ */
+void *vyre_buffer_ptr(struct vyre_client *c, uint32_t handle, uint32_t *bytes);
+
+/*
+ * vyre_submit - queue one item. Returns 0, or VYRE_E_AGAIN when the SQ is full
+ * (nothing was queued: reap and retry), VYRE_E_INVAL for bad flags,
+ * VYRE_E_DISCONNECTED when vyred is gone.
+ */
+int vyre_submit(struct vyre_client *c, const struct vyre_work_item *it, uint64_t user_data,
+		uint32_t flags);
+
+/*
+ * vyre_submit_batch - queue up to @n items with flags 0; returns how many were
+ * accepted (a prefix of @its), 0 when the SQ is full, or a negative error.
+ */
+int vyre_submit_batch(struct vyre_client *c, const struct vyre_work_item *its,
+		      const uint64_t *user_data, uint32_t n);
+
+/* vyre_reap - copy up to @max ready CQEs into @out without blocking; returns the count. */
+int vyre_reap(struct vyre_client *c, struct vyre_cqe *out, uint32_t max);
+
+/*
+ * vyre_wait - like vyre_reap, but sleeps until at least one CQE is ready or
+ * @timeout_ns passes (negative: forever). Returns the count, VYRE_E_TIMEDOUT
+ * or VYRE_E_DISCONNECTED.
+ */
+int vyre_wait(struct vyre_client *c, struct vyre_cqe *out, uint32_t max, int64_t timeout_ns);
+
+/*
+ * vyre_event_fd - an eventfd that becomes readable when CQEs are ready, for
+ * epoll loops. Read it (8 bytes) to clear it, then vyre_reap(). Returns the fd
+ * or a negative error. The fd belongs to the connection.
+ */
+int vyre_event_fd(struct vyre_client *c);
+
+/* vyre_strerror - a static English description of a VYRE_E_* value. */
+const char *vyre_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VYRE_VYRE_H */

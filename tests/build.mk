@@ -1,0 +1,9 @@
+# tests/: one program per feature. Each fragment adds its own tests; this one
+# holds the rule shared by every cmocka test linked against the core library.
+TESTS += test_ops
+
+# A test named test_X is built from tests/test_X.c plus the core and client libs.
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) -o $@ $< $(TEST_EXTRA_OBJS_$*) $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a \
+		$(TEST_LIBS_$*) $(CMOCKA_LIBS) $(URING_LIBS) $(LDLIBS) -lm
