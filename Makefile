@@ -7,7 +7,7 @@
 #   make asan / tsan  the test suite under ASan+UBSan / TSan (separate build dirs)
 #   make install PREFIX=/usr/local
 #
-# Each folder adds its sources, programs and tests in its own build.mk.
+# Each part adds its sources, programs and tests in its own */*.mk fragment.
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -50,8 +50,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 .SECONDARY:
 all: build-all
 
--include ring/build.mk planner/build.mk gpu/build.mk bpf/build.mk tools/build.mk \
-	 tests/build.mk bench/build.mk
+-include $(sort $(wildcard */*.mk))
 
 LIBVYRE_OBJS := $(call obj,$(LIBVYRE_SRCS))
 CORE_OBJS    := $(call obj,$(CORE_SRCS))

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/bench.h - how a benchmark suite plugs into vyre-bench.
+ *
+ * Each suite lives in its own file and registers itself with
+ * VYRE_BENCH_SUITE(name, help, fn). vyre-bench runs the suites named on its
+ * command line (all by default). A suite measures peers in the same run and
+ * reports raw figures with vyre_bench_report(); ratios are reported as their
+ * own rows (unit "x") so a reader never compares across runs.
+ */
+#ifndef VYRE_BENCH_H
+#define VYRE_BENCH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct vyre_bench_ctx {
+	int quick;          /* --quick: small sizes, for smoke tests */
+	double seconds;     /* --seconds: target time per measurement */
+	FILE *json;         /* --json FILE: one JSON object per row, or NULL */
+	const char *socket; /* --socket: a running vyred for end-to-end suites, or NULL */
+};
+
+/* Print one row of the table (and one JSON line when --json is given). */
+void vyre_bench_report(struct vyre_bench_ctx *ctx, const char *suite, const char *name,
+		       const char *metric, double value, const char *unit);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t vyre_bench_now_ns(void);
+
+typedef int (*vyre_bench_fn)(struct vyre_bench_ctx *ctx);
+
+struct vyre_bench_suite {
+	const char *name;
+	const char *help;
+	vyre_bench_fn run;
+	struct vyre_bench_suite *next;
+};
+
+void vyre_bench_register(struct vyre_bench_suite *s);
+
+#define VYRE_BENCH_SUITE(id, help_text, fn)                                                        \
+	static struct vyre_bench_suite vyre_bench_suite_##id = {#id, help_text, fn, NULL};         \
+	__attribute__((constructor)) static void vyre_bench_register_##id(void)                    \
+	{                                                                                          \
+		vyre_bench_register(&vyre_bench_suite_##id);                                       \
+	}
+
+#endif /* VYRE_BENCH_H */
