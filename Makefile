@@ -3,6 +3,7 @@
 #   make              build everything this machine can build
 #   make setup        install missing Debian packages (as root), else print the apt line
 #   make test         build and run the whole test suite
+#   make check        what CI runs: test, then the suite under ASan+UBSan and TSan
 #   make demo         start vyred, run the multi-producer demo, stop it
 #   make asan / tsan  the test suite under ASan+UBSan / TSan (separate build dirs)
 #   make install PREFIX=/usr/local
@@ -46,7 +47,7 @@ EXTRA_ALL    :=   # other things `make` builds
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-.PHONY: all setup test demo asan tsan install clean format
+.PHONY: all setup test check demo asan tsan install clean format
 .SECONDARY:
 all: build-all
 
@@ -91,6 +92,11 @@ test: build-all
 
 demo: build-all
 	@sh tools/demo.sh $(BUILD)
+
+check:
+	$(MAKE) test
+	$(MAKE) asan
+	$(MAKE) tsan
 
 asan:
 	$(MAKE) BUILD=build-asan SANITIZE=address CFLAGS="-O1 -g" test
