@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The need-wakeup + shared futex doorbell protocol (include/vyre/abi.h).
+ * Futex words live in a region mapped by two processes, so every futex call
+ * is shared (no FUTEX_PRIVATE_FLAG).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomics.h"
+#include "ring.h"
+
+#if defined(__SANITIZE_THREAD__)
+uint32_t vyre_fence_word;
+#endif
+
+uint64_t vyre_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t vyre_sleep_prepare(uint32_t *need_wakeup, const uint32_t *doorbell, uint32_t bit)
+{
+	__atomic_fetch_or(need_wakeup, bit, __ATOMIC_SEQ_CST);
+	vyre_full_fence();
+	return __atomic_load_n(doorbell, __ATOMIC_SEQ_CST);
+}
+
+void vyre_sleep_finish(uint32_t *need_wakeup, uint32_t bit)
+{
+	__atomic_fetch_and(need_wakeup, ~bit, __ATOMIC_RELAXED);
+}
+
+int vyre_wake(uint32_t *need_wakeup, uint32_t *doorbell, int eventfd)
+{
+	uint32_t need = __atomic_load_n(need_wakeup, __ATOMIC_SEQ_CST);
+
+	if (need == 0)
+		return 0;
+	__atomic_fetch_add(doorbell, 1, __ATOMIC_SEQ_CST);
+	if (need & VYRE_SQ_WAKE_FUTEX)
+		vyre_futex_wake(doorbell);
+	if ((need & VYRE_SQ_WAKE_EVENTFD) && eventfd >= 0) {
+		uint64_t one = 1;
+		ssize_t w = write(eventfd, &one, sizeof(one));
+
+		/* EAGAIN means the counter is saturated: the reader is already due. */
+		(void)w;
+	}
+	return 1;
+}
+
+int vyre_futex_wait(uint32_t *word, uint32_t expected, int64_t timeout_ns)
+{
+	struct timespec ts, *tsp = NULL;
+
+	if (timeout_ns >= 0) {
+		ts.tv_sec = (time_t)(timeout_ns / 1000000000);
+		ts.tv_nsec = (long)(timeout_ns % 1000000000);
+		tsp = &ts;
+	}
+	if (syscall(SYS_futex, word, FUTEX_WAIT, expected, tsp, NULL, 0) == 0)
+		return 0;
+	switch (errno) {
+	case EAGAIN:
+		return VYRE_E_AGAIN;
+	case ETIMEDOUT:
+		return VYRE_E_TIMEDOUT;
+	default:
+		return 0;
+	}
+}
+
+void vyre_futex_wake(uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
