@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The vyre-submit parser (tools/submit/parse.c): what each statement
+ * produces, the line and column of every error, and that arbitrary bytes
+ * (mutated examples, random noise) never crash it or leak (run under ASan).
+ * VYRE_TEST_SCALE multiplies the number of fuzz iterations.
+ */
+#include <glob.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../tools/submit/dfa_compile.h"
+#include "../tools/submit/program.h"
+
+static unsigned scale(void)
+{
+	const char *s = getenv("VYRE_TEST_SCALE");
+	long v = s ? strtol(s, NULL, 10) : 1;
+
+	return v > 0 ? (unsigned)v : 1;
+}
+
+static struct vyre_submit_program *parse_ok(const char *text)
+{
+	struct vyre_submit_program *p = NULL;
+	struct vyre_submit_error err;
+	int rc = vyre_submit_parse(text, strlen(text), &p, &err);
+
+	if (rc)
+		fail_msg("parse failed (%d) at %u:%u: %s", rc, err.line, err.column, err.msg);
+	return p;
+}
+
+static void test_program_structure(void **state)
+{
+	(void)state;
+	const char *text = "# a comment\n"
+			   "buffer a 16 words 1 2 -1 0x10   # trailing comment\n"
+			   "\n"
+			   "buffer b 1K fill 0xdeadbeef\n"
+			   "buffer c 4\n"
+			   "item add a b 5\n"
+			   "item SUM b c fence nodedupe id=77\n"
+			   "item 42 @9 0\n"
+			   "item DFA_SCAN a c b\n"
+			   "wait\n"
+			   "print b hex\n"
+			   "print c\n"
+			   "item FILL 0 a -2 nodedupe\n";
+	struct vyre_submit_program *p = parse_ok(text);
+
+	assert_int_equal(p->n_buffers, 3);
+	assert_string_equal(p->buffers[0].name, "a");
+	assert_int_equal(p->buffers[0].bytes, 16);
+	assert_int_equal(p->buffers[0].init, VYRE_SUBMIT_INIT_DATA);
+	assert_int_equal(p->buffers[0].data_len, 16);
+	const uint8_t want_a[16] = {1, 0, 0, 0, 2, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x10, 0, 0, 0};
+	assert_memory_equal(p->buffers[0].data, want_a, 16);
+	assert_int_equal(p->buffers[0].line, 2);
+	assert_int_equal(p->buffers[1].bytes, 1024);
+	assert_int_equal(p->buffers[1].init, VYRE_SUBMIT_INIT_FILL);
+	assert_int_equal(p->buffers[1].fill, 0xdeadbeefu);
+	assert_int_equal(p->buffers[2].init, VYRE_SUBMIT_INIT_ZERO);
+
+	assert_int_equal(p->n_items, 5);
+	const struct vyre_submit_item *it = p->items;
+	assert_int_equal(it[0].op, VYRE_OP_ADD);
+	assert_int_equal(it[0].in.buffer, 1);
+	assert_int_equal(it[0].out.buffer, 2);
+	assert_int_equal(it[0].param.buffer, 0);
+	assert_int_equal(it[0].param.value, 5);
+	assert_int_equal(it[0].user_data, 6); /* default id: the line number */
+	assert_int_equal(it[0].flags, 0);
+	assert_int_equal(it[1].op, VYRE_OP_SUM);
+	assert_int_equal(it[1].flags, VYRE_SQE_FENCE | VYRE_SQE_NODEDUPE);
+	assert_int_equal(it[1].user_data, 77);
+	assert_int_equal(it[2].op, 42);
+	assert_int_equal(it[2].in.buffer, 0);
+	assert_int_equal(it[2].in.value, 9);
+	assert_int_equal(it[2].out.value, 0);
+	assert_int_equal(it[3].param.buffer, 2); /* a buffer name as PARAM: its handle */
+	assert_int_equal(it[4].param.value, 0xfffffffeu);
+	assert_int_equal(it[4].flags, VYRE_SQE_NODEDUPE);
+
+	const enum vyre_submit_stmt_kind kinds[] = {
+	    VYRE_SUBMIT_STMT_BUFFER, VYRE_SUBMIT_STMT_BUFFER, VYRE_SUBMIT_STMT_BUFFER,
+	    VYRE_SUBMIT_STMT_ITEM,   VYRE_SUBMIT_STMT_ITEM,   VYRE_SUBMIT_STMT_ITEM,
+	    VYRE_SUBMIT_STMT_ITEM,   VYRE_SUBMIT_STMT_WAIT,   VYRE_SUBMIT_STMT_PRINT,
+	    VYRE_SUBMIT_STMT_PRINT,  VYRE_SUBMIT_STMT_ITEM,
+	};
+	assert_int_equal(p->n_stmts, sizeof(kinds) / sizeof(kinds[0]));
+	for (uint32_t i = 0; i < p->n_stmts; i++)
+		assert_int_equal(p->stmts[i].kind, kinds[i]);
+	assert_int_equal(p->stmts[8].index, 1);
+	assert_int_equal(p->stmts[8].format, VYRE_SUBMIT_PRINT_HEX);
+	assert_int_equal(p->stmts[8].line, 11);
+	assert_int_equal(p->stmts[9].format, VYRE_SUBMIT_PRINT_WORDS);
+	assert_int_equal(p->stmts[10].index, 4);
+	vyre_submit_program_free(p);
+
+	p = parse_ok("");
+	assert_int_equal(p->n_stmts, 0);
+	vyre_submit_program_free(p);
+	p = parse_ok("\n\n   # only comments\r\n\t\n");
+	assert_int_equal(p->n_stmts, 0);
+	vyre_submit_program_free(p);
+}
+
+static void test_text_hex_and_escapes(void **state)
+{
+	(void)state;
+	struct vyre_submit_program *p =
+	    parse_ok("buffer s 16 text \"a\\\"b\\\\c\\n\\t\\x41\\0#\"  # not part of it\n"
+		     "buffer w 8 text plain\r\n");
+	const uint8_t want_s[] = {'a', '"', 'b', '\\', 'c', '\n', '\t', 'A', 0, '#'};
+
+	assert_int_equal(p->buffers[0].data_len, sizeof(want_s));
+	assert_memory_equal(p->buffers[0].data, want_s, sizeof(want_s));
+	assert_int_equal(p->buffers[1].data_len, 5);
+	assert_memory_equal(p->buffers[1].data, "plain", 5);
+	vyre_submit_program_free(p);
+}
+
+static void test_hex_rejects_quotes(void **state)
+{
+	(void)state;
+	struct vyre_submit_program *p = parse_ok("buffer h 8 hex 00ff 10 Ab\n");
+	const uint8_t want[] = {0x00, 0xff, 0x10, 0xab};
+
+	assert_int_equal(p->buffers[0].data_len, 4);
+	assert_memory_equal(p->buffers[0].data, want, 4);
+	vyre_submit_program_free(p);
+}
+
+static void test_dfa_statement(void **state)
+{
+	(void)state;
+	struct vyre_submit_program *p = parse_ok("dfa pats error \"warn\\n\" x\n");
+	struct vyre_dfa_pattern pats[] = {{(const uint8_t *)"error", 5},
+					  {(const uint8_t *)"warn\n", 5},
+					  {(const uint8_t *)"x", 1}};
+	uint8_t *table;
+	uint32_t bytes;
+
+	assert_int_equal(vyre_dfa_compile(pats, 3, VYRE_SUBMIT_MAX_DFA_STATES, &table, &bytes), 0);
+	assert_int_equal(p->n_buffers, 1);
+	assert_int_equal(p->buffers[0].bytes, bytes);
+	assert_int_equal(p->buffers[0].data_len, bytes);
+	assert_memory_equal(p->buffers[0].data, table, bytes);
+	free(table);
+	vyre_submit_program_free(p);
+}
+
+struct bad_case {
+	const char *text;
+	uint32_t line, column;
+	const char *msg; /* a substring of the message */
+};
+
+static void test_errors_name_line_and_column(void **state)
+{
+	(void)state;
+	static const struct bad_case cases[] = {
+	    {"frobnicate\n", 1, 1, "unknown statement"},
+	    {"\n\nbuffer\n", 3, 1, "usage: buffer"},
+	    {"buffer a 6\n", 1, 10, "multiple of 4"},
+	    {"buffer a 4G\n", 1, 10, "not a buffer size"},
+	    {"buffer a 5000000000\n", 1, 10, "not a buffer size"},
+	    {"buffer 9a 4\n", 1, 8, "not a valid buffer name"},
+	    {"buffer fence 4\n", 1, 8, "not a valid buffer name"},
+	    {"buffer a 4\nbuffer a 8\n", 2, 8, "already declared on line 1"},
+	    {"buffer a 4 words 1 2\n", 1, 18, "do not fit"},
+	    {"buffer a 4 words\n", 1, 12, "at least one value"},
+	    {"buffer a 4 fill\n", 1, 12, "'fill' takes one word"},
+	    {"buffer a 4 fill 0x100000000\n", 1, 17, "not a 32-bit number"},
+	    {"buffer a 4 text \"unterminated\n", 1, 17, "unterminated string"},
+	    {"buffer a 4 text \"bad \\q\"\n", 1, 22, "unknown escape \\q"},
+	    {"buffer a 4 text \"\\x4\"\n", 1, 18, "two hex digits"},
+	    {"buffer a 4 text \"ab\"cd\n", 1, 21, "followed by a blank"},
+	    {"buffer a 4 text ab\"cd\n", 1, 19, "quote inside a word"},
+	    {"buffer a 4 text a b\n", 1, 19, "one word"},
+	    {"buffer a 4 hex abc\n", 1, 16, "even number"},
+	    {"buffer a 4 hex zz\n", 1, 16, "not hex"},
+	    {"buffer a 4 hex \"\"\n", 1, 16, "even number"},
+	    {"buffer a 4 zeros\n", 1, 12, "unknown initialiser"},
+	    {"buffer a 4 text a\x01\n", 1, 18, "control byte 0x01"},
+	    {"dfa d\n", 1, 1, "usage: dfa"},
+	    {"item ADD a b\n", 1, 10, "unknown buffer 'a'"},
+	    {"buffer a 4\nitem FOO a a\n", 2, 6, "unknown op"},
+	    {"buffer a 4\nitem ADD a 5\n", 2, 12, "not a buffer"},
+	    {"buffer a 4\nitem ADD a a 1 fence fence\n", 2, 22, "given twice"},
+	    {"buffer a 4\nitem ADD a a 1 bogus\n", 2, 16, "unexpected 'bogus'"},
+	    {"buffer a 4\nitem ADD a a id=x\n", 2, 14, "64-bit number"},
+	    {"buffer a 4\nitem ADD a a @x\n", 2, 14, "not a handle"},
+	    {"item NOP 0\n", 1, 1, "usage: item"},
+	    {"buffer a 4\nitem NOP 0 0 id=5\nitem NOP 0 0\nitem NOP 0 0 id=3\n", 4, 0,
+	     "item id 3 already used on line 3"},
+	    {"print x\n", 1, 7, "unknown buffer 'x'"},
+	    {"buffer a 4\nprint a bin\n", 2, 9, "unknown format"},
+	    {"buffer a 4\nprint a words extra\n", 2, 1, "usage: print"},
+	    {"wait now\n", 1, 6, "takes no arguments"},
+	    {"\"buffer\" a 4\n", 1, 1, "not a string"},
+	    {"buffer a 4\n\0", 2, 0, "NUL byte"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct bad_case *c = &cases[i];
+		struct vyre_submit_program *p = (struct vyre_submit_program *)&p;
+		struct vyre_submit_error err;
+		size_t len = strlen(c->text) + (strcmp(c->msg, "NUL byte") == 0);
+		int rc = vyre_submit_parse(c->text, len, &p, &err);
+
+		if (rc != VYRE_E_INVAL || p != NULL || err.line != c->line ||
+		    err.column != c->column || !strstr(err.msg, c->msg))
+			fail_msg("case %zu: rc %d line %u col %u msg '%s'; want line %u col %u "
+				 "'%s'",
+				 i, rc, err.line, err.column, err.msg, c->line, c->column, c->msg);
+	}
+}
+
+static void test_dfa_state_limit(void **state)
+{
+	(void)state;
+	size_t n = VYRE_SUBMIT_MAX_DFA_STATES + 10;
+	char *text = malloc(n + 16);
+	struct vyre_submit_program *p;
+	struct vyre_submit_error err;
+
+	assert_non_null(text);
+	memcpy(text, "dfa big ", 8);
+	for (size_t i = 0; i < n; i++)
+		text[8 + i] = (char)('a' + i % 26);
+	text[8 + n] = '\n';
+	assert_int_equal(vyre_submit_parse(text, 9 + n, &p, &err), VYRE_E_INVAL);
+	assert_int_equal(err.line, 1);
+	assert_non_null(strstr(err.msg, "DFA states"));
+	free(text);
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = malloc(1 << 16);
+
+	assert_non_null(f);
+	assert_non_null(buf);
+	*len = fread(buf, 1, 1 << 16, f);
+	fclose(f);
+	return buf;
+}
+
+static void test_examples_parse(void **state)
+{
+	(void)state;
+	glob_t g;
+
+	assert_int_equal(glob(VYRE_SRCDIR "/examples/*.vs", 0, NULL, &g), 0);
+	assert_true(g.gl_pathc >= 4);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		size_t len;
+		char *text = read_file(g.gl_pathv[i], &len);
+		struct vyre_submit_program *p;
+		struct vyre_submit_error err;
+
+		if (vyre_submit_parse(text, len, &p, &err))
+			fail_msg("%s:%u:%u: %s", g.gl_pathv[i], err.line, err.column, err.msg);
+		assert_true(p->n_items > 0);
+		vyre_submit_program_free(p);
+		free(text);
+	}
+	globfree(&g);
+}
+
+static uint32_t rng_state = 0x2545f491u;
+
+static uint32_t rnd(uint32_t bound)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 17;
+	rng_state ^= rng_state << 5;
+	return rng_state % bound;
+}
+
+/* Mutations that keep inputs near the grammar: tokens the parser looks for. */
+static const char *const dictionary[] = {
+    "buffer ", "dfa ",	   "item ", "wait", "print ", "fill ",	   "words ", "text ",	    "hex ",
+    "fence",   "nodedupe", "id=",   "@",    "0x",     "\"",	   "\\x",    "#",	    "\n",
+    " 4 ",     "-1 ",	   "4K ",   "a ",   "ADD ",   "DFA_SCAN ", "\\",     "4294967295 ",
+};
+
+static size_t mutate(char *buf, size_t len, size_t cap)
+{
+	for (uint32_t k = 1 + rnd(4); k > 0; k--) {
+		uint32_t op = rnd(4);
+		size_t at = len ? rnd((uint32_t)len) : 0;
+
+		if (op == 0 && len > 0) { /* flip a byte */
+			buf[at] = (char)rnd(256);
+		} else if (op == 1 && len > 1) { /* delete a run */
+			size_t run = 1 + rnd(8);
+
+			run = run > len - at ? len - at : run;
+			memmove(buf + at, buf + at + run, len - at - run);
+			len -= run;
+		} else { /* insert a dictionary token */
+			const char *w = dictionary[rnd(sizeof(dictionary) / sizeof(dictionary[0]))];
+			size_t wl = strlen(w);
+
+			if (len + wl > cap)
+				continue;
+			memmove(buf + at + wl, buf + at, len - at);
+			memcpy(buf + at, w, wl);
+			len += wl;
+		}
+	}
+	return len;
+}
+
+static void test_fuzz_never_crashes(void **state)
+{
+	(void)state;
+	glob_t g;
+	enum { CAP = 1 << 16 };
+	char *buf = malloc(CAP);
+	unsigned ok = 0, rejected = 0;
+
+	assert_non_null(buf);
+	assert_int_equal(glob(VYRE_SRCDIR "/examples/*.vs", 0, NULL, &g), 0);
+	for (unsigned iter = 0; iter < 20000 * scale(); iter++) {
+		size_t len;
+		char *seed = read_file(g.gl_pathv[iter % g.gl_pathc], &len);
+
+		memcpy(buf, seed, len);
+		free(seed);
+		if (iter % 10 == 9) { /* pure noise now and then */
+			len = rnd(512);
+			for (size_t i = 0; i < len; i++)
+				buf[i] = (char)rnd(256);
+		}
+		for (uint32_t r = rnd(6); r > 0; r--)
+			len = mutate(buf, len, CAP);
+		struct vyre_submit_program *p = NULL;
+		struct vyre_submit_error err;
+		int rc = vyre_submit_parse(buf, len, &p, &err);
+
+		if (rc == 0) {
+			ok++;
+			assert_non_null(p);
+			vyre_submit_program_free(p);
+		} else {
+			rejected++;
+			assert_int_equal(rc, VYRE_E_INVAL);
+			assert_null(p);
+			assert_true(err.msg[0] != '\0');
+			assert_non_null(memchr(err.msg, '\0', sizeof(err.msg)));
+		}
+	}
+	/* both outcomes must be exercised or the mutator is useless */
+	assert_true(ok > 100);
+	assert_true(rejected > 100);
+	globfree(&g);
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_program_structure),
+	    cmocka_unit_test(test_text_hex_and_escapes),
+	    cmocka_unit_test(test_hex_rejects_quotes),
+	    cmocka_unit_test(test_dfa_statement),
+	    cmocka_unit_test(test_errors_name_line_and_column),
+	    cmocka_unit_test(test_dfa_state_limit),
+	    cmocka_unit_test(test_examples_parse),
+	    cmocka_unit_test(test_fuzz_never_crashes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

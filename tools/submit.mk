@@ -1,0 +1,19 @@
+# tools/submit.mk: vyre-submit - its parser, DFA compiler, runner and tests.
+
+SUBMIT_SRCS := tools/submit/lex.c tools/submit/parse.c tools/submit/dfa_compile.c \
+	       tools/submit/print.c tools/submit/run.c tools/submit/target_local.c
+SUBMIT_OBJS := $(call obj,$(SUBMIT_SRCS))
+
+# Everything vyre-submit needs beyond libvyre; tests link parts of it.
+$(BUILD)/libvyre-submit.a: $(SUBMIT_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+TESTS += test_dfa_compile test_submit_parse test_submit_local
+TEST_EXTRA_OBJS_test_dfa_compile := $(BUILD)/libvyre-submit.a
+TEST_EXTRA_OBJS_test_submit_parse := $(BUILD)/libvyre-submit.a
+TEST_EXTRA_OBJS_test_submit_local := $(BUILD)/libvyre-submit.a
+$(BUILD)/tests/test_dfa_compile $(BUILD)/tests/test_submit_parse \
+	$(BUILD)/tests/test_submit_local: $(BUILD)/libvyre-submit.a
+CFLAGS_tests_test_submit_parse := -DVYRE_SRCDIR='"$(CURDIR)"'
+CFLAGS_tests_test_submit_local := -DVYRE_SRCDIR='"$(CURDIR)"'

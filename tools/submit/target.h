@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/submit/target.h - where a vyre-submit program runs: a vyred
+ * connection through libvyre, or the in-process sequential oracle (--local).
+ * Both speak the client API's contract (include/vyre/vyre.h).
+ */
+#ifndef VYRE_TOOLS_SUBMIT_TARGET_H
+#define VYRE_TOOLS_SUBMIT_TARGET_H
+
+#include <stdint.h>
+
+#include "vyre/abi.h"
+
+struct vyre_submit_target {
+	void *impl;
+	int (*alloc)(void *impl, uint32_t bytes, uint32_t *handle);
+	void *(*ptr)(void *impl, uint32_t handle, uint32_t *bytes);
+	int (*submit)(void *impl, const struct vyre_work_item *it, uint64_t user_data,
+		      uint32_t flags);
+	int (*wait)(void *impl, struct vyre_cqe *out, uint32_t max, int64_t timeout_ns);
+	void (*close)(void *impl);
+};
+
+/*
+ * vyre_submit_target_local - the sequential oracle over a private heap of
+ * @heap_bytes: each item runs at submit, its CQE is queued for wait. Returns
+ * 0 or VYRE_E_NOMEM.
+ */
+int vyre_submit_target_local(uint64_t heap_bytes, struct vyre_submit_target *t);
+
+struct vyre_connect_opts;
+
+/* vyre_submit_target_client - connect to vyred; errors as vyre_connect(). */
+int vyre_submit_target_client(const struct vyre_connect_opts *o, struct vyre_submit_target *t);
+
+#endif /* VYRE_TOOLS_SUBMIT_TARGET_H */

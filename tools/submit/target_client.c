@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* The vyred target: a thin adapter over libvyre. */
+#include "target.h"
+
+#include "vyre/vyre.h"
+
+static int client_alloc(void *impl, uint32_t bytes, uint32_t *handle)
+{
+	return vyre_buffer_alloc(impl, bytes, 0, handle);
+}
+
+static void *client_ptr(void *impl, uint32_t handle, uint32_t *bytes)
+{
+	return vyre_buffer_ptr(impl, handle, bytes);
+}
+
+static int client_submit(void *impl, const struct vyre_work_item *it, uint64_t user_data,
+			 uint32_t flags)
+{
+	return vyre_submit(impl, it, user_data, flags);
+}
+
+static int client_wait(void *impl, struct vyre_cqe *out, uint32_t max, int64_t timeout_ns)
+{
+	return vyre_wait(impl, out, max, timeout_ns);
+}
+
+static void client_close(void *impl)
+{
+	vyre_close(impl);
+}
+
+int vyre_submit_target_client(const struct vyre_connect_opts *o, struct vyre_submit_target *t)
+{
+	struct vyre_client *c;
+	int rc = vyre_connect(o, &c);
+
+	if (rc)
+		return rc;
+	*t = (struct vyre_submit_target){c,	      client_alloc, client_ptr, client_submit,
+					 client_wait, client_close};
+	return 0;
+}
