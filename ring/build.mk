@@ -1,4 +1,5 @@
-# ring/: shared-memory regions, SQ/CQ rings, doorbells (client + daemon halves).
+# ring/: shared-memory regions, SQ/CQ rings, doorbells (client + daemon halves),
+# and vyred's buffer bookkeeping (domain heaps, handle table, resolve).
 LIBVYRE_SRCS += ring/ring.c ring/doorbell.c ring/region.c
-CORE_SRCS += ring/region_create.c
-TESTS += test_ring
+CORE_SRCS += ring/region_create.c ring/heap.c ring/handles.c ring/resolve.c
+TESTS += test_ring test_ring_buffers

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* Resolving work items against the handle table of the submitting domain. */
+#include <string.h>
+
+#include "resolve.h"
+
+int vyre_resolve(const struct vyre_handle_table *t, uint32_t domain, uint32_t heap,
+		 const struct vyre_work_item *it, struct vyre_exec_item *out)
+{
+	struct vyre_buffer_ref in = {0}, res = {0}, table = {0};
+	int mask = vyre_op_operands(it->op_handle);
+
+	if (mask < 0)
+		return VYRE_E_INVAL;
+	if ((mask & VYRE_OPERAND_IN) && vyre_handles_get(t, it->input_handle, domain, &in) != 0)
+		return VYRE_E_INVAL;
+	if ((mask & VYRE_OPERAND_OUT) && vyre_handles_get(t, it->output_handle, domain, &res) != 0)
+		return VYRE_E_INVAL;
+	if ((mask & VYRE_OPERAND_TABLE) && vyre_handles_get(t, it->param, domain, &table) != 0)
+		return VYRE_E_INVAL;
+	if (vyre_op_check_lengths(it->op_handle, it, in.bytes, res.bytes) != 0)
+		return VYRE_E_INVAL;
+	memset(out, 0, sizeof(*out));
+	out->op = it->op_handle;
+	out->param = (mask & VYRE_OPERAND_TABLE) ? 0 : it->param;
+	out->heap = heap;
+	out->in_off = in.off;
+	out->in_bytes = in.bytes;
+	out->out_off = res.off;
+	out->out_bytes = res.bytes;
+	out->table_off = table.off;
+	out->table_bytes = table.bytes;
+	return 0;
+}

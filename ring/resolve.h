@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ring/resolve.h - from a client's work item to an item a backend can run.
+ *
+ * vyre_resolve maps the handles of @it, looked up in @domain only, to
+ * (heap, offset, length) and applies the static checks of gpu/ops.h. It does
+ * not look inside a DFA table: an earlier item of the same batch may still
+ * write it, so vyre_exec_one checks the table when the item runs.
+ *
+ * Returns 0 or VYRE_E_INVAL (unknown op, unknown, freed or foreign handle,
+ * a handle where the op takes none, an output too short).
+ */
+#ifndef VYRE_RING_RESOLVE_H
+#define VYRE_RING_RESOLVE_H
+
+#include <stdint.h>
+
+#include "../gpu/ops.h"
+#include "handles.h"
+
+int vyre_resolve(const struct vyre_handle_table *t, uint32_t domain, uint32_t heap,
+		 const struct vyre_work_item *it, struct vyre_exec_item *out);
+
+#endif /* VYRE_RING_RESOLVE_H */
