@@ -1,5 +1,5 @@
 # ring/: shared-memory regions, SQ/CQ rings, doorbells (client + daemon halves),
 # and vyred's buffer bookkeeping (domain heaps, handle table, resolve).
-LIBVYRE_SRCS += ring/ring.c ring/doorbell.c ring/region.c
+LIBVYRE_SRCS += ring/ring.c ring/doorbell.c ring/region.c ring/proto.c
 CORE_SRCS += ring/region_create.c ring/heap.c ring/handles.c ring/resolve.c
-TESTS += test_ring test_ring_buffers
+TESTS += test_ring test_ring_buffers test_ring_proto

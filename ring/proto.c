@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Control protocol codec and datagram I/O with descriptor passing. Every
+ * field is written and read byte by byte in little-endian order, and every
+ * reserved byte must be zero, so nothing depends on struct layout.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "proto.h"
+
+static const size_t body_size[] = {
+    [VYRE_MSG_HELLO] = 24 + VYRE_DOMAIN_NAME_MAX,
+    [VYRE_MSG_HELLO_REPLY] = 40,
+    [VYRE_MSG_ALLOC] = 8,
+    [VYRE_MSG_FREE] = 8,
+    [VYRE_MSG_LOOKUP] = 8,
+    [VYRE_MSG_BUFFER_REPLY] = 24,
+    [VYRE_MSG_ERROR] = 8,
+};
+
+size_t vyre_msg_size(uint16_t type)
+{
+	if (type == 0 || type >= sizeof(body_size) / sizeof(body_size[0]))
+		return 0;
+	return VYRE_MSG_HEADER_SIZE + body_size[type];
+}
+
+_Static_assert(VYRE_MSG_HEADER_SIZE + 24 + VYRE_DOMAIN_NAME_MAX <= VYRE_MSG_MAX_SIZE,
+	       "HELLO fits the largest message");
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v = 0;
+
+	for (int i = 3; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static int name_char_ok(char c)
+{
+	return c > ' ' && c < 0x7f;
+}
+
+int vyre_msg_encode(const struct vyre_msg *m, uint8_t *buf, size_t cap)
+{
+	size_t len = vyre_msg_size(m->type);
+	uint8_t *b = buf + VYRE_MSG_HEADER_SIZE;
+
+	if (len == 0 || len > cap)
+		return VYRE_E_INVAL;
+	memset(buf, 0, len);
+	put32(buf, VYRE_PROTO_MAGIC);
+	put32(buf + 4, m->abi_version ? m->abi_version : VYRE_ABI_VERSION);
+	put16(buf + 8, m->type);
+	put16(buf + 10, (uint16_t)len);
+	put32(buf + 12, m->id);
+	switch (m->type) {
+	case VYRE_MSG_HELLO: {
+		const struct vyre_msg_hello *h = &m->u.hello;
+		size_t n = strnlen(h->domain, sizeof(h->domain));
+
+		if (n > VYRE_DOMAIN_NAME_MAX)
+			return VYRE_E_INVAL;
+		for (size_t i = 0; i < n; i++)
+			if (!name_char_ok(h->domain[i]))
+				return VYRE_E_INVAL;
+		put32(b, h->sq_entries);
+		put32(b + 4, h->cq_entries);
+		put64(b + 8, h->heap_bytes);
+		put32(b + 16, h->flags);
+		put32(b + 20, (uint32_t)n);
+		memcpy(b + 24, h->domain, n);
+		break;
+	}
+	case VYRE_MSG_HELLO_REPLY: {
+		const struct vyre_msg_hello_reply *r = &m->u.hello_reply;
+
+		put32(b, (uint32_t)r->status);
+		put32(b + 4, r->client_id);
+		put32(b + 8, r->domain_id);
+		put32(b + 12, r->sq_entries);
+		put32(b + 16, r->cq_entries);
+		put64(b + 24, r->region_bytes);
+		put64(b + 32, r->heap_bytes);
+		break;
+	}
+	case VYRE_MSG_ALLOC:
+		put32(b, m->u.buffer.bytes);
+		put32(b + 4, m->u.buffer.flags);
+		break;
+	case VYRE_MSG_FREE:
+	case VYRE_MSG_LOOKUP:
+		put32(b, m->u.buffer.handle);
+		break;
+	case VYRE_MSG_BUFFER_REPLY: {
+		const struct vyre_msg_buffer_reply *r = &m->u.buffer_reply;
+
+		put32(b, (uint32_t)r->status);
+		put32(b + 4, r->handle);
+		put64(b + 8, r->offset);
+		put32(b + 16, r->bytes);
+		break;
+	}
+	default: /* VYRE_MSG_ERROR: vyre_msg_size rejected every other value */
+		put32(b, (uint32_t)m->u.error);
+		break;
+	}
+	return (int)len;
+}
+
+static int zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+static int status_ok(int32_t s)
+{
+	return s <= 0 && s >= VYRE_E_PROTO;
+}
+
+static int decode_hello(const uint8_t *b, struct vyre_msg_hello *h)
+{
+	uint32_t n = get32(b + 20);
+
+	h->sq_entries = get32(b);
+	h->cq_entries = get32(b + 4);
+	h->heap_bytes = get64(b + 8);
+	h->flags = get32(b + 16);
+	if (n > VYRE_DOMAIN_NAME_MAX || !zero(b + 24 + n, VYRE_DOMAIN_NAME_MAX - n))
+		return VYRE_E_PROTO;
+	for (uint32_t i = 0; i < n; i++)
+		if (!name_char_ok((char)b[24 + i]))
+			return VYRE_E_PROTO;
+	memcpy(h->domain, b + 24, n);
+	h->domain[n] = '\0';
+	return 0;
+}
+
+int vyre_msg_decode(const uint8_t *buf, size_t len, struct vyre_msg *m)
+{
+	const uint8_t *b = buf + VYRE_MSG_HEADER_SIZE;
+
+	memset(m, 0, sizeof(*m));
+	if (len < VYRE_MSG_HEADER_SIZE || get32(buf) != VYRE_PROTO_MAGIC)
+		return VYRE_E_PROTO;
+	m->abi_version = get32(buf + 4);
+	m->type = get16(buf + 8);
+	m->id = get32(buf + 12);
+	size_t want = vyre_msg_size(m->type);
+
+	if (want == 0 || get16(buf + 10) != want || len != want)
+		return VYRE_E_PROTO;
+	switch (m->type) {
+	case VYRE_MSG_HELLO:
+		return decode_hello(b, &m->u.hello);
+	case VYRE_MSG_HELLO_REPLY: {
+		struct vyre_msg_hello_reply *r = &m->u.hello_reply;
+
+		r->status = (int32_t)get32(b);
+		r->client_id = get32(b + 4);
+		r->domain_id = get32(b + 8);
+		r->sq_entries = get32(b + 12);
+		r->cq_entries = get32(b + 16);
+		r->region_bytes = get64(b + 24);
+		r->heap_bytes = get64(b + 32);
+		return status_ok(r->status) && zero(b + 20, 4) ? 0 : VYRE_E_PROTO;
+	}
+	case VYRE_MSG_ALLOC:
+		m->u.buffer.bytes = get32(b);
+		m->u.buffer.flags = get32(b + 4);
+		return 0;
+	case VYRE_MSG_FREE:
+	case VYRE_MSG_LOOKUP:
+		m->u.buffer.handle = get32(b);
+		return zero(b + 4, 4) ? 0 : VYRE_E_PROTO;
+	case VYRE_MSG_BUFFER_REPLY: {
+		struct vyre_msg_buffer_reply *r = &m->u.buffer_reply;
+
+		r->status = (int32_t)get32(b);
+		r->handle = get32(b + 4);
+		r->offset = get64(b + 8);
+		r->bytes = get32(b + 16);
+		return status_ok(r->status) && zero(b + 20, 4) ? 0 : VYRE_E_PROTO;
+	}
+	default: /* VYRE_MSG_ERROR */
+		m->u.error = (int32_t)get32(b);
+		return status_ok(m->u.error) && zero(b + 4, 4) ? 0 : VYRE_E_PROTO;
+	}
+}
+
+int vyre_msg_send(int sock, const struct vyre_msg *m, const int *fds, unsigned nfds)
+{
+	uint8_t buf[VYRE_MSG_MAX_SIZE];
+	union {
+		struct cmsghdr h;
+		char space[CMSG_SPACE(sizeof(int) * VYRE_MSG_MAX_FDS)];
+	} ctl;
+	int len = vyre_msg_encode(m, buf, sizeof(buf));
+
+	if (len < 0 || nfds > VYRE_MSG_MAX_FDS)
+		return VYRE_E_INVAL;
+	struct iovec iov = {.iov_base = buf, .iov_len = (size_t)len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+	if (nfds) {
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.space;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	for (;;) {
+		ssize_t n = sendmsg(sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n == len)
+			return 0;
+		if (n >= 0)
+			return VYRE_E_PROTO;
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN)
+			return VYRE_E_AGAIN;
+		return VYRE_E_DISCONNECTED;
+	}
+}
+
+/* Keeps up to @max_fds of the received descriptors and closes the rest. */
+static unsigned take_fds(struct msghdr *mh, int *fds, unsigned max_fds)
+{
+	unsigned kept = 0;
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+		    c->cmsg_len < CMSG_LEN(0))
+			continue;
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+		for (size_t i = 0; i < n; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			if (kept < max_fds)
+				fds[kept++] = fd;
+			else
+				close(fd);
+		}
+	}
+	return kept;
+}
+
+int vyre_msg_recv(int sock, struct vyre_msg *m, int *fds, unsigned max_fds, unsigned *nfds,
+		  int flags)
+{
+	uint8_t buf[VYRE_MSG_MAX_SIZE];
+	/* Room for more descriptors than any message carries, so extras are seen and closed. */
+	union {
+		struct cmsghdr h;
+		char space[CMSG_SPACE(sizeof(int) * 16)];
+	} ctl;
+	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl.space,
+			    .msg_controllen = sizeof(ctl.space)};
+	ssize_t n;
+
+	*nfds = 0;
+	do
+		n = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		if (errno == EAGAIN)
+			return (flags & MSG_DONTWAIT) ? VYRE_E_AGAIN : VYRE_E_TIMEDOUT;
+		return VYRE_E_DISCONNECTED;
+	}
+	*nfds = take_fds(&mh, fds, max_fds);
+	int rc = VYRE_E_PROTO;
+
+	if (n == 0 && *nfds == 0)
+		return VYRE_E_DISCONNECTED;
+	if (!(mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+		rc = vyre_msg_decode(buf, (size_t)n, m);
+	if (rc != 0) {
+		for (unsigned i = 0; i < *nfds; i++)
+			close(fds[i]);
+		*nfds = 0;
+	}
+	return rc;
+}

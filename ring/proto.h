@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ring/proto.h - the control protocol between libvyre and vyred.
+ *
+ * Transport: a SOCK_SEQPACKET unix socket, so every message is one datagram.
+ * Every message is a fixed-size little-endian record: a 16-byte header and a
+ * body whose size is fixed by the type. File descriptors travel as
+ * SCM_RIGHTS on the same datagram.
+ *
+ *	header	off 0  u32 magic        VYRE_PROTO_MAGIC
+ *		off 4  u32 abi_version  VYRE_ABI_VERSION of the sender
+ *		off 8  u16 type         enum vyre_msg_type
+ *		off 10 u16 length       header + body, must equal the type's size
+ *		off 12 u32 id           chosen by the client, echoed in the reply
+ *
+ *	HELLO (client -> vyred, 1 fd: the client's eventfd for vyre_event_fd)
+ *		u32 sq_entries, u32 cq_entries (0 = defaults), u64 heap_bytes,
+ *		u32 flags (0), u32 domain_len (0 = private domain, <= 64),
+ *		u8 domain[64] (printable ASCII, zero padded)
+ *	HELLO_REPLY (vyred -> client; on success 3 fds: region memfd, heap
+ *		memfd, the SQ eventfd vyred polls in eventfd doorbell mode)
+ *		i32 status, u32 client_id, u32 domain_id, u32 sq_entries,
+ *		u32 cq_entries, u32 zero, u64 region_bytes, u64 heap_bytes
+ *	ALLOC	u32 bytes, u32 flags (0)
+ *	FREE	u32 handle, u32 zero
+ *	LOOKUP	u32 handle, u32 zero
+ *	BUFFER_REPLY (to ALLOC, FREE, LOOKUP)
+ *		i32 status, u32 handle, u64 offset, u32 bytes, u32 zero
+ *	ERROR (vyred -> client, then vyred disconnects)
+ *		i32 status, u32 zero
+ *
+ * The first message must be HELLO. A HELLO whose abi_version differs from
+ * vyred's gets a HELLO_REPLY with VYRE_E_PROTO, and the connection is closed.
+ * A malformed message (bad magic, length or type, non-zero reserved bytes)
+ * gets an ERROR reply with VYRE_E_PROTO and a disconnect.
+ */
+#ifndef VYRE_RING_PROTO_H
+#define VYRE_RING_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vyre/abi.h"
+#include "vyre/vyre.h"
+
+#define VYRE_PROTO_MAGIC     0x43525956u /* "VYRC" little-endian */
+#define VYRE_MSG_HEADER_SIZE 16u
+#define VYRE_MSG_MAX_SIZE    128u
+#define VYRE_MSG_MAX_FDS     3u
+
+enum vyre_msg_type {
+	VYRE_MSG_HELLO = 1,
+	VYRE_MSG_HELLO_REPLY = 2,
+	VYRE_MSG_ALLOC = 3,
+	VYRE_MSG_FREE = 4,
+	VYRE_MSG_LOOKUP = 5,
+	VYRE_MSG_BUFFER_REPLY = 6,
+	VYRE_MSG_ERROR = 7,
+};
+
+struct vyre_msg_hello {
+	uint32_t sq_entries;
+	uint32_t cq_entries;
+	uint64_t heap_bytes;
+	uint32_t flags;
+	char domain[VYRE_DOMAIN_NAME_MAX + 1]; /* NUL-terminated; "" = private */
+};
+
+struct vyre_msg_hello_reply {
+	int32_t status;
+	uint32_t client_id;
+	uint32_t domain_id;
+	uint32_t sq_entries;
+	uint32_t cq_entries;
+	uint64_t region_bytes;
+	uint64_t heap_bytes;
+};
+
+/* ALLOC (bytes, flags), FREE and LOOKUP (handle). */
+struct vyre_msg_buffer {
+	uint32_t handle;
+	uint32_t bytes;
+	uint32_t flags;
+};
+
+struct vyre_msg_buffer_reply {
+	int32_t status;
+	uint32_t handle;
+	uint64_t offset;
+	uint32_t bytes;
+};
+
+struct vyre_msg {
+	uint32_t abi_version;
+	uint16_t type;
+	uint32_t id;
+	union {
+		struct vyre_msg_hello hello;
+		struct vyre_msg_hello_reply hello_reply;
+		struct vyre_msg_buffer buffer;
+		struct vyre_msg_buffer_reply buffer_reply;
+		int32_t error;
+	} u;
+};
+
+/* The wire size of a message of @type, or 0 for an unknown type. */
+size_t vyre_msg_size(uint16_t type);
+
+/*
+ * vyre_msg_encode - write @m (abi_version is set to VYRE_ABI_VERSION unless
+ * already set) into @buf. Returns the length or VYRE_E_INVAL (unknown type,
+ * domain name too long or not printable).
+ */
+int vyre_msg_encode(const struct vyre_msg *m, uint8_t *buf, size_t cap);
+
+/*
+ * vyre_msg_decode - parse and validate one datagram. The ABI version is
+ * returned, not checked: the receiver decides. Returns 0 or VYRE_E_PROTO.
+ */
+int vyre_msg_decode(const uint8_t *buf, size_t len, struct vyre_msg *m);
+
+/*
+ * vyre_msg_send - encode and send @m with @nfds descriptors. Returns 0,
+ * VYRE_E_DISCONNECTED (peer gone), VYRE_E_AGAIN (non-blocking socket full) or
+ * VYRE_E_INVAL.
+ */
+int vyre_msg_send(int sock, const struct vyre_msg *m, const int *fds, unsigned nfds);
+
+/*
+ * vyre_msg_recv - receive one datagram and decode it. Descriptors that came
+ * with it are stored in @fds (up to @max_fds, *nfds set); any beyond that,
+ * and all of them on error, are closed. @flags go to recvmsg (MSG_DONTWAIT).
+ * Returns 0, VYRE_E_AGAIN (nothing to read), VYRE_E_DISCONNECTED (peer
+ * closed), VYRE_E_TIMEDOUT (SO_RCVTIMEO passed) or VYRE_E_PROTO (truncated
+ * or malformed).
+ */
+int vyre_msg_recv(int sock, struct vyre_msg *m, int *fds, unsigned max_fds, unsigned *nfds,
+		  int flags);
+
+#endif /* VYRE_RING_PROTO_H */

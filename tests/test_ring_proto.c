@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control protocol codec and its datagram I/O: round trips, every
+ * malformation rejected, descriptors passed and surplus ones closed.
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../ring/proto.h"
+
+static void roundtrip(const struct vyre_msg *in, struct vyre_msg *out)
+{
+	uint8_t buf[VYRE_MSG_MAX_SIZE];
+	int len = vyre_msg_encode(in, buf, sizeof(buf));
+
+	assert_true(len > 0);
+	assert_int_equal((size_t)len, vyre_msg_size(in->type));
+	assert_int_equal(vyre_msg_decode(buf, (size_t)len, out), 0);
+	assert_int_equal(out->type, in->type);
+	assert_int_equal(out->id, in->id);
+	assert_int_equal(out->abi_version, VYRE_ABI_VERSION);
+}
+
+static void test_roundtrip(void **state)
+{
+	struct vyre_msg m, o;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_HELLO;
+	m.id = 77;
+	m.u.hello.sq_entries = 1024;
+	m.u.hello.cq_entries = 2048;
+	m.u.hello.heap_bytes = 1ull << 33;
+	strcpy(m.u.hello.domain, "shared-domain_1");
+	roundtrip(&m, &o);
+	assert_int_equal(o.u.hello.sq_entries, 1024);
+	assert_int_equal(o.u.hello.cq_entries, 2048);
+	assert_int_equal(o.u.hello.heap_bytes, 1ull << 33);
+	assert_string_equal(o.u.hello.domain, "shared-domain_1");
+
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_HELLO_REPLY;
+	m.u.hello_reply.status = VYRE_E_PERM;
+	m.u.hello_reply.client_id = 9;
+	m.u.hello_reply.region_bytes = 123456789012ull;
+	roundtrip(&m, &o);
+	assert_int_equal(o.u.hello_reply.status, VYRE_E_PERM);
+	assert_int_equal(o.u.hello_reply.client_id, 9);
+	assert_int_equal(o.u.hello_reply.region_bytes, 123456789012ull);
+
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_BUFFER_REPLY;
+	m.u.buffer_reply.handle = 0xdeadbeef;
+	m.u.buffer_reply.offset = 1ull << 40;
+	m.u.buffer_reply.bytes = 4096;
+	roundtrip(&m, &o);
+	assert_int_equal(o.u.buffer_reply.handle, 0xdeadbeef);
+	assert_int_equal(o.u.buffer_reply.offset, 1ull << 40);
+
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_ALLOC;
+	m.u.buffer.bytes = 64;
+	roundtrip(&m, &o);
+	assert_int_equal(o.u.buffer.bytes, 64);
+	m.type = VYRE_MSG_LOOKUP;
+	m.u.buffer.handle = 5;
+	roundtrip(&m, &o);
+	assert_int_equal(o.u.buffer.handle, 5);
+}
+
+static void test_little_endian_on_the_wire(void **state)
+{
+	struct vyre_msg m;
+	uint8_t buf[VYRE_MSG_MAX_SIZE];
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_FREE;
+	m.id = 0x01020304;
+	m.u.buffer.handle = 0xa1b2c3d4;
+	assert_int_equal(vyre_msg_encode(&m, buf, sizeof(buf)), 24);
+	const uint8_t want[24] = {0x56,
+				  0x59,
+				  0x52,
+				  0x43,
+				  VYRE_ABI_VERSION,
+				  0,
+				  0,
+				  0,
+				  VYRE_MSG_FREE,
+				  0,
+				  24,
+				  0,
+				  4,
+				  3,
+				  2,
+				  1,
+				  0xd4,
+				  0xc3,
+				  0xb2,
+				  0xa1,
+				  0,
+				  0,
+				  0,
+				  0};
+	assert_memory_equal(buf, want, sizeof(want));
+}
+
+static void test_malformed(void **state)
+{
+	struct vyre_msg m, o;
+	uint8_t buf[VYRE_MSG_MAX_SIZE], bad[VYRE_MSG_MAX_SIZE];
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_HELLO;
+	strcpy(m.u.hello.domain, "d");
+	int len = vyre_msg_encode(&m, buf, sizeof(buf));
+
+	assert_true(len > 0);
+	assert_int_equal(vyre_msg_decode(buf, 3, &o), VYRE_E_PROTO);		   /* short */
+	assert_int_equal(vyre_msg_decode(buf, (size_t)len - 1, &o), VYRE_E_PROTO); /* length */
+	memcpy(bad, buf, (size_t)len);
+	bad[0] ^= 1; /* magic */
+	assert_int_equal(vyre_msg_decode(bad, (size_t)len, &o), VYRE_E_PROTO);
+	memcpy(bad, buf, (size_t)len);
+	bad[8] = 99; /* type */
+	assert_int_equal(vyre_msg_decode(bad, (size_t)len, &o), VYRE_E_PROTO);
+	memcpy(bad, buf, (size_t)len);
+	bad[10] = 20; /* header length disagrees */
+	assert_int_equal(vyre_msg_decode(bad, (size_t)len, &o), VYRE_E_PROTO);
+	memcpy(bad, buf, (size_t)len);
+	bad[16 + 20] = VYRE_DOMAIN_NAME_MAX + 1; /* name length */
+	assert_int_equal(vyre_msg_decode(bad, (size_t)len, &o), VYRE_E_PROTO);
+	memcpy(bad, buf, (size_t)len);
+	bad[16 + 24 + 5] = 'x'; /* bytes after the name must be zero */
+	assert_int_equal(vyre_msg_decode(bad, (size_t)len, &o), VYRE_E_PROTO);
+	memcpy(bad, buf, (size_t)len);
+	bad[16 + 24] = '\n'; /* not printable */
+	assert_int_equal(vyre_msg_decode(bad, (size_t)len, &o), VYRE_E_PROTO);
+	/* A different ABI version decodes: the receiver answers it with VYRE_E_PROTO. */
+	memcpy(bad, buf, (size_t)len);
+	bad[4] = 0x7f;
+	assert_int_equal(vyre_msg_decode(bad, (size_t)len, &o), 0);
+	assert_int_equal(o.abi_version, 0x7f);
+
+	strcpy(m.u.hello.domain, "has space");
+	assert_int_equal(vyre_msg_encode(&m, buf, sizeof(buf)), VYRE_E_INVAL);
+	m.type = 0;
+	assert_int_equal(vyre_msg_encode(&m, buf, sizeof(buf)), VYRE_E_INVAL);
+	m.type = VYRE_MSG_ERROR;
+	m.u.error = VYRE_E_PROTO;
+	assert_int_equal(vyre_msg_encode(&m, buf, 10), VYRE_E_INVAL);
+	len = vyre_msg_encode(&m, buf, sizeof(buf));
+	buf[16] = 5; /* a positive status is not an error code */
+	assert_int_equal(vyre_msg_decode(buf, (size_t)len, &o), VYRE_E_PROTO);
+}
+
+static int fd_open(int fd)
+{
+	return fcntl(fd, F_GETFD) >= 0;
+}
+
+static void test_fd_passing(void **state)
+{
+	int sv[2], p[2], fds[VYRE_MSG_MAX_FDS];
+	unsigned nfds;
+	struct vyre_msg m, o;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(pipe(p), 0);
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_ERROR;
+	m.u.error = VYRE_E_INVAL;
+	int three[3] = {p[0], p[1], p[0]};
+
+	assert_int_equal(vyre_msg_send(sv[0], &m, three, 3), 0);
+	assert_int_equal(vyre_msg_recv(sv[1], &o, fds, 2, &nfds, MSG_DONTWAIT), 0);
+	assert_int_equal(o.u.error, VYRE_E_INVAL);
+	assert_int_equal(nfds, 2); /* the third was closed for us */
+	assert_true(fd_open(fds[0]) && fd_open(fds[1]));
+	close(fds[0]);
+	close(fds[1]);
+	assert_int_equal(vyre_msg_recv(sv[1], &o, fds, 2, &nfds, MSG_DONTWAIT), VYRE_E_AGAIN);
+
+	/* A garbage datagram with descriptors: error, and nothing leaks. */
+	uint8_t junk[40] = {1, 2, 3};
+
+	assert_int_equal(send(sv[0], junk, sizeof(junk), 0), (ssize_t)sizeof(junk));
+	assert_int_equal(vyre_msg_recv(sv[1], &o, fds, 2, &nfds, MSG_DONTWAIT), VYRE_E_PROTO);
+	assert_int_equal(nfds, 0);
+	/* An oversized datagram is truncated, hence rejected. */
+	uint8_t huge[512] = {0};
+
+	assert_int_equal(send(sv[0], huge, sizeof(huge), 0), (ssize_t)sizeof(huge));
+	assert_int_equal(vyre_msg_recv(sv[1], &o, fds, 2, &nfds, MSG_DONTWAIT), VYRE_E_PROTO);
+
+	close(sv[0]);
+	assert_int_equal(vyre_msg_recv(sv[1], &o, fds, 2, &nfds, 0), VYRE_E_DISCONNECTED);
+	assert_int_equal(vyre_msg_send(sv[1], &m, NULL, 0), VYRE_E_DISCONNECTED);
+	close(sv[1]);
+	close(p[0]);
+	close(p[1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_roundtrip),
+	    cmocka_unit_test(test_little_endian_on_the_wire),
+	    cmocka_unit_test(test_malformed),
+	    cmocka_unit_test(test_fd_passing),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
