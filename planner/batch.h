@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* planner/batch.h - the batch planner's context and scratch (planner-internal). */
+#ifndef VYRE_PLANNER_BATCH_H
+#define VYRE_PLANNER_BATCH_H
+
+#include "track.h"
+
+/* Largest batch a planner can be configured for: keeps every count below 2^32 / 8. */
+#define VYRE_PLANNER_MAX_ITEMS (1u << 24)
+
+/* Dependency edges per item at most: 2 RAW + 1 WAW + 2 WAR (one per read) + 1 fence. */
+#define EDGES_PER_ITEM 6u
+
+/* Every stage runs through the one megakernel over the same heap table. */
+#define VYRE_PLAN_LAYOUT_MEGAKERNEL 0x7679726500000001ull
+
+struct vyre_planner {
+	struct vyre_planner_config cfg;
+	struct vyre_arena arena;
+	uint64_t group_budget;		   /* budget_bytes - resident_bytes */
+	struct vyre_plan_error last_error; /* why the last plan shrank */
+	/* The plan of a lone item when not even that can be carved from the arena. */
+	uint32_t solo_order[1];
+	uint32_t solo_group_end[1];
+	uint32_t solo_launch_end[1];
+	uint32_t solo_dedup_from[1];
+};
+
+struct batch_scratch {
+	struct buffer_map buffers;
+	struct dedupe_table dedupe;
+	struct id_map arms;   /* (domain << 32) | client -> arm */
+	uint32_t *arm_domain; /* [arms_cap] */
+	uint32_t *arm_client;
+	uint32_t *arm_pending; /* waves not yet ordered before a fence of the arm (node list) */
+	uint32_t *arm_count;   /* valid items of the arm */
+	uint32_t *node_wave;   /* list nodes: reader lists and pending lists */
+	uint32_t *node_next;
+	uint32_t *arm_of; /* [n] */
+	uint32_t *dedup_from;
+	uint32_t *wave_of;   /* item -> wave, NONE when not executed */
+	uint32_t *wave_item; /* wave -> item */
+	struct vyre_frontier_wave *fwaves;
+	struct vyre_wave_dep *deps;
+	struct vyre_fusion_stage *stages;
+	uint32_t *order;
+	uint32_t *arm_items; /* cross-arm report only */
+	uint32_t *arm_end;
+	struct vyre_cross_arm_pair *xpairs;
+	uint32_t n_nodes;
+	uint32_t nodes_cap;
+	uint32_t n_deps;
+	uint32_t deps_cap;
+};
+
+/* Arms a batch of @n items may name. */
+static inline uint32_t batch_arms_cap(const struct vyre_planner_config *cfg, uint32_t n)
+{
+	return n < cfg->max_clients ? n : cfg->max_clients;
+}
+
+int batch_scratch_reserve(struct vyre_arena *a, const struct vyre_planner_config *cfg, uint32_t n,
+			  struct batch_scratch *s, struct vyre_plan_error *err);
+
+#endif /* VYRE_PLANNER_BATCH_H */

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* planner/internal.h - helpers shared by the planner's own files only. */
+#ifndef VYRE_PLANNER_INTERNAL_H
+#define VYRE_PLANNER_INTERNAL_H
+
+#include <stdint.h>
+
+#include "planner.h"
+
+static inline void plan_err_set(struct vyre_plan_error *err, enum vyre_plan_err kind,
+				enum vyre_plan_component where, const char *field)
+{
+	if (err)
+		*err = (struct vyre_plan_error){.kind = kind, .where = where, .field = field};
+}
+
+/* A failed reservation of @count entries of @field. */
+static inline int plan_err_reserve(struct vyre_plan_error *err, enum vyre_plan_component where,
+				   const char *field, uint64_t count)
+{
+	plan_err_set(err, VYRE_PLAN_ERR_RESERVE, where, field);
+	if (err)
+		err->count = count;
+	return VYRE_E_NOMEM;
+}
+
+static inline int plan_err_overflow(struct vyre_plan_error *err, enum vyre_plan_component where,
+				    const char *field)
+{
+	plan_err_set(err, VYRE_PLAN_ERR_OVERFLOW, where, field);
+	return VYRE_E_INVAL;
+}
+
+static inline int arena_u32(struct vyre_arena *a, size_t n, uint32_t **out)
+{
+	void *p;
+	int rc = vyre_arena_reserve(a, n, sizeof(uint32_t), &p);
+
+	*out = p;
+	return rc;
+}
+
+static inline int arena_u64(struct vyre_arena *a, size_t n, uint64_t **out)
+{
+	void *p;
+	int rc = vyre_arena_reserve(a, n, sizeof(uint64_t), &p);
+
+	*out = p;
+	return rc;
+}
+
+/* Smallest power of two >= 2 * @n and >= 16: open-addressing tables stay half empty. */
+static inline uint32_t table_capacity(uint32_t n)
+{
+	uint64_t want = 2 * (uint64_t)n, cap = 16;
+
+	while (cap < want)
+		cap <<= 1;
+	return cap > (1u << 31) ? (1u << 31) : (uint32_t)cap;
+}
+
+/* A 64-bit mixer (the murmur3 finalizer): every key bit reaches every hash bit. */
+static inline uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+static inline int checked_add_u64(uint64_t a, uint64_t b, uint64_t *out)
+{
+	return __builtin_add_overflow(a, b, out);
+}
+
+#endif /* VYRE_PLANNER_INTERNAL_H */

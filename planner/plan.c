@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The batch planner: one pass over the batch decides dedupe and builds the
+ * dependency edges, then barrier layering, memory splitting and launch
+ * fusion shape the plan the backend runs.
+ *
+ * Dependencies come from per-buffer state: a read depends on the buffer's
+ * last writer (RAW); a write depends on every reader since that write (WAR)
+ * and on the writer itself (WAW). Every conflicting pair is then ordered by
+ * a path of edges, with at most six edges per item. A VYRE_SQE_FENCE item
+ * also depends on every earlier item of its client (or the executed source
+ * of a deduplicated one) so its completion can vouch for theirs; its stage
+ * starts a new launch (the host materialization boundary of fusion) so a
+ * daemon posting completions per launch posts theirs first.
+ *
+ * When a plan does not fit (the arena, the client, group or stage limits),
+ * a shorter prefix is planned: items stay in the rings for the next batch.
+ * Limits found by the analysis pick the exact prefix that fits them, since
+ * the decisions about an item depend only on the items before it.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "batch.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int capacity_error(struct vyre_plan_error *err, const char *field, uint64_t required,
+			  uint64_t limit)
+{
+	plan_err_set(err, VYRE_PLAN_ERR_CAPACITY, VYRE_PLAN_IN_BATCH, field);
+	if (err) {
+		err->required = required;
+		err->budget = limit;
+	}
+	return VYRE_E_AGAIN;
+}
+
+static int add_edge(struct batch_scratch *s, uint32_t before, uint32_t after,
+		    struct vyre_plan_error *err)
+{
+	if (s->n_deps == s->deps_cap)
+		return plan_err_overflow(err, VYRE_PLAN_IN_BATCH, "dependency edges");
+	s->deps[s->n_deps++] = (struct vyre_wave_dep){before, after};
+	return 0;
+}
+
+static int push_node(struct batch_scratch *s, uint32_t *head, uint32_t wave,
+		     struct vyre_plan_error *err)
+{
+	if (s->n_nodes == s->nodes_cap)
+		return plan_err_overflow(err, VYRE_PLAN_IN_BATCH, "list nodes");
+	s->node_wave[s->n_nodes] = wave;
+	s->node_next[s->n_nodes] = *head;
+	*head = s->n_nodes++;
+	return 0;
+}
+
+/* Edges into wave @w of item @k from the hazards on its buffers; updates their state. */
+static int buffer_edges(struct batch_scratch *s, const struct item_slots *sl, uint32_t k,
+			uint32_t w, struct vyre_plan_error *err)
+{
+	struct buffer_map *m = &s->buffers;
+	int rc;
+
+	for (uint32_t i = 0; i < sl->n_reads; i++) {
+		uint32_t r = sl->read[i];
+
+		if (m->last_write[r] != VYRE_PLAN_NONE &&
+		    (rc = add_edge(s, s->wave_of[m->last_write[r]], w, err)))
+			return rc;
+		if ((rc = push_node(s, &m->readers[r], w, err)))
+			return rc;
+	}
+	if (sl->write == VYRE_PLAN_NONE)
+		return 0;
+	uint32_t o = sl->write;
+
+	for (uint32_t node = m->readers[o]; node != VYRE_PLAN_NONE; node = s->node_next[node])
+		if (s->node_wave[node] != w && (rc = add_edge(s, s->node_wave[node], w, err)))
+			return rc;
+	m->readers[o] = VYRE_PLAN_NONE;
+	/* An in-place item already depends on the last writer through its read. */
+	if (m->last_write[o] != VYRE_PLAN_NONE && sl->read[0] != o && sl->read[1] != o &&
+	    (rc = add_edge(s, s->wave_of[m->last_write[o]], w, err)))
+		return rc;
+	m->last_write[o] = k;
+	return 0;
+}
+
+static int fence_edges(struct batch_scratch *s, uint32_t arm, uint32_t w,
+		       struct vyre_plan_error *err)
+{
+	int rc;
+
+	for (uint32_t node = s->arm_pending[arm]; node != VYRE_PLAN_NONE; node = s->node_next[node])
+		if ((rc = add_edge(s, s->node_wave[node], w, err)))
+			return rc;
+	s->arm_pending[arm] = VYRE_PLAN_NONE;
+	return 0;
+}
+
+struct pass_counts {
+	uint32_t n_waves;
+	uint32_t invalid;
+	uint32_t deduped;
+};
+
+static int arm_of_item(struct batch_scratch *s, const struct vyre_plan_batch *b, uint32_t k,
+		       uint32_t *arm)
+{
+	uint32_t dom = b->domain[k], cl = b->client ? b->client[k] : 0;
+	int added;
+
+	*arm = id_map_get(&s->arms, (uint64_t)dom << 32 | cl, &added);
+	if (*arm == VYRE_PLAN_NONE)
+		return -1;
+	if (added) {
+		s->arm_domain[*arm] = dom;
+		s->arm_client[*arm] = cl;
+		s->arm_pending[*arm] = VYRE_PLAN_NONE;
+		s->arm_count[*arm] = 0;
+	}
+	return 0;
+}
+
+/* Dedupe and dependency edges for items [0, n), in one pass. */
+static int analyse(struct vyre_planner *p, struct batch_scratch *s, const struct vyre_plan_batch *b,
+		   uint32_t n, struct pass_counts *c, uint32_t *shrink, struct vyre_plan_error *err)
+{
+	int dense = vyre_output_handles_dense_unique(b->items, n);
+	int rc;
+
+	*c = (struct pass_counts){0};
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t f = b->flags ? b->flags[k] : 0, arm, src = VYRE_PLAN_NONE, w;
+		struct item_slots sl;
+
+		if (arm_of_item(s, b, k, &arm)) {
+			*shrink = k;
+			return capacity_error(err, "clients (domain, client pairs) per plan",
+					      (uint64_t)s->arms.max_ids + 1, p->cfg.max_clients);
+		}
+		s->arm_of[k] = arm;
+		s->dedup_from[k] = VYRE_PLAN_NONE;
+		s->wave_of[k] = VYRE_PLAN_NONE;
+		if (f & VYRE_PLAN_F_INVALID) {
+			c->invalid++;
+			continue;
+		}
+		s->arm_count[arm]++;
+		item_slots_resolve(&s->buffers, b->domain[k], &b->items[k], &sl);
+		if (!dense)
+			src = dedupe_step(&s->dedupe, &s->buffers, b->items, b->domain, k, f, &sl);
+		if (src != VYRE_PLAN_NONE) {
+			s->dedup_from[k] = src;
+			c->deduped++;
+			if ((rc = push_node(s, &s->arm_pending[arm], s->wave_of[src], err)))
+				return rc;
+			continue;
+		}
+		w = c->n_waves++;
+		s->wave_item[w] = k;
+		s->wave_of[k] = w;
+		s->fwaves[w] = (struct vyre_frontier_wave){0};
+		if (b->exec)
+			s->fwaves[w] = (struct vyre_frontier_wave){
+			    .frontier_bytes =
+				(uint64_t)b->exec[k].in_bytes + b->exec[k].table_bytes,
+			    .output_bytes = b->exec[k].out_bytes,
+			};
+		if ((rc = buffer_edges(s, &sl, k, w, err)))
+			return rc;
+		if ((f & VYRE_SQE_FENCE) && (rc = fence_edges(s, arm, w, err)))
+			return rc;
+		if ((rc = push_node(s, &s->arm_pending[arm], w, err)))
+			return rc;
+	}
+	if (s->buffers.full)
+		return plan_err_overflow(err, VYRE_PLAN_IN_BATCH, "buffer slots");
+	return 0;
+}
+
+/* The first item of the waves in groups [limit, n_groups): a prefix before it fits. */
+static uint32_t first_item_beyond(const struct batch_scratch *s, const struct vyre_barrier_plan *g,
+				  uint32_t limit)
+{
+	uint32_t min_wave = UINT32_MAX;
+
+	for (uint32_t pos = g->group_end[limit - 1]; pos < g->n_waves; pos++)
+		min_wave = g->order[pos] < min_wave ? g->order[pos] : min_wave;
+	return s->wave_item[min_wave];
+}
+
+/* One fusion stage per group: its bytes, and a host boundary before a fence. */
+static void build_stages(struct vyre_planner *p, struct batch_scratch *s,
+			 const struct vyre_plan_batch *b, const struct vyre_barrier_plan *g,
+			 struct vyre_plan_stats *st)
+{
+	uint32_t start = 0;
+
+	for (uint32_t i = 0; i < g->n_groups; i++) {
+		struct vyre_fusion_stage *stage = &s->stages[i];
+		uint64_t required;
+
+		*stage =
+		    (struct vyre_fusion_stage){.id = i, .layout_hash = VYRE_PLAN_LAYOUT_MEGAKERNEL};
+		for (uint32_t pos = start; pos < g->group_end[i]; pos++) {
+			uint32_t w = g->order[pos], k = s->wave_item[w];
+
+			stage->input_bytes += s->fwaves[w].frontier_bytes;
+			stage->output_bytes += s->fwaves[w].output_bytes;
+			if (b->flags && (b->flags[k] & VYRE_SQE_FENCE))
+				stage->requires_host_materialization = 1;
+		}
+		required = stage->input_bytes + stage->output_bytes;
+		st->peak_group_bytes =
+		    required > st->peak_group_bytes ? required : st->peak_group_bytes;
+		/* Only a lone oversized item exceeds the budget; it runs alone, clamped. */
+		if (required > p->group_budget) {
+			st->oversized++;
+			stage->output_bytes = stage->output_bytes < p->group_budget
+						  ? stage->output_bytes
+						  : p->group_budget;
+			stage->input_bytes = p->group_budget - stage->output_bytes;
+		}
+		start = g->group_end[i];
+	}
+}
+
+static int cross_arm_report(struct vyre_planner *p, struct batch_scratch *s,
+			    const struct vyre_plan_batch *b, uint32_t n, struct vyre_plan *out,
+			    struct vyre_plan_error *err)
+{
+	struct vyre_redundancy rep;
+	uint32_t n_arms = s->arms.n_ids, *cursor = s->arm_pending, start = 0;
+	int rc;
+
+	for (uint32_t arm = 0; arm < n_arms; arm++) {
+		cursor[arm] = start;
+		start += s->arm_count[arm];
+		s->arm_end[arm] = start;
+	}
+	for (uint32_t k = 0; k < n; k++)
+		if (!(b->flags && (b->flags[k] & VYRE_PLAN_F_INVALID)))
+			s->arm_items[cursor[s->arm_of[k]]++] = k;
+	rc = vyre_cross_arm_detect(&p->arena, b->items, s->arm_items, s->arm_end, n_arms,
+				   s->arm_domain, &rep, err);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < rep.n_pairs; i++)
+		s->xpairs[i] = (struct vyre_cross_arm_pair){
+		    .domain = s->arm_domain[rep.pairs[i].early],
+		    .early_client = s->arm_client[rep.pairs[i].early],
+		    .late_client = s->arm_client[rep.pairs[i].late],
+		    .late_op_index = rep.pairs[i].op_index,
+		};
+	out->cross_arm = s->xpairs;
+	out->n_cross_arm = rep.n_pairs;
+	out->stats.cross_arm_redundant = rep.total_redundant_ops;
+	return 0;
+}
+
+static int plan_prefix(struct vyre_planner *p, const struct vyre_plan_batch *b, uint32_t n,
+		       struct vyre_plan *out, uint32_t *shrink, struct vyre_plan_error *err)
+{
+	struct batch_scratch s;
+	struct pass_counts c;
+	struct vyre_barrier_plan layers, groups;
+	struct vyre_fusion_plan fusion;
+	struct vyre_plan_stats *st = &out->stats;
+	int rc;
+
+	*out = (struct vyre_plan){0};
+	if ((rc = batch_scratch_reserve(&p->arena, &p->cfg, n, &s, err)))
+		return rc;
+	buffer_map_clear(&s.buffers);
+	dedupe_table_clear(&s.dedupe);
+	id_map_clear(&s.arms);
+	if ((rc = analyse(p, &s, b, n, &c, shrink, err)))
+		return rc;
+	if ((rc = vyre_barrier_plan(&p->arena, c.n_waves, s.deps, s.n_deps, &layers, err)))
+		return rc;
+	if (layers.n_groups > p->cfg.max_groups) {
+		*shrink = first_item_beyond(&s, &layers, p->cfg.max_groups);
+		return capacity_error(err, "barrier groups per plan", layers.n_groups,
+				      p->cfg.max_groups);
+	}
+	if ((rc = vyre_frontier_split(&p->arena, s.fwaves, &layers, p->group_budget, 1, &groups,
+				      err)))
+		return rc;
+	if (groups.n_groups > p->cfg.max_stages) {
+		*shrink = first_item_beyond(&s, &groups, p->cfg.max_stages);
+		return capacity_error(err, "stages per plan", groups.n_groups, p->cfg.max_stages);
+	}
+	build_stages(p, &s, b, &groups, st);
+	if ((rc = vyre_fusion_plan(&p->arena, s.stages, groups.n_groups, p->group_budget, &fusion,
+				   err)))
+		return rc;
+	for (uint32_t pos = 0; pos < c.n_waves; pos++)
+		s.order[pos] = s.wave_item[groups.order[pos]];
+	if (p->cfg.cross_arm_report && (rc = cross_arm_report(p, &s, b, n, out, err)))
+		return rc;
+
+	out->exec = (struct vyre_exec_plan){
+	    .order = s.order,
+	    .n_order = c.n_waves,
+	    .group_end = groups.group_end,
+	    .n_groups = groups.n_groups,
+	    .launch_end = fusion.launch_end,
+	    .n_launches = fusion.launch_count,
+	};
+	out->accepted = n;
+	out->dedup_from = s.dedup_from;
+	st->invalid = c.invalid;
+	st->deduped = c.deduped;
+	st->executed = c.n_waves;
+	st->dependencies = s.n_deps;
+	st->layers = layers.n_groups;
+	st->groups = groups.n_groups;
+	st->barriers = groups.global_barriers;
+	st->launches = fusion.launch_count;
+	st->launches_avoided = fusion.avoided_launches;
+	st->bytes_avoided = fusion.avoided_intermediate_bytes;
+	return 0;
+}
+
+/* A lone item, planned without the arena: the progress guarantee. */
+static void plan_solo(struct vyre_planner *p, const struct vyre_plan_batch *b,
+		      struct vyre_plan *out)
+{
+	int invalid = b->flags && (b->flags[0] & VYRE_PLAN_F_INVALID);
+
+	*out = (struct vyre_plan){0};
+	p->solo_order[0] = 0;
+	p->solo_group_end[0] = 1;
+	p->solo_launch_end[0] = 1;
+	p->solo_dedup_from[0] = VYRE_PLAN_NONE;
+	out->exec = (struct vyre_exec_plan){
+	    .order = p->solo_order,
+	    .n_order = invalid ? 0 : 1,
+	    .group_end = p->solo_group_end,
+	    .n_groups = invalid ? 0 : 1,
+	    .launch_end = p->solo_launch_end,
+	    .n_launches = invalid ? 0 : 1,
+	};
+	out->accepted = 1;
+	out->dedup_from = p->solo_dedup_from;
+	out->stats.invalid = invalid;
+	out->stats.executed = invalid ? 0 : 1;
+	out->stats.layers = out->stats.groups = out->stats.launches = invalid ? 0 : 1;
+}
+
+static int check_batch(const struct vyre_plan_batch *b, struct vyre_plan_error *err)
+{
+	const char *missing = NULL;
+
+	if (!b)
+		missing = "a batch";
+	else if (b->n && !b->items)
+		missing = "the batch's work items";
+	else if (b->n && !b->domain)
+		missing = "the batch's domain ids";
+	if (!missing)
+		return 0;
+	plan_err_set(err, VYRE_PLAN_ERR_ARGUMENT, VYRE_PLAN_IN_BATCH, missing);
+	return VYRE_E_INVAL;
+}
+
+int vyre_planner_plan(struct vyre_planner *p, const struct vyre_plan_batch *batch,
+		      struct vyre_plan *out, struct vyre_plan_error *err)
+{
+	uint64_t start = now_ns();
+	uint32_t n, retries = 0;
+	int rc;
+
+	if ((rc = check_batch(batch, err)))
+		return rc;
+	n = batch->n < p->cfg.max_items ? batch->n : p->cfg.max_items;
+	p->last_error = (struct vyre_plan_error){0};
+	*out = (struct vyre_plan){0};
+	while (n > 0) {
+		uint32_t shrink = 0;
+
+		vyre_arena_reset(&p->arena);
+		rc = plan_prefix(p, batch, n, out, &shrink, &p->last_error);
+		if (rc == 0)
+			break;
+		if (n == 1) {
+			plan_solo(p, batch, out);
+			break;
+		}
+		n = shrink > 0 && shrink < n ? shrink : n / 2;
+		retries++;
+	}
+	if (err)
+		*err = p->last_error;
+	out->stats.items_in = batch->n;
+	out->stats.accepted = out->accepted;
+	out->stats.retries = retries;
+	out->stats.arena_used = p->arena.used;
+	out->stats.arena_bytes = p->arena.bytes;
+	out->stats.plan_ns = now_ns() - start;
+	return 0;
+}
+
+void vyre_plan_complete(const struct vyre_plan *plan, const struct vyre_plan_batch *batch,
+			struct vyre_exec_result *results)
+{
+	for (uint32_t k = 0; k < plan->accepted; k++) {
+		uint32_t src = plan->dedup_from[k];
+
+		if (batch->flags && (batch->flags[k] & VYRE_PLAN_F_INVALID)) {
+			results[k] = (struct vyre_exec_result){.status = VYRE_E_INVAL};
+		} else if (src != VYRE_PLAN_NONE && src < k) {
+			results[k] = results[src];
+		}
+	}
+}
