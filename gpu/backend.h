@@ -60,6 +60,7 @@ struct vyre_backend_config {
 	uint32_t max_heaps;     /* highest heap index + 1 */
 	uint32_t max_items;     /* largest batch */
 	uint32_t cpu_threads;   /* cpu: worker threads, 0 = online CPUs */
+	uint32_t cpu_parallel_min_bytes; /* cpu: smaller groups run on one thread; 0 = 64 KiB */
 	enum vyre_cuda_mode cuda_mode;
 	int cuda_device;        /* cuda: device ordinal */
 };
