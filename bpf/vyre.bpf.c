@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * bpf/vyre.bpf.c - aggregates vyred's USDT probes for vyre-top.
+ *
+ * One BPF_USDT program per probe of include/vyre/telemetry.h. The maps are
+ * described in bpf/vyre_bpf.h. Every probe fires once per batch, so the work
+ * here is a few map updates per batch; the per-item latency distribution
+ * arrives already bucketed by vyred.
+ *
+ * Struct arguments are copied out of vyred with bpf_probe_read_user and used
+ * only when their leading size field equals the size this program was built
+ * with (the layouts themselves are asserted in telemetry.h, which this file
+ * includes for the BPF target); anything else counts as a layout error.
+ *
+ * No kernel types are used (arguments come through libbpf's USDT argument
+ * specs and user memory reads), so the program needs no vmlinux.h and no
+ * kernel BTF.
+ */
+#include <stdbool.h>
+#include <linux/bpf.h>
+#include <linux/ptrace.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
+
+#include "vyre_bpf.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* Set by the loader before load: batches at or over this many ns are reported. */
+const volatile uint64_t slow_batch_ns = 10000000;
+
+struct vyre_bpf_inflight {
+	struct vyre_tm_plan plan;
+	uint64_t dispatch_begin_ns;
+	uint64_t dispatch_ns;
+	uint32_t have_plan;
+	uint32_t pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, uint32_t);
+	__type(value, struct vyre_bpf_counters);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VYRE_BPF_HIST_COUNT);
+	__type(key, uint32_t);
+	__type(value, struct vyre_bpf_hist);
+} hists SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, uint32_t);
+	__type(value, struct vyre_bpf_gauges);
+} gauges SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, VYRE_BPF_MAX_CLIENTS);
+	__type(key, uint32_t);
+	__type(value, struct vyre_bpf_client);
+} clients SEC(".maps");
+
+/* Per-batch figures between plan and complete, for slow-batch events. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, VYRE_BPF_MAX_INFLIGHT);
+	__type(key, uint64_t);
+	__type(value, struct vyre_bpf_inflight);
+} inflight SEC(".maps");
+
+/* The complete struct is too big for the BPF stack next to everything else. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, uint32_t);
+	__type(value, struct vyre_tm_complete);
+} complete_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, VYRE_BPF_SLOW_RING);
+} slow SEC(".maps");
+
+#define ADD(field, value) __sync_fetch_and_add(&(field), (value))
+
+static __always_inline struct vyre_bpf_counters *counters_get(void)
+{
+	uint32_t zero = 0;
+	return bpf_map_lookup_elem(&counters, &zero);
+}
+
+static __always_inline struct vyre_bpf_gauges *gauges_get(void)
+{
+	uint32_t zero = 0;
+	return bpf_map_lookup_elem(&gauges, &zero);
+}
+
+/* Bit length of @v clamped to the last bucket: the bucket rule of telemetry.h. */
+static __always_inline uint32_t bucket_of(uint64_t v)
+{
+	uint32_t bits = 0;
+	if (v >> 32) {
+		bits += 32;
+		v >>= 32;
+	}
+	if (v >> 16) {
+		bits += 16;
+		v >>= 16;
+	}
+	if (v >> 8) {
+		bits += 8;
+		v >>= 8;
+	}
+	if (v >> 4) {
+		bits += 4;
+		v >>= 4;
+	}
+	if (v >> 2) {
+		bits += 2;
+		v >>= 2;
+	}
+	if (v >> 1) {
+		bits += 1;
+		v >>= 1;
+	}
+	bits += (uint32_t)v;
+	return bits < VYRE_BPF_HIST_BUCKETS ? bits : VYRE_BPF_HIST_BUCKETS - 1;
+}
+
+static __always_inline void hist_add(uint32_t id, uint64_t value)
+{
+	struct vyre_bpf_hist *h = bpf_map_lookup_elem(&hists, &id);
+	if (!h)
+		return;
+	uint32_t b = bucket_of(value) & (VYRE_BPF_HIST_BUCKETS - 1);
+	ADD(h->bucket[b], 1);
+}
+
+static __always_inline struct vyre_bpf_client *client_get(uint32_t id)
+{
+	struct vyre_bpf_client *c = bpf_map_lookup_elem(&clients, &id);
+	if (c)
+		return c;
+	struct vyre_bpf_client fresh = {};
+	bpf_map_update_elem(&clients, &id, &fresh, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&clients, &id);
+}
+
+static __always_inline struct vyre_bpf_inflight *inflight_get(uint64_t batch_id)
+{
+	struct vyre_bpf_inflight *f = bpf_map_lookup_elem(&inflight, &batch_id);
+	if (f)
+		return f;
+	struct vyre_bpf_inflight fresh = {};
+	bpf_map_update_elem(&inflight, &batch_id, &fresh, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&inflight, &batch_id);
+}
+
+/* Copy a struct argument; 0 when it was readable and of our layout. */
+static __always_inline int read_arg(void *dst, uint32_t size, const void *src,
+				    struct vyre_bpf_counters *ctr)
+{
+	if (bpf_probe_read_user(dst, size, src) != 0 || *(const uint32_t *)dst != size) {
+		ADD(ctr->layout_errors, 1);
+		return -1;
+	}
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(vyre_batch_drained, const struct vyre_tm_drain *arg)
+{
+	struct vyre_bpf_counters *ctr = counters_get();
+	struct vyre_tm_drain d;
+	if (!ctr || read_arg(&d, sizeof(d), arg, ctr) != 0)
+		return 0;
+	ADD(ctr->items, d.items);
+	struct vyre_bpf_client *c = client_get(d.client_id);
+	if (!c)
+		return 0;
+	ADD(c->items, d.items);
+	ADD(c->drains, 1);
+	c->pid = d.pid;
+	c->domain_id = d.domain_id;
+	c->sq_depth = d.sq_depth;
+	c->sq_entries = d.sq_entries;
+	c->cq_free = d.cq_free;
+	c->updated_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(vyre_dedupe, uint64_t batch_id, uint32_t items, uint32_t deduped)
+{
+	struct vyre_bpf_counters *ctr = counters_get();
+	if (ctr)
+		ADD(ctr->deduped, deduped);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(vyre_plan, const struct vyre_tm_plan *arg)
+{
+	struct vyre_bpf_counters *ctr = counters_get();
+	struct vyre_tm_plan p;
+	if (!ctr || read_arg(&p, sizeof(p), arg, ctr) != 0)
+		return 0;
+	ADD(ctr->executed, p.executed);
+	ADD(ctr->invalid, p.invalid);
+	ADD(ctr->groups, p.groups);
+	ADD(ctr->barriers, p.barriers);
+	ADD(ctr->launches, p.launches);
+	ADD(ctr->launches_avoided, p.launches_avoided);
+	ADD(ctr->frontier_splits, p.frontier_splits);
+	ADD(ctr->bytes_avoided, p.bytes_avoided);
+	ADD(ctr->plan_ns, p.plan_ns);
+	hist_add(VYRE_BPF_HIST_PLAN, p.plan_ns);
+	struct vyre_bpf_inflight *f = inflight_get(p.batch_id);
+	if (f) {
+		f->plan = p;
+		f->have_plan = 1;
+	}
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(vyre_arena, const struct vyre_tm_arena *arg)
+{
+	struct vyre_bpf_counters *ctr = counters_get();
+	struct vyre_bpf_gauges *g = gauges_get();
+	struct vyre_tm_arena a;
+	if (!ctr || !g || read_arg(&a, sizeof(a), arg, ctr) != 0)
+		return 0;
+	if (a.shrunk)
+		ADD(ctr->arena_shrinks, 1);
+	g->arena_used = a.used;
+	g->arena_capacity = a.capacity;
+	g->arena_high_water = a.high_water;
+	g->have_arena = 1;
+	g->updated_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(vyre_dispatch_begin, uint64_t batch_id, uint32_t launches, uint32_t backend,
+	     uint32_t mode)
+{
+	struct vyre_bpf_gauges *g = gauges_get();
+	uint64_t now = bpf_ktime_get_ns();
+	if (g) {
+		g->backend = backend;
+		g->mode = mode;
+		g->have_backend = 1;
+		g->last_batch_id = batch_id;
+		g->updated_ns = now;
+	}
+	struct vyre_bpf_inflight *f = inflight_get(batch_id);
+	if (f)
+		f->dispatch_begin_ns = now;
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(vyre_dispatch_end, uint64_t batch_id, int32_t status, uint32_t executed)
+{
+	struct vyre_bpf_counters *ctr = counters_get();
+	uint64_t now = bpf_ktime_get_ns();
+	if (!ctr)
+		return 0;
+	ADD(ctr->dispatches, 1);
+	if (status < 0)
+		ADD(ctr->dispatch_errors, 1);
+	struct vyre_bpf_inflight *f = bpf_map_lookup_elem(&inflight, &batch_id);
+	if (!f || f->dispatch_begin_ns == 0 || now < f->dispatch_begin_ns)
+		return 0;
+	uint64_t ns = now - f->dispatch_begin_ns;
+	f->dispatch_ns = ns;
+	ADD(ctr->dispatch_ns, ns);
+	hist_add(VYRE_BPF_HIST_DISPATCH, ns);
+	return 0;
+}
+
+static __always_inline void report_slow(const struct vyre_tm_complete *c,
+					struct vyre_bpf_counters *ctr)
+{
+	struct vyre_bpf_slow_batch *e = bpf_ringbuf_reserve(&slow, sizeof(*e), 0);
+	if (!e) {
+		ADD(ctr->slow_dropped, 1);
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->batch_id = c->batch_id;
+	e->max_ns = c->max_ns;
+	e->sum_ns = c->sum_ns;
+	e->items = c->items;
+	e->errors = c->errors;
+	e->deduped = c->deduped;
+	uint64_t batch_id = c->batch_id;
+	struct vyre_bpf_inflight *f = bpf_map_lookup_elem(&inflight, &batch_id);
+	if (f) {
+		e->dispatch_ns = f->dispatch_ns;
+		if (f->have_plan) {
+			e->have_plan = 1;
+			e->plan_ns = f->plan.plan_ns;
+			e->bytes_avoided = f->plan.bytes_avoided;
+			e->executed = f->plan.executed;
+			e->groups = f->plan.groups;
+			e->barriers = f->plan.barriers;
+			e->launches = f->plan.launches;
+			e->launches_avoided = f->plan.launches_avoided;
+			e->frontier_splits = f->plan.frontier_splits;
+		}
+	}
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("usdt")
+int BPF_USDT(vyre_complete, const struct vyre_tm_complete *arg)
+{
+	struct vyre_bpf_counters *ctr = counters_get();
+	uint32_t zero = 0;
+	struct vyre_tm_complete *c = bpf_map_lookup_elem(&complete_scratch, &zero);
+	if (!ctr || !c || read_arg(c, sizeof(*c), arg, ctr) != 0)
+		return 0;
+	ADD(ctr->batches, 1);
+	ADD(ctr->completed, c->items);
+	ADD(ctr->failed, c->errors);
+	ADD(ctr->latency_ns, c->sum_ns);
+	hist_add(VYRE_BPF_HIST_BATCH, c->items);
+	uint32_t lat_id = VYRE_BPF_HIST_LATENCY;
+	struct vyre_bpf_hist *h = bpf_map_lookup_elem(&hists, &lat_id);
+	if (h) {
+		for (uint32_t b = 0; b < VYRE_TM_LAT_BUCKETS; b++)
+			ADD(h->bucket[b], c->lat[b]);
+	}
+	if (c->max_ns >= slow_batch_ns) {
+		ADD(ctr->slow_batches, 1);
+		report_slow(c, ctr);
+	}
+	uint64_t batch_id = c->batch_id;
+	bpf_map_delete_elem(&inflight, &batch_id);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(vyre_error, uint32_t client_id, uint32_t pid, int32_t code, uint32_t count)
+{
+	struct vyre_bpf_counters *ctr = counters_get();
+	struct vyre_bpf_gauges *g = gauges_get();
+	if (!ctr)
+		return 0;
+	ADD(ctr->errors, count);
+	if (g)
+		g->last_error = code;
+	if (client_id == 0)
+		return 0;
+	struct vyre_bpf_client *c = client_get(client_id);
+	if (!c)
+		return 0;
+	ADD(c->errors, count);
+	if (pid)
+		c->pid = pid;
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(vyre_backpressure, uint32_t client_id, uint32_t pid, uint32_t reason, uint32_t depth)
+{
+	struct vyre_bpf_counters *ctr = counters_get();
+	if (!ctr)
+		return 0;
+	ADD(ctr->backpressure, 1);
+	struct vyre_bpf_client *c = client_get(client_id);
+	if (!c)
+		return 0;
+	ADD(c->backpressure, 1);
+	if (pid)
+		c->pid = pid;
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(vyre_client_connect, uint32_t client_id, uint32_t pid, uint32_t uid,
+	     uint32_t domain_id)
+{
+	struct vyre_bpf_counters *ctr = counters_get();
+	if (!ctr)
+		return 0;
+	ADD(ctr->connects, 1);
+	struct vyre_bpf_client *c = client_get(client_id);
+	if (!c)
+		return 0;
+	c->pid = pid;
+	c->uid = uid;
+	c->domain_id = domain_id;
+	c->flags |= VYRE_BPF_CLIENT_CONNECTED;
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(vyre_client_disconnect, uint32_t client_id, uint32_t pid, int32_t reason)
+{
+	struct vyre_bpf_counters *ctr = counters_get();
+	if (!ctr)
+		return 0;
+	ADD(ctr->disconnects, 1);
+	struct vyre_bpf_client *c = client_get(client_id);
+	if (!c)
+		return 0;
+	if (pid)
+		c->pid = pid;
+	c->flags |= VYRE_BPF_CLIENT_DISCONNECTED;
+	return 0;
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bpf/vyre_bpf.h - what bpf/vyre.bpf.c aggregates, as vyre-top reads it.
+ *
+ * The BPF program attaches to vyred's USDT probes (include/vyre/telemetry.h)
+ * and keeps:
+ *   counters  per-CPU array, one struct vyre_bpf_counters: sum over CPUs
+ *   hists     per-CPU array, VYRE_BPF_HIST_COUNT log2 histograms: sum over CPUs
+ *   gauges    array, one struct vyre_bpf_gauges: the latest values
+ *   clients   LRU per-CPU hash, client id -> struct vyre_bpf_client: sum the
+ *             counters over CPUs; the gauges of the CPU with the newest
+ *             updated_ns win
+ *   slow      ring buffer of struct vyre_bpf_slow_batch, for batches whose
+ *             slowest item took at least the slow_batch_ns the program was
+ *             loaded with
+ * Counting starts when the program is attached, not when vyred started.
+ */
+#ifndef VYRE_BPF_H
+#define VYRE_BPF_H
+
+#include <stdint.h>
+
+#include "vyre/telemetry.h"
+
+#define VYRE_BPF_HIST_BUCKETS 64u
+#define VYRE_BPF_MAX_CLIENTS  4096u
+#define VYRE_BPF_MAX_INFLIGHT 1024u
+#define VYRE_BPF_SLOW_RING    (256u * 1024u)
+
+enum vyre_bpf_hist_id {
+	VYRE_BPF_HIST_LATENCY = 0,  /* submit -> complete ns, per item */
+	VYRE_BPF_HIST_BATCH = 1,    /* items per batch */
+	VYRE_BPF_HIST_PLAN = 2,	    /* plan ns per batch */
+	VYRE_BPF_HIST_DISPATCH = 3, /* dispatch_begin -> dispatch_end ns per batch */
+	VYRE_BPF_HIST_COUNT = 4,
+};
+
+/* Buckets as VYRE_TM_LAT_BUCKETS: b = bit length of the value, clamped. */
+struct vyre_bpf_hist {
+	uint64_t bucket[VYRE_BPF_HIST_BUCKETS];
+};
+
+struct vyre_bpf_counters {
+	uint64_t batches;	   /* complete */
+	uint64_t items;		   /* batch_drained: SQEs drained */
+	uint64_t completed;	   /* complete: CQEs posted */
+	uint64_t failed;	   /* complete: CQEs with a negative status */
+	uint64_t deduped;	   /* dedupe */
+	uint64_t executed;	   /* plan */
+	uint64_t invalid;	   /* plan */
+	uint64_t groups;	   /* plan */
+	uint64_t barriers;	   /* plan */
+	uint64_t launches;	   /* plan */
+	uint64_t launches_avoided; /* plan */
+	uint64_t frontier_splits;  /* plan */
+	uint64_t bytes_avoided;	   /* plan */
+	uint64_t plan_ns;	   /* plan */
+	uint64_t dispatches;	   /* dispatch_end */
+	uint64_t dispatch_ns;	   /* dispatch_begin -> dispatch_end */
+	uint64_t dispatch_errors;  /* dispatch_end with a negative status */
+	uint64_t latency_ns;	   /* complete: sum of submit -> complete */
+	uint64_t errors;	   /* error: sum of counts */
+	uint64_t backpressure;	   /* backpressure events */
+	uint64_t arena_shrinks;	   /* arena with shrunk set */
+	uint64_t connects;	   /* client_connect */
+	uint64_t disconnects;	   /* client_disconnect */
+	uint64_t slow_batches;	   /* batches at or over the slow threshold */
+	uint64_t slow_dropped;	   /* slow-batch events lost to a full ring buffer */
+	uint64_t layout_errors;	   /* struct arguments whose size was not ours */
+};
+
+struct vyre_bpf_gauges {
+	uint64_t updated_ns; /* bpf_ktime_get_ns() of the last write */
+	uint32_t backend;    /* VYRE_TM_BACKEND_*, valid when have_backend */
+	uint32_t mode;	     /* VYRE_TM_MODE_* */
+	uint32_t have_backend;
+	uint32_t have_arena;
+	uint64_t arena_used;
+	uint64_t arena_capacity;
+	uint64_t arena_high_water;
+	uint64_t last_batch_id;
+	int32_t last_error; /* code of the last error probe */
+	uint32_t pad;
+};
+
+#define VYRE_BPF_CLIENT_CONNECTED    (1u << 0) /* client_connect seen */
+#define VYRE_BPF_CLIENT_DISCONNECTED (1u << 1) /* client_disconnect seen */
+
+struct vyre_bpf_client {
+	uint64_t items;	       /* batch_drained */
+	uint64_t drains;       /* batches it contributed to */
+	uint64_t errors;       /* error counts */
+	uint64_t backpressure; /* backpressure events */
+	uint64_t updated_ns;   /* when this CPU last wrote the gauges below */
+	uint32_t pid;
+	uint32_t uid;
+	uint32_t domain_id;
+	uint32_t flags; /* VYRE_BPF_CLIENT_* */
+	uint32_t sq_depth;
+	uint32_t sq_entries;
+	uint32_t cq_free;
+	uint32_t pad;
+};
+
+struct vyre_bpf_slow_batch {
+	uint64_t batch_id;
+	uint64_t max_ns; /* slowest item */
+	uint64_t sum_ns;
+	uint64_t plan_ns;
+	uint64_t dispatch_ns;
+	uint64_t bytes_avoided;
+	uint32_t items;
+	uint32_t errors;
+	uint32_t executed;
+	uint32_t deduped;
+	uint32_t groups;
+	uint32_t barriers;
+	uint32_t launches;
+	uint32_t launches_avoided;
+	uint32_t frontier_splits;
+	uint32_t have_plan; /* 0 when the plan probe was not seen for this batch */
+};
+
+_Static_assert(sizeof(struct vyre_bpf_counters) == 26 * 8, "counters are u64s only");
+_Static_assert(sizeof(struct vyre_bpf_gauges) == 64, "vyre_bpf_gauges layout");
+_Static_assert(sizeof(struct vyre_bpf_client) == 72, "vyre_bpf_client layout");
+_Static_assert(sizeof(struct vyre_bpf_slow_batch) == 88, "vyre_bpf_slow_batch layout");
+
+#endif /* VYRE_BPF_H */

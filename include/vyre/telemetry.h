@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vyre/telemetry.h - what vyred's USDT probes carry (DESIGN.md section 9).
+ *
+ * vyred fires probes of provider "vyre" once per batch, never per item: an
+ * attached uprobe costs about half a microsecond a hit, and an unattached one
+ * costs a semaphore load. A probe's arguments are plain integers or one
+ * pointer to a struct of this file (libbpf 1.1 cannot decode scaled-index
+ * argument locations, so vyred passes registers and constants only).
+ *
+ * The structs are read out of vyred's memory by another process (the BPF
+ * program, bpftrace, vyre-top), so their layouts are pinned below, and the
+ * same assertions run again when bpf/vyre.bpf.c includes this header for the
+ * BPF target. Each struct starts with its own size: a reader built against
+ * another layout sees a different size and ignores the event (vyre-top
+ * counts it as a layout error) instead of misreading fields.
+ *
+ * One batch fires, in this order:
+ *
+ *   probe              arguments
+ *   batch_drained      const struct vyre_tm_drain *     once per client whose
+ *                                                       SQ gave items to the batch
+ *   dedupe             u64 batch_id, u32 items, u32 deduped
+ *   plan               const struct vyre_tm_plan *
+ *   arena              const struct vyre_tm_arena *
+ *   dispatch_begin     u64 batch_id, u32 launches, u32 backend, u32 mode
+ *   dispatch_end       u64 batch_id, s32 status, u32 executed
+ *   complete           const struct vyre_tm_complete *
+ *   error              u32 client_id, u32 pid, s32 code, u32 count
+ *                      (per client with failed CQEs in the batch; client 0
+ *                      and count 1 for a daemon-side fault)
+ *
+ * and outside batches:
+ *
+ *   backpressure       u32 client_id, u32 pid, u32 reason, u32 depth
+ *   client_connect     u32 client_id, u32 pid, u32 uid, u32 domain_id
+ *   client_disconnect  u32 client_id, u32 pid, s32 reason (0 or a VYRE_E_*)
+ *
+ * batch_id counts batches from 1 in one vyred process. pid is the client's
+ * process id as SO_PEERCRED reported it at connect.
+ */
+#ifndef VYRE_TELEMETRY_H
+#define VYRE_TELEMETRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vyre/abi.h"
+
+#define VYRE_TM_PROVIDER "vyre"
+
+/* dispatch_begin: backend */
+#define VYRE_TM_BACKEND_CPU  0u
+#define VYRE_TM_BACKEND_CUDA 1u
+
+/* dispatch_begin: mode (CUDA modes as in DESIGN.md section 8; CPU has none) */
+#define VYRE_TM_MODE_PERSISTENT 0u
+#define VYRE_TM_MODE_LAUNCH	1u
+#define VYRE_TM_MODE_NONE	2u
+
+/* backpressure: reason, and what depth means for it */
+#define VYRE_TM_BP_SQ_FULL                                                                         \
+	1u /* the client's SQ was full at drain (it sees VYRE_E_AGAIN); depth = SQEs */
+#define VYRE_TM_BP_CQ_FULL 2u /* no CQ room: its SQEs wait in the ring; depth = SQEs waiting */
+#define VYRE_TM_BP_ARENA   3u /* planner arena exhausted: a smaller batch; depth = items left */
+
+/*
+ * Log2 latency buckets: bucket 0 holds 0 ns, bucket b (1..63) holds
+ * [2^(b-1), 2^b) ns; the last bucket also takes everything longer.
+ */
+#define VYRE_TM_LAT_BUCKETS 64u
+
+/* batch_drained: one client's share of a batch. */
+struct vyre_tm_drain {
+	uint32_t bytes; /* sizeof(struct vyre_tm_drain) */
+	uint32_t client_id;
+	uint32_t pid;
+	uint32_t domain_id;
+	uint64_t batch_id;
+	uint32_t items;	     /* SQEs moved from this client's SQ into the batch */
+	uint32_t sq_depth;   /* SQEs still waiting in its SQ after the drain */
+	uint32_t sq_entries; /* its SQ capacity */
+	uint32_t cq_free;    /* free CQ slots when the batch was drained */
+};
+
+/* plan: what the planner did with the batch (DESIGN.md section 7). */
+struct vyre_tm_plan {
+	uint32_t bytes; /* sizeof(struct vyre_tm_plan) */
+	uint32_t items; /* items in the batch */
+	uint64_t batch_id;
+	uint32_t executed;	   /* items left after dedupe and validation */
+	uint32_t deduped;	   /* items satisfied by an identical earlier item */
+	uint32_t invalid;	   /* items rejected before planning (VYRE_E_INVAL) */
+	uint32_t groups;	   /* barrier groups after frontier splitting */
+	uint32_t barriers;	   /* global barriers: groups - 1, or 0 */
+	uint32_t launches;	   /* device submissions after fusion */
+	uint32_t launches_avoided; /* stages fused away (groups - launches) */
+	uint32_t frontier_splits;  /* extra groups made to fit the memory budget */
+	uint64_t bytes_avoided;	   /* host-visible intermediate bytes fusion avoided */
+	uint64_t plan_ns;	   /* time in the planner for this batch */
+};
+
+/* arena: planner scratch use after planning the batch. */
+struct vyre_tm_arena {
+	uint32_t bytes;	 /* sizeof(struct vyre_tm_arena) */
+	uint32_t shrunk; /* 1 when the arena ran out and the batch was made smaller */
+	uint64_t batch_id;
+	uint64_t used;	     /* bytes used by this batch's plan */
+	uint64_t capacity;   /* bytes reserved at start-up */
+	uint64_t high_water; /* most bytes any batch has used */
+};
+
+/* complete: the batch's CQEs are posted. */
+struct vyre_tm_complete {
+	uint32_t bytes; /* sizeof(struct vyre_tm_complete) */
+	uint32_t items; /* CQEs posted for the batch */
+	uint64_t batch_id;
+	uint32_t errors;		   /* CQEs with a negative status */
+	uint32_t deduped;		   /* CQEs with VYRE_CQE_DEDUPED */
+	uint64_t max_ns;		   /* slowest submit -> complete in the batch */
+	uint64_t sum_ns;		   /* sum of submit -> complete over the batch */
+	uint32_t lat[VYRE_TM_LAT_BUCKETS]; /* items per log2 latency bucket */
+};
+
+_Static_assert(sizeof(struct vyre_tm_drain) == 40, "vyre_tm_drain layout");
+_Static_assert(offsetof(struct vyre_tm_drain, batch_id) == 16, "vyre_tm_drain.batch_id");
+_Static_assert(offsetof(struct vyre_tm_drain, items) == 24, "vyre_tm_drain.items");
+_Static_assert(offsetof(struct vyre_tm_drain, cq_free) == 36, "vyre_tm_drain.cq_free");
+
+_Static_assert(sizeof(struct vyre_tm_plan) == 64, "vyre_tm_plan layout");
+_Static_assert(offsetof(struct vyre_tm_plan, batch_id) == 8, "vyre_tm_plan.batch_id");
+_Static_assert(offsetof(struct vyre_tm_plan, executed) == 16, "vyre_tm_plan.executed");
+_Static_assert(offsetof(struct vyre_tm_plan, groups) == 28, "vyre_tm_plan.groups");
+_Static_assert(offsetof(struct vyre_tm_plan, launches) == 36, "vyre_tm_plan.launches");
+_Static_assert(offsetof(struct vyre_tm_plan, bytes_avoided) == 48, "vyre_tm_plan.bytes_avoided");
+_Static_assert(offsetof(struct vyre_tm_plan, plan_ns) == 56, "vyre_tm_plan.plan_ns");
+
+_Static_assert(sizeof(struct vyre_tm_arena) == 40, "vyre_tm_arena layout");
+_Static_assert(offsetof(struct vyre_tm_arena, used) == 16, "vyre_tm_arena.used");
+_Static_assert(offsetof(struct vyre_tm_arena, high_water) == 32, "vyre_tm_arena.high_water");
+
+_Static_assert(sizeof(struct vyre_tm_complete) == 40 + 4 * VYRE_TM_LAT_BUCKETS,
+	       "vyre_tm_complete layout");
+_Static_assert(offsetof(struct vyre_tm_complete, errors) == 16, "vyre_tm_complete.errors");
+_Static_assert(offsetof(struct vyre_tm_complete, max_ns) == 24, "vyre_tm_complete.max_ns");
+_Static_assert(offsetof(struct vyre_tm_complete, sum_ns) == 32, "vyre_tm_complete.sum_ns");
+_Static_assert(offsetof(struct vyre_tm_complete, lat) == 40, "vyre_tm_complete.lat");
+
+/* The latency bucket of @ns (see VYRE_TM_LAT_BUCKETS). */
+static inline uint32_t vyre_tm_lat_bucket(uint64_t ns)
+{
+	if (ns == 0)
+		return 0;
+	uint32_t bits = 64u - (uint32_t)__builtin_clzll(ns);
+	return bits < VYRE_TM_LAT_BUCKETS ? bits : VYRE_TM_LAT_BUCKETS - 1u;
+}
+
+/*
+ * Account one posted CQE in @c (items, errors, deduped and latency). The
+ * submit stamp comes from the client's SQE and is not trusted: 0 or a stamp
+ * later than the completion counts as 0 ns.
+ */
+static inline void vyre_tm_complete_add(struct vyre_tm_complete *c, uint64_t submit_ns,
+					const struct vyre_cqe *cqe)
+{
+	uint64_t done = cqe->complete_ns;
+	uint64_t ns = submit_ns != 0 && done > submit_ns ? done - submit_ns : 0;
+	c->items++;
+	if (cqe->status < 0)
+		c->errors++;
+	if (cqe->flags & VYRE_CQE_DEDUPED)
+		c->deduped++;
+	c->lat[vyre_tm_lat_bucket(ns)]++;
+	if (ns > c->max_ns)
+		c->max_ns = ns;
+	c->sum_ns = ns > UINT64_MAX - c->sum_ns ? UINT64_MAX : c->sum_ns + ns;
+}
+
+#endif /* VYRE_TELEMETRY_H */

@@ -1,0 +1,34 @@
+# tests/telemetry.mk: telemetry tests, the probe fixture (a stand-in for
+# vyred that fires known probe values) and the probe semaphores.
+
+# The semaphores live in the daemon's core library; only binaries that fire
+# probes pull them in.
+CORE_SRCS += tools/vyred/probes.c
+
+# make VYRE_PROBES=0 compiles every probe out (use its own BUILD directory).
+VYRE_PROBES ?= 1
+CPPFLAGS += -DVYRE_PROBES=$(VYRE_PROBES)
+
+TM_PATTERN_OBJ := $(BUILD)/obj/tests/telemetry_pattern.o
+TM_FIXTURE     := $(BUILD)/tests/vyre-tm-fixture
+
+$(TM_FIXTURE): $(BUILD)/obj/tests/telemetry_fixture.o $(TM_PATTERN_OBJ) $(BUILD)/libvyre-core.a
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
+
+TESTS += test_telemetry_unit test_telemetry_bpf
+
+TEST_EXTRA_OBJS_test_telemetry_unit := $(BUILD)/libvyre-top.a
+TEST_LIBS_test_telemetry_unit = $(TOP_LIBS)
+$(BUILD)/tests/test_telemetry_unit: $(BUILD)/libvyre-top.a
+
+TEST_EXTRA_OBJS_test_telemetry_bpf := $(TM_PATTERN_OBJ) $(BUILD)/libvyre-top.a
+TEST_LIBS_test_telemetry_bpf = $(TOP_LIBS)
+$(BUILD)/tests/test_telemetry_bpf: $(TM_PATTERN_OBJ) $(BUILD)/libvyre-top.a
+
+# Shell tests: copied next to the C tests with the source directory filled in.
+TM_SHELL_DEPS := tests/telemetry_lib.sh $(BUILD)/vyre-top $(TM_FIXTURE) \
+		 $(wildcard bpf/scripts/*.bt)
+$(BUILD)/tests/test_telemetry_%: tests/test_telemetry_%.sh $(TM_SHELL_DEPS)
+	@mkdir -p $(dir $@)
+	sed 's|@VYRE_SRCDIR@|$(CURDIR)|g' $< > $@ && chmod +x $@

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/* The known batch of telemetry_pattern.h, fired through vyred's probe macros. */
+#include <string.h>
+
+#include "../tools/vyred/probes.h"
+#include "telemetry_pattern.h"
+
+void tm_fire_connect(void)
+{
+	if (VYRE_PROBE_ENABLED(client_connect)) {
+		VYRE_PROBE_CLIENT_CONNECT(1, TM_PID1, 1000, 1);
+		VYRE_PROBE_CLIENT_CONNECT(2, TM_PID2, 1000, 2);
+	}
+}
+
+void tm_fire_disconnect(void)
+{
+	if (VYRE_PROBE_ENABLED(client_disconnect)) {
+		VYRE_PROBE_CLIENT_DISCONNECT(1, TM_PID1, 0);
+		VYRE_PROBE_CLIENT_DISCONNECT(2, TM_PID2, VYRE_E_DISCONNECTED);
+	}
+}
+
+static void fire_drains(uint64_t k)
+{
+	struct vyre_tm_drain d = {.bytes = sizeof(d),
+				  .client_id = 1,
+				  .pid = TM_PID1,
+				  .domain_id = 1,
+				  .batch_id = k,
+				  .items = TM_ITEMS1,
+				  .sq_depth = TM_DEPTH1,
+				  .sq_entries = TM_SQ_ENTRIES,
+				  .cq_free = 100};
+	VYRE_PROBE_BATCH_DRAINED(&d);
+	d.client_id = 2;
+	d.pid = TM_PID2;
+	d.domain_id = 2;
+	d.items = TM_ITEMS2;
+	d.sq_depth = TM_DEPTH2;
+	d.cq_free = 90;
+	VYRE_PROBE_BATCH_DRAINED(&d);
+}
+
+static void fire_complete(uint64_t k)
+{
+	struct vyre_tm_complete c;
+	memset(&c, 0, sizeof(c));
+	c.bytes = sizeof(c);
+	c.batch_id = k;
+	c.items = TM_ITEMS1 + TM_ITEMS2;
+	c.errors = 1;
+	c.deduped = TM_DEDUPED;
+	c.lat[11] = 4;
+	c.lat[15] = 3;
+	c.lat[k % 2 == 0 ? 25 : 15] += 1;
+	c.max_ns = k % 2 == 0 ? TM_SLOW_NS : TM_FAST_MAX_NS;
+	c.sum_ns = 4 * 1500 + 3 * 20000 + c.max_ns;
+	VYRE_PROBE_COMPLETE(&c);
+}
+
+void tm_fire_batch(uint64_t k)
+{
+	if (VYRE_PROBE_ENABLED(batch_drained))
+		fire_drains(k);
+	if (VYRE_PROBE_ENABLED(dedupe))
+		VYRE_PROBE_DEDUPE(k, TM_ITEMS1 + TM_ITEMS2, TM_DEDUPED);
+	if (VYRE_PROBE_ENABLED(plan)) {
+		struct vyre_tm_plan p = {.bytes = sizeof(p),
+					 .items = TM_ITEMS1 + TM_ITEMS2,
+					 .batch_id = k,
+					 .executed = TM_EXECUTED,
+					 .deduped = TM_DEDUPED,
+					 .invalid = TM_INVALID,
+					 .groups = TM_GROUPS,
+					 .barriers = TM_BARRIERS,
+					 .launches = TM_LAUNCHES,
+					 .launches_avoided = TM_AVOIDED,
+					 .frontier_splits = TM_SPLITS,
+					 .bytes_avoided = TM_BYTES_AVOIDED,
+					 .plan_ns = TM_PLAN_NS};
+		VYRE_PROBE_PLAN(&p);
+	}
+	if (VYRE_PROBE_ENABLED(arena)) {
+		struct vyre_tm_arena a = {.bytes = sizeof(a),
+					  .shrunk = k % 4 == 0,
+					  .batch_id = k,
+					  .used = (1u << 20) + k,
+					  .capacity = TM_ARENA_CAP,
+					  .high_water = TM_ARENA_HIGH};
+		VYRE_PROBE_ARENA(&a);
+	}
+	if (VYRE_PROBE_ENABLED(dispatch_begin))
+		VYRE_PROBE_DISPATCH_BEGIN(k, TM_LAUNCHES, VYRE_TM_BACKEND_CPU, VYRE_TM_MODE_NONE);
+	if (VYRE_PROBE_ENABLED(dispatch_end))
+		VYRE_PROBE_DISPATCH_END(k, 0, TM_EXECUTED);
+	if (VYRE_PROBE_ENABLED(complete))
+		fire_complete(k);
+	if (VYRE_PROBE_ENABLED(error))
+		VYRE_PROBE_ERROR(1, TM_PID1, VYRE_E_INVAL, 1);
+	if (VYRE_PROBE_ENABLED(backpressure))
+		VYRE_PROBE_BACKPRESSURE(2, TM_PID2, VYRE_TM_BP_SQ_FULL, TM_SQ_ENTRIES);
+}
+
+void tm_fire_bad_layout(void)
+{
+	struct vyre_tm_complete c;
+	memset(&c, 0, sizeof(c));
+	c.bytes = 8;
+	c.items = 1000;
+	struct vyre_tm_plan p = {.bytes = sizeof(p) + 8, .items = 1000, .launches = 1000};
+	struct vyre_tm_arena a = {.bytes = 0, .shrunk = 1};
+	if (VYRE_PROBE_ENABLED(plan))
+		VYRE_PROBE_PLAN(&p);
+	if (VYRE_PROBE_ENABLED(arena))
+		VYRE_PROBE_ARENA(&a);
+	if (VYRE_PROBE_ENABLED(complete))
+		VYRE_PROBE_COMPLETE(&c);
+}

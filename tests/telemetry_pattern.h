@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/telemetry_pattern.h - a batch of known probe values, fired through
+ * tools/vyred/probes.h exactly as vyred fires them, so the BPF program,
+ * vyre-top and the bpftrace scripts can be checked against exact numbers.
+ *
+ * Batch k (counted from 1) has two clients:
+ *   client 1 (pid 4101, domain 1): 3 items, SQ 5/64 left, one failed item
+ *   client 2 (pid 4102, domain 2): 5 items, SQ 48/64 left, one back-pressure
+ * 8 items, 2 deduped, 1 invalid, 5 executed, 3 groups, 2 barriers, 2
+ * launches, 1 launch avoided, 1 frontier split, 4096 bytes avoided, 3000 ns
+ * planning, arena shrunk when k % 4 == 0; latencies: 4 items in bucket 11,
+ * 3 in bucket 15, and one in bucket 25 (20 ms: a slow batch) when k is even,
+ * else in bucket 15.
+ */
+#ifndef VYRE_TESTS_TELEMETRY_PATTERN_H
+#define VYRE_TESTS_TELEMETRY_PATTERN_H
+
+#include <stdint.h>
+
+#define TM_PID1		 4101u
+#define TM_PID2		 4102u
+#define TM_ITEMS1	 3u
+#define TM_ITEMS2	 5u
+#define TM_DEPTH1	 5u
+#define TM_DEPTH2	 48u
+#define TM_SQ_ENTRIES	 64u
+#define TM_DEDUPED	 2u
+#define TM_INVALID	 1u
+#define TM_EXECUTED	 5u
+#define TM_GROUPS	 3u
+#define TM_BARRIERS	 2u
+#define TM_LAUNCHES	 2u
+#define TM_AVOIDED	 1u
+#define TM_SPLITS	 1u
+#define TM_BYTES_AVOIDED 4096u
+#define TM_PLAN_NS	 3000u
+#define TM_SLOW_NS	 20000000u /* the even batches' slowest item */
+#define TM_FAST_MAX_NS	 20000u
+#define TM_ARENA_CAP	 (4u << 20)
+#define TM_ARENA_HIGH	 (2u << 20)
+
+/* Fire client_connect for both clients. */
+void tm_fire_connect(void);
+/* Fire every in-batch probe for batch @k (>= 1), plus one back-pressure. */
+void tm_fire_batch(uint64_t k);
+/* Fire client_disconnect for both clients. */
+void tm_fire_disconnect(void);
+/* Fire plan, arena and complete with a size field that is not theirs. */
+void tm_fire_bad_layout(void);
+
+#endif /* VYRE_TESTS_TELEMETRY_PATTERN_H */

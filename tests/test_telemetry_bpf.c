@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The real BPF program against real probes: this process fires the known
+ * batches of telemetry_pattern.h through vyred's probe macros, vyre-top's
+ * session code attaches bpf/vyre.bpf.c to this very process, and every
+ * counter, histogram, client row, gauge and slow-batch event must come back
+ * exactly. Also: semaphores rise on attach and fall on detach, and a struct
+ * whose size field is not the BPF program's is counted, never misread.
+ * Needs root (CAP_BPF + CAP_PERFMON) and a kernel with uprobes: else 77.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../tools/top/top.h"
+#include "../tools/vyred/probes.h"
+#include "telemetry_pattern.h"
+
+#define BATCHES 12u
+
+#define SEMAPHORE_VALUE(name) vyre_##name##_semaphore,
+static unsigned short semaphore(size_t i)
+{
+	const unsigned short values[] = {VYRE_PROBE_NAMES(SEMAPHORE_VALUE)};
+	return values[i];
+}
+#define COUNT_PROBE(name) +1
+#define N_PROBES	  (0 VYRE_PROBE_NAMES(COUNT_PROBE))
+
+static struct top_session *attach_self(void)
+{
+	char why[512];
+	struct top_session *s = NULL;
+	int err = top_session_open(&s, getpid(), 10000000u, why, sizeof(why));
+	if (err)
+		fail_msg("attach: %s", why);
+	return s;
+}
+
+static const struct top_client *client(const struct top_sample *s, uint32_t id)
+{
+	for (uint32_t i = 0; i < s->n_clients; i++)
+		if (s->clients[i].id == id)
+			return &s->clients[i];
+	fail_msg("client %u missing", id);
+	return NULL;
+}
+
+static void test_semaphores_follow_attach(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < N_PROBES; i++)
+		assert_int_equal(semaphore(i), 0);
+	struct top_session *s = attach_self();
+	uint32_t total = 0;
+	assert_int_equal(top_session_probes(s, &total), N_PROBES);
+	assert_int_equal(total, N_PROBES);
+	for (size_t i = 0; i < N_PROBES; i++)
+		assert_true(semaphore(i) > 0);
+	top_session_close(s);
+	for (size_t i = 0; i < N_PROBES; i++)
+		assert_int_equal(semaphore(i), 0);
+}
+
+static void check_counters(const struct vyre_bpf_counters *c)
+{
+	uint64_t n = BATCHES;
+	assert_int_equal(c->batches, n);
+	assert_int_equal(c->items, n * (TM_ITEMS1 + TM_ITEMS2));
+	assert_int_equal(c->completed, n * (TM_ITEMS1 + TM_ITEMS2));
+	assert_int_equal(c->failed, n);
+	assert_int_equal(c->deduped, n * TM_DEDUPED);
+	assert_int_equal(c->executed, n * TM_EXECUTED);
+	assert_int_equal(c->invalid, n * TM_INVALID);
+	assert_int_equal(c->groups, n * TM_GROUPS);
+	assert_int_equal(c->barriers, n * TM_BARRIERS);
+	assert_int_equal(c->launches, n * TM_LAUNCHES);
+	assert_int_equal(c->launches_avoided, n * TM_AVOIDED);
+	assert_int_equal(c->frontier_splits, n * TM_SPLITS);
+	assert_int_equal(c->bytes_avoided, n * TM_BYTES_AVOIDED);
+	assert_int_equal(c->plan_ns, n * TM_PLAN_NS);
+	assert_int_equal(c->dispatches, n);
+	assert_int_equal(c->dispatch_errors, 0);
+	assert_int_equal(c->latency_ns,
+			 n * (4 * 1500 + 3 * 20000) + n / 2 * TM_SLOW_NS + n / 2 * TM_FAST_MAX_NS);
+	assert_int_equal(c->errors, n);
+	assert_int_equal(c->backpressure, n);
+	assert_int_equal(c->arena_shrinks, n / 4);
+	assert_int_equal(c->connects, 2);
+	assert_int_equal(c->disconnects, 0);
+	assert_int_equal(c->slow_batches, n / 2);
+	assert_int_equal(c->slow_dropped, 0);
+	assert_int_equal(c->layout_errors, 0);
+}
+
+static void check_hists(const struct top_sample *s)
+{
+	const struct vyre_bpf_hist *lat = &s->h[VYRE_BPF_HIST_LATENCY];
+	assert_int_equal(lat->bucket[11], 4 * BATCHES);
+	assert_int_equal(lat->bucket[15], 3 * BATCHES + BATCHES / 2);
+	assert_int_equal(lat->bucket[25], BATCHES / 2);
+	struct top_percentiles p;
+	top_hist_percentiles(lat, &p);
+	assert_int_equal(p.count, 8 * BATCHES);
+	assert_int_equal(p.p50, 1u << 11);
+	assert_int_equal(p.p99, 1u << 25);
+	/* 8 items per batch: bit length 4; 3000 ns: bit length 12 */
+	assert_int_equal(s->h[VYRE_BPF_HIST_BATCH].bucket[4], BATCHES);
+	assert_int_equal(s->h[VYRE_BPF_HIST_PLAN].bucket[12], BATCHES);
+	top_hist_percentiles(&s->h[VYRE_BPF_HIST_DISPATCH], &p);
+	assert_int_equal(p.count, BATCHES);
+}
+
+static void check_clients(const struct top_sample *s)
+{
+	assert_int_equal(s->n_clients, 2);
+	const struct top_client *c1 = client(s, 1), *c2 = client(s, 2);
+	assert_int_equal(c1->pid, TM_PID1);
+	assert_int_equal(c1->items, BATCHES * TM_ITEMS1);
+	assert_int_equal(c1->drains, BATCHES);
+	assert_int_equal(c1->errors, BATCHES);
+	assert_int_equal(c1->backpressure, 0);
+	assert_int_equal(c1->sq_depth, TM_DEPTH1);
+	assert_int_equal(c1->sq_entries, TM_SQ_ENTRIES);
+	assert_int_equal(c1->cq_free, 100);
+	assert_int_equal(c1->uid, 1000);
+	assert_int_equal(c1->domain_id, 1);
+	assert_int_equal(c1->flags, VYRE_BPF_CLIENT_CONNECTED);
+	assert_int_equal(c2->pid, TM_PID2);
+	assert_int_equal(c2->items, BATCHES * TM_ITEMS2);
+	assert_int_equal(c2->errors, 0);
+	assert_int_equal(c2->backpressure, BATCHES);
+	assert_int_equal(c2->sq_depth, TM_DEPTH2);
+	assert_int_equal(c2->domain_id, 2);
+}
+
+static void check_gauges_and_slow(const struct top_sample *s)
+{
+	assert_int_equal(s->g.have_backend, 1);
+	assert_int_equal(s->g.backend, VYRE_TM_BACKEND_CPU);
+	assert_int_equal(s->g.mode, VYRE_TM_MODE_NONE);
+	assert_int_equal(s->g.have_arena, 1);
+	assert_int_equal(s->g.arena_used, (1u << 20) + BATCHES);
+	assert_int_equal(s->g.arena_capacity, TM_ARENA_CAP);
+	assert_int_equal(s->g.arena_high_water, TM_ARENA_HIGH);
+	assert_int_equal(s->g.last_batch_id, BATCHES);
+	assert_int_equal(s->g.last_error, VYRE_E_INVAL);
+	assert_int_equal(s->slow_events, BATCHES / 2);
+	assert_int_equal(s->n_slow, BATCHES / 2);
+	for (uint32_t i = 0; i < s->n_slow; i++) {
+		const struct vyre_bpf_slow_batch *e = &s->slow[i];
+		assert_int_equal(e->batch_id, 2 * (i + 1));
+		assert_int_equal(e->max_ns, TM_SLOW_NS);
+		assert_int_equal(e->items, TM_ITEMS1 + TM_ITEMS2);
+		assert_int_equal(e->errors, 1);
+		assert_int_equal(e->deduped, TM_DEDUPED);
+		assert_int_equal(e->have_plan, 1);
+		assert_int_equal(e->executed, TM_EXECUTED);
+		assert_int_equal(e->groups, TM_GROUPS);
+		assert_int_equal(e->barriers, TM_BARRIERS);
+		assert_int_equal(e->launches, TM_LAUNCHES);
+		assert_int_equal(e->launches_avoided, TM_AVOIDED);
+		assert_int_equal(e->frontier_splits, TM_SPLITS);
+		assert_int_equal(e->bytes_avoided, TM_BYTES_AVOIDED);
+		assert_int_equal(e->plan_ns, TM_PLAN_NS);
+	}
+}
+
+static void test_exact_aggregates(void **state)
+{
+	(void)state;
+	struct top_session *s = attach_self();
+	struct top_sample before = {0}, after = {0};
+	assert_int_equal(top_session_sample(s, &before), 0);
+	assert_int_equal(before.c.items, 0);
+	assert_int_equal(before.n_clients, 0);
+	tm_fire_connect();
+	for (uint64_t k = 1; k <= BATCHES; k++)
+		tm_fire_batch(k);
+	assert_int_equal(top_session_sample(s, &after), 0);
+	check_counters(&after.c);
+	check_hists(&after);
+	check_clients(&after);
+	check_gauges_and_slow(&after);
+
+	/* The view over the two samples agrees with the raw maps. */
+	struct top_client_row rows[2];
+	struct top_view v = {0};
+	after.t_ns = before.t_ns + 2000000000u;
+	top_view_build(&v, &before, &after, rows, TOP_SORT_ITEMS);
+	assert_int_equal(v.n_rows, 2);
+	assert_int_equal(v.rows[0].c.id, 2); /* more items */
+	assert_true(v.rows[0].items_per_s == BATCHES * TM_ITEMS2 / 2.0);
+	assert_true(v.dedupe_ratio == (double)TM_DEDUPED / (TM_ITEMS1 + TM_ITEMS2));
+	assert_int_equal(v.queue_max_client, 2);
+	assert_int_equal(v.queue_max_fill, TM_DEPTH2 * 100 / TM_SQ_ENTRIES);
+
+	/* Disconnects mark the rows; a third sample drains no new slow events. */
+	tm_fire_disconnect();
+	assert_int_equal(top_session_sample(s, &before), 0);
+	assert_int_equal(before.c.disconnects, 2);
+	assert_int_equal(before.n_slow, 0);
+	for (uint32_t i = 0; i < before.n_clients; i++)
+		assert_true(before.clients[i].flags & VYRE_BPF_CLIENT_DISCONNECTED);
+	top_sample_free(&before);
+	top_sample_free(&after);
+	top_session_close(s);
+}
+
+static void test_layout_mismatch_is_ignored(void **state)
+{
+	(void)state;
+	struct top_session *s = attach_self();
+	struct top_sample smp = {0};
+	tm_fire_bad_layout();
+	assert_int_equal(top_session_sample(s, &smp), 0);
+	assert_int_equal(smp.c.layout_errors, 3);
+	assert_int_equal(smp.c.batches, 0);
+	assert_int_equal(smp.c.launches, 0);
+	assert_int_equal(smp.c.arena_shrinks, 0);
+	assert_int_equal(smp.g.have_arena, 0);
+	top_sample_free(&smp);
+	top_session_close(s);
+}
+
+int main(void)
+{
+	char why[512];
+	if (geteuid() != 0) {
+		printf("needs root to load BPF and attach uprobes\n");
+		return 77;
+	}
+	if (top_check_privilege(why, sizeof(why)) != 0) {
+		printf("BPF unavailable: %s\n", why);
+		return 77;
+	}
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_semaphores_follow_attach),
+	    cmocka_unit_test(test_exact_aggregates),
+	    cmocka_unit_test(test_layout_mismatch_is_ignored),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

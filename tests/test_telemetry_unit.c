@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pure parts of telemetry: the latency bucket rule vyred uses, how a CQE
+ * is accounted (with untrusted submit stamps), vyre-top's percentiles, rates,
+ * client ordering, number formats, JSON escaping and /proc/net/unix parsing.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../tools/top/top.h"
+
+static void test_lat_bucket(void **state)
+{
+	(void)state;
+	assert_int_equal(vyre_tm_lat_bucket(0), 0);
+	assert_int_equal(vyre_tm_lat_bucket(1), 1);
+	assert_int_equal(vyre_tm_lat_bucket(2), 2);
+	assert_int_equal(vyre_tm_lat_bucket(3), 2);
+	assert_int_equal(vyre_tm_lat_bucket(1023), 10);
+	assert_int_equal(vyre_tm_lat_bucket(1024), 11);
+	assert_int_equal(vyre_tm_lat_bucket(1ull << 62), 63);
+	assert_int_equal(vyre_tm_lat_bucket(UINT64_MAX), 63);
+}
+
+static void test_complete_add(void **state)
+{
+	(void)state;
+	struct vyre_tm_complete c;
+	memset(&c, 0, sizeof(c));
+	struct vyre_cqe ok = {.status = 0, .flags = 0, .complete_ns = 10000};
+	struct vyre_cqe dup = {.status = 0, .flags = VYRE_CQE_DEDUPED, .complete_ns = 10000};
+	struct vyre_cqe bad = {.status = VYRE_E_INVAL, .complete_ns = 10000};
+	vyre_tm_complete_add(&c, 10000 - 1500, &ok); /* 1500 ns: bucket 11 */
+	vyre_tm_complete_add(&c, 0, &dup);	     /* no stamp: 0 ns */
+	vyre_tm_complete_add(&c, 20000, &bad);	     /* stamp from the future: 0 ns */
+	assert_int_equal(c.items, 3);
+	assert_int_equal(c.errors, 1);
+	assert_int_equal(c.deduped, 1);
+	assert_int_equal(c.lat[11], 1);
+	assert_int_equal(c.lat[0], 2);
+	assert_int_equal(c.max_ns, 1500);
+	assert_int_equal(c.sum_ns, 1500);
+	struct vyre_cqe late = {.complete_ns = UINT64_MAX};
+	vyre_tm_complete_add(&c, 1, &late);
+	vyre_tm_complete_add(&c, 1, &late);
+	assert_int_equal(c.sum_ns, UINT64_MAX); /* saturates */
+	assert_int_equal(c.lat[63], 2);
+}
+
+static void test_quantiles(void **state)
+{
+	(void)state;
+	struct vyre_bpf_hist h;
+	memset(&h, 0, sizeof(h));
+	assert_int_equal(top_hist_quantile(&h, 0.5), 0);
+	h.bucket[0] = 10;
+	assert_int_equal(top_hist_quantile(&h, 0.99), 0);
+	memset(&h, 0, sizeof(h));
+	h.bucket[3] = 50; /* [4, 8) */
+	h.bucket[10] = 49;
+	h.bucket[20] = 1;
+	struct top_percentiles p;
+	top_hist_percentiles(&h, &p);
+	assert_int_equal(p.count, 100);
+	assert_int_equal(p.p50, 8);	    /* rank 50 is the last of bucket 3 */
+	assert_int_equal(p.p99, 1024);	    /* rank 99 */
+	assert_int_equal(p.p999, 1u << 20); /* rank 100 */
+	h.bucket[3] = 51;
+	assert_int_equal(top_hist_quantile(&h, 0.5), 8);
+	memset(&h, 0, sizeof(h));
+	h.bucket[63] = 1;
+	assert_true(top_hist_quantile(&h, 0.5) == UINT64_MAX);
+}
+
+static struct top_client mk_client(uint32_t id, uint32_t pid, uint64_t items, uint32_t depth,
+				   uint64_t errors, uint32_t flags)
+{
+	struct top_client c = {.id = id,
+			       .pid = pid,
+			       .items = items,
+			       .sq_depth = depth,
+			       .sq_entries = 100,
+			       .errors = errors,
+			       .flags = flags};
+	return c;
+}
+
+static void test_view(void **state)
+{
+	(void)state;
+	struct top_client prev_c[2] = {mk_client(1, 300, 100, 0, 0, 1),
+				       mk_client(2, 200, 0, 0, 0, 1)};
+	struct top_client cur_c[3] = {
+	    mk_client(1, 300, 1100, 10, 0, 1),
+	    mk_client(2, 200, 600, 90, 7, 1),
+	    mk_client(3, 100, 5000, 0, 0, VYRE_BPF_CLIENT_CONNECTED | VYRE_BPF_CLIENT_DISCONNECTED),
+	};
+	struct top_sample prev = {0}, cur = {0};
+	prev.t_ns = 1000000000u;
+	cur.t_ns = 3000000000u; /* 2 s later */
+	prev.clients = prev_c;
+	prev.n_clients = 2;
+	cur.clients = cur_c;
+	cur.n_clients = 3;
+	prev.c.items = 1000;
+	cur.c.items = 5000;
+	cur.c.deduped = 1250;
+	cur.c.launches = 30;
+	cur.c.launches_avoided = 10;
+	prev.c.batches = 50; /* larger than now: a reloaded program counts from 0 */
+	cur.c.batches = 8;
+	cur.h[VYRE_BPF_HIST_LATENCY].bucket[12] = 4;
+	prev.h[VYRE_BPF_HIST_LATENCY].bucket[12] = 3;
+	struct top_client_row rows[3];
+	struct top_view v = {0};
+	top_view_build(&v, &prev, &cur, rows, TOP_SORT_RATE);
+	assert_true(v.interval_s == 2.0);
+	assert_true(v.rate[1] == 2000.0); /* items */
+	assert_true(v.rate[0] == 4.0);	  /* batches after a reset */
+	assert_true(v.dedupe_ratio == 0.25);
+	assert_true(v.fusion_ratio == 0.25);
+	assert_int_equal(v.latency.count, 1);
+	assert_int_equal(v.latency_all.count, 4);
+	assert_int_equal(v.n_rows, 3);
+	/* items/s: client 1 = 500/s, client 2 = 300/s; the gone client last */
+	assert_int_equal(v.rows[0].c.id, 1);
+	assert_int_equal(v.rows[1].c.id, 2);
+	assert_int_equal(v.rows[2].c.id, 3);
+	assert_false(v.rows[2].connected);
+	assert_true(v.rows[0].items_per_s == 500.0);
+	assert_int_equal(v.queue_depth, 100);
+	assert_int_equal(v.queue_max_fill, 90);
+	assert_int_equal(v.queue_max_client, 2);
+	top_view_build(&v, &prev, &cur, rows, TOP_SORT_ERRORS);
+	assert_int_equal(v.rows[0].c.id, 2);
+	top_view_build(&v, &prev, &cur, rows, TOP_SORT_PID);
+	assert_int_equal(v.rows[0].c.id, 2); /* pid 200 < 300; pid 100 is gone */
+	top_view_build(&v, &prev, &cur, rows, TOP_SORT_QUEUE);
+	assert_int_equal(v.rows[0].c.id, 2);
+	top_view_build(&v, &prev, &cur, rows, TOP_SORT_ITEMS);
+	assert_int_equal(v.rows[0].c.id, 1);
+	/* A zero interval gives zero rates, never a division by zero. */
+	top_view_build(&v, &cur, &cur, rows, TOP_SORT_RATE);
+	assert_true(v.rate[1] == 0.0);
+}
+
+static void test_formats(void **state)
+{
+	(void)state;
+	char b[32];
+	assert_string_equal(top_fmt_count(b, sizeof(b), 999), "999");
+	assert_string_equal(top_fmt_count(b, sizeof(b), 1500), "1.50k");
+	assert_string_equal(top_fmt_count(b, sizeof(b), 2.5e6), "2.50M");
+	assert_string_equal(top_fmt_count(b, sizeof(b), 12.5), "12.50");
+	assert_string_equal(top_fmt_ns(b, sizeof(b), 850), "850ns");
+	assert_string_equal(top_fmt_ns(b, sizeof(b), 12000), "12.0us");
+	assert_string_equal(top_fmt_ns(b, sizeof(b), 3200000), "3.20ms");
+	assert_string_equal(top_fmt_ns(b, sizeof(b), UINT64_MAX), "inf");
+	assert_string_equal(top_fmt_bytes(b, sizeof(b), 512), "512B");
+	assert_string_equal(top_fmt_bytes(b, sizeof(b), 3u << 19), "1.5MiB");
+	for (int s = 0; s < TOP_SORT_COUNT; s++)
+		assert_string_not_equal(top_sort_name((enum top_sort)s), "?");
+	struct vyre_bpf_gauges g = {0};
+	assert_string_equal(top_backend_name(&g), "-");
+	g.have_backend = 1;
+	g.backend = VYRE_TM_BACKEND_CUDA;
+	g.mode = VYRE_TM_MODE_PERSISTENT;
+	assert_string_equal(top_backend_name(&g), "cuda");
+	assert_string_equal(top_mode_name(&g), "persistent");
+}
+
+static void test_json_escapes_and_has_no_nan(void **state)
+{
+	(void)state;
+	struct top_view v = {0};
+	v.pid = 42;
+	v.exe = "/tmp/a \"quoted\"\\path\n";
+	v.rate[0] = NAN;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	top_print_json(f, &v, 7);
+	fclose(f);
+	assert_non_null(strstr(text, "\"exe\":\"/tmp/a \\\"quoted\\\"\\\\path\\u000a\""));
+	assert_null(strstr(text, "nan"));
+	assert_non_null(strstr(text, "\"arena\":null"));
+	assert_int_equal(text[0], '{');
+	assert_int_equal(text[len - 2], '}');
+	assert_int_equal(text[len - 1], '\n');
+	assert_null(memchr(text, '\n', len - 1)); /* one object, one line */
+	free(text);
+}
+
+static void test_net_unix_parse(void **state)
+{
+	(void)state;
+	static const char table[] =
+	    "Num       RefCount Protocol Flags    Type St Inode Path\n"
+	    "0000000000000000: 00000002 00000000 00000000 0001 03 111 /run/vyre/vyre.sock\n"
+	    "0000000000000000: 00000002 00000000 00010000 0001 01 222 /run/other.sock\n"
+	    "0000000000000000: 00000002 00000000 00010000 0001 01 333 /run/vyre/vyre.sock\n"
+	    "0000000000000000: 00000003 00000000 00000000 0001 03 444\n";
+	unsigned long inode = 0;
+	FILE *f = fmemopen((void *)table, sizeof(table) - 1, "r");
+	assert_int_equal(top_unix_listener_inode(f, "/run/vyre/vyre.sock", &inode), 0);
+	assert_int_equal(inode, 333); /* the listening one, not the accepted one */
+	fclose(f);
+	f = fmemopen((void *)table, sizeof(table) - 1, "r");
+	assert_int_equal(top_unix_listener_inode(f, "/run/none.sock", &inode), -ENOENT);
+	fclose(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_lat_bucket),
+	    cmocka_unit_test(test_complete_add),
+	    cmocka_unit_test(test_quantiles),
+	    cmocka_unit_test(test_view),
+	    cmocka_unit_test(test_formats),
+	    cmocka_unit_test(test_json_escapes_and_has_no_nan),
+	    cmocka_unit_test(test_net_unix_parse),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

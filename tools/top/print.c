@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+/* A view as plain text (vyre-top -b) or as one JSON object per line (--json). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "top.h"
+
+const char *top_fmt_count(char *buf, size_t len, double v)
+{
+	static const char suffix[] = " kMGTPE";
+	size_t i = 0;
+	while (fabs(v) >= 1000.0 && i + 1 < sizeof(suffix) - 1) {
+		v /= 1000.0;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, len, v == floor(v) ? "%.0f" : "%.2f", v);
+	else
+		snprintf(buf, len, "%.*f%c",
+			 fabs(v) < 10.0	   ? 2
+			 : fabs(v) < 100.0 ? 1
+					   : 0,
+			 v, suffix[i]);
+	return buf;
+}
+
+const char *top_fmt_ns(char *buf, size_t len, uint64_t ns)
+{
+	if (ns == UINT64_MAX)
+		snprintf(buf, len, "inf");
+	else if (ns < 1000)
+		snprintf(buf, len, "%" PRIu64 "ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.1fus", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.2fms", (double)ns / 1e6);
+	else
+		snprintf(buf, len, "%.2fs", (double)ns / 1e9);
+	return buf;
+}
+
+const char *top_fmt_bytes(char *buf, size_t len, uint64_t bytes)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	double v = (double)bytes;
+	size_t i = 0;
+	while (v >= 1024.0 && i + 1 < sizeof(unit) / sizeof(unit[0])) {
+		v /= 1024.0;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, len, "%" PRIu64 "B", bytes);
+	else
+		snprintf(buf, len, "%.1f%s", v, unit[i]);
+	return buf;
+}
+
+static double rate_of(const struct top_view *v, const char *name)
+{
+	for (size_t i = 0; i < TOP_N_COUNTERS; i++)
+		if (strcmp(top_counter_names[i], name) == 0)
+			return v->rate[i];
+	return 0.0;
+}
+
+static void text_percentiles(FILE *f, const char *label, const struct top_percentiles *p, int as_ns)
+{
+	if (p->count == 0) {
+		fprintf(f, "%s -", label);
+	} else if (as_ns) {
+		char a[24], b[24], c[24];
+		fprintf(f, "%s p50 %s p99 %s p999 %s", label, top_fmt_ns(a, sizeof(a), p->p50),
+			top_fmt_ns(b, sizeof(b), p->p99), top_fmt_ns(c, sizeof(c), p->p999));
+	} else {
+		fprintf(f, "%s p50 %" PRIu64 " p99 %" PRIu64 " p999 %" PRIu64, label, p->p50,
+			p->p99, p->p999);
+	}
+}
+
+void top_print_text(FILE *f, const struct top_view *v)
+{
+	char a[24], b[24], c[24], d[24];
+	const struct vyre_bpf_counters *t = &v->total;
+	const struct vyre_bpf_gauges *g = &v->gauges;
+	const char *exe = v->exe ? strrchr(v->exe, '/') : NULL;
+	fprintf(f, "vyre-top  pid %d %s  backend %s  mode %s  probes %u/%u  interval %.2fs\n",
+		(int)v->pid, exe ? exe + 1 : "", top_backend_name(g), top_mode_name(g), v->probes,
+		v->probes_total, v->interval_s);
+	fprintf(f,
+		"items %" PRIu64 " (%s/s)  batches %" PRIu64 " (%s/s)  completed %" PRIu64
+		"  failed %" PRIu64 "  invalid %" PRIu64 "\n",
+		t->items, top_fmt_count(a, sizeof(a), rate_of(v, "items")), t->batches,
+		top_fmt_count(b, sizeof(b), rate_of(v, "batches")), t->completed, t->failed,
+		t->invalid);
+	fprintf(f, "dedupe %.1f%% (%" PRIu64 " deduped)  executed %" PRIu64 "\n",
+		v->dedupe_ratio * 100.0, t->deduped, t->executed);
+	fprintf(f,
+		"launches %" PRIu64 " (%s/s)  avoided %" PRIu64
+		" (%s/s)  fusion %.1f%%  groups %" PRIu64 "  barriers %" PRIu64 "  splits %" PRIu64
+		"  bytes avoided %s\n",
+		t->launches, top_fmt_count(a, sizeof(a), rate_of(v, "launches")),
+		t->launches_avoided, top_fmt_count(b, sizeof(b), rate_of(v, "launches_avoided")),
+		v->fusion_ratio * 100.0, t->groups, t->barriers, t->frontier_splits,
+		top_fmt_bytes(c, sizeof(c), t->bytes_avoided));
+	text_percentiles(f, "latency", &v->latency, 1);
+	fprintf(f, "  (%" PRIu64 " items this interval)\n", v->latency.count);
+	text_percentiles(f, "plan", &v->plan, 1);
+	fputs("  ", f);
+	text_percentiles(f, "dispatch", &v->dispatch, 1);
+	fputs("  ", f);
+	text_percentiles(f, "batch items", &v->batch, 0);
+	fputc('\n', f);
+	if (g->have_arena)
+		fprintf(f, "arena %s / %s (%.0f%%)  high %s  shrinks %" PRIu64 "\n",
+			top_fmt_bytes(a, sizeof(a), g->arena_used),
+			top_fmt_bytes(b, sizeof(b), g->arena_capacity),
+			g->arena_capacity
+			    ? 100.0 * (double)g->arena_used / (double)g->arena_capacity
+			    : 0.0,
+			top_fmt_bytes(c, sizeof(c), g->arena_high_water), t->arena_shrinks);
+	else
+		fprintf(f, "arena -\n");
+	fprintf(f,
+		"queue depth %u  max %u%% (client %u)  back-pressure %" PRIu64
+		" (%s/s)  errors %" PRIu64 " (%s/s)\n",
+		v->queue_depth, v->queue_max_fill, v->queue_max_client, t->backpressure,
+		top_fmt_count(a, sizeof(a), rate_of(v, "backpressure")), t->errors,
+		top_fmt_count(d, sizeof(d), rate_of(v, "errors")));
+	fprintf(f, "slow batches %" PRIu64 " (%" PRIu64 " this interval)", t->slow_batches,
+		v->slow_events);
+	if (v->n_slow) {
+		const struct vyre_bpf_slow_batch *s = &v->slow[v->n_slow - 1];
+		fprintf(f,
+			"  last: batch %" PRIu64 " max %s items %u groups %u launches %u plan %s",
+			s->batch_id, top_fmt_ns(a, sizeof(a), s->max_ns), s->items, s->groups,
+			s->launches, top_fmt_ns(b, sizeof(b), s->plan_ns));
+	}
+	if (t->layout_errors)
+		fprintf(f, "  LAYOUT ERRORS %" PRIu64, t->layout_errors);
+	fprintf(f, "\n%8s %8s %9s %10s %7s %7s %7s %7s  %s   (sort: %s)\n", "CLIENT", "PID",
+		"ITEMS/S", "ITEMS", "QDEPTH", "QCAP", "ERRORS", "BP", "STATE",
+		top_sort_name(v->sort));
+	for (uint32_t i = 0; i < v->n_rows; i++) {
+		const struct top_client_row *r = &v->rows[i];
+		fprintf(f, "%8u %8u %9s %10" PRIu64 " %7u %7u %7" PRIu64 " %7" PRIu64 "  %s\n",
+			r->c.id, r->c.pid, top_fmt_count(a, sizeof(a), r->items_per_s), r->c.items,
+			r->c.sq_depth, r->c.sq_entries, r->c.errors, r->c.backpressure,
+			r->connected ? "live" : "gone");
+	}
+	fputc('\n', f);
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20 || ch >= 0x7f)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+/* JSON has no NaN or infinity: such a value prints as 0. */
+static void json_double(FILE *f, double x)
+{
+	fprintf(f, "%.6g", isfinite(x) ? x : 0.0);
+}
+
+static void json_percentiles(FILE *f, const char *name, const struct top_percentiles *now,
+			     const struct top_percentiles *all)
+{
+	fprintf(f,
+		",\"%s\":{\"interval\":{\"count\":%" PRIu64 ",\"p50\":%" PRIu64 ",\"p99\":%" PRIu64
+		",\"p999\":%" PRIu64 "},\"total\":{\"count\":%" PRIu64 ",\"p50\":%" PRIu64
+		",\"p99\":%" PRIu64 ",\"p999\":%" PRIu64 "}}",
+		name, now->count, now->p50, now->p99, now->p999, all->count, all->p50, all->p99,
+		all->p999);
+}
+
+static void json_slow(FILE *f, const struct vyre_bpf_slow_batch *s)
+{
+	fprintf(f,
+		"{\"batch_id\":%" PRIu64 ",\"max_ns\":%" PRIu64 ",\"sum_ns\":%" PRIu64
+		",\"items\":%u,\"errors\":%u,\"deduped\":%u,\"have_plan\":%s,\"executed\":%u,"
+		"\"groups\":%u,\"barriers\":%u,\"launches\":%u,\"launches_avoided\":%u,"
+		"\"frontier_splits\":%u,\"bytes_avoided\":%" PRIu64 ",\"plan_ns\":%" PRIu64
+		",\"dispatch_ns\":%" PRIu64 "}",
+		s->batch_id, s->max_ns, s->sum_ns, s->items, s->errors, s->deduped,
+		s->have_plan ? "true" : "false", s->executed, s->groups, s->barriers, s->launches,
+		s->launches_avoided, s->frontier_splits, s->bytes_avoided, s->plan_ns,
+		s->dispatch_ns);
+}
+
+void top_print_json(FILE *f, const struct top_view *v, uint64_t wall_ns)
+{
+	const struct vyre_bpf_gauges *g = &v->gauges;
+	fprintf(f, "{\"time_ns\":%" PRIu64 ",\"pid\":%d,\"exe\":", wall_ns, (int)v->pid);
+	json_string(f, v->exe ? v->exe : "");
+	fprintf(f, ",\"probes\":%u,\"probes_total\":%u,\"interval_s\":", v->probes,
+		v->probes_total);
+	json_double(f, v->interval_s);
+	fputs(",\"backend\":", f);
+	json_string(f, top_backend_name(g));
+	fputs(",\"mode\":", f);
+	json_string(f, top_mode_name(g));
+	fputs(",\"totals\":{", f);
+	for (size_t i = 0; i < TOP_N_COUNTERS; i++)
+		fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "", top_counter_names[i],
+			top_counter(&v->total, i));
+	fputs("},\"rates\":{", f);
+	for (size_t i = 0; i < TOP_N_COUNTERS; i++) {
+		fprintf(f, "%s\"%s\":", i ? "," : "", top_counter_names[i]);
+		json_double(f, v->rate[i]);
+	}
+	fputs("},\"dedupe_ratio\":", f);
+	json_double(f, v->dedupe_ratio);
+	fputs(",\"fusion_ratio\":", f);
+	json_double(f, v->fusion_ratio);
+	json_percentiles(f, "latency_ns", &v->latency, &v->latency_all);
+	json_percentiles(f, "batch_items", &v->batch, &v->batch_all);
+	json_percentiles(f, "plan_ns", &v->plan, &v->plan_all);
+	json_percentiles(f, "dispatch_ns", &v->dispatch, &v->dispatch_all);
+	if (g->have_arena)
+		fprintf(f,
+			",\"arena\":{\"used\":%" PRIu64 ",\"capacity\":%" PRIu64
+			",\"high_water\":%" PRIu64 "}",
+			g->arena_used, g->arena_capacity, g->arena_high_water);
+	else
+		fputs(",\"arena\":null", f);
+	fprintf(f, ",\"queue\":{\"depth\":%u,\"max_fill_pct\":%u,\"max_client\":%u}",
+		v->queue_depth, v->queue_max_fill, v->queue_max_client);
+	fprintf(f, ",\"last_error\":%d,\"sort\":", (int)g->last_error);
+	json_string(f, top_sort_name(v->sort));
+	fputs(",\"clients\":[", f);
+	for (uint32_t i = 0; i < v->n_rows; i++) {
+		const struct top_client_row *r = &v->rows[i];
+		fprintf(f,
+			"%s{\"id\":%u,\"pid\":%u,\"uid\":%u,\"domain\":%u,\"connected\":%s,"
+			"\"items\":%" PRIu64 ",\"items_per_s\":",
+			i ? "," : "", r->c.id, r->c.pid, r->c.uid, r->c.domain_id,
+			r->connected ? "true" : "false", r->c.items);
+		json_double(f, r->items_per_s);
+		fprintf(f,
+			",\"drains\":%" PRIu64 ",\"sq_depth\":%u,\"sq_entries\":%u,\"cq_free\":%u,"
+			"\"errors\":%" PRIu64 ",\"backpressure\":%" PRIu64 "}",
+			r->c.drains, r->c.sq_depth, r->c.sq_entries, r->c.cq_free, r->c.errors,
+			r->c.backpressure);
+	}
+	fprintf(f, "],\"slow_events\":%" PRIu64 ",\"slow\":[", v->slow_events);
+	for (uint32_t i = 0; i < v->n_slow; i++) {
+		if (i)
+			fputc(',', f);
+		json_slow(f, &v->slow[i]);
+	}
+	fputs("]}\n", f);
+}

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/top/top.h - the parts of vyre-top.
+ *
+ *   session.c    load bpf/vyre.bpf.c's skeleton, attach it to one vyred, and
+ *                read its maps into a struct top_sample
+ *   privilege.c  say which capability or kernel feature is missing
+ *   findpid.c    find the vyred that listens on a unix socket path
+ *   stats.c      turn two samples into a struct top_view (rates, ratios,
+ *                percentiles, sorted client rows): pure, unit-tested
+ *   refresh.c    the two samples a view is built from
+ *   print.c      a view as plain text (-b) or one JSON object (--json)
+ *   ui.c         the interactive ncurses screen
+ */
+#ifndef VYRE_TOP_H
+#define VYRE_TOP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "../../bpf/vyre_bpf.h"
+
+/* Slow-batch events kept per refresh; more are counted, not kept. */
+#define TOP_SLOW_KEEP 32u
+
+struct top_client {
+	uint32_t id;
+	uint32_t pid;
+	uint32_t uid;
+	uint32_t domain_id;
+	uint32_t flags; /* VYRE_BPF_CLIENT_*, ORed over CPUs */
+	uint32_t sq_depth;
+	uint32_t sq_entries;
+	uint32_t cq_free;
+	uint64_t items;
+	uint64_t drains;
+	uint64_t errors;
+	uint64_t backpressure;
+};
+
+struct top_sample {
+	uint64_t t_ns; /* CLOCK_MONOTONIC when taken */
+	struct vyre_bpf_counters c;
+	struct vyre_bpf_hist h[VYRE_BPF_HIST_COUNT];
+	struct vyre_bpf_gauges g;
+	struct top_client *clients; /* sorted by id */
+	uint32_t n_clients;
+	uint32_t cap_clients;
+	struct vyre_bpf_slow_batch slow[TOP_SLOW_KEEP]; /* events since the previous sample */
+	uint32_t n_slow;
+	uint64_t slow_events; /* events since the previous sample, kept or not */
+};
+
+/* Release a sample's client array. */
+void top_sample_free(struct top_sample *s);
+
+/* ---- session.c ---- */
+
+struct top_session;
+
+/*
+ * Load the BPF program with @slow_ns as the slow-batch threshold and attach
+ * every vyre probe found in process @pid's executable. Returns 0, or a
+ * negative errno with a sentence in @why.
+ */
+int top_session_open(struct top_session **out, pid_t pid, uint64_t slow_ns, char *why,
+		     size_t why_len);
+/* Probes attached, out of the probes the program has. */
+uint32_t top_session_probes(const struct top_session *s, uint32_t *total);
+/* The target's executable, as /proc/PID/exe points to it. */
+const char *top_session_exe(const struct top_session *s);
+/* Read every map and drain the slow-batch ring into @out. Returns 0 or -errno. */
+int top_session_sample(struct top_session *s, struct top_sample *out);
+void top_session_close(struct top_session *s);
+/*
+ * Load (and unload) the BPF program without attaching it: 0 when this
+ * process can run vyre-top, else a negative errno and the reason in @why.
+ */
+int top_bpf_usable(char *why, size_t why_len);
+
+/* ---- privilege.c ---- */
+
+/*
+ * 0 when this process may load BPF and attach uprobes; otherwise -EPERM (or
+ * -ENOTSUP for a missing kernel feature) and what is missing in @why.
+ */
+int top_check_privilege(char *why, size_t why_len);
+
+/* ---- findpid.c ---- */
+
+/*
+ * Scan /proc/net/unix text for the listening socket bound to @path and
+ * return its inode. Returns 0, or -ENOENT.
+ */
+int top_unix_listener_inode(FILE *net_unix, const char *path, unsigned long *inode);
+/* The process holding the listening socket at @path. Returns 0 or -errno with @why. */
+int top_find_socket_owner(const char *path, pid_t *pid, char *why, size_t why_len);
+
+/* ---- stats.c ---- */
+
+enum top_sort {
+	TOP_SORT_RATE = 0, /* items/s, highest first */
+	TOP_SORT_ITEMS,	   /* items since attach */
+	TOP_SORT_QUEUE,	   /* SQ depth */
+	TOP_SORT_ERRORS,
+	TOP_SORT_PID,
+	TOP_SORT_COUNT,
+};
+const char *top_sort_name(enum top_sort s);
+
+/* The counters of struct vyre_bpf_counters by name, in struct order. */
+#define TOP_N_COUNTERS (sizeof(struct vyre_bpf_counters) / sizeof(uint64_t))
+extern const char *const top_counter_names[TOP_N_COUNTERS];
+uint64_t top_counter(const struct vyre_bpf_counters *c, size_t i);
+
+struct top_percentiles {
+	uint64_t count;
+	uint64_t p50, p99, p999; /* upper bounds of the log2 buckets holding them */
+};
+
+/*
+ * The upper bound of the bucket holding quantile @q (0 < q <= 1) of @h: the
+ * smallest 2^b such that at least ceil(q * count) values are below it; 0
+ * for an empty histogram or when the values are all 0.
+ */
+uint64_t top_hist_quantile(const struct vyre_bpf_hist *h, double q);
+void top_hist_percentiles(const struct vyre_bpf_hist *h, struct top_percentiles *out);
+
+struct top_client_row {
+	struct top_client c;
+	double items_per_s;
+	double errors_per_s;
+	int connected; /* 0 once client_disconnect was seen */
+};
+
+struct top_view {
+	pid_t pid;
+	const char *exe;
+	uint32_t probes, probes_total;
+	double interval_s;		/* between the two samples */
+	struct vyre_bpf_counters total; /* since attach */
+	double rate[TOP_N_COUNTERS];	/* per second over the interval */
+	double dedupe_ratio;		/* deduped / items since attach, 0 when no items */
+	double fusion_ratio;		/* launches avoided / (launches + avoided) */
+	struct top_percentiles latency, batch, plan, dispatch;		       /* this interval */
+	struct top_percentiles latency_all, batch_all, plan_all, dispatch_all; /* since attach */
+	struct vyre_bpf_gauges gauges;
+	uint32_t queue_depth;	 /* SQEs waiting over connected clients */
+	uint32_t queue_max_fill; /* worst connected client's SQ fill, percent */
+	uint32_t queue_max_client;
+	struct top_client_row *rows; /* connected clients first, then by sort */
+	uint32_t n_rows;
+	enum top_sort sort;
+	const struct vyre_bpf_slow_batch *slow; /* this interval's events */
+	uint32_t n_slow;
+	uint64_t slow_events;
+};
+
+/*
+ * Build @v from the previous and the current sample (a zeroed @prev with
+ * t_ns = attach time for the first refresh). @rows must hold cur->n_clients
+ * entries. Pure: no I/O.
+ */
+void top_view_build(struct top_view *v, const struct top_sample *prev, const struct top_sample *cur,
+		    struct top_client_row *rows, enum top_sort sort);
+const char *top_backend_name(const struct vyre_bpf_gauges *g);
+const char *top_mode_name(const struct vyre_bpf_gauges *g);
+
+/* ---- print.c ---- */
+
+/* "12.3k", "4.50M": @v scaled with SI suffixes into @buf. */
+const char *top_fmt_count(char *buf, size_t len, double v);
+/* "850ns", "12.0us", "3.20ms", "1.50s". */
+const char *top_fmt_ns(char *buf, size_t len, uint64_t ns);
+/* "512B", "1.5MiB". */
+const char *top_fmt_bytes(char *buf, size_t len, uint64_t bytes);
+
+void top_print_text(FILE *f, const struct top_view *v);
+/* One JSON object on one line. */
+void top_print_json(FILE *f, const struct top_view *v, uint64_t wall_ns);
+
+/* ---- refresh.c ---- */
+
+/* The previous and the current sample and the view built from them. */
+struct top_state {
+	struct top_session *session;
+	struct top_sample sample[2];
+	int cur; /* index of the current sample */
+	struct top_client_row *rows;
+	uint32_t cap_rows;
+	struct top_view view;
+};
+
+/* Take the baseline sample (right after attaching, so every counter is 0). */
+int top_state_init(struct top_state *st, struct top_session *s, pid_t pid);
+/* Take a new sample and build the view against the previous one. */
+int top_state_refresh(struct top_state *st, enum top_sort sort);
+/* Rebuild the view of the last refresh with another sort order. */
+void top_state_resort(struct top_state *st, enum top_sort sort);
+void top_state_free(struct top_state *st);
+
+/* ---- ui.c ---- */
+
+struct top_options {
+	pid_t pid;
+	double delay_s;
+	long iterations; /* refreshes before exiting; 0: until quit */
+	uint64_t slow_ns;
+	enum top_sort sort;
+};
+
+/* The interactive screen over an initialised @st. Returns the process exit status. */
+int top_ui_run(struct top_state *st, const struct top_options *o);
+
+#endif /* VYRE_TOP_H */
