@@ -5,3 +5,9 @@ CORE_SRCS += planner/arena.c planner/errors.c planner/barrier.c planner/frontier
 	     planner/context.c planner/plan.c
 
 TESTS += test_planner_goldens
+
+# The planner tests share a stand-in for vyred's data and loop.
+PLANNER_WORLD_OBJ := $(BUILD)/obj/tests/test_planner_world.o
+TESTS += test_planner_diff
+TEST_EXTRA_OBJS_test_planner_diff := $(PLANNER_WORLD_OBJ)
+$(BUILD)/tests/test_planner_diff: $(PLANNER_WORLD_OBJ)

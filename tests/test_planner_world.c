@@ -1,0 +1,605 @@
+/* SPDX-License-Identifier: MIT */
+/* The planner tests' stand-in for vyred's data and loop (test_planner_world.h). */
+#include "test_planner_world.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../gpu/ops.h"
+
+const struct batch_mix mix_heavy = {
+    .dup_pct = 30,
+    .in_place_pct = 25,
+    .fence_pct = 5,
+    .nodedupe_pct = 5,
+    .invalid_pct = 5,
+    .rewrite_pct = 8,
+    .clients = 3,
+};
+
+const struct batch_mix mix_light = {
+    .dup_pct = 5,
+    .in_place_pct = 5,
+    .fence_pct = 1,
+    .nodedupe_pct = 1,
+    .invalid_pct = 1,
+    .rewrite_pct = 1,
+    .clients = 8,
+};
+
+#define POISON_STATUS 0x7eadbeef
+
+uint64_t splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint32_t pick(uint64_t *rng, uint32_t n)
+{
+	return (uint32_t)(splitmix64(rng) % n);
+}
+
+static int chance(uint64_t *rng, uint32_t pct)
+{
+	return pick(rng, 100) < pct;
+}
+
+uint32_t test_scale(void)
+{
+	const char *s = getenv("VYRE_TEST_SCALE");
+	long v = s ? strtol(s, NULL, 10) : 1;
+
+	return v >= 1 && v <= 100000 ? (uint32_t)v : 1;
+}
+
+/* A DFA with @states states over bytes 0..3 (payload bytes are small). */
+static void write_dfa(uint8_t *t, uint32_t states, uint64_t *rng)
+{
+	uint32_t words[2 + 1 + 256 * 3];
+	uint32_t accept_words = (states + 31) / 32;
+
+	words[0] = states;
+	words[1] = pick(rng, states);
+	words[2] = (uint32_t)splitmix64(rng) & ((1u << states) - 1);
+	for (uint32_t s = 0; s < states; s++)
+		for (uint32_t c = 0; c < 256; c++)
+			words[2 + accept_words + s * 256 + c] = pick(rng, states);
+	memcpy(t, words, vyre_dfa_table_bytes(states));
+}
+
+void world_init(struct world *w, uint64_t seed)
+{
+	uint64_t rng = seed ^ 0x776f726c64ull;
+	uint32_t states[3];
+	uint64_t off = 0;
+
+	memset(w, 0, sizeof(*w));
+	w->domain_id[0] = 10;
+	w->domain_id[1] = 20;
+	w->n_plain = 3 + pick(&rng, 4);
+	w->n_buffers = w->n_plain + 3;
+	for (uint32_t t = 0; t < 3; t++)
+		states[t] = 2 + pick(&rng, 2);
+	/* Both domains share one layout: handles alias across domains, contents do not. */
+	for (uint32_t h = 1; h <= w->n_buffers; h++) {
+		uint32_t bytes = h <= w->n_plain
+				     ? 4 * (1 + pick(&rng, 12))
+				     : (uint32_t)vyre_dfa_table_bytes(states[h - w->n_plain - 1]);
+
+		for (uint32_t d = 0; d < WORLD_DOMAINS; d++)
+			w->buf[d][h] = (struct world_buffer){.off = off, .bytes = bytes};
+		off += (bytes + 63) & ~63u;
+	}
+	w->heap_bytes = off;
+	for (uint32_t d = 0; d < WORLD_DOMAINS; d++) {
+		w->heap[d] = calloc(1, off);
+		w->oracle[d] = calloc(1, off);
+		w->run[d] = calloc(1, off);
+		if (!w->heap[d] || !w->oracle[d] || !w->run[d])
+			abort();
+		for (uint32_t h = 1; h <= w->n_plain; h++)
+			for (uint32_t i = 0; i < w->buf[d][h].bytes; i++)
+				w->heap[d][w->buf[d][h].off + i] = (uint8_t)pick(&rng, 4);
+		for (uint32_t t = 0; t < 3; t++)
+			write_dfa(w->heap[d] + w->buf[d][w->n_plain + 1 + t].off, states[t], &rng);
+	}
+}
+
+void world_fini(struct world *w)
+{
+	for (uint32_t d = 0; d < WORLD_DOMAINS; d++) {
+		free(w->heap[d]);
+		free(w->oracle[d]);
+		free(w->run[d]);
+	}
+	memset(w, 0, sizeof(*w));
+}
+
+int batch_alloc(struct batch *b, uint32_t max_items)
+{
+	memset(b, 0, sizeof(*b));
+	b->items = calloc(max_items, sizeof(*b->items));
+	b->exec = calloc(max_items, sizeof(*b->exec));
+	b->domain = calloc(max_items, sizeof(*b->domain));
+	b->client = calloc(max_items, sizeof(*b->client));
+	b->flags = calloc(max_items, sizeof(*b->flags));
+	b->results = calloc(max_items, sizeof(*b->results));
+	b->expect = calloc(max_items, sizeof(*b->expect));
+	if (!b->items || !b->exec || !b->domain || !b->client || !b->flags || !b->results ||
+	    !b->expect) {
+		batch_free(b);
+		return -1;
+	}
+	return 0;
+}
+
+void batch_free(struct batch *b)
+{
+	free(b->items);
+	free(b->exec);
+	free(b->domain);
+	free(b->client);
+	free(b->flags);
+	free(b->results);
+	free(b->expect);
+	memset(b, 0, sizeof(*b));
+}
+
+static uint32_t plain(const struct world *w, uint64_t *rng)
+{
+	return 1 + pick(rng, w->n_plain);
+}
+
+static uint32_t table(const struct world *w, uint64_t *rng)
+{
+	return w->n_plain + 1 + pick(rng, 2);
+}
+
+static struct vyre_work_item random_item(const struct world *w, uint64_t *rng,
+					 const struct batch_mix *mix)
+{
+	struct vyre_work_item it = {0};
+	uint32_t roll = pick(rng, 100);
+
+	it.param = (uint32_t)splitmix64(rng) % 7;
+	if (chance(rng, mix->rewrite_pct)) {
+		/* Rewrite a DFA table: replace it, garble it, or rewrite it unchanged. */
+		uint32_t t = table(w, rng), how = pick(rng, 3);
+
+		if (how == 0)
+			return (struct vyre_work_item){VYRE_OP_COPY, w->n_plain + 3, t, 0};
+		if (how == 1)
+			return (struct vyre_work_item){VYRE_OP_FILL, 0, t, it.param};
+		return (struct vyre_work_item){VYRE_OP_XOR, t, t, 0};
+	}
+	if (roll < 4) {
+		it.param = 0;
+		return it; /* NOP */
+	}
+	if (roll < 18) {
+		it.op_handle = VYRE_OP_FILL;
+		it.output_handle = plain(w, rng);
+		return it;
+	}
+	it.op_handle = roll < 32   ? VYRE_OP_COPY
+		       : roll < 42 ? VYRE_OP_ADD
+		       : roll < 48 ? VYRE_OP_XOR
+		       : roll < 52 ? VYRE_OP_MUL
+		       : roll < 62 ? VYRE_OP_SUM
+		       : roll < 70 ? VYRE_OP_MAX
+				   : VYRE_OP_DFA_SCAN;
+	it.input_handle = chance(rng, 10) ? table(w, rng) : plain(w, rng);
+	it.output_handle = chance(rng, mix->in_place_pct) ? it.input_handle : plain(w, rng);
+	if (it.op_handle == VYRE_OP_DFA_SCAN)
+		it.param = chance(rng, 5) ? plain(w, rng) : table(w, rng);
+	return it;
+}
+
+static struct vyre_work_item invalid_item(const struct world *w, uint64_t *rng)
+{
+	switch (pick(rng, 5)) {
+	case 0:
+		return (struct vyre_work_item){42, 1, 2, 0};
+	case 1:
+		return (struct vyre_work_item){VYRE_OP_NOP, 1, 0, 0};
+	case 2:
+		return (struct vyre_work_item){VYRE_OP_SUM, 1, w->n_buffers + 5, 0};
+	case 3:
+		return (struct vyre_work_item){VYRE_OP_FILL, 2, 1, 7};
+	default:
+		return (struct vyre_work_item){VYRE_OP_DFA_SCAN, 1, 2, 0};
+	}
+}
+
+static int handle_ok(const struct world *w, uint32_t h)
+{
+	return h >= 1 && h <= w->n_buffers;
+}
+
+/* What vyred does: check statically, resolve handles, or mark invalid. */
+static void resolve(const struct world *w, uint32_t d, const struct vyre_work_item *it,
+		    struct vyre_exec_item *x, uint32_t *flags)
+{
+	int mask = vyre_op_operands(it->op_handle);
+	uint32_t in_bytes = 0, out_bytes = 0;
+
+	*x = (struct vyre_exec_item){.op = it->op_handle, .param = it->param, .heap = d};
+	if (mask < 0 || ((mask & VYRE_OPERAND_IN) && !handle_ok(w, it->input_handle)) ||
+	    ((mask & VYRE_OPERAND_OUT) && !handle_ok(w, it->output_handle)) ||
+	    ((mask & VYRE_OPERAND_TABLE) && !handle_ok(w, it->param)))
+		goto invalid;
+	if (mask & VYRE_OPERAND_IN)
+		in_bytes = w->buf[d][it->input_handle].bytes;
+	if (mask & VYRE_OPERAND_OUT)
+		out_bytes = w->buf[d][it->output_handle].bytes;
+	if (vyre_op_check_lengths(it->op_handle, it, in_bytes, out_bytes))
+		goto invalid;
+	if (mask & VYRE_OPERAND_IN) {
+		x->in_off = w->buf[d][it->input_handle].off;
+		x->in_bytes = in_bytes;
+	}
+	if (mask & VYRE_OPERAND_OUT) {
+		x->out_off = w->buf[d][it->output_handle].off;
+		x->out_bytes = out_bytes;
+	}
+	if (mask & VYRE_OPERAND_TABLE) {
+		x->table_off = w->buf[d][it->param].off;
+		x->table_bytes = w->buf[d][it->param].bytes;
+		x->param = 0;
+	}
+	return;
+invalid:
+	/* The oracle runs an unknown op in its place: VYRE_E_INVAL, no effect. */
+	*x = (struct vyre_exec_item){.op = 42, .heap = d};
+	*flags |= VYRE_PLAN_F_INVALID;
+}
+
+void batch_generate(struct batch *b, const struct world *w, uint64_t seed, uint32_t n,
+		    const struct batch_mix *mix)
+{
+	uint64_t rng = seed;
+
+	b->n = n;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t d = pick(&rng, WORLD_DOMAINS);
+
+		if (k > 0 && chance(&rng, mix->dup_pct)) {
+			uint32_t j = pick(&rng, k);
+
+			b->items[k] = b->items[j];
+			d = b->domain[j] == w->domain_id[0] ? 0 : 1;
+		} else if (chance(&rng, mix->invalid_pct)) {
+			b->items[k] = invalid_item(w, &rng);
+		} else {
+			b->items[k] = random_item(w, &rng, mix);
+		}
+		b->domain[k] = w->domain_id[d];
+		b->client[k] = 100 * d + pick(&rng, mix->clients);
+		b->flags[k] = 0;
+		if (chance(&rng, mix->fence_pct))
+			b->flags[k] |= VYRE_SQE_FENCE;
+		if (chance(&rng, mix->nodedupe_pct))
+			b->flags[k] |= VYRE_SQE_NODEDUPE;
+		resolve(w, d, &b->items[k], &b->exec[k], &b->flags[k]);
+	}
+}
+
+static void reset_heaps(struct world *w, uint8_t **dst)
+{
+	for (uint32_t d = 0; d < WORLD_DOMAINS; d++)
+		memcpy(dst[d], w->heap[d], w->heap_bytes);
+}
+
+void world_run_oracle(struct world *w, struct batch *b)
+{
+	struct vyre_heap_view views[WORLD_DOMAINS];
+
+	reset_heaps(w, w->oracle);
+	for (uint32_t d = 0; d < WORLD_DOMAINS; d++)
+		views[d] = (struct vyre_heap_view){w->oracle[d], w->heap_bytes};
+	vyre_exec_sequential(views, b->exec, b->n, b->expect);
+}
+
+/* ------------------------------------------------------------ plan checks */
+
+struct access {
+	uint32_t read[2], n_reads, write; /* buffer keys: domain index * 64 + handle, or 0 */
+};
+
+static uint32_t key_of(const struct vyre_plan_batch *pb, uint32_t k, uint32_t handle)
+{
+	return handle ? (pb->domain[k] == 10 ? 0 : 64) + (handle & 63) : 0;
+}
+
+static void access_of(const struct vyre_plan_batch *pb, uint32_t k, struct access *a)
+{
+	struct vyre_op_access acc;
+
+	vyre_op_access(&pb->items[k], &acc);
+	a->n_reads = 0;
+	for (uint32_t i = 0; i < acc.n_reads; i++)
+		if (acc.reads[i])
+			a->read[a->n_reads++] = key_of(pb, k, acc.reads[i]);
+	a->write = key_of(pb, k, acc.write);
+}
+
+#define KEYS 128u
+
+struct order_check {
+	uint32_t last_writer_group[KEYS];
+	int32_t max_reader_group[KEYS]; /* since the last write; -1 when none */
+};
+
+static int check_hazards(const struct vyre_plan_batch *pb, const struct vyre_plan *plan,
+			 const uint32_t *group_of, const char *what)
+{
+	static struct order_check c;
+
+	for (uint32_t i = 0; i < KEYS; i++) {
+		c.last_writer_group[i] = UINT32_MAX;
+		c.max_reader_group[i] = -1;
+	}
+	for (uint32_t k = 0; k < plan->accepted; k++) {
+		struct access a;
+		uint32_t g = group_of[k];
+
+		if (g == UINT32_MAX)
+			continue;
+		access_of(pb, k, &a);
+		for (uint32_t i = 0; i < a.n_reads; i++) {
+			uint32_t lw = c.last_writer_group[a.read[i]];
+
+			if (lw != UINT32_MAX && lw >= g) {
+				printf("%s: item %u reads a buffer written in group %u but runs in "
+				       "group %u\n",
+				       what, k, lw, g);
+				return -1;
+			}
+		}
+		if (a.write) {
+			uint32_t lw = c.last_writer_group[a.write];
+			int32_t mr = c.max_reader_group[a.write];
+
+			if (lw != UINT32_MAX && lw >= g) {
+				printf("%s: item %u (group %u) rewrites a buffer written in group "
+				       "%u\n",
+				       what, k, g, lw);
+				return -1;
+			}
+			if (mr >= (int32_t)g) {
+				printf("%s: item %u (group %u) overwrites a buffer read in group "
+				       "%d\n",
+				       what, k, g, mr);
+				return -1;
+			}
+		}
+		for (uint32_t i = 0; i < a.n_reads; i++)
+			if ((int32_t)g > c.max_reader_group[a.read[i]])
+				c.max_reader_group[a.read[i]] = (int32_t)g;
+		if (a.write) {
+			c.last_writer_group[a.write] = g;
+			c.max_reader_group[a.write] = -1;
+		}
+	}
+	return 0;
+}
+
+static int is_launch_start(const struct vyre_plan *plan, uint32_t g)
+{
+	if (g == 0)
+		return 1;
+	for (uint32_t l = 0; l < plan->exec.n_launches; l++)
+		if (plan->exec.launch_end[l] == g)
+			return 1;
+	return 0;
+}
+
+static int check_fences(const struct vyre_plan_batch *pb, const struct vyre_plan *plan,
+			const uint32_t *group_of, const char *what)
+{
+	for (uint32_t f = 0; f < plan->accepted; f++) {
+		if (!(pb->flags[f] & VYRE_SQE_FENCE) || group_of[f] == UINT32_MAX)
+			continue;
+		if (!is_launch_start(plan, group_of[f])) {
+			printf("%s: fence item %u does not start a launch\n", what, f);
+			return -1;
+		}
+		for (uint32_t e = 0; e < f; e++) {
+			uint32_t src =
+			    plan->dedup_from[e] != VYRE_PLAN_NONE ? plan->dedup_from[e] : e;
+
+			if (pb->domain[e] != pb->domain[f] || pb->client[e] != pb->client[f] ||
+			    group_of[src] == UINT32_MAX)
+				continue;
+			if (group_of[src] >= group_of[f]) {
+				printf(
+				    "%s: fence item %u (group %u) not after item %u (group %u)\n",
+				    what, f, group_of[f], e, group_of[src]);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static int check_dedupe(const struct vyre_plan_batch *pb, const struct vyre_plan *plan,
+			const uint32_t *group_of, const char *what)
+{
+	for (uint32_t k = 0; k < plan->accepted; k++) {
+		uint32_t src = plan->dedup_from[k];
+
+		if (src == VYRE_PLAN_NONE)
+			continue;
+		if (src >= k || group_of[src] == UINT32_MAX ||
+		    (pb->flags[k] & VYRE_PLAN_F_INVALID) ||
+		    (pb->flags[k] & (VYRE_SQE_FENCE | VYRE_SQE_NODEDUPE)) ||
+		    memcmp(&pb->items[k], &pb->items[src], sizeof(pb->items[k])) != 0 ||
+		    pb->domain[k] != pb->domain[src] || !vyre_op_idempotent(&pb->items[k])) {
+			printf("%s: item %u may not be deduplicated from item %u\n", what, k, src);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int check_shape(const struct vyre_plan_batch *pb, const struct vyre_plan *plan,
+		       uint32_t *group_of, const char *what)
+{
+	const struct vyre_exec_plan *x = &plan->exec;
+	uint32_t start = 0, executed = 0;
+
+	if (plan->accepted == 0 || plan->accepted > pb->n) {
+		printf("%s: accepted %u of %u\n", what, plan->accepted, pb->n);
+		return -1;
+	}
+	for (uint32_t k = 0; k < plan->accepted; k++) {
+		group_of[k] = UINT32_MAX;
+		executed +=
+		    !(pb->flags[k] & VYRE_PLAN_F_INVALID) && plan->dedup_from[k] == VYRE_PLAN_NONE;
+	}
+	if (x->n_order != executed) {
+		printf("%s: %u items ordered, %u must run\n", what, x->n_order, executed);
+		return -1;
+	}
+	for (uint32_t g = 0; g < x->n_groups; g++) {
+		if (x->group_end[g] <= start || x->group_end[g] > x->n_order) {
+			printf("%s: group %u is empty or out of range\n", what, g);
+			return -1;
+		}
+		for (uint32_t pos = start; pos < x->group_end[g]; pos++) {
+			uint32_t k = x->order[pos];
+
+			if (k >= plan->accepted || group_of[k] != UINT32_MAX ||
+			    (pb->flags[k] & VYRE_PLAN_F_INVALID) ||
+			    plan->dedup_from[k] != VYRE_PLAN_NONE) {
+				printf("%s: order[%u] = %u may not run\n", what, pos, k);
+				return -1;
+			}
+			group_of[k] = g;
+		}
+		start = x->group_end[g];
+	}
+	if (start != x->n_order || (x->n_groups && !x->n_launches) ||
+	    (x->n_launches && x->launch_end[x->n_launches - 1] != x->n_groups)) {
+		printf("%s: groups or launches do not cover the plan\n", what);
+		return -1;
+	}
+	for (uint32_t l = 1; l < x->n_launches; l++)
+		if (x->launch_end[l] <= x->launch_end[l - 1]) {
+			printf("%s: launch %u is empty\n", what, l);
+			return -1;
+		}
+	if (plan->stats.executed != executed || plan->stats.groups != x->n_groups ||
+	    plan->stats.launches != x->n_launches ||
+	    plan->stats.launches_avoided != x->n_groups - x->n_launches ||
+	    plan->stats.accepted != plan->accepted ||
+	    plan->stats.barriers != (x->n_groups ? x->n_groups - 1 : 0)) {
+		printf("%s: plan figures disagree with the plan\n", what);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_plan(const struct vyre_plan_batch *pb, const struct vyre_plan *plan,
+		      const char *what)
+{
+	static uint32_t group_of[WORLD_MAX_ITEMS];
+
+	if (check_shape(pb, plan, group_of, what) || check_dedupe(pb, plan, group_of, what) ||
+	    check_hazards(pb, plan, group_of, what) || check_fences(pb, plan, group_of, what))
+		return -1;
+	return 0;
+}
+
+/* ------------------------------------------------------------ runs */
+
+int world_run_planned(struct world *w, struct batch *b, struct vyre_planner *p,
+		      const struct vyre_backend_ops *ops, struct vyre_backend *backend,
+		      struct planned_run *stats, const char *what)
+{
+	uint32_t offset = 0;
+
+	reset_heaps(w, w->run);
+	for (uint32_t d = 0; d < WORLD_DOMAINS; d++)
+		if (ops->register_heap(backend, d, w->run[d], w->heap_bytes))
+			return printf("%s: register_heap failed\n", what), -1;
+	for (uint32_t k = 0; k < b->n; k++)
+		b->results[k] = (struct vyre_exec_result){.status = POISON_STATUS};
+	while (offset < b->n) {
+		struct vyre_plan_batch pb = {
+		    .n = b->n - offset,
+		    .items = b->items + offset,
+		    .exec = b->exec + offset,
+		    .domain = b->domain + offset,
+		    .client = b->client + offset,
+		    .flags = b->flags + offset,
+		};
+		struct vyre_plan plan;
+		struct vyre_plan_error err;
+		int rc = vyre_planner_plan(p, &pb, &plan, &err);
+
+		if (rc) {
+			char msg[256];
+
+			vyre_plan_error_format(&err, msg, sizeof(msg));
+			printf("%s: plan failed: %d: %s\n", what, rc, msg);
+			return -1;
+		}
+		if (check_plan(&pb, &plan, what))
+			return -1;
+		struct vyre_exec_batch eb = {
+		    .items = b->exec + offset,
+		    .n_items = plan.accepted,
+		    .plan = plan.exec,
+		    .results = b->results + offset,
+		};
+		if (ops->submit(backend, &eb))
+			return printf("%s: submit failed\n", what), -1;
+		while (ops->poll(backend, 1000000000) == 0)
+			;
+		vyre_plan_complete(&plan, &pb, b->results + offset);
+		if (stats) {
+			stats->plans++;
+			stats->deduped += plan.stats.deduped;
+			stats->groups += plan.stats.groups;
+			stats->launches += plan.stats.launches;
+			stats->retries += plan.stats.retries;
+			stats->shrunk += plan.accepted < pb.n;
+			for (uint32_t g = 0; g < plan.exec.n_groups; g++)
+				stats->parallel +=
+				    plan.exec.group_end[g] - (g ? plan.exec.group_end[g - 1] : 0) >=
+				    2;
+		}
+		offset += plan.accepted;
+	}
+	return 0;
+}
+
+int world_compare(const struct world *w, const struct batch *b, const char *what)
+{
+	for (uint32_t k = 0; k < b->n; k++)
+		if (b->results[k].status != b->expect[k].status ||
+		    b->results[k].result != b->expect[k].result) {
+			printf("%s: item %u (op %u in %u out %u param %u, domain %u, flags %#x): "
+			       "status %d result %llu, oracle status %d result %llu\n",
+			       what, k, b->items[k].op_handle, b->items[k].input_handle,
+			       b->items[k].output_handle, b->items[k].param, b->domain[k],
+			       b->flags[k], b->results[k].status,
+			       (unsigned long long)b->results[k].result, b->expect[k].status,
+			       (unsigned long long)b->expect[k].result);
+			return -1;
+		}
+	for (uint32_t d = 0; d < WORLD_DOMAINS; d++)
+		for (uint64_t i = 0; i < w->heap_bytes; i++)
+			if (w->run[d][i] != w->oracle[d][i]) {
+				printf("%s: domain %u heap byte %llu differs from the oracle's\n",
+				       what, w->domain_id[d], (unsigned long long)i);
+				return -1;
+			}
+	return 0;
+}

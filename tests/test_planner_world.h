@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/test_planner_world.h - a stand-in for vyred's data for planner tests:
+ * two domains with heaps, buffers and DFA tables, seeded random batches with
+ * heavy hazards, the sequential oracle, and the daemon's plan/execute/replan
+ * loop with every plan checked against the planner's promises.
+ */
+#ifndef VYRE_TEST_PLANNER_WORLD_H
+#define VYRE_TEST_PLANNER_WORLD_H
+
+#include <stdint.h>
+
+#include "../planner/planner.h"
+
+#define WORLD_DOMAINS	  2u
+#define WORLD_MAX_BUFFERS 16u
+#define WORLD_MAX_ITEMS	  65536u
+
+struct world_buffer {
+	uint64_t off;
+	uint32_t bytes;
+};
+
+struct world {
+	uint32_t domain_id[WORLD_DOMAINS];
+	uint8_t *heap[WORLD_DOMAINS];	/* the pristine contents */
+	uint8_t *oracle[WORLD_DOMAINS]; /* what the oracle made of them */
+	uint8_t *run[WORLD_DOMAINS];	/* what a planned run made of them */
+	uint64_t heap_bytes;
+	uint32_t n_plain;   /* plain buffers: handles 1..n_plain */
+	uint32_t n_buffers; /* plus two DFA tables and a spare table */
+	struct world_buffer buf[WORLD_DOMAINS][WORLD_MAX_BUFFERS + 1];
+};
+
+/* How hard a generated batch leans on the hazards. */
+struct batch_mix {
+	uint32_t dup_pct;      /* repeats an earlier item */
+	uint32_t in_place_pct; /* in == out */
+	uint32_t fence_pct;
+	uint32_t nodedupe_pct;
+	uint32_t invalid_pct;
+	uint32_t rewrite_pct; /* rewrites a DFA table */
+	uint32_t clients;     /* per domain */
+};
+
+struct batch {
+	uint32_t n;
+	struct vyre_work_item *items;
+	struct vyre_exec_item *exec;
+	uint32_t *domain;
+	uint32_t *client;
+	uint32_t *flags;
+	struct vyre_exec_result *results; /* planned */
+	struct vyre_exec_result *expect;  /* the oracle's */
+};
+
+extern const struct batch_mix mix_heavy;
+extern const struct batch_mix mix_light;
+
+/* A world whose layout and contents follow from @seed. */
+void world_init(struct world *w, uint64_t seed);
+void world_fini(struct world *w);
+int batch_alloc(struct batch *b, uint32_t max_items);
+void batch_free(struct batch *b);
+/* @n items following @mix, resolved and marked as vyred would. */
+void batch_generate(struct batch *b, const struct world *w, uint64_t seed, uint32_t n,
+		    const struct batch_mix *mix);
+
+/* The oracle: every item in order on fresh copies of the heaps, into b->expect. */
+void world_run_oracle(struct world *w, struct batch *b);
+
+/* Statistics of one planned run, summed over its plans. */
+struct planned_run {
+	uint32_t plans;
+	uint32_t deduped;
+	uint32_t groups;
+	uint32_t launches;
+	uint32_t retries;
+	uint32_t shrunk;   /* plans that accepted less than offered */
+	uint32_t parallel; /* groups of two items or more */
+};
+
+/*
+ * The daemon's loop on fresh copies of the heaps: plan, check the plan,
+ * execute it on @backend, complete deduplicated and invalid items, replan
+ * what was left. Returns 0, or -1 after printing what broke (prefixed by
+ * @what).
+ */
+int world_run_planned(struct world *w, struct batch *b, struct vyre_planner *p,
+		      const struct vyre_backend_ops *ops, struct vyre_backend *backend,
+		      struct planned_run *stats, const char *what);
+
+/* Compare the planned run with the oracle's; prints the first difference. */
+int world_compare(const struct world *w, const struct batch *b, const char *what);
+
+/* VYRE_TEST_SCALE (default 1): multiplies iteration counts. */
+uint32_t test_scale(void);
+uint64_t splitmix64(uint64_t *state);
+
+#endif /* VYRE_TEST_PLANNER_WORLD_H */
