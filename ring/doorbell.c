@@ -55,7 +55,7 @@ int vyre_wake(uint32_t *need_wakeup, uint32_t *doorbell, int eventfd)
 		/* EAGAIN means the counter is saturated: the reader is already due. */
 		(void)w;
 	}
-	return 1;
+	return (int)need;
 }
 
 int vyre_futex_wait(uint32_t *word, uint32_t expected, int64_t timeout_ns)

@@ -151,7 +151,8 @@ int vyre_sq_push(struct vyre_sq_producer *p, const struct vyre_sqe *src, uint32_
 /*
  * vyre_sq_kick - after publishing: if vyred asked to be woken, bump the SQ
  * doorbell and wake it (futex and/or eventfd). Costs one shared load and no
- * syscall while vyred is awake. Returns 1 when it issued a wake-up.
+ * syscall while vyred is awake. Returns the need-wakeup bits it acted on
+ * (0: vyred was awake).
  */
 int vyre_sq_kick(struct vyre_sq_producer *p);
 
@@ -209,7 +210,10 @@ void vyre_cq_post(struct vyre_cq_producer *p, const struct vyre_cqe *cqe);
 
 /*
  * vyre_cq_flush - publish posted CQEs (store cq_tail) and wake the client if
- * it sleeps or armed its eventfd. Returns 1 when it issued a wake-up.
+ * it sleeps or armed its eventfd. Returns the need-wakeup bits it acted on,
+ * 0 when the client wanted no wake-up or nothing was new. With wake_fd -1
+ * the caller writes the eventfd itself when VYRE_CQ_WAKE_EVENTFD is returned
+ * (vyred does, through io_uring, so a hostile eventfd can never block it).
  */
 int vyre_cq_flush(struct vyre_cq_producer *p);
 
@@ -250,7 +254,7 @@ void vyre_sleep_finish(uint32_t *need_wakeup, uint32_t bit);
  * vyre_wake - the waker's half, after publishing: if *need_wakeup is
  * non-zero, bump the doorbell, futex-wake its sleepers (VYRE_*_WAKE_FUTEX)
  * and write 1 to @eventfd (VYRE_*_WAKE_EVENTFD, when @eventfd >= 0).
- * Returns 1 when it woke anything.
+ * Returns the need-wakeup bits it saw (0: nobody sleeps, nothing done).
  */
 int vyre_wake(uint32_t *need_wakeup, uint32_t *doorbell, int eventfd);
 

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ring/client.h - libvyre's connection object, shared by its source files.
+ */
+#ifndef VYRE_RING_CLIENT_H
+#define VYRE_RING_CLIENT_H
+
+#include <stdint.h>
+
+#include "proto.h"
+#include "ring.h"
+
+/* A buffer this connection allocated: cached so vyre_buffer_ptr needs no round trip. */
+struct vyre_client_buffer {
+	uint32_t handle; /* 0: empty slot */
+	uint32_t bytes;
+	uint64_t off;
+};
+
+struct vyre_client {
+	int sock;
+	int event_fd;	/* ours: vyred writes it when CQEs are ready and it is armed */
+	int sq_wake_fd; /* vyred's: we write it when vyred sleeps in eventfd mode */
+	struct vyre_region region;
+	struct vyre_sq_producer sq;
+	struct vyre_cq_consumer cq;
+	uint8_t *heap;
+	uint64_t heap_bytes;
+	uint32_t client_id;
+	uint32_t domain_id;
+	uint32_t next_id; /* control request ids */
+	uint32_t spin_ns; /* adaptive spin of vyre_wait before it sleeps */
+	int event_armed;
+	struct vyre_client_buffer *bufs; /* open addressing, linear probing */
+	uint32_t bufs_cap;		 /* a power of two */
+	uint32_t bufs_used;
+};
+
+/* One request/reply exchange on the control socket. */
+int vyre_client_call(struct vyre_client *c, struct vyre_msg *req, uint16_t reply_type,
+		     struct vyre_msg *reply);
+
+/* Non-zero when vyred marked the region closed or the socket hung up. */
+int vyre_client_gone(struct vyre_client *c);
+
+/* The buffer cache of this connection's own allocations. */
+int vyre_client_cache_put(struct vyre_client *c, uint32_t handle, uint64_t off, uint32_t bytes);
+const struct vyre_client_buffer *vyre_client_cache_get(const struct vyre_client *c,
+						       uint32_t handle);
+void vyre_client_cache_del(struct vyre_client *c, uint32_t handle);
+
+#endif /* VYRE_RING_CLIENT_H */

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libvyre: buffer alloc/free/ptr. Buffers this connection allocated are
+ * cached (open addressing, linear probing, backward-shift deletion); other
+ * handles of the domain are looked up at vyred each time, since another
+ * client may free them at any moment.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+
+static uint32_t bucket(uint32_t handle, uint32_t cap)
+{
+	return (handle * 2654435761u) & (cap - 1);
+}
+
+static void cache_insert(struct vyre_client_buffer *tab, uint32_t cap,
+			 const struct vyre_client_buffer *b)
+{
+	uint32_t i = bucket(b->handle, cap);
+
+	while (tab[i].handle != 0 && tab[i].handle != b->handle)
+		i = (i + 1) & (cap - 1);
+	tab[i] = *b;
+}
+
+int vyre_client_cache_put(struct vyre_client *c, uint32_t handle, uint64_t off, uint32_t bytes)
+{
+	/* Keep the load under one half so probes stay short. */
+	if ((uint64_t)(c->bufs_used + 1) * 2 > c->bufs_cap) {
+		uint32_t cap = c->bufs_cap ? c->bufs_cap * 2 : 64;
+
+		if (cap < c->bufs_cap)
+			return VYRE_E_NOMEM;
+		struct vyre_client_buffer *tab = calloc(cap, sizeof(*tab));
+
+		if (!tab)
+			return VYRE_E_NOMEM;
+		for (uint32_t i = 0; i < c->bufs_cap; i++)
+			if (c->bufs[i].handle)
+				cache_insert(tab, cap, &c->bufs[i]);
+		free(c->bufs);
+		c->bufs = tab;
+		c->bufs_cap = cap;
+	}
+	struct vyre_client_buffer b = {.handle = handle, .bytes = bytes, .off = off};
+
+	cache_insert(c->bufs, c->bufs_cap, &b);
+	c->bufs_used++;
+	return 0;
+}
+
+const struct vyre_client_buffer *vyre_client_cache_get(const struct vyre_client *c, uint32_t handle)
+{
+	if (!c->bufs_cap || handle == 0)
+		return NULL;
+	for (uint32_t i = bucket(handle, c->bufs_cap);; i = (i + 1) & (c->bufs_cap - 1)) {
+		if (c->bufs[i].handle == handle)
+			return &c->bufs[i];
+		if (c->bufs[i].handle == 0)
+			return NULL;
+	}
+}
+
+void vyre_client_cache_del(struct vyre_client *c, uint32_t handle)
+{
+	const struct vyre_client_buffer *hit = vyre_client_cache_get(c, handle);
+
+	if (!hit)
+		return;
+	uint32_t mask = c->bufs_cap - 1;
+	uint32_t hole = (uint32_t)(hit - c->bufs);
+
+	/* Backward shift: pull later entries of the probe run into the hole. */
+	for (uint32_t j = (hole + 1) & mask; c->bufs[j].handle; j = (j + 1) & mask) {
+		uint32_t home = bucket(c->bufs[j].handle, c->bufs_cap);
+
+		if (((j - home) & mask) >= ((j - hole) & mask)) {
+			c->bufs[hole] = c->bufs[j];
+			hole = j;
+		}
+	}
+	c->bufs[hole].handle = 0;
+	c->bufs_used--;
+}
+
+static int range_ok(const struct vyre_client *c, uint64_t off, uint32_t bytes)
+{
+	return off <= c->heap_bytes && bytes <= c->heap_bytes - off;
+}
+
+int vyre_buffer_alloc(struct vyre_client *c, uint32_t bytes, uint32_t flags, uint32_t *handle)
+{
+	struct vyre_msg req, rep;
+
+	if (!c || !handle || flags != 0 || (bytes & 3u))
+		return VYRE_E_INVAL;
+	memset(&req, 0, sizeof(req));
+	req.type = VYRE_MSG_ALLOC;
+	req.u.buffer.bytes = bytes;
+	int rc = vyre_client_call(c, &req, VYRE_MSG_BUFFER_REPLY, &rep);
+
+	if (rc != 0)
+		return rc;
+	if (rep.u.buffer_reply.status != 0)
+		return rep.u.buffer_reply.status;
+	if (rep.u.buffer_reply.handle == 0 || rep.u.buffer_reply.bytes != bytes ||
+	    !range_ok(c, rep.u.buffer_reply.offset, bytes))
+		return VYRE_E_PROTO;
+	rc = vyre_client_cache_put(c, rep.u.buffer_reply.handle, rep.u.buffer_reply.offset, bytes);
+	if (rc != 0) {
+		vyre_buffer_free(c, rep.u.buffer_reply.handle);
+		return rc;
+	}
+	*handle = rep.u.buffer_reply.handle;
+	return 0;
+}
+
+int vyre_buffer_free(struct vyre_client *c, uint32_t handle)
+{
+	struct vyre_msg req, rep;
+
+	if (!c || handle == 0)
+		return VYRE_E_INVAL;
+	memset(&req, 0, sizeof(req));
+	req.type = VYRE_MSG_FREE;
+	req.u.buffer.handle = handle;
+	int rc = vyre_client_call(c, &req, VYRE_MSG_BUFFER_REPLY, &rep);
+
+	if (rc != 0)
+		return rc;
+	vyre_client_cache_del(c, handle);
+	return rep.u.buffer_reply.status;
+}
+
+void *vyre_buffer_ptr(struct vyre_client *c, uint32_t handle, uint32_t *bytes)
+{
+	const struct vyre_client_buffer *b = c ? vyre_client_cache_get(c, handle) : NULL;
+	struct vyre_msg req, rep;
+
+	if (!c || handle == 0)
+		return NULL;
+	if (b) {
+		if (bytes)
+			*bytes = b->bytes;
+		return c->heap + b->off;
+	}
+	memset(&req, 0, sizeof(req));
+	req.type = VYRE_MSG_LOOKUP;
+	req.u.buffer.handle = handle;
+	if (vyre_client_call(c, &req, VYRE_MSG_BUFFER_REPLY, &rep) != 0 ||
+	    rep.u.buffer_reply.status != 0 || rep.u.buffer_reply.handle != handle ||
+	    !range_ok(c, rep.u.buffer_reply.offset, rep.u.buffer_reply.bytes))
+		return NULL;
+	if (bytes)
+		*bytes = rep.u.buffer_reply.bytes;
+	return c->heap + rep.u.buffer_reply.offset;
+}

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libvyre: connecting (hello, region and heap mapping), the control
+ * request/reply exchange, liveness, and closing.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "client.h"
+
+/* A daemon that stops answering control requests fails them instead of hanging us. */
+#define CONTROL_TIMEOUT_S 30
+
+int vyre_client_call(struct vyre_client *c, struct vyre_msg *req, uint16_t reply_type,
+		     struct vyre_msg *reply)
+{
+	int fds[VYRE_MSG_MAX_FDS];
+	unsigned nfds;
+
+	req->id = ++c->next_id;
+	int rc = vyre_msg_send(c->sock, req, NULL, 0);
+
+	if (rc != 0)
+		return rc == VYRE_E_AGAIN ? VYRE_E_DISCONNECTED : rc;
+	rc = vyre_msg_recv(c->sock, reply, fds, 0, &nfds, 0);
+	if (rc != 0)
+		return rc;
+	if (reply->type == VYRE_MSG_ERROR)
+		return reply->u.error < 0 ? reply->u.error : VYRE_E_PROTO;
+	if (reply->type != reply_type || reply->id != req->id ||
+	    reply->abi_version != VYRE_ABI_VERSION)
+		return VYRE_E_PROTO;
+	return 0;
+}
+
+int vyre_client_gone(struct vyre_client *c)
+{
+	struct pollfd p = {.fd = c->sock, .events = POLLIN | POLLRDHUP};
+
+	if (__atomic_load_n(&c->region.hdr->closed, __ATOMIC_ACQUIRE))
+		return 1;
+	/* vyred never sends unsolicited messages, so readable means hung up. */
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR));
+}
+
+static int connect_socket(const char *path, int *out)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct timeval tv = {.tv_sec = CONTROL_TIMEOUT_S};
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return VYRE_E_INVAL;
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return VYRE_E_NOMEM;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		int e = errno;
+
+		close(fd);
+		return (e == EACCES || e == EPERM) ? VYRE_E_PERM : VYRE_E_DISCONNECTED;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	*out = fd;
+	return 0;
+}
+
+static int send_hello(struct vyre_client *c, const struct vyre_connect_opts *o)
+{
+	struct vyre_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_HELLO;
+	m.id = ++c->next_id;
+	if (o) {
+		m.u.hello.sq_entries = o->sq_entries;
+		m.u.hello.cq_entries = o->cq_entries;
+		m.u.hello.heap_bytes = o->heap_bytes;
+		if (o->domain) {
+			if (strlen(o->domain) > VYRE_DOMAIN_NAME_MAX || o->domain[0] == '\0')
+				return VYRE_E_INVAL;
+			strcpy(m.u.hello.domain, o->domain);
+		}
+	}
+	int rc = vyre_msg_send(c->sock, &m, &c->event_fd, 1);
+
+	return rc == VYRE_E_AGAIN ? VYRE_E_DISCONNECTED : rc;
+}
+
+static int map_heap(struct vyre_client *c, int fd, uint64_t bytes)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0 || st.st_size <= 0 || (uint64_t)st.st_size != bytes ||
+	    bytes > SIZE_MAX)
+		return VYRE_E_PROTO;
+	void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED)
+		return VYRE_E_NOMEM;
+	c->heap = p;
+	c->heap_bytes = bytes;
+	return 0;
+}
+
+static int reply_status(const struct vyre_msg *m, unsigned nfds)
+{
+	if (m->type == VYRE_MSG_ERROR && m->u.error < 0)
+		return m->u.error;
+	if (m->type != VYRE_MSG_HELLO_REPLY || m->abi_version != VYRE_ABI_VERSION)
+		return VYRE_E_PROTO;
+	if (m->u.hello_reply.status != 0)
+		return m->u.hello_reply.status;
+	return nfds == 3 ? 0 : VYRE_E_PROTO;
+}
+
+/* The hello reply: status, then the region, heap and SQ eventfd. Consumes @fds. */
+static int accept_reply(struct vyre_client *c, const struct vyre_msg *m, int *fds, unsigned nfds)
+{
+	const struct vyre_msg_hello_reply *r = &m->u.hello_reply;
+	int rc = reply_status(m, nfds);
+
+	if (rc == 0) {
+		rc = vyre_region_map(fds[0], &c->region);
+		if (rc == 0)
+			fds[0] = -1; /* the region owns it now */
+	}
+	if (rc == 0)
+		rc = map_heap(c, fds[1], r->heap_bytes);
+	if (rc == 0 &&
+	    (c->region.sq_entries != r->sq_entries || c->region.cq_entries != r->cq_entries ||
+	     c->region.hdr->client_id != r->client_id))
+		rc = VYRE_E_PROTO;
+	if (rc == 0) {
+		c->sq_wake_fd = fds[2];
+		fds[2] = -1;
+		c->client_id = r->client_id;
+		c->domain_id = r->domain_id;
+	}
+	for (unsigned i = 0; i < nfds; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return rc;
+}
+
+int vyre_connect(const struct vyre_connect_opts *o, struct vyre_client **out)
+{
+	const char *path = o && o->socket_path ? o->socket_path : getenv("VYRE_SOCKET");
+	struct vyre_client *c = calloc(1, sizeof(*c));
+	struct vyre_msg m;
+	int fds[VYRE_MSG_MAX_FDS];
+	unsigned nfds = 0;
+	int rc;
+
+	if (!c)
+		return VYRE_E_NOMEM;
+	if (!path || !*path)
+		path = VYRE_DEFAULT_SOCKET;
+	c->sock = c->event_fd = c->sq_wake_fd = c->region.fd = -1;
+	c->spin_ns = 20000;
+	c->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->event_fd < 0) {
+		rc = VYRE_E_NOMEM;
+		goto fail;
+	}
+	rc = connect_socket(path, &c->sock);
+	if (rc == 0)
+		rc = send_hello(c, o);
+	if (rc == 0)
+		rc = vyre_msg_recv(c->sock, &m, fds, VYRE_MSG_MAX_FDS, &nfds, 0);
+	if (rc == 0)
+		rc = accept_reply(c, &m, fds, nfds);
+	if (rc != 0)
+		goto fail;
+	vyre_sq_producer_init(&c->sq, &c->region, c->sq_wake_fd);
+	vyre_cq_consumer_init(&c->cq, &c->region);
+	*out = c;
+	return 0;
+fail:
+	vyre_close(c);
+	return rc;
+}
+
+void vyre_close(struct vyre_client *c)
+{
+	if (!c)
+		return;
+	if (c->sock >= 0)
+		close(c->sock);
+	if (c->region.hdr)
+		vyre_region_unmap(&c->region);
+	else if (c->region.fd >= 0)
+		close(c->region.fd);
+	if (c->heap)
+		munmap(c->heap, (size_t)c->heap_bytes);
+	if (c->event_fd >= 0)
+		close(c->event_fd);
+	if (c->sq_wake_fd >= 0)
+		close(c->sq_wake_fd);
+	free(c->bufs);
+	free(c);
+}

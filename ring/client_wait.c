@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libvyre: reaping completions, sleeping for them on the CQ doorbell, and
+ * the eventfd for epoll loops.
+ */
+#include <unistd.h>
+
+#include "client.h"
+
+/* How often a sleeping vyre_wait looks at the socket, so a dead vyred is noticed. */
+#define LIVENESS_SLICE_NS 50000000ll
+#define SPIN_MAX_NS	  50000u
+#define SPIN_MIN_NS	  1000u
+
+int vyre_reap(struct vyre_client *c, struct vyre_cqe *out, uint32_t max)
+{
+	if (!c || (!out && max))
+		return VYRE_E_INVAL;
+	if (max == 0)
+		return 0;
+	if (max > (uint32_t)INT32_MAX)
+		max = (uint32_t)INT32_MAX;
+	int n = vyre_cq_reap(&c->cq, out, max);
+
+	if (n > 0) {
+		/* CQ space freed: a vyred that slept because our CQ was full drains again. */
+		vyre_sq_kick(&c->sq);
+		return n;
+	}
+	if (n == 0 && __atomic_load_n(&c->region.hdr->closed, __ATOMIC_ACQUIRE))
+		return VYRE_E_DISCONNECTED;
+	return n;
+}
+
+/* Spins up to c->spin_ns; adapts the budget to whether spinning paid off. */
+static int spin_reap(struct vyre_client *c, struct vyre_cqe *out, uint32_t max, uint64_t until)
+{
+	uint64_t start = vyre_now_ns(), now = start;
+	uint64_t stop = start + c->spin_ns;
+
+	if (stop > until)
+		stop = until;
+	do {
+		int n = vyre_reap(c, out, max);
+
+		if (n != 0) {
+			if (n > 0 && now > start && c->spin_ns < SPIN_MAX_NS)
+				c->spin_ns *= 2;
+			return n;
+		}
+		for (int i = 0; i < 64; i++)
+			vyre_cpu_relax();
+		now = vyre_now_ns();
+	} while (now < stop);
+	if (c->spin_ns > SPIN_MIN_NS)
+		c->spin_ns /= 2;
+	return 0;
+}
+
+int vyre_wait(struct vyre_client *c, struct vyre_cqe *out, uint32_t max, int64_t timeout_ns)
+{
+	struct vyre_region_header *h;
+	uint64_t until = timeout_ns < 0 ? UINT64_MAX : vyre_now_ns() + (uint64_t)timeout_ns;
+
+	if (!c || !out || max == 0)
+		return VYRE_E_INVAL;
+	h = c->region.hdr;
+	int n = spin_reap(c, out, max, until);
+
+	while (n == 0) {
+		uint64_t now = vyre_now_ns();
+
+		if (now >= until)
+			return VYRE_E_TIMEDOUT;
+		uint64_t slice = until - now;
+
+		if (slice > (uint64_t)LIVENESS_SLICE_NS)
+			slice = (uint64_t)LIVENESS_SLICE_NS;
+		uint32_t seen =
+		    vyre_sleep_prepare(&h->cq_need_wakeup, &h->cq_doorbell, VYRE_CQ_WAKE_FUTEX);
+		int rc = 0;
+
+		if (vyre_cq_ready(&c->cq) == 0 && !__atomic_load_n(&h->closed, __ATOMIC_ACQUIRE))
+			rc = vyre_futex_wait(&h->cq_doorbell, seen, (int64_t)slice);
+		vyre_sleep_finish(&h->cq_need_wakeup, VYRE_CQ_WAKE_FUTEX);
+		n = vyre_reap(c, out, max);
+		if (n == 0 && rc == VYRE_E_TIMEDOUT && vyre_client_gone(c))
+			return VYRE_E_DISCONNECTED;
+	}
+	return n;
+}
+
+int vyre_event_fd(struct vyre_client *c)
+{
+	if (!c)
+		return VYRE_E_INVAL;
+	if (!c->event_armed) {
+		struct vyre_region_header *h = c->region.hdr;
+
+		/* Armed for good: vyred writes the eventfd on every flush from now on. */
+		vyre_sleep_prepare(&h->cq_need_wakeup, &h->cq_doorbell, VYRE_CQ_WAKE_EVENTFD);
+		c->event_armed = 1;
+		if (vyre_cq_ready(&c->cq) || __atomic_load_n(&h->closed, __ATOMIC_ACQUIRE)) {
+			uint64_t one = 1;
+			ssize_t w = write(c->event_fd, &one, sizeof(one));
+
+			(void)w; /* EAGAIN: already readable */
+		}
+	}
+	return c->event_fd;
+}
