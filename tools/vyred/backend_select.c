@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --backend auto|cpu|cuda. auto takes CUDA when this build has it and it
+ * initializes (a usable GPU, the embedded megakernel loads), else the CPU
+ * backend, and logs which and why.
+ */
+#include <string.h>
+
+#include "daemon.h"
+
+static int init(struct vyre_daemon *d, const struct vyre_backend_ops *ops, char *why,
+		uint32_t why_len)
+{
+	struct vyre_backend_config bc = {
+	    .max_heaps = d->cfg.max_domains,
+	    .max_items = d->cfg.max_batch,
+	    .cpu_threads = d->cfg.cpu_threads,
+	    .cuda_mode = d->cfg.mode,
+	    .cuda_device = 0,
+	};
+
+	why[0] = '\0';
+	int rc = ops->init(&d->backend, &bc, why, why_len);
+
+	if (rc == 0)
+		d->backend_ops = ops;
+	else if (!why[0])
+		strncpy(why, vyre_strerror(rc), why_len - 1);
+	return rc;
+}
+
+int vyre_backend_select(struct vyre_daemon *d)
+{
+	char why[256];
+	const char *mode = d->cfg.mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch";
+
+	memset(why, 0, sizeof(why));
+	if (d->cfg.backend == VYRE_BACKEND_CHOICE_CUDA) {
+		if (!vyre_cuda_backend) {
+			vyre_log("--backend cuda: %s", vyre_cuda_unavailable);
+			return -1;
+		}
+		if (init(d, vyre_cuda_backend, why, sizeof(why)) != 0) {
+			vyre_log("--backend cuda: cannot initialize: %s", why);
+			return -1;
+		}
+		vyre_log("backend: cuda (%s mode)%s%s", mode, why[0] ? ": " : "", why);
+		return 0;
+	}
+	if (d->cfg.backend == VYRE_BACKEND_CHOICE_AUTO) {
+		if (!vyre_cuda_backend) {
+			vyre_log("backend auto: cpu, because %s", vyre_cuda_unavailable);
+		} else if (init(d, vyre_cuda_backend, why, sizeof(why)) == 0) {
+			vyre_log("backend auto: cuda (%s mode), a usable GPU was found%s%s", mode,
+				 why[0] ? ": " : "", why);
+			return 0;
+		} else {
+			vyre_log("backend auto: cpu, because cuda is unusable: %s", why);
+		}
+	}
+	if (init(d, &vyre_cpu_backend, why, sizeof(why)) != 0) {
+		vyre_log("cpu backend: cannot initialize: %s", why);
+		return -1;
+	}
+	if (d->cfg.backend == VYRE_BACKEND_CHOICE_CPU)
+		vyre_log("backend: cpu (--backend cpu)");
+	return 0;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* The batch arrays, allocated once, and one pass of the pipeline. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+int vyre_batch_init(struct vyre_batch *b, uint32_t cap)
+{
+	memset(b, 0, sizeof(*b));
+	b->cap = cap;
+	b->sqes = calloc(cap, sizeof(*b->sqes));
+	b->items = calloc(cap, sizeof(*b->items));
+	b->exec = calloc(cap, sizeof(*b->exec));
+	b->results = calloc(cap, sizeof(*b->results));
+	b->status = calloc(cap, sizeof(*b->status));
+	b->domain = calloc(cap, sizeof(*b->domain));
+	b->flags = calloc(cap, sizeof(*b->flags));
+	b->conn = calloc(cap, sizeof(*b->conn));
+	b->dedup_of = calloc(cap, sizeof(*b->dedup_of));
+	b->touched = calloc(cap, sizeof(*b->touched));
+	b->seq_order = calloc(cap, sizeof(*b->seq_order));
+	b->seq_ends = calloc(cap, sizeof(*b->seq_ends));
+	if (!b->sqes || !b->items || !b->exec || !b->results || !b->status || !b->domain ||
+	    !b->flags || !b->conn || !b->dedup_of || !b->touched || !b->seq_order || !b->seq_ends) {
+		vyre_batch_fini(b);
+		return VYRE_E_NOMEM;
+	}
+	return 0;
+}
+
+void vyre_batch_fini(struct vyre_batch *b)
+{
+	free(b->sqes);
+	free(b->items);
+	free(b->exec);
+	free(b->results);
+	free(b->status);
+	free(b->domain);
+	free(b->flags);
+	free(b->conn);
+	free(b->dedup_of);
+	free(b->touched);
+	free(b->seq_order);
+	free(b->seq_ends);
+	memset(b, 0, sizeof(*b));
+}
+
+int vyre_pipeline_run(struct vyre_daemon *d)
+{
+	struct vyre_batch *b = &d->batch;
+
+	memset(&b->stats, 0, sizeof(b->stats));
+	vyre_stage_drain(d, b);
+	if (b->n == 0)
+		return 0;
+	vyre_stage_resolve(d, b);
+	vyre_stage_plan(d, b);
+	vyre_stage_execute(d, b);
+	vyre_stage_complete(d, b);
+	b->stats.seq = ++d->batches;
+	d->items_total += b->n_accepted;
+	return (int)b->n_accepted;
+}

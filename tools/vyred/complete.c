@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Complete: one CQE per accepted item, posted to its client's CQ in
+ * acceptance order (so a FENCE item's CQE always follows every earlier one
+ * of its client), then each client's SQ head advances by what was accepted
+ * and its CQ tail is published with a wake-up if it sleeps.
+ */
+#include <inttypes.h>
+
+#include "daemon.h"
+
+static uint32_t log2_bucket(uint64_t ns)
+{
+	return ns ? 64u - (uint32_t)__builtin_clzll(ns) : 0;
+}
+
+static void fill_cqe(const struct vyre_batch *b, uint32_t i, uint64_t now, struct vyre_cqe *cqe)
+{
+	uint32_t j = b->dedup_of[i];
+
+	cqe->user_data = b->sqes[i].user_data;
+	cqe->complete_ns = now;
+	cqe->flags = 0;
+	if (b->status[i] != 0) {
+		cqe->status = b->status[i];
+		cqe->result = 0;
+	} else if (j != VYRE_PLAN_NO_DEDUPE) {
+		cqe->status = b->results[j].status;
+		cqe->result = b->results[j].result;
+		cqe->flags = VYRE_CQE_DEDUPED;
+	} else {
+		cqe->status = b->results[i].status;
+		cqe->result = b->results[i].result;
+	}
+}
+
+void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b)
+{
+	uint64_t now = vyre_now_ns();
+	struct vyre_batch_stats *st = &b->stats;
+
+	for (uint32_t t = 0; t < b->n_touched; t++) {
+		struct vyre_conn *c = &d->conns[b->touched[t]];
+		uint32_t n = c->batch_count;
+
+		for (uint32_t i = c->batch_first; i < c->batch_first + n; i++) {
+			struct vyre_cqe cqe;
+
+			fill_cqe(b, i, now, &cqe);
+			vyre_cq_post(&c->cq, &cqe);
+			st->errors += cqe.status != 0;
+			uint64_t lat = now > b->sqes[i].submit_ns ? now - b->sqes[i].submit_ns : 0;
+
+			uint32_t bucket = log2_bucket(lat);
+
+			st->latency_log2[bucket < VYRE_LATENCY_BUCKETS
+					     ? bucket
+					     : VYRE_LATENCY_BUCKETS - 1]++;
+			if (d->accept_log)
+				fprintf(d->accept_log, "%" PRIu32 " %" PRIu64 "\n", c->id,
+					cqe.user_data);
+		}
+		if (n == 0)
+			continue;
+		vyre_sq_release(&c->sq, n);
+		c->inflight -= n;
+		c->items_done += n;
+		if (vyre_cq_flush(&c->cq) & VYRE_CQ_WAKE_EVENTFD)
+			vyre_loop_write_eventfd(d, c);
+	}
+	if (d->accept_log)
+		fflush(d->accept_log);
+	st->complete_ns = vyre_now_ns() - now;
+}

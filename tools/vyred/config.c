@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/* vyred's command line: every flag, its default and its bounds. */
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vyre/vyre.h"
+
+#include "config.h"
+
+enum {
+	OPT_SOCKET = 256,
+	OPT_ALLOW_UID,
+	OPT_ALLOW_GID,
+	OPT_BACKEND,
+	OPT_MODE,
+	OPT_DOORBELL,
+	OPT_MAX_BATCH,
+	OPT_MAX_CLIENTS,
+	OPT_MAX_DOMAINS,
+	OPT_MAX_BUFFERS,
+	OPT_SQ_MAX,
+	OPT_CQ_MAX,
+	OPT_HEAP_MAX,
+	OPT_SPIN_US,
+	OPT_CPU_THREADS,
+	OPT_ACCEPT_LOG,
+};
+
+static const struct option options[] = {
+    {"socket", required_argument, NULL, OPT_SOCKET},
+    {"allow-uid", required_argument, NULL, OPT_ALLOW_UID},
+    {"allow-gid", required_argument, NULL, OPT_ALLOW_GID},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"mode", required_argument, NULL, OPT_MODE},
+    {"doorbell", required_argument, NULL, OPT_DOORBELL},
+    {"max-batch", required_argument, NULL, OPT_MAX_BATCH},
+    {"max-clients", required_argument, NULL, OPT_MAX_CLIENTS},
+    {"max-domains", required_argument, NULL, OPT_MAX_DOMAINS},
+    {"max-buffers", required_argument, NULL, OPT_MAX_BUFFERS},
+    {"sq-entries-max", required_argument, NULL, OPT_SQ_MAX},
+    {"cq-entries-max", required_argument, NULL, OPT_CQ_MAX},
+    {"heap-bytes-max", required_argument, NULL, OPT_HEAP_MAX},
+    {"spin-us", required_argument, NULL, OPT_SPIN_US},
+    {"cpu-threads", required_argument, NULL, OPT_CPU_THREADS},
+    {"accept-log", required_argument, NULL, OPT_ACCEPT_LOG},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: vyred [options]\n"
+		"\n"
+		"The vyre daemon: drains work items from its clients' shared-memory rings,\n"
+		"executes them and posts completions. Runs in the foreground, logs to stderr;\n"
+		"SIGTERM or SIGINT drains, completes everything accepted, removes the socket\n"
+		"and exits 0.\n"
+		"\n"
+		"  --socket PATH          control socket (default %s; mode 0660,\n"
+		"                         parent directory created)\n"
+		"  --allow-uid UID|NAME   allow this user to connect (repeatable; default:\n"
+		"                         the daemon's own uid when no --allow-* is given)\n"
+		"  --allow-gid GID|NAME   allow members of this group (repeatable)\n"
+		"  --backend auto|cpu|cuda\n"
+		"                         executor (default auto: cuda when a usable GPU and\n"
+		"                         the embedded megakernel exist, else cpu)\n"
+		"  --mode persistent|launch\n"
+		"                         CUDA execution mode (default persistent)\n"
+		"  --doorbell auto|futex|eventfd\n"
+		"                         how vyred sleeps on idle clients (default auto:\n"
+		"                         io_uring FUTEX_WAIT if the kernel has it, else\n"
+		"                         eventfd reads)\n"
+		"  --max-batch N          most items drained per batch (default 4096)\n"
+		"  --max-clients N        most connected clients (default 256)\n"
+		"  --max-domains N        most live domains (default 256)\n"
+		"  --max-buffers N        most live buffers, all domains (default 262144)\n"
+		"  --sq-entries-max N     largest SQ a client may ask for (default %u)\n"
+		"  --cq-entries-max N     largest CQ a client may ask for (default %u)\n"
+		"  --heap-bytes-max N     largest domain heap a client may ask for\n"
+		"                         (default 1073741824)\n"
+		"  --spin-us N            longest adaptive spin before sleeping (default 50)\n"
+		"  --cpu-threads N        cpu backend worker threads (default 0: online CPUs)\n"
+		"  --accept-log PATH      testing aid: append 'client_id user_data' for each\n"
+		"                         accepted item, in acceptance order\n"
+		"  -h, --help             this text\n",
+		VYRE_DEFAULT_SOCKET, VYRE_MAX_RING_ENTRIES, VYRE_MAX_RING_ENTRIES);
+}
+
+static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	if (!s || *s == '\0' || *s == '-')
+		return -1;
+	unsigned long long v = strtoull(s, &end, 0);
+
+	if (errno || *end != '\0' || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	uint64_t v;
+
+	if (parse_u64(s, lo, hi, &v) != 0)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_uid(const char *s, uid_t *out)
+{
+	uint64_t v;
+	const struct passwd *pw;
+
+	if (parse_u64(s, 0, UINT32_MAX - 1, &v) == 0) {
+		*out = (uid_t)v;
+		return 0;
+	}
+	pw = getpwnam(s);
+	if (!pw)
+		return -1;
+	*out = pw->pw_uid;
+	return 0;
+}
+
+static int parse_gid(const char *s, gid_t *out)
+{
+	uint64_t v;
+	const struct group *gr;
+
+	if (parse_u64(s, 0, UINT32_MAX - 1, &v) == 0) {
+		*out = (gid_t)v;
+		return 0;
+	}
+	gr = getgrnam(s);
+	if (!gr)
+		return -1;
+	*out = gr->gr_gid;
+	return 0;
+}
+
+static void defaults(struct vyre_daemon_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->socket_path = VYRE_DEFAULT_SOCKET;
+	cfg->backend = VYRE_BACKEND_CHOICE_AUTO;
+	cfg->mode = VYRE_CUDA_PERSISTENT;
+	cfg->doorbell = VYRE_DOORBELL_AUTO;
+	cfg->max_batch = 4096;
+	cfg->max_clients = 256;
+	cfg->max_domains = 256;
+	cfg->max_buffers = 262144;
+	cfg->sq_entries_max = VYRE_MAX_RING_ENTRIES;
+	cfg->cq_entries_max = VYRE_MAX_RING_ENTRIES;
+	cfg->heap_bytes_max = 1ull << 30;
+	cfg->spin_max_us = 50;
+}
+
+static int bad(const char *flag, const char *arg)
+{
+	fprintf(stderr, "vyred: invalid value for --%s: '%s' (see --help)\n", flag, arg);
+	return -1;
+}
+
+static int parse_choice(int opt, const char *arg, struct vyre_daemon_config *cfg)
+{
+	if (opt == OPT_BACKEND) {
+		if (!strcmp(arg, "auto"))
+			cfg->backend = VYRE_BACKEND_CHOICE_AUTO;
+		else if (!strcmp(arg, "cpu"))
+			cfg->backend = VYRE_BACKEND_CHOICE_CPU;
+		else if (!strcmp(arg, "cuda"))
+			cfg->backend = VYRE_BACKEND_CHOICE_CUDA;
+		else
+			return bad("backend", arg);
+	} else if (opt == OPT_MODE) {
+		if (!strcmp(arg, "persistent"))
+			cfg->mode = VYRE_CUDA_PERSISTENT;
+		else if (!strcmp(arg, "launch"))
+			cfg->mode = VYRE_CUDA_LAUNCH;
+		else
+			return bad("mode", arg);
+	} else {
+		if (!strcmp(arg, "auto"))
+			cfg->doorbell = VYRE_DOORBELL_AUTO;
+		else if (!strcmp(arg, "futex"))
+			cfg->doorbell = VYRE_DOORBELL_FUTEX;
+		else if (!strcmp(arg, "eventfd"))
+			cfg->doorbell = VYRE_DOORBELL_EVENTFD;
+		else
+			return bad("doorbell", arg);
+	}
+	return 0;
+}
+
+static int parse_one(int opt, const char *arg, struct vyre_daemon_config *cfg)
+{
+	switch (opt) {
+	case OPT_SOCKET:
+		if (!*arg)
+			return bad("socket", arg);
+		cfg->socket_path = arg;
+		return 0;
+	case OPT_ALLOW_UID:
+		if (cfg->n_allow_uid == VYRED_MAX_ALLOW ||
+		    parse_uid(arg, &cfg->allow_uid[cfg->n_allow_uid]) != 0)
+			return bad("allow-uid", arg);
+		cfg->n_allow_uid++;
+		return 0;
+	case OPT_ALLOW_GID:
+		if (cfg->n_allow_gid == VYRED_MAX_ALLOW ||
+		    parse_gid(arg, &cfg->allow_gid[cfg->n_allow_gid]) != 0)
+			return bad("allow-gid", arg);
+		cfg->n_allow_gid++;
+		return 0;
+	case OPT_BACKEND:
+	case OPT_MODE:
+	case OPT_DOORBELL:
+		return parse_choice(opt, arg, cfg);
+	case OPT_MAX_BATCH:
+		return parse_u32(arg, 1, 1u << 20, &cfg->max_batch) ? bad("max-batch", arg) : 0;
+	case OPT_MAX_CLIENTS:
+		return parse_u32(arg, 1, 65536, &cfg->max_clients) ? bad("max-clients", arg) : 0;
+	case OPT_MAX_DOMAINS:
+		return parse_u32(arg, 1, 65536, &cfg->max_domains) ? bad("max-domains", arg) : 0;
+	case OPT_MAX_BUFFERS:
+		return parse_u32(arg, 1, (1u << 20) - 1, &cfg->max_buffers)
+			   ? bad("max-buffers", arg)
+			   : 0;
+	case OPT_SQ_MAX:
+		return parse_u32(arg, 2, VYRE_MAX_RING_ENTRIES, &cfg->sq_entries_max)
+			   ? bad("sq-entries-max", arg)
+			   : 0;
+	case OPT_CQ_MAX:
+		return parse_u32(arg, 2, VYRE_MAX_RING_ENTRIES, &cfg->cq_entries_max)
+			   ? bad("cq-entries-max", arg)
+			   : 0;
+	case OPT_HEAP_MAX:
+		return parse_u64(arg, 4096, 1ull << 40, &cfg->heap_bytes_max)
+			   ? bad("heap-bytes-max", arg)
+			   : 0;
+	case OPT_SPIN_US:
+		return parse_u32(arg, 0, 1000000, &cfg->spin_max_us) ? bad("spin-us", arg) : 0;
+	case OPT_CPU_THREADS:
+		return parse_u32(arg, 0, 1024, &cfg->cpu_threads) ? bad("cpu-threads", arg) : 0;
+	default: /* OPT_ACCEPT_LOG */
+		cfg->accept_log = arg;
+		return 0;
+	}
+}
+
+int vyre_daemon_config_parse(int argc, char **argv, struct vyre_daemon_config *cfg)
+{
+	int opt;
+
+	defaults(cfg);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		if (opt == 'h') {
+			usage(stdout);
+			return 1;
+		}
+		if (opt == '?' || parse_one(opt, optarg, cfg) != 0) {
+			if (opt == '?')
+				fprintf(stderr, "vyred: see --help\n");
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "vyred: unexpected argument '%s' (see --help)\n", argv[optind]);
+		return -1;
+	}
+	if (cfg->n_allow_uid == 0 && cfg->n_allow_gid == 0) {
+		cfg->allow_uid[0] = geteuid();
+		cfg->n_allow_uid = 1;
+	}
+	return 0;
+}

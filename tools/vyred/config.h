@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/vyred/config.h - vyred's command line.
+ */
+#ifndef VYRED_CONFIG_H
+#define VYRED_CONFIG_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../../gpu/backend.h"
+
+#define VYRED_MAX_ALLOW 32u
+
+enum vyre_backend_choice {
+	VYRE_BACKEND_CHOICE_AUTO,
+	VYRE_BACKEND_CHOICE_CPU,
+	VYRE_BACKEND_CHOICE_CUDA,
+};
+
+enum vyre_doorbell_choice {
+	VYRE_DOORBELL_AUTO,    /* io_uring futex waits when the kernel has them */
+	VYRE_DOORBELL_FUTEX,   /* futex waits or fail */
+	VYRE_DOORBELL_EVENTFD, /* eventfd reads, the fallback */
+};
+
+struct vyre_daemon_config {
+	const char *socket_path;
+	uid_t allow_uid[VYRED_MAX_ALLOW];
+	uint32_t n_allow_uid;
+	gid_t allow_gid[VYRED_MAX_ALLOW];
+	uint32_t n_allow_gid;
+	enum vyre_backend_choice backend;
+	enum vyre_cuda_mode mode;
+	enum vyre_doorbell_choice doorbell;
+	uint32_t max_batch;
+	uint32_t max_clients;
+	uint32_t max_domains;
+	uint32_t max_buffers;
+	uint32_t sq_entries_max;
+	uint32_t cq_entries_max;
+	uint64_t heap_bytes_max;
+	uint32_t spin_max_us;
+	uint32_t cpu_threads;
+	const char *accept_log;
+};
+
+/*
+ * vyre_daemon_config_parse - fill @cfg from argv. Returns 0 to run, 1 when
+ * --help was printed, -1 after printing a usage error to stderr.
+ */
+int vyre_daemon_config_parse(int argc, char **argv, struct vyre_daemon_config *cfg);
+
+#endif /* VYRED_CONFIG_H */

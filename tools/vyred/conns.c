@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Connection lifecycle. A connection is freed only when no io_uring
+ * operation names it any more: closing cancels them and the last completion
+ * releases the region, the descriptors and the slot.
+ */
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, uint32_t cq,
+		       struct vyre_domain *dom, int event_fd)
+{
+	int rc = vyre_region_create(sq, cq, c->id, dom->id, &c->region);
+
+	if (rc != 0)
+		return rc;
+	c->sq_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->sq_efd < 0) {
+		vyre_region_unmap(&c->region);
+		return VYRE_E_NOMEM;
+	}
+	c->domain = dom;
+	c->event_fd = event_fd;
+	vyre_sq_consumer_init(&c->sq, &c->region);
+	/* wake_fd -1: the client's eventfd is written through io_uring, never blocking us. */
+	vyre_cq_producer_init(&c->cq, &c->region, -1);
+	c->inflight = 0;
+	c->state = VYRE_CONN_ACTIVE;
+	d->n_active++;
+	return 0;
+}
+
+static void conn_free(struct vyre_daemon *d, struct vyre_conn *c)
+{
+	uint32_t slot = c->slot;
+
+	if (c->sock >= 0)
+		close(c->sock);
+	if (c->region.hdr)
+		vyre_region_unmap(&c->region);
+	if (c->event_fd >= 0)
+		close(c->event_fd);
+	if (c->sq_efd >= 0)
+		close(c->sq_efd);
+	memset(c, 0, sizeof(*c));
+	c->slot = slot;
+	c->sock = c->event_fd = c->sq_efd = c->region.fd = -1;
+	c->state = VYRE_CONN_FREE;
+	(void)d;
+}
+
+void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason)
+{
+	if (c->state == VYRE_CONN_FREE || c->state == VYRE_CONN_CLOSING)
+		return;
+	if (c->state == VYRE_CONN_ACTIVE) {
+		struct vyre_region_header *h = c->region.hdr;
+
+		vyre_log("client %u (pid %d uid %u) leaves domain %u: %s, %llu items completed",
+			 c->id, (int)c->pid, (unsigned)c->uid, c->domain->id,
+			 reason ? vyre_strerror(reason) : "disconnected",
+			 (unsigned long long)c->items_done);
+		/* Tell a client that still maps the region, and wake it if it sleeps. */
+		__atomic_store_n(&h->closed, (uint32_t)(reason ? -reason : -VYRE_E_DISCONNECTED),
+				 __ATOMIC_RELEASE);
+		__atomic_fetch_add(&h->cq_doorbell, 1, __ATOMIC_SEQ_CST);
+		vyre_futex_wake(&h->cq_doorbell);
+		if (__atomic_load_n(&h->cq_need_wakeup, __ATOMIC_ACQUIRE) & VYRE_CQ_WAKE_EVENTFD)
+			vyre_loop_write_eventfd(d, c);
+		vyre_domain_leave(d, c->domain);
+		c->domain = NULL;
+		d->n_active--;
+	}
+	c->state = VYRE_CONN_CLOSING;
+	/* The peer sees the hang-up now, not when the cancellations come back. */
+	shutdown(c->sock, SHUT_RDWR);
+	vyre_loop_cancel(d, c);
+	if (c->pending_ops == 0)
+		conn_free(d, c);
+}
+
+void vyre_conn_op_done(struct vyre_daemon *d, struct vyre_conn *c)
+{
+	c->pending_ops--;
+	if (c->state == VYRE_CONN_CLOSING && c->pending_ops == 0)
+		conn_free(d, c);
+}
+
+int vyre_conn_has_work(struct vyre_daemon *d, struct vyre_conn *c)
+{
+	int pending = vyre_sq_pending(&c->sq);
+	int space = pending > 0 ? vyre_cq_space(&c->cq) : 0;
+
+	if (pending < 0 || space < 0) {
+		vyre_conn_close(d, c, VYRE_E_PROTO);
+		return 1;
+	}
+	/* Items waiting on a full CQ are not work: the client's reap kicks us. */
+	return pending > 0 && (uint32_t)space > c->inflight;
+}

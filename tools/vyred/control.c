@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Control messages of one connection: the HELLO handshake (version, allow
+ * list, ring and heap sizes, domain join, region creation) and buffer
+ * alloc/free/lookup. Every field is checked; a bad request gets an error
+ * reply, a malformed message an ERROR and a disconnect.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+/* Messages handled per readiness, so one chatty client cannot hold up the batch loop. */
+#define MESSAGES_PER_WAKE 64
+
+static int reply_hello(struct vyre_conn *c, uint32_t id, int status, const int *fds, unsigned nfds)
+{
+	struct vyre_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_HELLO_REPLY;
+	m.id = id;
+	m.u.hello_reply.status = status;
+	if (status == 0) {
+		m.u.hello_reply.client_id = c->id;
+		m.u.hello_reply.domain_id = c->domain->id;
+		m.u.hello_reply.sq_entries = c->region.sq_entries;
+		m.u.hello_reply.cq_entries = c->region.cq_entries;
+		m.u.hello_reply.region_bytes = c->region.bytes;
+		m.u.hello_reply.heap_bytes = c->domain->heap.bytes;
+	}
+	return vyre_msg_send(c->sock, &m, fds, nfds);
+}
+
+static int is_eventfd(int fd)
+{
+	char path[64], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return 0;
+	target[n] = '\0';
+	return strcmp(target, "anon_inode:[eventfd]") == 0;
+}
+
+/* A ring size from a request: 0 -> default (capped by the limit), else a power of two <= limit. */
+static uint32_t ring_size(uint32_t requested, uint32_t dflt, uint32_t limit)
+{
+	uint32_t n = vyre_ring_entries(requested, dflt < limit ? dflt : limit);
+
+	return n && n <= limit ? n : 0;
+}
+
+/* Validates a HELLO; returns 0 or the status to refuse it with. */
+static int check_hello(struct vyre_daemon *d, const struct vyre_conn *c, const struct vyre_msg *m,
+		       int nfds, const int *fds)
+{
+	if (m->abi_version != VYRE_ABI_VERSION)
+		return VYRE_E_PROTO;
+	if (!c->allowed)
+		return VYRE_E_PERM;
+	if (d->stopping)
+		return VYRE_E_DISCONNECTED;
+	if (m->u.hello.flags != 0 || nfds != 1 || !is_eventfd(fds[0]))
+		return VYRE_E_INVAL;
+	if (d->n_active >= d->cfg.max_clients)
+		return VYRE_E_NOMEM;
+	return 0;
+}
+
+static void handle_hello(struct vyre_daemon *d, struct vyre_conn *c, const struct vyre_msg *m,
+			 int *fds, unsigned nfds)
+{
+	const struct vyre_msg_hello *h = &m->u.hello;
+	uint32_t sq = ring_size(h->sq_entries, VYRE_DEFAULT_SQ_ENTRIES, d->cfg.sq_entries_max);
+	uint32_t cq = ring_size(h->cq_entries, VYRE_DEFAULT_CQ_ENTRIES, d->cfg.cq_entries_max);
+	uint64_t heap = h->heap_bytes ? h->heap_bytes : VYRE_DEFAULT_HEAP_BYTES;
+	struct vyre_domain *dom = NULL;
+	int rc = check_hello(d, c, m, (int)nfds, fds);
+
+	if (rc == 0 && !h->heap_bytes && heap > d->cfg.heap_bytes_max)
+		heap = d->cfg.heap_bytes_max;
+	if (rc == 0 && (sq == 0 || cq == 0 || heap > d->cfg.heap_bytes_max))
+		rc = VYRE_E_INVAL;
+	if (rc == 0)
+		rc = vyre_domain_join(d, c, h->domain, heap, &dom);
+	if (rc == 0) {
+		rc = vyre_conn_activate(d, c, sq, cq, dom, fds[0]);
+		if (rc != 0)
+			vyre_domain_leave(d, dom);
+		else
+			fds[0] = -1; /* the connection owns the client's eventfd now */
+	}
+	for (unsigned i = 0; i < nfds; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (rc != 0) {
+		vyre_log("client %u (pid %d uid %u gid %u) refused: %s", c->id, (int)c->pid,
+			 (unsigned)c->uid, (unsigned)c->gid, vyre_strerror(rc));
+		reply_hello(c, m->id, rc, NULL, 0);
+		vyre_conn_close(d, c, rc);
+		return;
+	}
+	int out[3] = {c->region.fd, c->domain->heap.fd, c->sq_efd};
+
+	if (reply_hello(c, m->id, 0, out, 3) != 0) {
+		vyre_conn_close(d, c, VYRE_E_DISCONNECTED);
+		return;
+	}
+	vyre_log("client %u (pid %d uid %u) joined domain %u%s%s%s: sq %u cq %u heap %llu", c->id,
+		 (int)c->pid, (unsigned)c->uid, dom->id, dom->name[0] ? " '" : " (private)",
+		 dom->name, dom->name[0] ? "'" : "", sq, cq, (unsigned long long)dom->heap.bytes);
+}
+
+static void buffer_reply(struct vyre_msg *rep, int status, uint32_t handle,
+			 const struct vyre_buffer_ref *ref)
+{
+	rep->type = VYRE_MSG_BUFFER_REPLY;
+	rep->u.buffer_reply.status = status;
+	rep->u.buffer_reply.handle = status == 0 ? handle : 0;
+	rep->u.buffer_reply.offset = status == 0 && ref ? ref->off : 0;
+	rep->u.buffer_reply.bytes = status == 0 && ref ? ref->bytes : 0;
+}
+
+static void handle_alloc(struct vyre_daemon *d, struct vyre_conn *c, const struct vyre_msg *m,
+			 struct vyre_msg *rep)
+{
+	struct vyre_domain *dom = c->domain;
+	struct vyre_buffer_ref ref = {.bytes = m->u.buffer.bytes, .domain = dom->id};
+	uint32_t handle = 0;
+	int rc = VYRE_E_INVAL;
+
+	if (m->u.buffer.flags == 0 && (ref.bytes & 3u) == 0)
+		rc = vyre_heap_alloc(&dom->heap, ref.bytes, &ref.off);
+	if (rc == 0 && vyre_handles_add(&d->handles, &ref, &handle) != 0) {
+		vyre_heap_free(&dom->heap, ref.off, ref.bytes);
+		rc = VYRE_E_NOMEM;
+	}
+	buffer_reply(rep, rc, handle, &ref);
+}
+
+static void handle_buffer(struct vyre_daemon *d, struct vyre_conn *c, const struct vyre_msg *m)
+{
+	struct vyre_msg rep;
+	struct vyre_buffer_ref ref;
+	uint32_t handle = m->u.buffer.handle;
+	int rc;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.id = m->id;
+	switch (m->type) {
+	case VYRE_MSG_ALLOC:
+		handle_alloc(d, c, m, &rep);
+		break;
+	case VYRE_MSG_FREE:
+		rc = vyre_handles_remove(&d->handles, handle, c->domain->id, &ref);
+		if (rc == 0)
+			vyre_heap_free(&c->domain->heap, ref.off, ref.bytes);
+		buffer_reply(&rep, rc, handle, NULL);
+		break;
+	case VYRE_MSG_LOOKUP:
+		rc = vyre_handles_get(&d->handles, handle, c->domain->id, &ref);
+		buffer_reply(&rep, rc, handle, &ref);
+		break;
+	default:
+		rep.type = VYRE_MSG_ERROR;
+		rep.u.error = VYRE_E_PROTO;
+		vyre_msg_send(c->sock, &rep, NULL, 0);
+		vyre_conn_close(d, c, VYRE_E_PROTO);
+		return;
+	}
+	/* A client that does not read its replies fills its socket: it is dropped. */
+	if (vyre_msg_send(c->sock, &rep, NULL, 0) != 0)
+		vyre_conn_close(d, c, VYRE_E_PROTO);
+}
+
+/* Returns 1 when the connection is still open. */
+static int handle_one(struct vyre_daemon *d, struct vyre_conn *c)
+{
+	struct vyre_msg m;
+	int fds[VYRE_MSG_MAX_FDS];
+	unsigned nfds = 0;
+	int rc = vyre_msg_recv(c->sock, &m, fds, 1, &nfds, MSG_DONTWAIT);
+
+	if (rc == VYRE_E_AGAIN)
+		return 2;
+	if (rc == VYRE_E_DISCONNECTED) {
+		vyre_conn_close(d, c, 0);
+		return 0;
+	}
+	if (rc == 0 && c->state == VYRE_CONN_HANDSHAKE && m.type == VYRE_MSG_HELLO) {
+		handle_hello(d, c, &m, fds, nfds);
+		return c->state == VYRE_CONN_ACTIVE;
+	}
+	for (unsigned i = 0; i < nfds; i++)
+		close(fds[i]);
+	if (rc != 0 || c->state != VYRE_CONN_ACTIVE) {
+		struct vyre_msg err = {.type = VYRE_MSG_ERROR, .id = m.id, .u.error = VYRE_E_PROTO};
+
+		vyre_log("client %u: malformed or unexpected control message: disconnecting",
+			 c->id);
+		vyre_msg_send(c->sock, &err, NULL, 0);
+		vyre_conn_close(d, c, VYRE_E_PROTO);
+		return 0;
+	}
+	handle_buffer(d, c, &m);
+	return c->state == VYRE_CONN_ACTIVE;
+}
+
+void vyre_control_readable(struct vyre_daemon *d, struct vyre_conn *c)
+{
+	for (int i = 0; i < MESSAGES_PER_WAKE; i++) {
+		int open = handle_one(d, c);
+
+		if (open == 0)
+			return;
+		if (open == 2)
+			break;
+	}
+	vyre_loop_arm_poll(d, c);
+}

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/vyred/daemon.h - vyred's state, shared by its source files.
+ *
+ * One thread does everything: the io_uring event loop (accept, control
+ * messages, signals, doorbell waits) and the pipeline drain -> resolve ->
+ * plan -> execute -> complete. Control messages are handled only between
+ * batches, so a buffer is never freed while an item that uses it runs.
+ */
+#ifndef VYRED_DAEMON_H
+#define VYRED_DAEMON_H
+
+#include <liburing.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "../../gpu/backend.h"
+#include "../../ring/handles.h"
+#include "../../ring/heap.h"
+#include "../../ring/proto.h"
+#include "../../ring/ring.h"
+#include "config.h"
+#include "pipeline.h"
+#include "plan_stage.h"
+
+#define VYRED_MAX_GROUPS 64u
+
+struct vyre_domain {
+	int live;
+	uint32_t id;   /* unique for the daemon's lifetime; what handles are tagged with */
+	uint32_t slot; /* index in the domain table = the backend's heap index */
+	char name[VYRE_DOMAIN_NAME_MAX + 1]; /* "" for a private domain */
+	uid_t creator_uid;
+	gid_t creator_gid;
+	uint32_t n_clients;
+	struct vyre_heap heap;
+};
+
+enum vyre_conn_state {
+	VYRE_CONN_FREE = 0,
+	VYRE_CONN_HANDSHAKE, /* accepted, waiting for HELLO */
+	VYRE_CONN_ACTIVE,    /* region and domain set up */
+	VYRE_CONN_CLOSING,   /* waiting for its io_uring operations to finish */
+};
+
+struct vyre_conn {
+	enum vyre_conn_state state;
+	uint32_t slot;
+	uint32_t id;
+	int sock;
+	int allowed; /* peer credentials passed the allow list */
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[VYRED_MAX_GROUPS];
+	uint32_t n_groups;
+	struct vyre_domain *domain;
+	struct vyre_region region;
+	struct vyre_sq_consumer sq;
+	struct vyre_cq_producer cq;
+	int event_fd; /* the client's, written when it armed vyre_event_fd */
+	int sq_efd;   /* ours, read in eventfd doorbell mode */
+	uint64_t efd_buf;
+	uint32_t pending_ops; /* io_uring operations that still name this conn */
+	int poll_armed;
+	int waiter_armed;
+	int efd_write_armed;
+	uint32_t inflight;    /* accepted items whose CQE is not posted yet */
+	uint32_t batch_first; /* this batch's items of this conn: [first, first + count) */
+	uint32_t batch_count;
+	uint64_t items_done;
+};
+
+struct vyre_daemon {
+	struct vyre_daemon_config cfg;
+	struct io_uring ring;
+	int listen_fd;
+	int signal_fd;
+	int accept_armed;
+	int signal_armed;
+	int stopping;
+	int use_futex; /* doorbell waits: 1 io_uring FUTEX_WAIT, 0 eventfd reads */
+	uint8_t signal_buf[128];
+
+	struct vyre_conn *conns;
+	uint32_t n_conn_slots;
+	uint32_t n_active;
+	uint32_t next_client_id;
+	uint32_t rr_cursor; /* where the next drain starts, for fairness */
+
+	struct vyre_domain *domains;
+	uint32_t next_domain_id;
+	struct vyre_handle_table handles;
+
+	const struct vyre_backend_ops *backend_ops;
+	struct vyre_backend *backend;
+
+	struct vyre_batch batch;
+	struct vyre_plan_stage *plan_stage;
+	FILE *accept_log;
+
+	uint32_t spin_ns; /* adaptive spin before sleeping */
+	uint64_t batches;
+	uint64_t items_total;
+};
+
+/* Logging to stderr with a "vyred:" prefix. */
+void vyre_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* server.c: the listening socket and peer credentials. */
+int vyre_server_listen(struct vyre_daemon *d);
+void vyre_server_unlisten(struct vyre_daemon *d);
+void vyre_server_accepted(struct vyre_daemon *d, int fd);
+
+/* conns.c: connection lifecycle. */
+int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, uint32_t cq,
+		       struct vyre_domain *dom, int event_fd);
+void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason);
+void vyre_conn_op_done(struct vyre_daemon *d, struct vyre_conn *c);
+int vyre_conn_has_work(struct vyre_daemon *d, struct vyre_conn *c);
+
+/* domains.c: named and private domains and their heaps. */
+int vyre_domain_join(struct vyre_daemon *d, const struct vyre_conn *c, const char *name,
+		     uint64_t heap_bytes, struct vyre_domain **out);
+void vyre_domain_leave(struct vyre_daemon *d, struct vyre_domain *dom);
+
+/* control.c: control messages of one connection (readable socket). */
+void vyre_control_readable(struct vyre_daemon *d, struct vyre_conn *c);
+
+/* loop.c: io_uring submissions and the event loop. */
+/* Block SIGTERM/SIGINT before any thread exists, so only the signalfd sees them. */
+int vyre_loop_block_signals(void);
+int vyre_loop_init(struct vyre_daemon *d);
+int vyre_loop_run(struct vyre_daemon *d);
+void vyre_loop_arm_poll(struct vyre_daemon *d, struct vyre_conn *c);
+void vyre_loop_cancel(struct vyre_daemon *d, struct vyre_conn *c);
+void vyre_loop_write_eventfd(struct vyre_daemon *d, struct vyre_conn *c);
+
+/* backend_select.c: --backend auto|cpu|cuda. */
+int vyre_backend_select(struct vyre_daemon *d);
+
+/* pipeline: one batch through every stage; returns items accepted (0: none). */
+int vyre_pipeline_run(struct vyre_daemon *d);
+
+#endif /* VYRED_DAEMON_H */

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Drain: copy published SQEs out of every active client's SQ into the batch.
+ * A client gets at most as many items as it has free CQ slots not already
+ * promised to items in flight, so its CQ can never overflow. The shared
+ * sq_head is not advanced here: only for what the plan stage accepts.
+ */
+#include "daemon.h"
+
+static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *c)
+{
+	int space = vyre_cq_space(&c->cq);
+
+	if (space < 0) {
+		vyre_conn_close(d, c, VYRE_E_PROTO);
+		return;
+	}
+	uint32_t credit = (uint32_t)space > c->inflight ? (uint32_t)space - c->inflight : 0;
+	uint32_t room = b->cap - b->n;
+	uint32_t want = credit < room ? credit : room;
+
+	if (want == 0)
+		return;
+	int got = vyre_sq_peek(&c->sq, &b->sqes[b->n], want);
+
+	if (got < 0) {
+		vyre_conn_close(d, c, VYRE_E_PROTO);
+		return;
+	}
+	if (got == 0)
+		return;
+	c->batch_first = b->n;
+	c->batch_count = (uint32_t)got;
+	c->inflight += (uint32_t)got;
+	b->touched[b->n_touched++] = c->slot;
+	for (uint32_t i = b->n; i < b->n + (uint32_t)got; i++) {
+		b->items[i] = b->sqes[i].item;
+		b->flags[i] = b->sqes[i].flags;
+		b->conn[i] = c->slot;
+		b->domain[i] = c->domain->slot;
+	}
+	b->n += (uint32_t)got;
+}
+
+void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b)
+{
+	uint64_t t0 = vyre_now_ns();
+	uint32_t slots = d->n_conn_slots;
+
+	b->n = 0;
+	b->n_touched = 0;
+	b->n_accepted = 0;
+	for (uint32_t k = 0; k < slots && b->n < b->cap; k++) {
+		struct vyre_conn *c = &d->conns[(d->rr_cursor + k) % slots];
+
+		if (c->state == VYRE_CONN_ACTIVE)
+			take(d, b, c);
+	}
+	/* Start one client later next time, so a busy client cannot starve the others. */
+	d->rr_cursor = (d->rr_cursor + 1) % slots;
+	b->stats.items_in = b->n;
+	b->stats.clients = b->n_touched;
+	b->stats.drain_ns = vyre_now_ns() - t0;
+}

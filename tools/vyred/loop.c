@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The io_uring event loop. Everything vyred waits for is an io_uring
+ * operation: accept on the listening socket, a read on the signalfd, a poll
+ * on each client socket, and while idle one doorbell wait per client: an
+ * IORING_OP_FUTEX_WAIT on its SQ doorbell word, or, when the kernel lacks
+ * futex operations (or --doorbell eventfd), a read of an eventfd the client
+ * writes. After a batch the loop spins adaptively before sleeping, so busy
+ * clients never need a syscall to reach it.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+#ifndef IORING_OP_FUTEX_WAIT
+#define IORING_OP_FUTEX_WAIT 51
+#endif
+#ifndef FUTEX2_SIZE_U32
+#define FUTEX2_SIZE_U32 0x02
+#endif
+#define FUTEX_MATCH_ANY 0xffffffffull
+
+#define RING_ENTRIES	  1024u
+#define SPIN_MIN_NS	  1000u
+#define SHUTDOWN_DRAIN_NS 2000000000ull
+
+enum op_kind {
+	OP_ACCEPT = 1,
+	OP_SIGNAL,
+	OP_POLL,
+	OP_WAIT,
+	OP_EFD_WRITE,
+	OP_CANCEL,
+	OP_PROBE,
+};
+
+static uint64_t op_data(enum op_kind kind, uint32_t slot)
+{
+	return ((uint64_t)kind << 56) | slot;
+}
+
+static enum op_kind op_kind(uint64_t data)
+{
+	return (enum op_kind)(data >> 56);
+}
+
+static uint32_t op_slot(uint64_t data)
+{
+	return (uint32_t)data;
+}
+
+/* A free SQE, submitting what is queued when the SQ is full. */
+static struct io_uring_sqe *get_sqe(struct vyre_daemon *d)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
+
+	while (!sqe) {
+		io_uring_submit(&d->ring);
+		sqe = io_uring_get_sqe(&d->ring);
+	}
+	return sqe;
+}
+
+static void prep_futex_wait(struct io_uring_sqe *sqe, uint32_t *word, uint32_t val)
+{
+	io_uring_prep_rw(IORING_OP_FUTEX_WAIT, sqe, FUTEX2_SIZE_U32, word, 0, val);
+	sqe->addr3 = FUTEX_MATCH_ANY;
+}
+
+static void arm_accept(struct vyre_daemon *d)
+{
+	struct io_uring_sqe *sqe;
+
+	if (d->accept_armed || d->listen_fd < 0)
+		return;
+	sqe = get_sqe(d);
+	io_uring_prep_accept(sqe, d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	io_uring_sqe_set_data64(sqe, op_data(OP_ACCEPT, 0));
+	d->accept_armed = 1;
+}
+
+static void arm_signal(struct vyre_daemon *d)
+{
+	struct io_uring_sqe *sqe = get_sqe(d);
+
+	io_uring_prep_read(sqe, d->signal_fd, d->signal_buf, sizeof(struct signalfd_siginfo), 0);
+	io_uring_sqe_set_data64(sqe, op_data(OP_SIGNAL, 0));
+	d->signal_armed = 1;
+}
+
+void vyre_loop_arm_poll(struct vyre_daemon *d, struct vyre_conn *c)
+{
+	struct io_uring_sqe *sqe;
+
+	if (c->poll_armed)
+		return;
+	sqe = get_sqe(d);
+	io_uring_prep_poll_add(sqe, c->sock, POLLIN | POLLRDHUP);
+	io_uring_sqe_set_data64(sqe, op_data(OP_POLL, c->slot));
+	c->poll_armed = 1;
+	c->pending_ops++;
+}
+
+static void arm_waiter(struct vyre_daemon *d, struct vyre_conn *c, uint32_t seen)
+{
+	struct io_uring_sqe *sqe;
+
+	if (c->waiter_armed)
+		return;
+	sqe = get_sqe(d);
+	if (d->use_futex)
+		prep_futex_wait(sqe, &c->region.hdr->sq_doorbell, seen);
+	else
+		io_uring_prep_read(sqe, c->sq_efd, &c->efd_buf, sizeof(c->efd_buf), 0);
+	io_uring_sqe_set_data64(sqe, op_data(OP_WAIT, c->slot));
+	c->waiter_armed = 1;
+	c->pending_ops++;
+}
+
+void vyre_loop_write_eventfd(struct vyre_daemon *d, struct vyre_conn *c)
+{
+	static const uint64_t one = 1;
+	struct io_uring_sqe *sqe;
+
+	/* One write in flight is enough: the eventfd is already due to become readable. */
+	if (c->efd_write_armed || c->event_fd < 0)
+		return;
+	sqe = get_sqe(d);
+	io_uring_prep_write(sqe, c->event_fd, &one, sizeof(one), 0);
+	io_uring_sqe_set_data64(sqe, op_data(OP_EFD_WRITE, c->slot));
+	c->efd_write_armed = 1;
+	c->pending_ops++;
+}
+
+static void cancel_op(struct vyre_daemon *d, enum op_kind kind, uint32_t slot)
+{
+	struct io_uring_sqe *sqe = get_sqe(d);
+
+	io_uring_prep_cancel64(sqe, op_data(kind, slot), 0);
+	io_uring_sqe_set_data64(sqe, op_data(OP_CANCEL, slot));
+}
+
+void vyre_loop_cancel(struct vyre_daemon *d, struct vyre_conn *c)
+{
+	/* Issue queued eventfd writes first: one that completes at once is not cancelled. */
+	io_uring_submit(&d->ring);
+	if (c->poll_armed)
+		cancel_op(d, OP_POLL, c->slot);
+	if (c->waiter_armed)
+		cancel_op(d, OP_WAIT, c->slot);
+	/* Still pending only if the client saturated its eventfd: cancel it. */
+	if (c->efd_write_armed)
+		cancel_op(d, OP_EFD_WRITE, c->slot);
+	io_uring_submit(&d->ring);
+}
+
+/* Does this kernel's io_uring have FUTEX_WAIT? A mismatched value answers -EAGAIN if so. */
+static int probe_futex(struct vyre_daemon *d)
+{
+	uint32_t word = 1;
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe = get_sqe(d);
+	int res;
+
+	prep_futex_wait(sqe, &word, 0);
+	io_uring_sqe_set_data64(sqe, op_data(OP_PROBE, 0));
+	if (io_uring_submit_and_wait(&d->ring, 1) < 0 || io_uring_wait_cqe(&d->ring, &cqe) != 0)
+		return 0;
+	res = cqe->res;
+	io_uring_cqe_seen(&d->ring, cqe);
+	return res == -EAGAIN;
+}
+
+static void stop_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+}
+
+int vyre_loop_block_signals(void)
+{
+	sigset_t set;
+
+	stop_signals(&set);
+	signal(SIGPIPE, SIG_IGN);
+	return pthread_sigmask(SIG_BLOCK, &set, NULL) == 0 ? 0 : -1;
+}
+
+int vyre_loop_init(struct vyre_daemon *d)
+{
+	sigset_t set;
+	struct io_uring_params p;
+
+	stop_signals(&set);
+	d->signal_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (d->signal_fd < 0) {
+		vyre_log("signalfd: %s", strerror(errno));
+		return -1;
+	}
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_CQSIZE;
+	p.cq_entries = RING_ENTRIES * 4;
+	int rc = io_uring_queue_init_params(RING_ENTRIES, &d->ring, &p);
+
+	if (rc < 0) {
+		vyre_log("io_uring_queue_init: %s", strerror(-rc));
+		return -1;
+	}
+	int have_futex = probe_futex(d);
+
+	if (d->cfg.doorbell == VYRE_DOORBELL_FUTEX && !have_futex) {
+		vyre_log("--doorbell futex: this kernel's io_uring has no FUTEX_WAIT (needs 6.7+)");
+		return -1;
+	}
+	d->use_futex = have_futex && d->cfg.doorbell != VYRE_DOORBELL_EVENTFD;
+	if (d->use_futex)
+		vyre_log("doorbells: io_uring FUTEX_WAIT on each idle client's SQ doorbell");
+	else
+		vyre_log("doorbells: eventfd reads through io_uring (%s)",
+			 have_futex ? "--doorbell eventfd"
+				    : "this kernel's io_uring has no FUTEX_WAIT");
+	d->spin_ns = d->cfg.spin_max_us * 1000u;
+	return 0;
+}
+
+static void on_accept(struct vyre_daemon *d, int res)
+{
+	d->accept_armed = 0;
+	if (res >= 0 && d->stopping)
+		close(res);
+	else if (res >= 0)
+		vyre_server_accepted(d, res);
+	else if (res != -EAGAIN && res != -EINTR && res != -ECANCELED && res != -ECONNABORTED)
+		vyre_log("accept: %s", strerror(-res));
+	if (!d->stopping)
+		arm_accept(d);
+}
+
+static void on_signal(struct vyre_daemon *d, int res)
+{
+	const struct signalfd_siginfo *si = (const void *)d->signal_buf;
+
+	d->signal_armed = 0;
+	if (res == (int)sizeof(*si)) {
+		vyre_log("%s: draining, then exiting", strsignal((int)si->ssi_signo));
+		d->stopping = 1;
+		vyre_server_unlisten(d);
+		return;
+	}
+	if (!d->stopping)
+		arm_signal(d);
+}
+
+static void on_conn_op(struct vyre_daemon *d, enum op_kind kind, struct vyre_conn *c, int res)
+{
+	switch (kind) {
+	case OP_POLL:
+		c->poll_armed = 0;
+		if (c->state == VYRE_CONN_HANDSHAKE || c->state == VYRE_CONN_ACTIVE) {
+			if (res < 0 && res != -ECANCELED)
+				vyre_conn_close(d, c, 0);
+			else if (res > 0)
+				vyre_control_readable(d, c);
+		}
+		break;
+	case OP_WAIT:
+		c->waiter_armed = 0;
+		break;
+	default: /* OP_EFD_WRITE */
+		c->efd_write_armed = 0;
+		break;
+	}
+	vyre_conn_op_done(d, c);
+}
+
+/* Handles every completion that is ready, without blocking. */
+static void reap_cqes(struct vyre_daemon *d)
+{
+	struct io_uring_cqe *cqe;
+
+	while (io_uring_peek_cqe(&d->ring, &cqe) == 0) {
+		uint64_t data = cqe->user_data;
+		int res = cqe->res;
+		enum op_kind kind = op_kind(data);
+		uint32_t slot = op_slot(data);
+
+		io_uring_cqe_seen(&d->ring, cqe);
+		if (kind == OP_ACCEPT)
+			on_accept(d, res);
+		else if (kind == OP_SIGNAL)
+			on_signal(d, res);
+		else if ((kind == OP_POLL || kind == OP_WAIT || kind == OP_EFD_WRITE) &&
+			 slot < d->n_conn_slots)
+			on_conn_op(d, kind, &d->conns[slot], res);
+	}
+}
+
+/*
+ * Sleep until a doorbell, a control message or a signal. Every client is
+ * told to wake us (need-wakeup), then re-checked: anything published before
+ * the flag was visible is found here; anything after rings the doorbell.
+ */
+static void sleep_on_doorbells(struct vyre_daemon *d)
+{
+	uint32_t bit = d->use_futex ? VYRE_SQ_WAKE_FUTEX : VYRE_SQ_WAKE_EVENTFD;
+	int work = 0;
+
+	for (uint32_t s = 0; s < d->n_conn_slots; s++) {
+		struct vyre_conn *c = &d->conns[s];
+
+		if (c->state != VYRE_CONN_ACTIVE)
+			continue;
+		struct vyre_region_header *h = c->region.hdr;
+		uint32_t seen = vyre_sleep_prepare(&h->sq_need_wakeup, &h->sq_doorbell, bit);
+
+		if (vyre_conn_has_work(d, c)) {
+			work = 1;
+			break;
+		}
+		arm_waiter(d, c, seen);
+	}
+	if (!work)
+		io_uring_submit_and_wait(&d->ring, 1);
+	/* Awake: producers need no syscall to reach us until we sleep again. */
+	for (uint32_t s = 0; s < d->n_conn_slots; s++)
+		if (d->conns[s].state == VYRE_CONN_ACTIVE)
+			vyre_sleep_finish(&d->conns[s].region.hdr->sq_need_wakeup, bit);
+}
+
+static int all_conns_free(const struct vyre_daemon *d)
+{
+	for (uint32_t s = 0; s < d->n_conn_slots; s++)
+		if (d->conns[s].state != VYRE_CONN_FREE)
+			return 0;
+	return 1;
+}
+
+/*
+ * After SIGTERM: every accepted item is already complete (batches are
+ * synchronous); keep accepting what clients had queued, for a bounded time,
+ * then close every client.
+ */
+static int shut_down(struct vyre_daemon *d)
+{
+	uint64_t until = vyre_now_ns() + SHUTDOWN_DRAIN_NS;
+
+	while (vyre_pipeline_run(d) > 0 && vyre_now_ns() < until)
+		;
+	for (uint32_t s = 0; s < d->n_conn_slots; s++)
+		vyre_conn_close(d, &d->conns[s], VYRE_E_DISCONNECTED);
+	if (d->accept_armed)
+		cancel_op(d, OP_ACCEPT, 0);
+	if (d->signal_armed)
+		cancel_op(d, OP_SIGNAL, 0);
+	io_uring_submit(&d->ring);
+	while (!all_conns_free(d) || d->accept_armed || d->signal_armed) {
+		struct io_uring_cqe *cqe;
+
+		if (io_uring_wait_cqe(&d->ring, &cqe) != 0)
+			break;
+		reap_cqes(d);
+	}
+	vyre_log("stopped after %llu batches, %llu items", (unsigned long long)d->batches,
+		 (unsigned long long)d->items_total);
+	return 0;
+}
+
+int vyre_loop_run(struct vyre_daemon *d)
+{
+	uint64_t idle_since = 0;
+	uint32_t spin_max = d->cfg.spin_max_us * 1000u;
+
+	arm_accept(d);
+	arm_signal(d);
+	io_uring_submit(&d->ring);
+	while (!d->stopping) {
+		reap_cqes(d);
+		if (d->stopping)
+			break;
+		if (vyre_pipeline_run(d) > 0) {
+			/* Work arrived while spinning: spinning longer pays off. */
+			if (idle_since && d->spin_ns < spin_max)
+				d->spin_ns = d->spin_ns * 2 > spin_max ? spin_max : d->spin_ns * 2;
+			idle_since = 0;
+			continue;
+		}
+		if (io_uring_sq_ready(&d->ring))
+			io_uring_submit(&d->ring);
+		uint64_t now = vyre_now_ns();
+
+		if (!idle_since)
+			idle_since = now;
+		if (now - idle_since < d->spin_ns) {
+			for (int i = 0; i < 32; i++)
+				vyre_cpu_relax();
+			continue;
+		}
+		/* Nothing came while we spun: spin less next time. */
+		if (d->spin_ns > SPIN_MIN_NS)
+			d->spin_ns /= 2;
+		sleep_on_doorbells(d);
+		idle_since = 0;
+	}
+	return shut_down(d);
+}

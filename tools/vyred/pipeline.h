@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/vyred/pipeline.h - one batch through vyred's stages:
+ *
+ *	drain    copy SQEs from every ready client (a client's items contiguous
+ *		 and in submission order; never more than its free CQ slots)
+ *	resolve  handles -> heap ranges; static errors get their status here
+ *	plan     plan_stage.h: which prefix is accepted, in what order/groups
+ *	execute  the backend runs the plan
+ *	complete CQEs in acceptance order per client; SQ heads advance by the
+ *		 accepted count only, so unaccepted items stay in the rings
+ *
+ * Every array is allocated once at start-up for --max-batch items.
+ */
+#ifndef VYRED_PIPELINE_H
+#define VYRED_PIPELINE_H
+
+#include <stdint.h>
+
+#include "../../gpu/backend.h"
+#include "vyre/abi.h"
+
+#define VYRE_LATENCY_BUCKETS 64u
+
+/*
+ * Per-batch figures, for telemetry (USDT probes read this struct). Times
+ * are CLOCK_MONOTONIC nanoseconds spent in each stage.
+ */
+struct vyre_batch_stats {
+	uint64_t seq;	   /* batch number, from 1 */
+	uint32_t items_in; /* drained */
+	uint32_t accepted; /* the plan stage's prefix */
+	uint32_t errors;   /* CQEs with a non-zero status */
+	uint32_t executed; /* items the backend ran */
+	uint32_t deduped;
+	uint32_t clients; /* clients with items in the batch */
+	uint32_t groups;
+	uint32_t launches;
+	uint64_t drain_ns;
+	uint64_t resolve_ns;
+	uint64_t plan_ns;
+	uint64_t execute_ns;
+	uint64_t complete_ns;
+	/* log2 buckets of submit -> complete latency: bucket b counts [2^(b-1), 2^b) ns */
+	uint32_t latency_log2[VYRE_LATENCY_BUCKETS];
+};
+
+struct vyre_batch {
+	uint32_t cap;	       /* --max-batch */
+	uint32_t n;	       /* items drained */
+	struct vyre_sqe *sqes; /* the copies taken from the rings */
+	struct vyre_work_item *items;
+	struct vyre_exec_item *exec;
+	struct vyre_exec_result *results;
+	int32_t *status;    /* resolve: 0, or the static error that completes the item */
+	uint32_t *domain;   /* heap index (domain slot) of each item */
+	uint32_t *flags;    /* VYRE_SQE_* of each item */
+	uint32_t *conn;	    /* connection slot of each item */
+	uint32_t *dedup_of; /* plan: index of the item that satisfies it, or VYRE_PLAN_NO_DEDUPE */
+	uint32_t *touched;  /* connection slots with items in this batch, in batch order */
+	uint32_t n_touched;
+	uint32_t n_accepted;
+	struct vyre_exec_plan plan;
+	uint32_t *seq_order; /* the sequential plan used when the plan stage fails */
+	uint32_t *seq_ends;
+	struct vyre_batch_stats stats;
+};
+
+struct vyre_daemon;
+
+int vyre_batch_init(struct vyre_batch *b, uint32_t cap);
+void vyre_batch_fini(struct vyre_batch *b);
+
+/* The stages, in order. A stage's failure is handled inside it (logged, items completed). */
+void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b);
+void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b);
+void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b);
+void vyre_stage_execute(struct vyre_daemon *d, struct vyre_batch *b);
+void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b);
+
+#endif /* VYRED_PIPELINE_H */

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pipeline's plan step: calls the plan stage (plan_stage.h), checks what
+ * it returned, and gives back the in-flight credit of items it left in the
+ * rings. A plan stage that fails or returns an impossible plan is logged and
+ * replaced by the sequential plan of the whole batch, which is always right.
+ */
+#include "daemon.h"
+
+static int plan_ok(const struct vyre_batch *b, const struct vyre_plan_output *o)
+{
+	const struct vyre_exec_plan *p = &o->plan;
+
+	if (o->n_accepted == 0 || o->n_accepted > b->n || p->n_order > o->n_accepted)
+		return 0;
+	for (uint32_t k = 0; k < p->n_order; k++)
+		if (p->order[k] >= o->n_accepted || b->status[p->order[k]] != 0)
+			return 0;
+	for (uint32_t i = 0; i < o->n_accepted; i++) {
+		uint32_t j = o->dedup_of[i];
+
+		if (j != VYRE_PLAN_NO_DEDUPE && (j >= i || b->status[j] != 0))
+			return 0;
+	}
+	if ((p->n_groups && p->group_end[p->n_groups - 1] != p->n_order) ||
+	    (p->n_launches && p->launch_end[p->n_launches - 1] != p->n_groups))
+		return 0;
+	return 1;
+}
+
+static void sequential_plan(struct vyre_batch *b, struct vyre_plan_output *o)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < b->n; i++) {
+		b->dedup_of[i] = VYRE_PLAN_NO_DEDUPE;
+		if (b->status[i] == 0)
+			b->seq_order[k++] = i;
+	}
+	for (uint32_t g = 0; g < k; g++)
+		b->seq_ends[g] = g + 1;
+	o->plan = (struct vyre_exec_plan){b->seq_order, k, b->seq_ends, k, b->seq_ends, k};
+	o->n_accepted = b->n;
+	o->n_deduped = 0;
+}
+
+void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b)
+{
+	uint64_t t0 = vyre_now_ns();
+	struct vyre_plan_input in = {
+	    .n = b->n,
+	    .items = b->items,
+	    .exec = b->exec,
+	    .status = b->status,
+	    .domain = b->domain,
+	    .flags = b->flags,
+	    .client = b->conn,
+	};
+	struct vyre_plan_output out = {.dedup_of = b->dedup_of};
+	int rc = vyre_plan_stage_run(d->plan_stage, &in, &out);
+
+	if (rc != 0 || !plan_ok(b, &out)) {
+		vyre_log("plan stage %s (%s): running batch %llu sequentially",
+			 rc ? "failed" : "returned an invalid plan", vyre_strerror(rc),
+			 (unsigned long long)d->batches + 1);
+		sequential_plan(b, &out);
+	}
+	b->plan = out.plan;
+	b->n_accepted = out.n_accepted;
+	b->stats.accepted = out.n_accepted;
+	b->stats.deduped = out.n_deduped;
+	b->stats.executed = out.plan.n_order;
+	b->stats.groups = out.plan.n_groups;
+	b->stats.launches = out.plan.n_launches;
+	/* Items past the accepted prefix stay in their rings: release their CQ credit. */
+	for (uint32_t t = 0; t < b->n_touched; t++) {
+		struct vyre_conn *c = &d->conns[b->touched[t]];
+		uint32_t end = c->batch_first + c->batch_count;
+		uint32_t acc_end = end < b->n_accepted ? end : b->n_accepted;
+		uint32_t acc = acc_end > c->batch_first ? acc_end - c->batch_first : 0;
+		uint32_t left = c->batch_count - acc;
+
+		c->inflight -= left;
+		c->batch_count -= left;
+	}
+	b->stats.plan_ns = vyre_now_ns() - t0;
+}
