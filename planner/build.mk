@@ -11,3 +11,4 @@ PLANNER_WORLD_OBJ := $(BUILD)/obj/tests/test_planner_world.o
 TESTS += test_planner_diff
 TEST_EXTRA_OBJS_test_planner_diff := $(PLANNER_WORLD_OBJ)
 $(BUILD)/tests/test_planner_diff: $(PLANNER_WORLD_OBJ)
+TESTS += test_planner_batch
