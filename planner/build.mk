@@ -12,3 +12,11 @@ TESTS += test_planner_diff
 TEST_EXTRA_OBJS_test_planner_diff := $(PLANNER_WORLD_OBJ)
 $(BUILD)/tests/test_planner_diff: $(PLANNER_WORLD_OBJ)
 TESTS += test_planner_batch
+TESTS += test_planner_fault
+TEST_EXTRA_OBJS_test_planner_fault := $(PLANNER_WORLD_OBJ)
+$(BUILD)/tests/test_planner_fault: $(PLANNER_WORLD_OBJ)
+TESTS += test_planner_alloc
+TEST_EXTRA_OBJS_test_planner_alloc := $(PLANNER_WORLD_OBJ)
+TEST_LIBS_test_planner_alloc := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free \
+	-Wl,--wrap=aligned_alloc,--wrap=posix_memalign
+$(BUILD)/tests/test_planner_alloc: $(PLANNER_WORLD_OBJ)
