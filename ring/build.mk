@@ -5,3 +5,9 @@ LIBVYRE_SRCS += ring/client_connect.c ring/client_buffers.c ring/client_submit.c
 LIBVYRE_SRCS += ring/client_wait.c ring/strerror.c
 CORE_SRCS += ring/region_create.c ring/heap.c ring/handles.c ring/resolve.c
 TESTS += test_ring test_ring_buffers test_ring_proto
+
+# Integration tests run the real vyred; they share the daemon harness.
+TESTS += test_integration
+DAEMON_HARNESS := $(BUILD)/obj/tests/test_integration_daemon.o
+TEST_EXTRA_OBJS_test_integration := $(DAEMON_HARNESS)
+$(BUILD)/tests/test_integration: $(DAEMON_HARNESS) $(BUILD)/vyred

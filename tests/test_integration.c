@@ -1,0 +1,633 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Multi-process integration: a real vyred, 8 producer processes each with a
+ * private domain and a connection to one shared domain, random items over
+ * both (including invalid ones: unknown op, unknown handle, another
+ * domain's handle, short output, malformed DFA tables written by earlier
+ * items). Checks: every CQE arrives exactly once, FENCE CQEs follow every
+ * earlier CQE of their client, vyred's acceptance order keeps each client's
+ * submission order, and every status, result and final buffer equals
+ * vyre_exec_sequential run in this process over the same items in the order
+ * of vyred's accept log.
+ *
+ * 8 x 20000 items by default; VYRE_TEST_SCALE=5 gives the full 8 x 100000.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../gpu/backend.h"
+#include "test_integration_daemon.h"
+#include "vyre/vyre.h"
+
+#define PRODUCERS     8u
+#define BASE_ITEMS    20000u
+#define N_DATA	      8u
+#define N_TABLES      2u
+#define N_BUFS	      (N_DATA + N_TABLES)
+#define WAIT_NS	      (60ll * 1000000000ll)
+#define CHILD_LIMIT_S 900u
+#define ORACLE_ALIGN  256u
+
+static const uint32_t data_sizes[N_DATA] = {0, 4, 12, 64, 256, 512, 1024, 4096};
+
+#define FAIL(...)                                                                                  \
+	do {                                                                                       \
+		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                               \
+		fprintf(stderr, __VA_ARGS__);                                                      \
+		fputc('\n', stderr);                                                               \
+		return -1;                                                                         \
+	} while (0)
+
+struct buf {
+	uint32_t handle;
+	uint32_t bytes;
+};
+
+/* One domain's buffers as the test knows them: data buffers, then DFA tables. */
+struct domain_bufs {
+	struct buf b[N_BUFS];
+	uint8_t *initial[N_BUFS];
+};
+
+struct rec {
+	struct vyre_work_item item;
+	uint32_t flags;
+	uint32_t received;
+	struct vyre_cqe cqe;
+};
+
+static struct domain_bufs shared_bufs;
+static struct vyre_test_daemon daemon_;
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static uint32_t table_states(uint32_t i)
+{
+	return 1 + i % 4; /* 1..4 states */
+}
+
+/* A random but valid DFA table of @n states. */
+static void make_table(uint8_t *t, uint32_t n, uint64_t *rng)
+{
+	uint32_t words = (uint32_t)(vyre_dfa_table_bytes(n) / 4);
+	uint32_t *w = calloc(words, 4);
+	uint32_t accept_words = (n + 31) / 32;
+
+	w[0] = n;
+	w[1] = (uint32_t)(rng_next(rng) % n);
+	w[2] = (uint32_t)rng_next(rng) & ((1u << n) - 1);
+	for (uint32_t i = 0; i < 256 * n; i++)
+		w[2 + accept_words + i] = (uint32_t)(rng_next(rng) % n);
+	memcpy(t, w, (size_t)words * 4);
+	free(w);
+}
+
+static uint32_t buf_bytes(uint32_t i)
+{
+	return i < N_DATA ? data_sizes[i] : (uint32_t)vyre_dfa_table_bytes(table_states(i));
+}
+
+/* Allocate and fill a domain's buffers; the initial contents are kept for the oracle. */
+static int make_buffers(struct vyre_client *c, struct domain_bufs *db, uint64_t seed)
+{
+	uint64_t rng = seed;
+
+	for (uint32_t i = 0; i < N_BUFS; i++) {
+		uint32_t bytes = buf_bytes(i);
+		int rc = vyre_buffer_alloc(c, bytes, 0, &db->b[i].handle);
+		uint32_t got = 0;
+
+		if (rc != 0)
+			FAIL("alloc %u bytes: %s", bytes, vyre_strerror(rc));
+		db->b[i].bytes = bytes;
+		uint8_t *p = vyre_buffer_ptr(c, db->b[i].handle, &got);
+
+		if (!p || got != bytes)
+			FAIL("buffer_ptr of a fresh buffer");
+		for (uint32_t j = 0; j < bytes; j++)
+			if (p[j] != 0)
+				FAIL("new buffer not zero-filled");
+		if (i < N_DATA)
+			for (uint32_t j = 0; j < bytes; j++)
+				p[j] = (uint8_t)(rng_next(&rng) % 7 == 0 ? 'a' : rng_next(&rng));
+		else
+			make_table(p, table_states(i), &rng);
+		db->initial[i] = malloc(bytes ? bytes : 1);
+		memcpy(db->initial[i], p, bytes);
+	}
+	return 0;
+}
+
+static uint32_t pick_data(uint64_t *rng, const struct domain_bufs *db)
+{
+	return db->b[rng_next(rng) % N_DATA].handle;
+}
+
+/* A random item for a connection whose domain is @own (@other is another domain). */
+static void random_item(uint64_t *rng, const struct domain_bufs *own,
+			const struct domain_bufs *other, struct rec *r)
+{
+	uint32_t kind = (uint32_t)(rng_next(rng) % 1000);
+	struct vyre_work_item *it = &r->item;
+	uint32_t x = (uint32_t)rng_next(rng);
+
+	memset(r, 0, sizeof(*r));
+	r->flags = x % 8 == 0 ? VYRE_SQE_FENCE : (x % 8 == 1 ? VYRE_SQE_NODEDUPE : 0);
+	it->op_handle = 1 + (uint32_t)(rng_next(rng) % 8);
+	it->input_handle = pick_data(rng, own);
+	it->output_handle = pick_data(rng, own);
+	it->param = rng_next(rng) % 2 ? (uint32_t)(rng_next(rng) % 16) : (uint32_t)rng_next(rng);
+	if (kind < 10) {
+		it->op_handle = VYRE_OP_COUNT + (uint32_t)(rng_next(rng) % 100); /* unknown op */
+	} else if (kind < 20) {
+		it->input_handle = 0x7ff00000u | (uint32_t)(rng_next(rng) % 4096); /* unknown */
+		it->op_handle = VYRE_OP_COPY;
+	} else if (kind < 30) {
+		it->input_handle = pick_data(rng, other); /* another domain's handle */
+		it->op_handle = VYRE_OP_XOR;
+	} else if (kind < 40) {
+		it->op_handle = VYRE_OP_SUM;
+		it->output_handle = own->b[0].handle; /* 0 bytes: too short */
+	} else if (kind < 50) {
+		it->op_handle = VYRE_OP_NOP;
+		it->input_handle = it->output_handle = 0;
+	} else if (kind < 55) {
+		/* Scribble over a table: later scans with it fail at execution. */
+		it->output_handle = own->b[N_DATA + rng_next(rng) % N_TABLES].handle;
+	} else if (kind < 150) {
+		it->output_handle = it->input_handle; /* in place */
+	}
+	if (it->op_handle == VYRE_OP_FILL)
+		it->input_handle = 0;
+	if (it->op_handle == VYRE_OP_DFA_SCAN)
+		it->param = own->b[N_DATA + rng_next(rng) % N_TABLES].handle;
+}
+
+/* ---- the producer process ---- */
+
+struct producer {
+	uint32_t p;
+	struct vyre_client *conn[2]; /* 0: private domain, 1: the shared domain */
+	struct domain_bufs priv;
+	struct rec *recs[2];
+	uint32_t count[2];
+	uint32_t next[2];
+	uint32_t low[2]; /* every seq below this has its CQE (FENCE check) */
+	uint32_t got[2]; /* CQEs received per connection */
+	uint64_t received;
+};
+
+static uint64_t user_data(uint32_t p, uint32_t k, uint32_t seq)
+{
+	return ((uint64_t)p << 40) | ((uint64_t)k << 32) | seq;
+}
+
+static int take_cqes(struct producer *pr, uint32_t k, const struct vyre_cqe *c, int n)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t ud = c[i].user_data;
+		uint32_t seq = (uint32_t)ud;
+
+		if (ud >> 32 != (((uint64_t)pr->p << 8) | k) || seq >= pr->next[k])
+			FAIL("producer %u: CQE with foreign user_data %" PRIx64, pr->p, ud);
+		struct rec *r = &pr->recs[k][seq];
+
+		if (r->received++)
+			FAIL("producer %u conn %u: CQE for item %u arrived twice", pr->p, k, seq);
+		r->cqe = c[i];
+		pr->got[k]++;
+		if (r->flags & VYRE_SQE_FENCE) {
+			while (pr->low[k] < seq && pr->recs[k][pr->low[k]].received)
+				pr->low[k]++;
+			if (pr->low[k] < seq)
+				FAIL("producer %u: FENCE item %u completed before item %u", pr->p,
+				     seq, pr->low[k]);
+		}
+		pr->received++;
+	}
+	return 0;
+}
+
+static int reap(struct producer *pr, uint32_t k, int64_t wait_ns)
+{
+	struct vyre_cqe c[64];
+	int n = wait_ns ? vyre_wait(pr->conn[k], c, 64, wait_ns) : vyre_reap(pr->conn[k], c, 64);
+
+	if (n < 0)
+		FAIL("producer %u conn %u: %s: %s", pr->p, k, wait_ns ? "wait" : "reap",
+		     vyre_strerror(n));
+	return take_cqes(pr, k, c, n) == 0 ? n : -1;
+}
+
+/* Queue a burst on connection @k; returns how many were queued, or -1. */
+static int submit_burst(struct producer *pr, uint32_t k, uint64_t *rng)
+{
+	uint32_t left = pr->count[k] - pr->next[k];
+	uint32_t n = 1 + (uint32_t)(rng_next(rng) % 32);
+	struct vyre_work_item its[32];
+	uint64_t ud[32];
+	int got;
+
+	if (n > left)
+		n = left;
+	if (rng_next(rng) % 3 == 0) {
+		/* One at a time, with the item's flags. */
+		const struct rec *r = &pr->recs[k][pr->next[k]];
+
+		got =
+		    vyre_submit(pr->conn[k], &r->item, user_data(pr->p, k, pr->next[k]), r->flags);
+		if (got == VYRE_E_AGAIN)
+			return 0;
+		if (got != 0)
+			FAIL("submit: %s", vyre_strerror(got));
+		pr->next[k]++;
+		return 1;
+	}
+	/* Batches carry no flags: clear them so the records say what was submitted. */
+	for (uint32_t i = 0; i < n; i++) {
+		struct rec *r = &pr->recs[k][pr->next[k] + i];
+
+		r->flags = 0;
+		its[i] = r->item;
+		ud[i] = user_data(pr->p, k, pr->next[k] + i);
+	}
+	got = vyre_submit_batch(pr->conn[k], its, ud, n);
+	if (got < 0)
+		FAIL("submit_batch: %s", vyre_strerror(got));
+	pr->next[k] += (uint32_t)got;
+	return got;
+}
+
+static int run_items(struct producer *pr, uint64_t *rng)
+{
+	uint64_t total = (uint64_t)pr->count[0] + pr->count[1];
+
+	while (pr->received < total) {
+		int progress = 0;
+
+		for (uint32_t k = 0; k < 2; k++) {
+			int n;
+
+			if (pr->next[k] < pr->count[k] && rng_next(rng) % 2) {
+				n = submit_burst(pr, k, rng);
+				if (n < 0)
+					return -1;
+				progress += n;
+			}
+			n = reap(pr, k, 0);
+			if (n < 0)
+				return -1;
+			progress += n;
+		}
+		if (progress)
+			continue;
+		/* Nothing moved: sleep on a connection with items in flight, if any. */
+		uint32_t k = (uint32_t)(rng_next(rng) % 2);
+
+		if (pr->next[k] == pr->got[k])
+			k ^= 1;
+		if (pr->next[k] != pr->got[k] && reap(pr, k, WAIT_NS) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int write_results(struct producer *pr, const char *path)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (!f)
+		FAIL("open %s: %s", path, strerror(errno));
+	fwrite(pr->priv.b, sizeof(pr->priv.b), 1, f);
+	for (uint32_t i = 0; i < N_BUFS; i++) {
+		uint8_t *now = vyre_buffer_ptr(pr->conn[0], pr->priv.b[i].handle, NULL);
+
+		fwrite(pr->priv.initial[i], 1, pr->priv.b[i].bytes, f);
+		fwrite(now, 1, pr->priv.b[i].bytes, f);
+	}
+	for (uint32_t k = 0; k < 2; k++) {
+		fwrite(&pr->count[k], sizeof(pr->count[k]), 1, f);
+		fwrite(pr->recs[k], sizeof(struct rec), pr->count[k], f);
+	}
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+static int producer_main(uint32_t p, uint32_t items, const char *out)
+{
+	struct producer pr;
+	struct vyre_connect_opts priv = {.socket_path = daemon_.socket, .heap_bytes = 1u << 20};
+	struct vyre_connect_opts shr = {.socket_path = daemon_.socket,
+					.domain = "shared",
+					.sq_entries = 64 << (p % 4),
+					.cq_entries = 64};
+	uint64_t rng = 0x9e3779b97f4a7c15ull * (p + 1);
+	int rc;
+
+	memset(&pr, 0, sizeof(pr));
+	pr.p = p;
+	if ((rc = vyre_connect(&priv, &pr.conn[0])) != 0 ||
+	    (rc = vyre_connect(&shr, &pr.conn[1])) != 0)
+		FAIL("producer %u: connect: %s", p, vyre_strerror(rc));
+	if (make_buffers(pr.conn[0], &pr.priv, rng) != 0)
+		return -1;
+	for (uint32_t k = 0; k < 2; k++)
+		pr.recs[k] = calloc(items, sizeof(struct rec));
+	for (uint32_t i = 0; i < items; i++) {
+		uint32_t k = (uint32_t)(rng_next(&rng) % 5 < 3 ? 0 : 1);
+		const struct domain_bufs *own = k ? &shared_bufs : &pr.priv;
+		const struct domain_bufs *other = k ? &pr.priv : &shared_bufs;
+
+		random_item(&rng, own, other, &pr.recs[k][pr.count[k]++]);
+	}
+	if (run_items(&pr, &rng) != 0 || write_results(&pr, out) != 0)
+		return -1;
+	vyre_close(pr.conn[0]);
+	vyre_close(pr.conn[1]);
+	return 0;
+}
+
+/* ---- the oracle ---- */
+
+struct oracle_domain {
+	struct buf b[N_BUFS];
+	uint64_t off[N_BUFS];
+	uint8_t *heap;
+	uint64_t bytes;
+	uint8_t *final_expected[N_BUFS]; /* private domains: the producer's final contents */
+};
+
+struct loaded {
+	struct rec *recs[2];
+	uint32_t count[2];
+	uint32_t accepted[2]; /* seqs seen in the accept log so far */
+};
+
+static void oracle_layout(struct oracle_domain *od, const struct buf *b, uint8_t *const *init)
+{
+	uint64_t off = 0;
+
+	for (uint32_t i = 0; i < N_BUFS; i++) {
+		od->b[i] = b[i];
+		od->off[i] = off;
+		off += (b[i].bytes + ORACLE_ALIGN - 1) / ORACLE_ALIGN * ORACLE_ALIGN;
+	}
+	od->bytes = off ? off : ORACLE_ALIGN;
+	od->heap = calloc(1, od->bytes);
+	for (uint32_t i = 0; i < N_BUFS; i++)
+		memcpy(od->heap + od->off[i], init[i], b[i].bytes);
+}
+
+static int oracle_lookup(const struct oracle_domain *od, uint32_t handle, uint64_t *off,
+			 uint32_t *bytes)
+{
+	for (uint32_t i = 0; i < N_BUFS; i++) {
+		if (handle != 0 && od->b[i].handle == handle) {
+			*off = od->off[i];
+			*bytes = od->b[i].bytes;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* The oracle's own resolve: an unknown op id marks an item that must fail. */
+static void oracle_resolve(const struct oracle_domain *od, uint32_t heap, const struct rec *r,
+			   struct vyre_exec_item *x)
+{
+	const struct vyre_work_item *it = &r->item;
+	int mask = vyre_op_operands(it->op_handle);
+	uint32_t in_b = 0, out_b = 0, t_b = 0;
+	uint64_t in_o = 0, out_o = 0, t_o = 0;
+
+	memset(x, 0, sizeof(*x));
+	x->heap = heap;
+	x->op = UINT32_MAX;
+	if (mask < 0 || (r->flags & ~VYRE_SQE_VALID_FLAGS))
+		return;
+	if ((mask & VYRE_OPERAND_IN) && oracle_lookup(od, it->input_handle, &in_o, &in_b))
+		return;
+	if ((mask & VYRE_OPERAND_OUT) && oracle_lookup(od, it->output_handle, &out_o, &out_b))
+		return;
+	if ((mask & VYRE_OPERAND_TABLE) && oracle_lookup(od, it->param, &t_o, &t_b))
+		return;
+	if (vyre_op_check_lengths(it->op_handle, it, in_b, out_b))
+		return;
+	*x = (struct vyre_exec_item){.op = it->op_handle,
+				     .param = (mask & VYRE_OPERAND_TABLE) ? 0 : it->param,
+				     .heap = heap,
+				     .in_bytes = in_b,
+				     .out_bytes = out_b,
+				     .table_bytes = t_b,
+				     .in_off = in_o,
+				     .out_off = out_o,
+				     .table_off = t_o};
+}
+
+static int load_producer(uint32_t p, const char *path, struct oracle_domain *od, struct loaded *ld)
+{
+	FILE *f = fopen(path, "rb");
+	struct buf b[N_BUFS];
+	uint8_t *init[N_BUFS];
+	int ok;
+
+	if (!f)
+		FAIL("producer %u left no results", p);
+	ok = fread(b, sizeof(b), 1, f) == 1;
+	for (uint32_t i = 0; ok && i < N_BUFS; i++) {
+		init[i] = malloc(b[i].bytes + 1);
+		od->final_expected[i] = malloc(b[i].bytes + 1);
+		ok = fread(init[i], 1, b[i].bytes, f) == b[i].bytes &&
+		     fread(od->final_expected[i], 1, b[i].bytes, f) == b[i].bytes;
+	}
+	for (uint32_t k = 0; ok && k < 2; k++) {
+		ok = fread(&ld->count[k], sizeof(ld->count[k]), 1, f) == 1;
+		ld->recs[k] = calloc(ld->count[k] + 1, sizeof(struct rec));
+		ok = ok && fread(ld->recs[k], sizeof(struct rec), ld->count[k], f) == ld->count[k];
+	}
+	fclose(f);
+	if (!ok)
+		FAIL("producer %u: short results file", p);
+	oracle_layout(od, b, init);
+	for (uint32_t i = 0; i < N_BUFS; i++)
+		free(init[i]);
+	return 0;
+}
+
+struct accepted_item {
+	uint32_t p, k, seq;
+};
+
+/* Reads the accept log; checks each client's items appear once each, in submission order. */
+static int read_accept_log(struct loaded *ld, struct accepted_item **out, uint64_t *n_out)
+{
+	FILE *f = fopen(daemon_.accept_log, "r");
+	unsigned long long ud;
+	unsigned cid;
+	uint64_t n = 0, cap = 1024;
+	struct accepted_item *a = malloc(cap * sizeof(*a));
+	uint32_t client_of[PRODUCERS][2] = {{0}};
+
+	if (!f)
+		FAIL("no accept log");
+	while (fscanf(f, "%u %llu", &cid, &ud) == 2) {
+		uint32_t p = (uint32_t)(ud >> 40), k = (uint32_t)(ud >> 32) & 0xff;
+		uint32_t seq = (uint32_t)ud;
+
+		if (p >= PRODUCERS || k > 1)
+			FAIL("accept log: unknown user_data %llu", ud);
+		if (seq != ld[p].accepted[k])
+			FAIL("accept log: producer %u conn %u item %u accepted where %u was due", p,
+			     k, seq, ld[p].accepted[k]);
+		if (client_of[p][k] && client_of[p][k] != cid)
+			FAIL("accept log: one connection under two client ids");
+		client_of[p][k] = cid;
+		ld[p].accepted[k]++;
+		if (n == cap)
+			a = realloc(a, (cap *= 2) * sizeof(*a));
+		a[n++] = (struct accepted_item){p, k, seq};
+	}
+	fclose(f);
+	for (uint32_t p = 0; p < PRODUCERS; p++)
+		for (uint32_t k = 0; k < 2; k++)
+			if (ld[p].accepted[k] != ld[p].count[k])
+				FAIL("producer %u conn %u: %u items accepted of %u", p, k,
+				     ld[p].accepted[k], ld[p].count[k]);
+	*out = a;
+	*n_out = n;
+	return 0;
+}
+
+static int compare_buffers(const char *what, const struct oracle_domain *od, uint32_t i,
+			   const uint8_t *actual)
+{
+	if (memcmp(od->heap + od->off[i], actual, od->b[i].bytes) != 0)
+		FAIL("%s buffer %u (%u bytes) differs from the sequential oracle", what, i,
+		     od->b[i].bytes);
+	return 0;
+}
+
+static int verify(struct vyre_client *shared_conn)
+{
+	static struct oracle_domain od[PRODUCERS + 1];
+	static struct loaded ld[PRODUCERS];
+	struct vyre_heap_view views[PRODUCERS + 1];
+	struct accepted_item *acc;
+	uint64_t n, errors = 0;
+	char path[256];
+
+	oracle_layout(&od[0], shared_bufs.b, shared_bufs.initial);
+	for (uint32_t p = 0; p < PRODUCERS; p++) {
+		snprintf(path, sizeof(path), "%s/producer-%u.bin", daemon_.dir, p);
+		if (load_producer(p, path, &od[p + 1], &ld[p]) != 0)
+			return -1;
+		unlink(path);
+	}
+	if (read_accept_log(ld, &acc, &n) != 0)
+		return -1;
+	struct vyre_exec_item *x = calloc(n + 1, sizeof(*x));
+	struct vyre_exec_result *res = calloc(n + 1, sizeof(*res));
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t heap = acc[i].k ? 0 : acc[i].p + 1;
+
+		oracle_resolve(&od[heap], heap, &ld[acc[i].p].recs[acc[i].k][acc[i].seq], &x[i]);
+	}
+	for (uint32_t h = 0; h <= PRODUCERS; h++)
+		views[h] = (struct vyre_heap_view){od[h].heap, od[h].bytes};
+	vyre_exec_sequential(views, x, (uint32_t)n, res);
+	for (uint64_t i = 0; i < n; i++) {
+		const struct rec *r = &ld[acc[i].p].recs[acc[i].k][acc[i].seq];
+
+		if (r->received != 1)
+			FAIL("item %u/%u/%u: %u CQEs", acc[i].p, acc[i].k, acc[i].seq, r->received);
+		if (r->cqe.status != res[i].status || r->cqe.result != res[i].result)
+			FAIL("item %u/%u/%u (op %u): CQE status %d result %" PRIu64
+			     ", oracle %d %" PRIu64,
+			     acc[i].p, acc[i].k, acc[i].seq, r->item.op_handle, r->cqe.status,
+			     r->cqe.result, res[i].status, res[i].result);
+		errors += res[i].status != 0;
+	}
+	for (uint32_t i = 0; i < N_BUFS; i++)
+		if (compare_buffers("shared", &od[0], i,
+				    vyre_buffer_ptr(shared_conn, shared_bufs.b[i].handle, NULL)))
+			return -1;
+	for (uint32_t p = 0; p < PRODUCERS; p++)
+		for (uint32_t i = 0; i < N_BUFS; i++)
+			if (compare_buffers("private", &od[p + 1], i, od[p + 1].final_expected[i]))
+				return -1;
+	printf("%" PRIu64 " items checked against the oracle (%" PRIu64 " errors by design)\n", n,
+	       errors);
+	free(x);
+	free(res);
+	free(acc);
+	if (errors == 0 || errors == n)
+		FAIL("the workload should mix valid and invalid items");
+	return 0;
+}
+
+static int run(void)
+{
+	uint32_t items = (uint32_t)(BASE_ITEMS * vyre_test_scale());
+	struct vyre_connect_opts o = {.domain = "shared", .heap_bytes = 1u << 20};
+	struct vyre_client *shared_conn;
+	pid_t kids[PRODUCERS];
+	int rc, failed = 0;
+
+	if (vyre_test_daemon_start(&daemon_, NULL) != 0)
+		return -1;
+	o.socket_path = daemon_.socket;
+	if ((rc = vyre_connect(&o, &shared_conn)) != 0)
+		FAIL("connect: %s", vyre_strerror(rc));
+	if (make_buffers(shared_conn, &shared_bufs, 42) != 0)
+		return -1;
+	for (uint32_t p = 0; p < PRODUCERS; p++) {
+		kids[p] = fork();
+		if (kids[p] == 0) {
+			char out[256];
+
+			alarm(CHILD_LIMIT_S);
+			snprintf(out, sizeof(out), "%s/producer-%u.bin", daemon_.dir, p);
+			_exit(producer_main(p, items, out) == 0 ? 0 : 1);
+		}
+	}
+	for (uint32_t p = 0; p < PRODUCERS; p++) {
+		int st;
+
+		waitpid(kids[p], &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			fprintf(stderr, "producer %u failed (status 0x%x)\n", p, st);
+			failed = 1;
+		}
+	}
+	rc = vyre_test_daemon_stop(&daemon_);
+	if (rc != 0 || failed) {
+		vyre_test_daemon_dump_log(&daemon_);
+		FAIL("vyred exit %d, producers %s", rc, failed ? "failed" : "ok");
+	}
+	printf("%u producers x %u items, vyred exited 0\n", PRODUCERS, items);
+	rc = verify(shared_conn);
+	vyre_close(shared_conn);
+	return rc;
+}
+
+int main(void)
+{
+	int rc = run();
+
+	vyre_test_daemon_cleanup(&daemon_);
+	if (rc == 0)
+		printf("PASS\n");
+	return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/* Starting, stopping and inspecting a real vyred for the integration tests. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test_integration_daemon.h"
+
+#define START_TIMEOUT_S 60
+
+static const char *vyred_path(char *buf, size_t len)
+{
+	const char *env = getenv("VYRED");
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env)
+		return env;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return "vyred";
+	self[n] = '\0';
+	/* $(BUILD)/tests/test_X -> $(BUILD)/vyred */
+	snprintf(buf, len, "%s/../vyred", dirname(self));
+	return buf;
+}
+
+static int log_says_ready(const char *log)
+{
+	char line[512];
+	int ready = 0;
+	FILE *f = fopen(log, "r");
+
+	if (!f)
+		return 0;
+	while (!ready && fgets(line, sizeof(line), f))
+		ready = strstr(line, "vyred: ready") != NULL;
+	fclose(f);
+	return ready;
+}
+
+int vyre_test_daemon_start(struct vyre_test_daemon *d, const char *const *extra)
+{
+	char path[PATH_MAX + 16];
+	const char *argv[64];
+	int argc = 0;
+
+	memset(d, 0, sizeof(*d));
+	snprintf(d->dir, sizeof(d->dir), "/tmp/vyre-test-XXXXXX");
+	if (!mkdtemp(d->dir)) {
+		perror("mkdtemp");
+		return -1;
+	}
+	snprintf(d->socket, sizeof(d->socket), "%s/vyre.sock", d->dir);
+	snprintf(d->log, sizeof(d->log), "%s/vyred.log", d->dir);
+	snprintf(d->accept_log, sizeof(d->accept_log), "%s/accept.log", d->dir);
+	argv[argc++] = vyred_path(path, sizeof(path));
+	argv[argc++] = "--socket";
+	argv[argc++] = d->socket;
+	argv[argc++] = "--accept-log";
+	argv[argc++] = d->accept_log;
+	for (int i = 0; extra && extra[i] && argc < 62; i++)
+		argv[argc++] = extra[i];
+	argv[argc] = NULL;
+
+	d->pid = fork();
+	if (d->pid < 0) {
+		perror("fork");
+		return -1;
+	}
+	if (d->pid == 0) {
+		int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		if (fd >= 0)
+			dup2(fd, 2);
+		execv(argv[0], (char *const *)argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	for (int i = 0; i < START_TIMEOUT_S * 100; i++) {
+		int st;
+
+		if (log_says_ready(d->log))
+			return 0;
+		if (waitpid(d->pid, &st, WNOHANG) == d->pid) {
+			fprintf(stderr, "vyred (%s) exited during start-up:\n", argv[0]);
+			d->pid = 0;
+			vyre_test_daemon_dump_log(d);
+			return -1;
+		}
+		usleep(10000);
+	}
+	fprintf(stderr, "vyred did not become ready in %d s\n", START_TIMEOUT_S);
+	vyre_test_daemon_kill(d);
+	return -1;
+}
+
+int vyre_test_daemon_stop(struct vyre_test_daemon *d)
+{
+	int st;
+
+	if (d->pid <= 0)
+		return -1;
+	kill(d->pid, SIGTERM);
+	while (waitpid(d->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	d->pid = 0;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	fprintf(stderr, "vyred died from signal %d\n", WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+	return -1;
+}
+
+void vyre_test_daemon_kill(struct vyre_test_daemon *d)
+{
+	if (d->pid <= 0)
+		return;
+	kill(d->pid, SIGKILL);
+	while (waitpid(d->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	d->pid = 0;
+}
+
+void vyre_test_daemon_cleanup(struct vyre_test_daemon *d)
+{
+	vyre_test_daemon_kill(d);
+	if (!d->dir[0])
+		return;
+	unlink(d->socket);
+	unlink(d->log);
+	unlink(d->accept_log);
+	rmdir(d->dir);
+}
+
+void vyre_test_daemon_dump_log(const struct vyre_test_daemon *d)
+{
+	char line[512];
+	FILE *f = fopen(d->log, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		fprintf(stderr, "  | %s", line);
+	fclose(f);
+}
+
+int vyre_test_fd_count(pid_t pid)
+{
+	char path[64];
+	DIR *dir;
+	const struct dirent *e;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	while ((e = readdir(dir)))
+		n += e->d_name[0] != '.';
+	closedir(dir);
+	return n;
+}
+
+char vyre_test_proc_state(pid_t pid, pid_t tid)
+{
+	char path[96], buf[512];
+	FILE *f;
+	const char *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+uint64_t vyre_test_scale(void)
+{
+	const char *s = getenv("VYRE_TEST_SCALE");
+	unsigned long long v = s ? strtoull(s, NULL, 10) : 1;
+
+	return v ? v : 1;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/test_integration_daemon.h - running a real vyred for a test.
+ *
+ * The daemon binary is $VYRED, else the vyred next to the test's build
+ * directory ($(BUILD)/vyred for $(BUILD)/tests/test_X). Each daemon gets a
+ * fresh temporary directory holding its socket, its stderr log and its
+ * accept log.
+ */
+#ifndef VYRE_TEST_INTEGRATION_DAEMON_H
+#define VYRE_TEST_INTEGRATION_DAEMON_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct vyre_test_daemon {
+	pid_t pid;
+	char dir[128];
+	char socket[192];
+	char log[192];
+	char accept_log[192];
+};
+
+/*
+ * Start vyred with --socket and --accept-log in a new temporary directory
+ * plus @extra (NULL-terminated, may be NULL) and wait until it says it is
+ * ready. Returns 0, or -1 after printing why.
+ */
+int vyre_test_daemon_start(struct vyre_test_daemon *d, const char *const *extra);
+
+/* SIGTERM, wait; returns the exit status (0 is a clean stop) or -1 if it was killed. */
+int vyre_test_daemon_stop(struct vyre_test_daemon *d);
+
+/* SIGKILL and reap (for tests of a dying daemon). */
+void vyre_test_daemon_kill(struct vyre_test_daemon *d);
+
+/* Remove the temporary directory and what is in it. */
+void vyre_test_daemon_cleanup(struct vyre_test_daemon *d);
+
+/* Print the daemon's stderr log (for failures). */
+void vyre_test_daemon_dump_log(const struct vyre_test_daemon *d);
+
+/* Open file descriptors of @pid, or -1. */
+int vyre_test_fd_count(pid_t pid);
+
+/* Scheduler state letter of @pid (or a thread) from /proc: 'R', 'S', ... or 0. */
+char vyre_test_proc_state(pid_t pid, pid_t tid);
+
+/* $VYRE_TEST_SCALE (default 1): multiply workloads for bigger runs. */
+uint64_t vyre_test_scale(void);
+
+#endif /* VYRE_TEST_INTEGRATION_DAEMON_H */
