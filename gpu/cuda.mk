@@ -1,0 +1,55 @@
+# gpu/cuda.mk - the CUDA backend. Built when nvcc is found (NVCC= disables it);
+# otherwise gpu/cuda_missing.c stands in and vyred says why.
+#
+# gpu/megakernel.cu becomes one fatbin (sm_90 code, sm_90 PTX, and sm_75 PTX
+# that newer or older GPUs JIT), embedded in libvyre-core.a as a byte array.
+# The driver itself is dlopen'ed at run time (gpu/cuda_driver.c).
+
+NVCC ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
+
+ifneq ($(NVCC),)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+CUDA_SRCS := gpu/cuda_driver.c gpu/cuda_device.c gpu/cuda_lower.c gpu/cuda_backend.c
+CORE_SRCS += $(CUDA_SRCS) $(BUILD)/gen/megakernel_fatbin.c
+$(foreach s,$(CUDA_SRCS),$(eval CFLAGS_$(subst /,_,$(s:.c=)) := -I$(CUDA_HOME)/include))
+
+MK_NVCCFLAGS := -std=c++17 -O3 -Iinclude -Igpu \
+	--generate-code arch=compute_90,code=[sm_90,compute_90] \
+	--generate-code arch=compute_75,code=compute_75
+
+$(BUILD)/gen/megakernel.fatbin: gpu/megakernel.cu gpu/cuda_abi.h include/vyre/abi.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(MK_NVCCFLAGS) -fatbin $< -o $@
+
+# The fatbin as a C array (od keeps this free of xxd and python).
+$(BUILD)/gen/megakernel_fatbin.c: $(BUILD)/gen/megakernel.fatbin
+	{ printf '%s\n' '/* generated from gpu/megakernel.cu by gpu/cuda.mk */' \
+	  '#include <stdint.h>' \
+	  'extern const unsigned char vyre_megakernel_fatbin[];' \
+	  'extern const uint64_t vyre_megakernel_fatbin_bytes;' \
+	  'const unsigned char vyre_megakernel_fatbin[] __attribute__((aligned(64))) = {'; \
+	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  printf '%s\n' '};' \
+	  'const uint64_t vyre_megakernel_fatbin_bytes = sizeof(vyre_megakernel_fatbin);'; \
+	} > $@.tmp && mv $@.tmp $@
+
+# The PTX alone, for reading (make BUILD=... ptx).
+.PHONY: ptx
+ptx: $(BUILD)/gen/megakernel.sm_90.ptx $(BUILD)/gen/megakernel.sm_75.ptx
+$(BUILD)/gen/megakernel.sm_%.ptx: gpu/megakernel.cu gpu/cuda_abi.h include/vyre/abi.h
+	@mkdir -p $(dir $@)
+	$(NVCC) -std=c++17 -O3 -Iinclude -Igpu -arch=compute_$* -ptx $< -o $@
+
+TESTS += test_cuda_lower test_cuda_diff test_cuda_fault
+TEST_EXTRA_OBJS_test_cuda_lower := $(BUILD)/obj/tests/test_cuda_gen.o
+TEST_EXTRA_OBJS_test_cuda_diff := $(BUILD)/obj/tests/test_cuda_gen.o
+TEST_EXTRA_OBJS_test_cuda_fault := $(BUILD)/obj/tests/test_cuda_gen.o
+$(BUILD)/tests/test_cuda_lower $(BUILD)/tests/test_cuda_diff $(BUILD)/tests/test_cuda_fault: \
+	$(BUILD)/obj/tests/test_cuda_gen.o
+CFLAGS_tests_test_cuda_lower := -I$(CUDA_HOME)/include -Igpu
+CFLAGS_tests_test_cuda_diff := -I$(CUDA_HOME)/include -Igpu
+CFLAGS_tests_test_cuda_fault := -I$(CUDA_HOME)/include -Igpu
+CFLAGS_tests_test_cuda_gen := -I$(CUDA_HOME)/include -Igpu
+else
+CORE_SRCS += gpu/cuda_missing.c
+endif

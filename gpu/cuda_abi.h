@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpu/cuda_abi.h - the layouts shared by the host side of the CUDA backend
+ * (C) and gpu/megakernel.cu (CUDA C++). Everything here lives in pinned,
+ * device-mapped host memory or in kernel parameters, so sizes are pinned.
+ *
+ * A batch is lowered into units (gpu/cuda_lower.h): a unit is an item, or a
+ * chunk of an elementwise item, with device addresses already resolved. A
+ * stage (one plan group) lists its block units (run by a whole thread block)
+ * then its warp units (run by one warp); stages of a launch are separated by
+ * a device-wide barrier.
+ */
+#ifndef VYRE_GPU_CUDA_ABI_H
+#define VYRE_GPU_CUDA_ABI_H
+
+#include <stdint.h>
+
+#define VYRE_MK_THREADS		  1024u /* threads per block, every kernel */
+#define VYRE_MK_WARPS		  (VYRE_MK_THREADS / 32u)
+#define VYRE_MK_PREFETCH	  32u /* units and stages a launch reads in its first round trip */
+#define VYRE_MK_CHUNK_WORDS	  2048u /* elementwise items are split into units of this many words */
+#define VYRE_MK_WARP_REDUCE_WORDS 8192u /* SUM/MAX over more words run on a whole block */
+#define VYRE_MK_DFA_CACHE_WORDS	  8200u /* accept + next words of a DFA table kept in shared memory \
+					 */
+#define VYRE_MK_DFA_TILE_WORDS 1024u	/* input bytes staged in shared memory per DFA step, /4 */
+
+/* vyre_mk_unit.op: the operation in the low byte, flags above it. */
+#define VYRE_MK_OP_MASK 0xffu
+#define VYRE_MK_SEQUENTIAL                                                                         \
+	(1u << 8) /* one thread, byte loads: unaligned or partially overlapping */
+
+struct vyre_mk_unit {
+	uint32_t op;	/* enum vyre_op | VYRE_MK_* flags */
+	uint32_t param; /* the immediate */
+	uint32_t count; /* words (FILL: out words; COPY..MUL: min words; SUM/MAX: in words), DFA: in
+			   bytes */
+	uint32_t aux;	/* DFA_SCAN: table bytes, else 0 */
+	uint32_t slot;	/* result record index (SUM, MAX, DFA_SCAN), else 0 */
+	uint32_t reserved;
+	uint64_t in; /* device addresses */
+	uint64_t out;
+	uint64_t table;
+};
+
+struct vyre_mk_stage {
+	uint32_t first_unit; /* relative to the launch's first unit */
+	uint32_t n_block_units;
+	uint32_t n_warp_units;
+	uint32_t reserved;
+};
+
+/* One result record per SUM/MAX/DFA_SCAN unit; the host fills every other item's. */
+struct vyre_mk_result {
+	int32_t status;
+	uint32_t reserved;
+	uint64_t result;
+};
+
+/* vyre_mk_launch_args.flags */
+#define VYRE_MK_LAUNCH_EXIT  (1u << 0) /* persistent kernel: leave the loop */
+#define VYRE_MK_LAUNCH_FAULT (1u << 1) /* test hook: store to an unmapped address */
+#define VYRE_MK_LAUNCH_STALL (1u << 2) /* test hook: block 1 never reaches the barrier */
+
+/* A launch: what one cuLaunchKernel, or one persistent-mode doorbell, runs. */
+struct vyre_mk_launch_args {
+	uint64_t units;	  /* device address of this launch's first unit */
+	uint64_t stages;  /* device address of this launch's first stage */
+	uint64_t results; /* device address of the batch's result records */
+	uint32_t n_stages;
+	uint32_t n_units;
+	uint32_t n_blocks; /* blocks that take part; 1 = one block, no device-wide barrier */
+	uint32_t flags;
+};
+
+/*
+ * Persistent-mode doorbell: one 64-byte slot per launch in a ring of
+ * VYRE_MK_RING_SLOTS. Each 8-byte word is (seq << 32 | data): PCIe promises
+ * 8-byte atomicity only, so every word says by itself whether it is current
+ * (the NCCL "LL" idea). data[0..1] = slab address, [2] units offset,
+ * [3] stages offset, [4] results offset, [5] n_stages, [6] n_blocks |
+ * flags << 16, [7] n_units.
+ */
+#define VYRE_MK_RING_SLOTS 256u
+#define VYRE_MK_SLOT_WORDS 8u
+
+/* vyre_mk_ctrl.state: why the persistent kernel stopped (0 while it runs). */
+#define VYRE_MK_STATE_RUNNING	0u
+#define VYRE_MK_STATE_EXITED	1u /* told to by an EXIT launch */
+#define VYRE_MK_STATE_HEARTBEAT 2u /* the host heartbeat stopped moving */
+#define VYRE_MK_STATE_WATCHDOG	3u /* a device-wide barrier made no progress */
+
+/* Control page, pinned and device-mapped. Host-written and device-written words on own lines. */
+struct vyre_mk_ctrl {
+	uint32_t heartbeat; /* host: bumped by the heartbeat thread */
+	uint32_t pad0[15];
+	uint32_t done;	 /* device: launches completed (seq of the last one + 1) */
+	uint32_t state;	 /* device: VYRE_MK_STATE_* */
+	uint32_t detail; /* device: the block that tripped the watchdog */
+	uint32_t pad1[13];
+};
+
+/* Device-memory state of the kernels; zeroed before each (re)start. */
+struct vyre_mk_devstate {
+	uint32_t bar_count;
+	uint32_t bar_gen;
+	uint32_t abort;
+	uint32_t progress;
+	uint32_t go_seq; /* persistent: launches published to blocks other than 0 */
+	uint32_t pad[3];
+	struct vyre_mk_launch_args go;
+};
+
+struct vyre_mk_persist_args {
+	uint64_t ctrl;		   /* device address of struct vyre_mk_ctrl */
+	uint64_t ring;		   /* device address of the doorbell ring */
+	uint64_t devstate;	   /* device address of struct vyre_mk_devstate */
+	uint64_t heartbeat_cycles; /* exit when the heartbeat is still this long */
+	uint64_t watchdog_cycles;  /* abort when a barrier sees no progress this long */
+	uint32_t start_seq;	   /* the next launch's sequence number */
+	uint32_t reserved;
+};
+
+struct vyre_mk_launch_kargs {
+	struct vyre_mk_launch_args launch;
+	uint64_t ctrl;
+	uint64_t devstate;
+	uint64_t watchdog_cycles;
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(struct vyre_mk_unit) == 48, "unit is 48 bytes");
+static_assert(sizeof(struct vyre_mk_stage) == 16, "stage is 16 bytes");
+static_assert(sizeof(struct vyre_mk_result) == 16, "result is 16 bytes");
+static_assert(sizeof(struct vyre_mk_launch_args) == 40, "launch args are 40 bytes");
+static_assert(sizeof(struct vyre_mk_ctrl) == 128, "ctrl is two lines");
+#else
+_Static_assert(sizeof(struct vyre_mk_unit) == 48, "unit is 48 bytes");
+_Static_assert(sizeof(struct vyre_mk_stage) == 16, "stage is 16 bytes");
+_Static_assert(sizeof(struct vyre_mk_result) == 16, "result is 16 bytes");
+_Static_assert(sizeof(struct vyre_mk_launch_args) == 40, "launch args are 40 bytes");
+_Static_assert(sizeof(struct vyre_mk_ctrl) == 128, "ctrl is two lines");
+#endif
+
+#endif /* VYRE_GPU_CUDA_ABI_H */

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpu/cuda_backend.h - what the CUDA backend offers beyond gpu/backend.h:
+ * counters, a description for logs, and test hooks. Every function takes a
+ * backend made by vyre_cuda_backend->init and returns VYRE_E_INVAL for any
+ * other.
+ *
+ * Environment (read by init):
+ *   VYRE_CUDA_HEARTBEAT_MS  the persistent kernel exits when the host
+ *                           heartbeat is still this long (default 1000)
+ *   VYRE_CUDA_WATCHDOG_MS   a device-wide barrier that sees no progress this
+ *                           long aborts the launch (default 10000)
+ *   VYRE_CUDA_MAX_BLOCKS    cap on the grid (default: occupancy x SMs)
+ */
+#ifndef VYRE_GPU_CUDA_BACKEND_H
+#define VYRE_GPU_CUDA_BACKEND_H
+
+#include <stdint.h>
+
+#include "backend.h"
+
+struct vyre_cuda_stats {
+	uint64_t batches;
+	uint64_t launches;	    /* doorbells (persistent) or cuLaunchKernel calls (launch) */
+	uint64_t kernel_starts;	    /* persistent kernel (re)starts */
+	uint64_t bytes_to_device;   /* descriptors, stages and doorbells written for the device */
+	uint64_t bytes_from_device; /* result records read back */
+	uint64_t faults;	    /* batches failed with VYRE_E_DEVICE */
+	uint64_t recoveries;	    /* context resets that succeeded */
+	uint64_t watchdog_trips;
+	uint64_t heartbeat_exits;
+	uint32_t grid_blocks;
+	uint32_t block_threads;
+};
+
+int vyre_cuda_get_stats(struct vyre_backend *b, struct vyre_cuda_stats *out);
+
+/* One line for logs: GPU, compute capability, grid, driver, mode. */
+const char *vyre_cuda_describe(struct vyre_backend *b);
+
+/* 1 while the backend can run work, 0 after a fault it could not recover from. */
+int vyre_cuda_usable(struct vyre_backend *b);
+
+/* The last error or fault message ("" when none). */
+const char *vyre_cuda_last_error(struct vyre_backend *b);
+
+/* Test hooks, applied to the first device launch of the next batch. */
+#define VYRE_CUDA_INJECT_FAULT (1u << 0) /* an illegal address: a sticky context error */
+#define VYRE_CUDA_INJECT_STALL (1u << 1) /* a block misses the barrier: the watchdog fires */
+int vyre_cuda_inject(struct vyre_backend *b, uint32_t what);
+
+/* Test hook: stop (1) or restart (0) the heartbeat, as if vyred were stopped. */
+int vyre_cuda_pause_heartbeat(struct vyre_backend *b, int paused);
+
+#endif /* VYRE_GPU_CUDA_BACKEND_H */

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/* Opening a GPU: context, embedded module, kernels, occupancy. */
+#include "cuda_device.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda_abi.h"
+#include "vyre/abi.h"
+
+int vyre_cuda_status(CUresult r)
+{
+	return r == CUDA_ERROR_OUT_OF_MEMORY ? VYRE_E_NOMEM : VYRE_E_DEVICE;
+}
+
+static int attribute(const struct vyre_cuda_device *dv, CUdevice_attribute a, uint32_t *out,
+		     char *why, uint32_t why_len)
+{
+	int v = 0;
+	CUresult r = dv->d->cuDeviceGetAttribute(&v, a, dv->dev);
+
+	if (r != CUDA_SUCCESS) {
+		vyre_cuda_error(dv->d, why, why_len, "cuDeviceGetAttribute", r);
+		return VYRE_E_DEVICE;
+	}
+	*out = v < 0 ? 0 : (uint32_t)v;
+	return 0;
+}
+
+static int query(struct vyre_cuda_device *dv, char *why, uint32_t why_len)
+{
+	const struct vyre_cuda_driver *d = dv->d;
+	uint32_t can_map = 0, unified = 0;
+	int count = 0;
+	CUresult r = d->cuDeviceGetCount(&count);
+
+	if (r != CUDA_SUCCESS) {
+		vyre_cuda_error(d, why, why_len, "cuDeviceGetCount", r);
+		return VYRE_E_DEVICE;
+	}
+	if (dv->ordinal < 0 || dv->ordinal >= count) {
+		snprintf(why, why_len, "no CUDA device %d: the driver sees %d", dv->ordinal, count);
+		return VYRE_E_DEVICE;
+	}
+	r = d->cuDeviceGet(&dv->dev, dv->ordinal);
+	if (r != CUDA_SUCCESS) {
+		vyre_cuda_error(d, why, why_len, "cuDeviceGet", r);
+		return VYRE_E_DEVICE;
+	}
+	r = d->cuDeviceGetName(dv->name, (int)sizeof(dv->name), dv->dev);
+	if (r != CUDA_SUCCESS) {
+		vyre_cuda_error(d, why, why_len, "cuDeviceGetName", r);
+		return VYRE_E_DEVICE;
+	}
+	if (attribute(dv, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &dv->sm_count, why, why_len) ||
+	    attribute(dv, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &dv->clock_khz, why, why_len) ||
+	    attribute(dv, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &dv->cc_major, why,
+		      why_len) ||
+	    attribute(dv, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &dv->cc_minor, why,
+		      why_len) ||
+	    attribute(dv, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, &can_map, why, why_len) ||
+	    attribute(dv, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, &unified, why, why_len))
+		return VYRE_E_DEVICE;
+	if (!can_map || !unified) {
+		snprintf(why, why_len,
+			 "%s cannot map host memory with unified addressing, which vyre needs",
+			 dv->name);
+		return VYRE_E_DEVICE;
+	}
+	if (dv->clock_khz == 0)
+		dv->clock_khz = 1000000; /* the watchdog only needs an order of magnitude */
+	return 0;
+}
+
+static int load_module(struct vyre_cuda_device *dv, uint32_t max_blocks, char *why,
+		       uint32_t why_len)
+{
+	const struct vyre_cuda_driver *d = dv->d;
+	static const char *const names[] = {"vyre_mk_persistent", "vyre_mk_launch", "vyre_mk_item",
+					    "vyre_mk_empty", "vyre_mk_pingpong"};
+	CUfunction *fns[] = {&dv->persistent, &dv->launch, &dv->item, &dv->empty, &dv->pingpong};
+	int per_sm = 0;
+	CUresult r = d->cuModuleLoadData(&dv->mod, vyre_megakernel_fatbin);
+
+	if (r != CUDA_SUCCESS) {
+		dv->mod = NULL;
+		vyre_cuda_error(d, why, why_len, "cuModuleLoadData(megakernel)", r);
+		return VYRE_E_DEVICE;
+	}
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		r = d->cuModuleGetFunction(fns[i], dv->mod, names[i]);
+		if (r != CUDA_SUCCESS) {
+			vyre_cuda_error(d, why, why_len, "cuModuleGetFunction", r);
+			return VYRE_E_DEVICE;
+		}
+	}
+	/* the persistent and launch kernels share one body, so one occupancy serves both */
+	r = d->cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dv->persistent,
+							   (int)VYRE_MK_THREADS, 0);
+	if (r != CUDA_SUCCESS) {
+		vyre_cuda_error(d, why, why_len, "cuOccupancyMaxActiveBlocksPerMultiprocessor", r);
+		return VYRE_E_DEVICE;
+	}
+	if (per_sm <= 0) {
+		snprintf(why, why_len, "the megakernel cannot run %u threads per block on %s",
+			 VYRE_MK_THREADS, dv->name);
+		return VYRE_E_DEVICE;
+	}
+	dv->grid = (uint32_t)per_sm * dv->sm_count;
+	if (max_blocks && dv->grid > max_blocks)
+		dv->grid = max_blocks;
+	return 0;
+}
+
+int vyre_cuda_device_bind(const struct vyre_cuda_device *dv, char *why, uint32_t why_len)
+{
+	CUresult r = dv->d->cuCtxSetCurrent(dv->ctx);
+
+	if (r != CUDA_SUCCESS) {
+		vyre_cuda_error(dv->d, why, why_len, "cuCtxSetCurrent", r);
+		return VYRE_E_DEVICE;
+	}
+	return 0;
+}
+
+static int open_context(struct vyre_cuda_device *dv, uint32_t max_blocks, char *why,
+			uint32_t why_len)
+{
+	CUresult r = dv->d->cuDevicePrimaryCtxRetain(&dv->ctx, dv->dev);
+	int err;
+
+	if (r != CUDA_SUCCESS) {
+		dv->ctx = NULL;
+		vyre_cuda_error(dv->d, why, why_len, "cuDevicePrimaryCtxRetain", r);
+		return VYRE_E_DEVICE;
+	}
+	err = vyre_cuda_device_bind(dv, why, why_len);
+	if (!err)
+		err = load_module(dv, max_blocks, why, why_len);
+	if (err)
+		vyre_cuda_device_close(dv);
+	return err;
+}
+
+int vyre_cuda_device_open(struct vyre_cuda_device *dv, int ordinal, uint32_t max_blocks, char *why,
+			  uint32_t why_len)
+{
+	int err;
+
+	memset(dv, 0, sizeof(*dv));
+	dv->ordinal = ordinal;
+	dv->d = vyre_cuda_driver_load(why, why_len);
+	if (!dv->d)
+		return VYRE_E_DEVICE;
+	err = query(dv, why, why_len);
+	if (err)
+		return err;
+	return open_context(dv, max_blocks, why, why_len);
+}
+
+void vyre_cuda_device_close(struct vyre_cuda_device *dv)
+{
+	if (dv->mod)
+		dv->d->cuModuleUnload(dv->mod);
+	dv->mod = NULL;
+	if (dv->ctx)
+		dv->d->cuDevicePrimaryCtxRelease(dv->dev);
+	dv->ctx = NULL;
+}
+
+int vyre_cuda_device_reset(struct vyre_cuda_device *dv, uint32_t max_blocks, char *why,
+			   uint32_t why_len)
+{
+	CUresult r;
+
+	/* the module died with the context: unloading it would only report the fault again */
+	dv->mod = NULL;
+	vyre_cuda_device_close(dv);
+	r = dv->d->cuDevicePrimaryCtxReset(dv->dev);
+	if (r != CUDA_SUCCESS) {
+		vyre_cuda_error(dv->d, why, why_len, "cuDevicePrimaryCtxReset", r);
+		return VYRE_E_DEVICE;
+	}
+	return open_context(dv, max_blocks, why, why_len);
+}
+
+int vyre_cuda_pinned_alloc(const struct vyre_cuda_device *dv, struct vyre_cuda_pinned *p,
+			   uint64_t bytes, char *why, uint32_t why_len)
+{
+	CUresult r;
+
+	memset(p, 0, sizeof(*p));
+	if (bytes == 0 || bytes > SIZE_MAX) {
+		snprintf(why, why_len, "pinned allocation of %llu bytes",
+			 (unsigned long long)bytes);
+		return VYRE_E_INVAL;
+	}
+	r = dv->d->cuMemHostAlloc(&p->host, (size_t)bytes,
+				  CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
+	if (r != CUDA_SUCCESS) {
+		p->host = NULL;
+		vyre_cuda_error(dv->d, why, why_len, "cuMemHostAlloc", r);
+		return vyre_cuda_status(r);
+	}
+	r = dv->d->cuMemHostGetDevicePointer(&p->dev, p->host, 0);
+	if (r != CUDA_SUCCESS) {
+		vyre_cuda_error(dv->d, why, why_len, "cuMemHostGetDevicePointer", r);
+		dv->d->cuMemFreeHost(p->host);
+		memset(p, 0, sizeof(*p));
+		return VYRE_E_DEVICE;
+	}
+	p->bytes = bytes;
+	memset(p->host, 0, (size_t)bytes);
+	return 0;
+}
+
+void vyre_cuda_pinned_free(const struct vyre_cuda_device *dv, struct vyre_cuda_pinned *p)
+{
+	if (p->host && dv->ctx)
+		dv->d->cuMemFreeHost(p->host);
+	memset(p, 0, sizeof(*p));
+}

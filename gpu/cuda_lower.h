@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpu/cuda_lower.h - turns a planned batch into the units, stages and result
+ * records the megakernel runs (gpu/cuda_abi.h). Pure: no CUDA, no I/O, no
+ * allocation, so it is tested without a GPU.
+ *
+ * The static checks of vyre_exec_one (unknown op, misaligned lengths, ranges
+ * outside the heap, short WORD0 output, unregistered heap) are decided here:
+ * such items complete with VYRE_E_INVAL and never reach the device. NOP and
+ * empty elementwise items complete with 0. Only DFA table validation depends
+ * on heap contents, which an earlier item of the batch may write, so it runs
+ * on the device.
+ *
+ * Slab layout, each part 64-byte aligned, every offset checked:
+ *	units   n_units   x struct vyre_mk_unit
+ *	stages  n_stages  x struct vyre_mk_stage   (empty plan groups dropped)
+ *	results n_results x struct vyre_mk_result  (one per SUM/MAX/DFA_SCAN)
+ */
+#ifndef VYRE_GPU_CUDA_LOWER_H
+#define VYRE_GPU_CUDA_LOWER_H
+
+#include <stdint.h>
+
+#include "backend.h"
+#include "cuda_abi.h"
+
+/* A registered heap as the device sees it. */
+struct vyre_cuda_heap {
+	uint64_t dptr; /* device address of byte 0 */
+	uint64_t bytes;
+	int registered;
+};
+
+struct vyre_cuda_layout {
+	uint64_t units_off, stages_off, results_off, bytes;
+	uint32_t n_units, n_stages, n_results, n_launches;
+};
+
+/* One device launch: a run of non-empty stages of one plan launch. */
+struct vyre_cuda_launch {
+	uint32_t first_unit;
+	uint32_t n_units;
+	uint32_t first_stage;
+	uint32_t n_stages;
+	uint32_t n_blocks; /* blocks worth using, 1..grid_max */
+	uint32_t flags;	   /* VYRE_MK_LAUNCH_* */
+};
+
+/* order_slot[k] for items that need no result record. */
+#define VYRE_CUDA_SLOT_OK    0xffffffffu /* status 0, result 0 */
+#define VYRE_CUDA_SLOT_INVAL 0xfffffffeu /* status VYRE_E_INVAL, result 0 */
+
+/*
+ * Check the plan and size the slab. VYRE_E_INVAL for a malformed plan (an
+ * order index out of range, group or launch ends that decrease or do not
+ * end at n_order / n_groups), VYRE_E_NOMEM when the batch needs more than
+ * 2^32 units or a slab over 4 GiB.
+ */
+int vyre_cuda_lower_measure(const struct vyre_exec_batch *batch, const struct vyre_cuda_heap *heaps,
+			    uint32_t n_heaps, struct vyre_cuda_layout *lay);
+
+/*
+ * Write the units, stages and launches measured by vyre_cuda_lower_measure
+ * into @slab (lay->bytes) and @launches (lay->n_launches), and the slot of
+ * each order position into @order_slot (plan.n_order entries). @grid_max
+ * bounds each launch's n_blocks.
+ */
+void vyre_cuda_lower_fill(const struct vyre_exec_batch *batch, const struct vyre_cuda_heap *heaps,
+			  uint32_t n_heaps, const struct vyre_cuda_layout *lay, uint8_t *slab,
+			  uint32_t grid_max, uint32_t *order_slot,
+			  struct vyre_cuda_launch *launches);
+
+/* Write batch->results for every order position from the slots and records. */
+void vyre_cuda_lower_results(const struct vyre_exec_batch *batch, const uint32_t *order_slot,
+			     const struct vyre_mk_result *records);
+
+/* Every item of the plan completes with @status (a device fault). */
+void vyre_cuda_fail_results(const struct vyre_exec_batch *batch, int32_t status);
+
+#endif /* VYRE_GPU_CUDA_LOWER_H */

@@ -1,0 +1,771 @@
+// SPDX-License-Identifier: MIT
+//
+// gpu/megakernel.cu - the device side of the CUDA backend.
+//
+// Every operation of DESIGN.md section 6, with the results of gpu/ops.c's
+// vyre_exec_one, executed over units lowered by gpu/cuda_lower.c. Buffers
+// live in host heaps registered with cuMemHostRegister, so every load and
+// store here crosses PCIe: the code keeps several loads in flight per thread
+// and reads descriptors in as few round trips as it can.
+//
+// Kernels (extern "C", looked up by name):
+//   vyre_mk_persistent  resident grid that polls the doorbell ring
+//   vyre_mk_launch      one launch per cuLaunchKernel (launch mode)
+//   vyre_mk_item        one unit per launch (the launch-per-item baseline)
+//   vyre_mk_empty       nothing (the bare launch floor)
+//   vyre_mk_pingpong    echoes a mapped word (the doorbell round-trip floor)
+//
+// Memory ordering: the doorbell poller reads with volatile loads and then
+// issues a system-scope fence (acquire); it hands work to the other blocks
+// through a device-scope release/acquire pair; device-wide barriers fence at
+// device scope, the last one of a launch at system scope, before block 0
+// posts `done` for the host.
+#include <stdint.h>
+
+#include "cuda_abi.h"
+// vyre/abi.h is C17; C++ spells its static assertions static_assert.
+#define _Static_assert static_assert
+#include "vyre/abi.h"
+#undef _Static_assert
+
+namespace
+{
+
+constexpr uint32_t kFull = 0xffffffffu;
+constexpr uint32_t kRun = 0;
+constexpr uint32_t kUnroll = 4;
+
+struct __align__(16) shared_state
+{
+	vyre_mk_unit units[VYRE_MK_PREFETCH];
+	vyre_mk_stage stages[VYRE_MK_PREFETCH];
+	vyre_mk_launch_args launch;
+	uint32_t dfa[VYRE_MK_DFA_CACHE_WORDS];
+	uint32_t tile[VYRE_MK_DFA_TILE_WORDS];
+	uint32_t red[VYRE_MK_WARPS];
+	uint32_t words[4];
+	uint32_t cmd;
+	int flag;
+};
+
+__device__ __forceinline__ uint32_t ld_acquire(const uint32_t *p)
+{
+	uint32_t v;
+	asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+	return v;
+}
+
+__device__ __forceinline__ void st_release(uint32_t *p, uint32_t v)
+{
+	asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+__device__ __forceinline__ uint32_t ld_volatile(const uint32_t *p)
+{
+	return *(const volatile uint32_t *)p;
+}
+
+__device__ __forceinline__ void st_volatile(uint32_t *p, uint32_t v)
+{
+	*(volatile uint32_t *)p = v;
+}
+
+__device__ __forceinline__ uint32_t combine(uint32_t op, uint32_t a, uint32_t param)
+{
+	switch (op) {
+	case VYRE_OP_ADD:
+		return a + param;
+	case VYRE_OP_XOR:
+		return a ^ param;
+	case VYRE_OP_MUL:
+		return a * param;
+	default:
+		return a;
+	}
+}
+
+__device__ __forceinline__ uint4 combine4(uint32_t op, uint4 v, uint32_t param)
+{
+	return make_uint4(combine(op, v.x, param), combine(op, v.y, param), combine(op, v.z, param),
+			  combine(op, v.w, param));
+}
+
+__device__ __forceinline__ uint32_t reduce(uint32_t op, uint32_t a, uint32_t b)
+{
+	return op == VYRE_OP_SUM ? a + b : (a > b ? a : b);
+}
+
+__device__ __forceinline__ void put_result(uint64_t results, uint32_t slot, int32_t status,
+					   uint32_t value)
+{
+	uint4 *r = reinterpret_cast<uint4 *>(results) + slot;
+	*r = make_uint4((uint32_t)status, 0u, value, 0u);
+}
+
+__device__ __forceinline__ void bump_progress(vyre_mk_devstate *ds)
+{
+	if (ds)
+		atomicAdd(&ds->progress, 1u);
+}
+
+__device__ vyre_mk_unit load_unit(const vyre_mk_unit *p)
+{
+	union {
+		uint4 v[3];
+		vyre_mk_unit u;
+	} x;
+	const uint4 *q = reinterpret_cast<const uint4 *>(p);
+	x.v[0] = q[0];
+	x.v[1] = q[1];
+	x.v[2] = q[2];
+	return x.u;
+}
+
+// ---- elementwise ops: one warp (or block) over one chunk -------------------
+
+// out[i] = f(in[i]) (or param for FILL) for i < n, by `step` threads of which
+// this one is `idx`. Each thread reads kUnroll values before storing any, so
+// several PCIe reads are in flight; in and out are equal or disjoint (the
+// host sends partial overlaps down the sequential path), so batching the
+// loads cannot reorder a read after a write of the same word.
+__device__ void map_words(uint32_t op, const uint32_t *in, uint32_t *out, uint32_t n,
+			  uint32_t param, uint32_t idx, uint32_t step)
+{
+	const bool fill = op == VYRE_OP_FILL;
+	uint32_t done = 0;
+
+	if ((((uintptr_t)in | (uintptr_t)out) & 15u) == 0) {
+		const uint4 *in4 = reinterpret_cast<const uint4 *>(in);
+		uint4 *out4 = reinterpret_cast<uint4 *>(out);
+		const uint32_t n4 = n / 4;
+		const uint4 p4 = make_uint4(param, param, param, param);
+
+		for (uint32_t base = 0; base < n4; base += step * kUnroll) {
+			uint4 v[kUnroll];
+#pragma unroll
+			for (uint32_t k = 0; k < kUnroll; k++) {
+				uint32_t i = base + k * step + idx;
+				if (i < n4)
+					v[k] = fill ? p4 : combine4(op, in4[i], param);
+			}
+#pragma unroll
+			for (uint32_t k = 0; k < kUnroll; k++) {
+				uint32_t i = base + k * step + idx;
+				if (i < n4)
+					out4[i] = v[k];
+			}
+		}
+		done = n4 * 4;
+	}
+	for (uint32_t base = done; base < n; base += step * kUnroll) {
+		uint32_t v[kUnroll];
+#pragma unroll
+		for (uint32_t k = 0; k < kUnroll; k++) {
+			uint32_t i = base + k * step + idx;
+			if (i < n)
+				v[k] = fill ? param : combine(op, in[i], param);
+		}
+#pragma unroll
+		for (uint32_t k = 0; k < kUnroll; k++) {
+			uint32_t i = base + k * step + idx;
+			if (i < n)
+				out[i] = v[k];
+		}
+	}
+}
+
+// This thread's share of a SUM/MAX over in[0..n); 0 is the identity of both.
+__device__ uint32_t accumulate(uint32_t op, const uint32_t *in, uint32_t n, uint32_t idx,
+			       uint32_t step, vyre_mk_devstate *ds)
+{
+	uint32_t acc = 0, done = 0;
+
+	if (((uintptr_t)in & 15u) == 0) {
+		const uint4 *in4 = reinterpret_cast<const uint4 *>(in);
+		const uint32_t n4 = n / 4;
+
+		for (uint32_t base = 0; base < n4; base += step * kUnroll) {
+			uint4 v[kUnroll];
+#pragma unroll
+			for (uint32_t k = 0; k < kUnroll; k++) {
+				uint32_t i = base + k * step + idx;
+				v[k] = i < n4 ? in4[i] : make_uint4(0, 0, 0, 0);
+			}
+#pragma unroll
+			for (uint32_t k = 0; k < kUnroll; k++)
+				acc = reduce(op, reduce(op, acc, v[k].x),
+					     reduce(op, reduce(op, v[k].y, v[k].z), v[k].w));
+			if (idx == 0 && step > 32)
+				bump_progress(ds);
+		}
+		done = n4 * 4;
+	}
+	for (uint32_t i = done + idx; i < n; i += step)
+		acc = reduce(op, acc, in[i]);
+	return acc;
+}
+
+__device__ __forceinline__ uint32_t warp_reduce(uint32_t op, uint32_t v)
+{
+#pragma unroll
+	for (int d = 16; d > 0; d /= 2)
+		v = reduce(op, v, __shfl_xor_sync(kFull, v, d));
+	return v;
+}
+
+// ---- the sequential path: one thread, byte loads, exactly gpu/ops.c -------
+
+__device__ __forceinline__ uint32_t load32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+__device__ __forceinline__ void store32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+__device__ uint64_t dfa_table_bytes(uint32_t n_states)
+{
+	if (n_states == 0)
+		return 0;
+	return 4 * (2 + ((uint64_t)n_states + 31) / 32 + 256 * (uint64_t)n_states);
+}
+
+__device__ int dfa_sequential(const uint8_t *table, uint32_t table_bytes, const uint8_t *in,
+			      uint32_t in_bytes, uint32_t *count)
+{
+	if (table_bytes < 8)
+		return VYRE_E_INVAL;
+	const uint32_t n_states = load32(table), start = load32(table + 4);
+	const uint64_t need = dfa_table_bytes(n_states);
+
+	if (need == 0 || need > table_bytes || start >= n_states)
+		return VYRE_E_INVAL;
+	const uint8_t *accept = table + 8;
+	const uint8_t *next = accept + 4 * (((uint64_t)n_states + 31) / 32);
+	for (uint64_t i = 0; i < 256 * (uint64_t)n_states; i++)
+		if (load32(next + 4 * i) >= n_states)
+			return VYRE_E_INVAL;
+
+	uint32_t state = load32(table + 4), hits = 0;
+	if (state >= n_states)
+		return VYRE_E_INVAL;
+	for (uint32_t i = 0; i < in_bytes; i++) {
+		state = load32(next + 4 * ((uint64_t)state * 256 + in[i]));
+		if (state >= n_states)
+			return VYRE_E_INVAL;
+		hits += (load32(accept + 4 * (state / 32)) >> (state % 32)) & 1u;
+	}
+	*count = hits;
+	return 0;
+}
+
+__device__ void sequential_unit(const vyre_mk_unit &u, uint64_t results, vyre_mk_devstate *ds)
+{
+	const uint32_t op = u.op & VYRE_MK_OP_MASK;
+	const uint8_t *in = reinterpret_cast<const uint8_t *>(u.in);
+	uint8_t *out = reinterpret_cast<uint8_t *>(u.out);
+	uint32_t acc = 0;
+
+	switch (op) {
+	case VYRE_OP_FILL:
+		for (uint32_t i = 0; i < u.count; i++)
+			store32(out + 4 * (uint64_t)i, u.param);
+		return;
+	case VYRE_OP_COPY:
+		// memmove: forward when the destination is below the source
+		if (out <= in) {
+			for (uint64_t i = 0; i < 4 * (uint64_t)u.count; i++)
+				out[i] = in[i];
+		} else {
+			for (uint64_t i = 4 * (uint64_t)u.count; i > 0; i--)
+				out[i - 1] = in[i - 1];
+		}
+		return;
+	case VYRE_OP_ADD:
+	case VYRE_OP_XOR:
+	case VYRE_OP_MUL:
+		for (uint32_t i = 0; i < u.count; i++)
+			store32(out + 4 * (uint64_t)i,
+				combine(op, load32(in + 4 * (uint64_t)i), u.param));
+		return;
+	case VYRE_OP_SUM:
+	case VYRE_OP_MAX:
+		for (uint32_t i = 0; i < u.count; i++) {
+			acc = reduce(op, acc, load32(in + 4 * (uint64_t)i));
+			if ((i & 4095u) == 4095u)
+				bump_progress(ds);
+		}
+		break;
+	case VYRE_OP_DFA_SCAN:
+		if (dfa_sequential(reinterpret_cast<const uint8_t *>(u.table), u.aux, in, u.count,
+				   &acc) != 0) {
+			put_result(results, u.slot, VYRE_E_INVAL, 0);
+			return;
+		}
+		break;
+	default:
+		return;
+	}
+	store32(out, acc);
+	put_result(results, u.slot, 0, acc);
+}
+
+// ---- units ----------------------------------------------------------------
+
+__device__ void warp_unit(const vyre_mk_unit &u, uint64_t results, uint32_t lane,
+			  vyre_mk_devstate *ds)
+{
+	const uint32_t op = u.op & VYRE_MK_OP_MASK;
+	const uint32_t *in = reinterpret_cast<const uint32_t *>(u.in);
+	uint32_t *out = reinterpret_cast<uint32_t *>(u.out);
+
+	if (u.op & VYRE_MK_SEQUENTIAL) {
+		if (lane == 0)
+			sequential_unit(u, results, ds);
+		__syncwarp();
+		return;
+	}
+	switch (op) {
+	case VYRE_OP_FILL:
+	case VYRE_OP_COPY:
+	case VYRE_OP_ADD:
+	case VYRE_OP_XOR:
+	case VYRE_OP_MUL:
+		map_words(op, in, out, u.count, u.param, lane, 32);
+		break;
+	case VYRE_OP_SUM:
+	case VYRE_OP_MAX: {
+		uint32_t acc = warp_reduce(op, accumulate(op, in, u.count, lane, 32, ds));
+		if (lane == 0) {
+			*out = acc;
+			put_result(results, u.slot, 0, acc);
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	__syncwarp();
+}
+
+__device__ void block_reduce_unit(const vyre_mk_unit &u, uint64_t results, shared_state &sh,
+				  vyre_mk_devstate *ds)
+{
+	const uint32_t op = u.op & VYRE_MK_OP_MASK;
+	const uint32_t tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+	uint32_t acc =
+	    accumulate(op, reinterpret_cast<const uint32_t *>(u.in), u.count, tid, blockDim.x, ds);
+
+	acc = warp_reduce(op, acc);
+	if (lane == 0)
+		sh.red[warp] = acc;
+	__syncthreads();
+	if (warp == 0) {
+		acc = lane < blockDim.x / 32 ? sh.red[lane] : 0;
+		acc = warp_reduce(op, acc);
+		if (lane == 0) {
+			*reinterpret_cast<uint32_t *>(u.out) = acc;
+			put_result(results, u.slot, 0, acc);
+		}
+	}
+	__syncthreads();
+}
+
+// DFA_SCAN on a whole block: validate every transition in parallel (caching
+// the table in shared memory when it fits, validated values only), then one
+// thread walks the input, staged through shared memory by the whole block.
+__device__ void block_dfa_unit(const vyre_mk_unit &u, uint64_t results, shared_state &sh,
+			       vyre_mk_devstate *ds)
+{
+	const uint32_t *table = reinterpret_cast<const uint32_t *>(u.table);
+	const uint32_t tid = threadIdx.x;
+
+	if (tid == 0) {
+		uint32_t ok = 0, n = 0, start = 0;
+		if (u.aux >= 8) {
+			n = table[0];
+			start = table[1];
+			uint64_t need = dfa_table_bytes(n);
+			ok = need != 0 && need <= u.aux && start < n;
+		}
+		sh.words[0] = ok;
+		sh.words[1] = n;
+		sh.words[2] = start;
+	}
+	__syncthreads();
+	const uint32_t ok = sh.words[0], n = sh.words[1], start = sh.words[2];
+	const uint64_t accept_words = ((uint64_t)n + 31) / 32;
+	const uint64_t body_words = accept_words + 256 * (uint64_t)n;
+	const bool cached = ok && body_words <= VYRE_MK_DFA_CACHE_WORDS;
+	const uint32_t *body = table + 2;
+	int bad = !ok;
+
+	if (ok) {
+		for (uint64_t i = tid; i < body_words; i += blockDim.x) {
+			uint32_t v = body[i];
+			if (i >= accept_words && v >= n)
+				bad = 1;
+			if (cached)
+				sh.dfa[i] = v;
+		}
+	}
+	if (__syncthreads_or(bad)) {
+		if (tid == 0)
+			put_result(results, u.slot, VYRE_E_INVAL, 0);
+		return;
+	}
+
+	const uint32_t *accept = cached ? sh.dfa : body;
+	const uint32_t *next = accept + accept_words;
+	const uint32_t *in = reinterpret_cast<const uint32_t *>(u.in);
+	const uint32_t words = u.count / 4;
+	uint32_t state = start, hits = 0;
+	int err = 0;
+
+	for (uint32_t base = 0; base < words; base += VYRE_MK_DFA_TILE_WORDS) {
+		const uint32_t m = min(VYRE_MK_DFA_TILE_WORDS, words - base);
+		for (uint32_t i = tid; i < m; i += blockDim.x)
+			sh.tile[i] = in[base + i];
+		__syncthreads();
+		if (tid == 0 && !err) {
+			const uint8_t *bytes = reinterpret_cast<const uint8_t *>(sh.tile);
+			for (uint32_t j = 0; j < 4 * m; j++) {
+				state = next[(uint64_t)state * 256 + bytes[j]];
+				// only an uncached table can change under us
+				if (state >= n) {
+					err = 1;
+					break;
+				}
+				hits += (accept[state / 32] >> (state % 32)) & 1u;
+			}
+			bump_progress(ds);
+		}
+		__syncthreads();
+	}
+	if (tid == 0) {
+		if (err) {
+			put_result(results, u.slot, VYRE_E_INVAL, 0);
+		} else {
+			*reinterpret_cast<uint32_t *>(u.out) = hits;
+			put_result(results, u.slot, 0, hits);
+		}
+	}
+	__syncthreads();
+}
+
+__device__ void block_unit(const vyre_mk_unit &u, uint64_t results, shared_state &sh,
+			   vyre_mk_devstate *ds)
+{
+	if ((u.op & VYRE_MK_OP_MASK) == VYRE_OP_DFA_SCAN)
+		block_dfa_unit(u, results, sh, ds);
+	else
+		block_reduce_unit(u, results, sh, ds);
+}
+
+// ---- device-wide barrier and watchdog --------------------------------------
+
+__device__ void trip_watchdog(vyre_mk_devstate *ds, vyre_mk_ctrl *ctrl)
+{
+	if (atomicExch(&ds->abort, 1u) == 0 && ctrl) {
+		st_volatile(&ctrl->detail, blockIdx.x);
+		st_volatile(&ctrl->state, VYRE_MK_STATE_WATCHDOG);
+		__threadfence_system();
+	}
+}
+
+// Waits until *word differs from old. Gives up (0) when another block
+// aborted, or trips the watchdog when neither the barrier count nor the
+// progress counter moved for watchdog cycles.
+__device__ int wait_change(const uint32_t *word, uint32_t old, vyre_mk_devstate *ds,
+			   vyre_mk_ctrl *ctrl, uint64_t watchdog)
+{
+	uint64_t since = clock64();
+	uint32_t seen = ld_volatile(&ds->progress) + ld_volatile(&ds->bar_count);
+
+	for (;;) {
+		if (ld_acquire(word) != old)
+			return 1;
+		if (ld_volatile(&ds->abort))
+			return 0;
+		const uint64_t now = clock64();
+		const uint32_t moved = ld_volatile(&ds->progress) + ld_volatile(&ds->bar_count);
+		if (moved != seen) {
+			seen = moved;
+			since = now;
+		} else if (now - since > watchdog) {
+			trip_watchdog(ds, ctrl);
+			return 0;
+		}
+		__nanosleep(32);
+	}
+}
+
+// Barrier of the first n_blocks blocks; false when the launch was aborted.
+// The last barrier of a launch fences at system scope so the host sees every
+// block's stores once block 0 posts done.
+__device__ bool grid_barrier(vyre_mk_devstate *ds, vyre_mk_ctrl *ctrl, uint32_t n_blocks, bool last,
+			     uint64_t watchdog, shared_state &sh)
+{
+	__syncthreads();
+	if (n_blocks == 1)
+		return true;
+	if (threadIdx.x == 0) {
+		int ok = 1;
+		if (last)
+			__threadfence_system();
+		else
+			__threadfence();
+		const uint32_t gen = ld_acquire(&ds->bar_gen);
+		if (atomicAdd(&ds->bar_count, 1u) + 1 == n_blocks) {
+			atomicExch(&ds->bar_count, 0u);
+			__threadfence();
+			atomicAdd(&ds->bar_gen, 1u);
+		} else {
+			ok = wait_change(&ds->bar_gen, gen, ds, ctrl, watchdog);
+		}
+		__threadfence();
+		sh.flag = ok;
+	}
+	__syncthreads();
+	return sh.flag != 0;
+}
+
+// ---- a launch ---------------------------------------------------------------
+
+__device__ __forceinline__ vyre_mk_unit unit_at(const shared_state &sh, const vyre_mk_unit *units,
+						uint64_t i, uint32_t n_prefetched)
+{
+	return i < n_prefetched ? sh.units[i] : load_unit(units + i);
+}
+
+// Runs the stages of one launch on blocks [0, n_blocks). The first round
+// trip fetches the first units and stages together.
+__device__ bool run_launch(const vyre_mk_launch_args L, uint32_t n_blocks, vyre_mk_devstate *ds,
+			   vyre_mk_ctrl *ctrl, uint64_t watchdog, shared_state &sh)
+{
+	const vyre_mk_unit *units = reinterpret_cast<const vyre_mk_unit *>(L.units);
+	const vyre_mk_stage *stages = reinterpret_cast<const vyre_mk_stage *>(L.stages);
+	const uint32_t tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+	const uint32_t n_pre = min(L.n_units, VYRE_MK_PREFETCH);
+	const uint32_t stage_loader = 3 * VYRE_MK_PREFETCH;
+	uint32_t since_progress = 0;
+
+	if (tid < 3 * n_pre)
+		reinterpret_cast<uint4 *>(sh.units)[tid] =
+		    reinterpret_cast<const uint4 *>(units)[tid];
+	// launch mode queues launches behind an aborted one: they must not run
+	if (tid == 0)
+		sh.flag = ds == nullptr || ld_volatile(&ds->abort) == 0;
+	__syncthreads();
+	if (!sh.flag)
+		return false;
+	if ((L.flags & VYRE_MK_LAUNCH_FAULT) && blockIdx.x == 0 && tid == 0)
+		st_volatile(reinterpret_cast<uint32_t *>(uintptr_t{16}), 1u);
+
+	for (uint32_t s = 0; s < L.n_stages; s++) {
+		if (s % VYRE_MK_PREFETCH == 0) {
+			const uint32_t m = min(VYRE_MK_PREFETCH, L.n_stages - s);
+			if (tid >= stage_loader && tid < stage_loader + m)
+				reinterpret_cast<uint4 *>(sh.stages)[tid - stage_loader] =
+				    reinterpret_cast<const uint4 *>(stages + s)[tid - stage_loader];
+			__syncthreads();
+		}
+		const vyre_mk_stage st = sh.stages[s % VYRE_MK_PREFETCH];
+
+		for (uint32_t i = blockIdx.x; i < st.n_block_units; i += n_blocks)
+			block_unit(unit_at(sh, units, (uint64_t)st.first_unit + i, n_pre),
+				   L.results, sh, ds);
+		const uint64_t warp_base = (uint64_t)st.first_unit + st.n_block_units;
+		for (uint64_t i = blockIdx.x + (uint64_t)warp * n_blocks; i < st.n_warp_units;
+		     i += (uint64_t)VYRE_MK_WARPS * n_blocks) {
+			warp_unit(unit_at(sh, units, warp_base + i, n_pre), L.results, lane, ds);
+			if (++since_progress == 64) {
+				since_progress = 0;
+				if (lane == 0)
+					bump_progress(ds);
+			}
+		}
+		if ((L.flags & VYRE_MK_LAUNCH_STALL) && blockIdx.x == 1) {
+			// test hook: never arrive, so the others' watchdog must fire
+			if (tid == 0)
+				while (!ld_volatile(&ds->abort))
+					__nanosleep(1000);
+			__syncthreads();
+			return false;
+		}
+		if (!grid_barrier(ds, ctrl, n_blocks, s + 1 == L.n_stages, watchdog, sh))
+			return false;
+	}
+	return true;
+}
+
+// Warp 0 of block 0: wait for the doorbell slot of launch `seq`, watching the
+// host heartbeat meanwhile. Leaves the launch in sh.launch and the command in
+// sh.cmd (kRun, or the VYRE_MK_STATE_* to stop with).
+__device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, shared_state &sh)
+{
+	const uint32_t lane = threadIdx.x;
+	const unsigned long long *slot =
+	    reinterpret_cast<const unsigned long long *>(a.ring) +
+	    (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
+	vyre_mk_ctrl *ctrl = reinterpret_cast<vyre_mk_ctrl *>(a.ctrl);
+	const uint64_t check_every = a.heartbeat_cycles / 16 + 1;
+	uint64_t checked = clock64(), changed = checked;
+	uint32_t beat = ld_volatile(&ctrl->heartbeat);
+	unsigned long long w;
+
+	for (;;) {
+		w = lane < VYRE_MK_SLOT_WORDS ? *(const volatile unsigned long long *)(slot + lane)
+					      : (unsigned long long)seq << 32;
+		if (__all_sync(kFull, (uint32_t)(w >> 32) == seq))
+			break;
+		int stop = 0;
+		if (lane == 0) {
+			const uint64_t now = clock64();
+			if (now - checked > check_every) {
+				checked = now;
+				const uint32_t b = ld_volatile(&ctrl->heartbeat);
+				if (b != beat) {
+					beat = b;
+					changed = now;
+				} else if (now - changed > a.heartbeat_cycles) {
+					stop = 1;
+				}
+			}
+		}
+		if (__shfl_sync(kFull, stop, 0)) {
+			if (lane == 0)
+				sh.cmd = VYRE_MK_STATE_HEARTBEAT;
+			return;
+		}
+	}
+	__threadfence_system();
+	uint32_t d[VYRE_MK_SLOT_WORDS];
+#pragma unroll
+	for (uint32_t j = 0; j < VYRE_MK_SLOT_WORDS; j++)
+		d[j] = __shfl_sync(kFull, (uint32_t)w, j);
+	if (lane == 0) {
+		const uint64_t slab = (uint64_t)d[0] | (uint64_t)d[1] << 32;
+		sh.launch.units = slab + d[2];
+		sh.launch.stages = slab + d[3];
+		sh.launch.results = slab + d[4];
+		sh.launch.n_stages = d[5];
+		sh.launch.n_blocks = d[6] & 0xffffu;
+		sh.launch.flags = d[6] >> 16;
+		sh.launch.n_units = d[7];
+		sh.cmd = (sh.launch.flags & VYRE_MK_LAUNCH_EXIT) ? VYRE_MK_STATE_EXITED : kRun;
+	}
+}
+
+} // namespace
+
+// Resident grid. Block 0 polls the doorbell ring; a launch of one block runs
+// on block 0 alone, a larger one is published to every block through device
+// memory and runs on the whole grid (every block is co-resident: the host
+// sized the grid from occupancy).
+extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
+    vyre_mk_persistent(const vyre_mk_persist_args a)
+{
+	__shared__ shared_state sh;
+	vyre_mk_ctrl *ctrl = reinterpret_cast<vyre_mk_ctrl *>(a.ctrl);
+	vyre_mk_devstate *ds = reinterpret_cast<vyre_mk_devstate *>(a.devstate);
+	uint32_t seq = a.start_seq, go_seen = 0;
+
+	for (;;) {
+		if (blockIdx.x == 0) {
+			if (threadIdx.x < 32)
+				poll_doorbell(a, seq, sh);
+			__syncthreads();
+			const uint32_t cmd = sh.cmd;
+			if (threadIdx.x == 0 && gridDim.x > 1 &&
+			    (cmd != kRun || sh.launch.n_blocks > 1)) {
+				ds->go = sh.launch;
+				if (cmd != kRun)
+					ds->go.flags |= VYRE_MK_LAUNCH_EXIT;
+				__threadfence();
+				st_release(&ds->go_seq, ++go_seen);
+			}
+			if (cmd != kRun) {
+				if (threadIdx.x == 0) {
+					st_volatile(&ctrl->state, cmd);
+					__threadfence_system();
+				}
+				return;
+			}
+		} else {
+			if (threadIdx.x == 0) {
+				int ok = 1;
+				while (ld_acquire(&ds->go_seq) == go_seen) {
+					if (ld_volatile(&ds->abort)) {
+						ok = 0;
+						break;
+					}
+					__nanosleep(64);
+				}
+				go_seen++;
+				sh.launch = ds->go;
+				if (!ok)
+					sh.launch.flags |= VYRE_MK_LAUNCH_EXIT;
+			}
+			__syncthreads();
+			if (sh.launch.flags & VYRE_MK_LAUNCH_EXIT)
+				return;
+		}
+		const vyre_mk_launch_args L = sh.launch;
+		const uint32_t n_blocks = L.n_blocks > 1 ? gridDim.x : 1;
+		if (!run_launch(L, n_blocks, ds, ctrl, a.watchdog_cycles, sh))
+			return;
+		if (blockIdx.x == 0 && threadIdx.x == 0) {
+			__threadfence_system();
+			st_volatile(&ctrl->done, seq + 1);
+		}
+		seq++;
+	}
+}
+
+// Launch mode: one launch per kernel on gridDim.x blocks (<= the co-resident
+// count, so the device-wide barrier is safe).
+extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
+    vyre_mk_launch(const vyre_mk_launch_kargs a)
+{
+	__shared__ shared_state sh;
+	run_launch(a.launch, gridDim.x, reinterpret_cast<vyre_mk_devstate *>(a.devstate),
+		   reinterpret_cast<vyre_mk_ctrl *>(a.ctrl), a.watchdog_cycles, sh);
+}
+
+// The launch-per-item baseline: one unit, one block.
+extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
+    vyre_mk_item(const vyre_mk_unit u, const uint64_t results, const uint32_t whole_block)
+{
+	__shared__ shared_state sh;
+	if (whole_block)
+		block_unit(u, results, sh, nullptr);
+	else if (threadIdx.x < 32)
+		warp_unit(u, results, threadIdx.x, nullptr);
+}
+
+extern "C" __global__ void vyre_mk_empty(void)
+{
+}
+
+// Echo round r of *ping into *pong, for r = 1..rounds; gives up after
+// timeout_cycles without a new ping.
+extern "C" __global__ void vyre_mk_pingpong(const uint64_t ping, const uint64_t pong,
+					    const uint32_t rounds, const uint64_t timeout_cycles)
+{
+	const uint32_t *in = reinterpret_cast<const uint32_t *>(ping);
+	uint32_t *out = reinterpret_cast<uint32_t *>(pong);
+
+	for (uint32_t r = 1; r <= rounds; r++) {
+		const uint64_t since = clock64();
+		while (ld_volatile(in) != r)
+			if (clock64() - since > timeout_cycles)
+				return;
+		st_volatile(out, r);
+	}
+}

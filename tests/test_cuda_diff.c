@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Differential test of the CUDA backend: thousands of seeded random planned
+ * batches (tests/test_cuda_gen.h) in persistent and in launch mode, each
+ * compared item by item and byte by byte with the sequential oracle. The
+ * heap is a MAP_SHARED memfd registered with the backend, as vyred does it.
+ * Between plan kinds the heap is unregistered and registered again, which
+ * stops and restarts the persistent kernel.
+ *
+ * Exits 77 where no GPU is present. VYRE_TEST_SCALE multiplies the batches
+ * (default 1000 per mode and plan).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_backend.h"
+#include "test_cuda_gen.h"
+
+#define HEAP_BYTES   (1u << 20)
+#define POLL_TIMEOUT 30000000000ll /* a batch that takes longer is a hang */
+#define SHOW_FAILS   5u
+
+struct totals {
+	uint32_t batches, items, launches_in_batches, failures;
+};
+
+static int run_mode(enum vyre_cuda_mode mode, uint32_t per_plan, struct totals *t)
+{
+	const char *mode_name = mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch";
+	struct vyre_backend_config cfg = {
+	    .max_heaps = 2, .max_items = GEN_MAX_ITEMS, .cuda_mode = mode, .cuda_device = 0};
+	uint8_t *heap = gen_heap_map(HEAP_BYTES), *want = malloc(HEAP_BYTES);
+	struct gen_batch *g = malloc(sizeof(*g));
+	struct vyre_exec_result *expect = malloc(GEN_MAX_ITEMS * sizeof(*expect));
+	struct gen_rng rng = {0xc0da + (uint64_t)mode};
+	struct vyre_backend *b = NULL;
+	struct vyre_cuda_stats stats;
+	char why[512], msg[512];
+	uint32_t fails = 0, n = 0;
+	int err;
+
+	err = heap && want && g && expect ? 0 : VYRE_E_NOMEM;
+	if (!err)
+		err = vyre_cuda_backend->init(&b, &cfg, why, sizeof(why));
+	if (err) {
+		printf("FAIL %s: init: %s\n", mode_name, err == VYRE_E_NOMEM ? "no memory" : why);
+		t->failures++;
+		free(expect);
+		free(g);
+		free(want);
+		gen_heap_unmap(heap, HEAP_BYTES);
+		return -1;
+	}
+	printf("%s: %s\n", mode_name, vyre_cuda_describe(b));
+	for (int plan = GEN_PLAN_SERIAL; plan <= GEN_PLAN_GROUPED; plan++) {
+		err = vyre_cuda_backend->register_heap(b, 0, heap, HEAP_BYTES);
+		if (err) {
+			printf("FAIL %s: register_heap: %d %s\n", mode_name, err,
+			       vyre_cuda_last_error(b));
+			fails++;
+			break;
+		}
+		for (uint32_t i = 0; i < per_plan; i++, n++) {
+			gen_batch(&rng, heap, HEAP_BYTES, (enum gen_plan)plan,
+				  i % 10 ? 64 : GEN_MAX_ITEMS, g);
+			memcpy(want, heap, HEAP_BYTES);
+			gen_oracle(want, HEAP_BYTES, g, expect);
+			err = vyre_cuda_backend->submit(b, &g->batch);
+			int done = err ? err : vyre_cuda_backend->poll(b, POLL_TIMEOUT);
+			t->batches++;
+			t->items += g->batch.plan.n_order;
+			t->launches_in_batches += g->batch.plan.n_launches;
+			if (done != 1) {
+				printf("FAIL %s batch %u: submit %d, poll %d (%s)\n", mode_name, n,
+				       err, done, vyre_cuda_last_error(b));
+				fails++;
+				if (done == 0)
+					break; /* hung: the rest would only pile up */
+				continue;
+			}
+			if (gen_compare(g, expect, heap, want, HEAP_BYTES, msg, sizeof(msg)) != 0) {
+				if (fails < SHOW_FAILS)
+					printf("FAIL %s batch %u (%s plan, %u items, %u groups, %u "
+					       "launches): %s\n",
+					       mode_name, n,
+					       plan == GEN_PLAN_SERIAL ? "serial" : "grouped",
+					       g->batch.n_items, g->batch.plan.n_groups,
+					       g->batch.plan.n_launches, msg);
+				fails++;
+			}
+		}
+		if (vyre_cuda_backend->unregister_heap(b, 0) != 0) {
+			printf("FAIL %s: unregister_heap\n", mode_name);
+			fails++;
+		}
+	}
+	vyre_cuda_get_stats(b, &stats);
+	printf("%s: %u batches, %u failed; %llu device launches, %llu kernel starts, %llu B to "
+	       "device, %llu B back, %llu faults\n",
+	       mode_name, n, fails, (unsigned long long)stats.launches,
+	       (unsigned long long)stats.kernel_starts, (unsigned long long)stats.bytes_to_device,
+	       (unsigned long long)stats.bytes_from_device, (unsigned long long)stats.faults);
+	if (stats.faults != 0 || stats.bytes_to_device == 0 || stats.bytes_from_device == 0) {
+		printf("FAIL %s: unexpected counters\n", mode_name);
+		fails++;
+	}
+	if (mode == VYRE_CUDA_PERSISTENT && stats.kernel_starts != 2) {
+		/* one start per registration period: nothing else may restart it */
+		printf("FAIL %s: %llu kernel starts, want 2\n", mode_name,
+		       (unsigned long long)stats.kernel_starts);
+		fails++;
+	}
+	vyre_cuda_backend->shutdown(b);
+	t->failures += fails;
+	free(expect);
+	free(g);
+	free(want);
+	gen_heap_unmap(heap, HEAP_BYTES);
+	return fails ? -1 : 0;
+}
+
+int main(void)
+{
+	const uint32_t per_plan = 1000 * gen_scale();
+	struct totals t = {0};
+	char why[512];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!vyre_cuda_backend) {
+		printf("%s\n", vyre_cuda_unavailable);
+		return 77;
+	}
+	if (!gen_gpu_present(why, sizeof(why))) {
+		printf("no GPU: %s\n", why);
+		return 77;
+	}
+	run_mode(VYRE_CUDA_PERSISTENT, per_plan, &t);
+	run_mode(VYRE_CUDA_LAUNCH, per_plan, &t);
+	printf("cuda diff: %u batches (%u items, %u plan launches), %u failed\n", t.batches,
+	       t.items, t.launches_in_batches, t.failures);
+	return t.failures ? 1 : 0;
+}

@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Faults of the CUDA backend, each followed by batches that must again match
+ * the oracle:
+ *   - a process holding the resident persistent kernel is killed with
+ *     SIGKILL; a new backend in another process then starts and passes;
+ *   - an illegal address (test hook): every in-flight item completes with
+ *     VYRE_E_DEVICE, poll returns, the context is reset and rebuilt;
+ *   - a block that never reaches a device-wide barrier (test hook): the
+ *     watchdog aborts the launch, items complete with VYRE_E_DEVICE;
+ *   - the host heartbeat stops: the persistent kernel leaves by itself and
+ *     the next batch restarts it.
+ * Both modes (the heartbeat only in persistent mode). Nothing may hang: every
+ * poll has a timeout and a timeout fails the test. Exits 77 without a GPU.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda_backend.h"
+#include "test_cuda_gen.h"
+
+#define HEAP_BYTES   (1u << 20)
+#define POLL_TIMEOUT 20000000000ll
+
+static uint32_t failures;
+
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                     \
+			printf(__VA_ARGS__);                                                       \
+			printf("\n");                                                              \
+			failures++;                                                                \
+		}                                                                                  \
+	} while (0)
+
+struct rig {
+	struct vyre_backend *b;
+	uint8_t *heap, *want;
+	struct gen_batch *g;
+	struct vyre_exec_result *expect;
+	struct gen_rng rng;
+	const char *mode;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int rig_open(struct rig *r, enum vyre_cuda_mode mode, uint64_t seed)
+{
+	struct vyre_backend_config cfg = {
+	    .max_heaps = 2, .max_items = GEN_MAX_ITEMS, .cuda_mode = mode, .cuda_device = 0};
+	char why[512];
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	r->mode = mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch";
+	r->rng.s = seed;
+	r->heap = gen_heap_map(HEAP_BYTES);
+	r->want = malloc(HEAP_BYTES);
+	r->g = malloc(sizeof(*r->g));
+	r->expect = malloc(GEN_MAX_ITEMS * sizeof(*r->expect));
+	if (!r->heap || !r->want || !r->g || !r->expect) {
+		printf("FAIL: out of memory\n");
+		return -1;
+	}
+	err = vyre_cuda_backend->init(&r->b, &cfg, why, sizeof(why));
+	if (err) {
+		printf("FAIL %s: init: %s\n", r->mode, why);
+		return -1;
+	}
+	err = vyre_cuda_backend->register_heap(r->b, 0, r->heap, HEAP_BYTES);
+	if (err) {
+		printf("FAIL %s: register_heap: %s\n", r->mode, vyre_cuda_last_error(r->b));
+		return -1;
+	}
+	return 0;
+}
+
+static void rig_close(struct rig *r)
+{
+	if (r->b)
+		vyre_cuda_backend->shutdown(r->b);
+	free(r->expect);
+	free(r->g);
+	free(r->want);
+	gen_heap_unmap(r->heap, HEAP_BYTES);
+}
+
+/* @n random batches that must match the oracle; returns the failures. */
+static uint32_t run_ok(struct rig *r, uint32_t n, const char *after)
+{
+	char msg[512];
+	uint32_t bad = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		gen_batch(&r->rng, r->heap, HEAP_BYTES, i % 2 ? GEN_PLAN_GROUPED : GEN_PLAN_SERIAL,
+			  i % 8 ? 64 : GEN_MAX_ITEMS, r->g);
+		memcpy(r->want, r->heap, HEAP_BYTES);
+		gen_oracle(r->want, HEAP_BYTES, r->g, r->expect);
+		int err = vyre_cuda_backend->submit(r->b, &r->g->batch);
+		int done = err ? err : vyre_cuda_backend->poll(r->b, POLL_TIMEOUT);
+		if (done != 1) {
+			printf("FAIL %s after %s: batch %u: submit %d poll %d: %s\n", r->mode,
+			       after, i, err, done, vyre_cuda_last_error(r->b));
+			bad++;
+			if (done == 0)
+				break;
+			continue;
+		}
+		if (gen_compare(r->g, r->expect, r->heap, r->want, HEAP_BYTES, msg, sizeof(msg))) {
+			printf("FAIL %s after %s: batch %u: %s\n", r->mode, after, i, msg);
+			bad++;
+		}
+	}
+	failures += bad;
+	return bad;
+}
+
+/* A batch sure to reach the device: 24 FILL/ADD/SUM items, one group each, one launch. */
+static void device_batch(struct rig *r)
+{
+	struct gen_batch *g = r->g;
+
+	memset(&g->batch, 0, sizeof(g->batch));
+	for (uint32_t i = 0; i < 24; i++) {
+		g->items[i] = (struct vyre_exec_item){
+		    .op = i % 3 == 0   ? VYRE_OP_FILL
+			  : i % 3 == 1 ? VYRE_OP_ADD
+				       : VYRE_OP_SUM,
+		    .param = i,
+		    .in_off = 4096 * (i % 8),
+		    .in_bytes = 4096,
+		    .out_off = 65536 + 4096 * i,
+		    .out_bytes = 4096,
+		};
+		if (g->items[i].op == VYRE_OP_FILL)
+			g->items[i].in_off = g->items[i].in_bytes = 0;
+		g->order[i] = i;
+		g->group_end[i] = i + 1;
+		g->results[i] = (struct vyre_exec_result){0x1111, 0, 0x2222};
+	}
+	g->launch_end[0] = 24;
+	g->batch.items = g->items;
+	g->batch.n_items = 24;
+	g->batch.results = g->results;
+	g->batch.plan = (struct vyre_exec_plan){g->order, 24, g->group_end, 24, g->launch_end, 1};
+}
+
+/* Inject @what into a device batch: it must fail as a whole with VYRE_E_DEVICE, promptly. */
+static void injected_fault(struct rig *r, uint32_t what, const char *name)
+{
+	struct vyre_cuda_stats before, after;
+	double t0;
+	int err, done;
+
+	vyre_cuda_get_stats(r->b, &before);
+	device_batch(r);
+	CHECK(vyre_cuda_inject(r->b, what) == 0, "%s", name);
+	t0 = now_ms();
+	err = vyre_cuda_backend->submit(r->b, &r->g->batch);
+	if (err == 0)
+		CHECK(vyre_cuda_backend->submit(r->b, &r->g->batch) == VYRE_E_INVAL,
+		      "%s: a second submit while one is in flight", r->mode);
+	done = err ? err : vyre_cuda_backend->poll(r->b, POLL_TIMEOUT);
+	printf("%s %s: submit %d, poll %d after %.1f ms: %s\n", r->mode, name, err, done,
+	       now_ms() - t0, vyre_cuda_last_error(r->b));
+	CHECK(done == VYRE_E_DEVICE, "%s %s: poll %d", r->mode, name, done);
+	for (uint32_t i = 0; i < r->g->batch.n_items; i++)
+		CHECK(r->g->results[i].status == VYRE_E_DEVICE && r->g->results[i].result == 0,
+		      "%s %s: item %u status %d", r->mode, name, i, r->g->results[i].status);
+	CHECK(vyre_cuda_usable(r->b), "%s %s: backend unusable: %s", r->mode, name,
+	      vyre_cuda_last_error(r->b));
+	vyre_cuda_get_stats(r->b, &after);
+	CHECK(after.faults == before.faults + 1, "%s %s: faults", r->mode, name);
+	if (what == VYRE_CUDA_INJECT_FAULT)
+		CHECK(after.recoveries == before.recoveries + 1, "%s %s: recoveries", r->mode,
+		      name);
+	else
+		CHECK(after.watchdog_trips == before.watchdog_trips + 1, "%s %s: watchdog", r->mode,
+		      name);
+	run_ok(r, 40, name);
+}
+
+static void heartbeat_exit(struct rig *r)
+{
+	struct vyre_cuda_stats before, after;
+	const struct timespec idle = {1, 0};
+
+	vyre_cuda_get_stats(r->b, &before);
+	CHECK(vyre_cuda_pause_heartbeat(r->b, 1) == 0, "pause");
+	nanosleep(&idle, NULL);
+	CHECK(vyre_cuda_pause_heartbeat(r->b, 0) == 0, "resume");
+	run_ok(r, 40, "a stopped heartbeat");
+	vyre_cuda_get_stats(r->b, &after);
+	printf("%s heartbeat: %llu exit(s), %llu kernel start(s) since\n", r->mode,
+	       (unsigned long long)(after.heartbeat_exits - before.heartbeat_exits),
+	       (unsigned long long)(after.kernel_starts - before.kernel_starts));
+	CHECK(after.heartbeat_exits > before.heartbeat_exits, "the kernel did not leave");
+	CHECK(after.kernel_starts > before.kernel_starts, "the kernel was not restarted");
+}
+
+/* A child holds the resident kernel and is SIGKILLed; then this process uses the GPU. */
+static void kill_resident(void)
+{
+	int fds[2], status = 0;
+	char c = 0;
+	pid_t pid;
+	struct rig r;
+	double t0;
+
+	if (pipe(fds) != 0) {
+		printf("FAIL: pipe\n");
+		failures++;
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		if (rig_open(&r, VYRE_CUDA_PERSISTENT, 7) != 0 || run_ok(&r, 20, "start") != 0)
+			_exit(1);
+		if (write(fds[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	if (pid < 0 || read(fds[0], &c, 1) != 1) {
+		waitpid(pid, &status, 0);
+		printf("FAIL: the child holding the kernel did not get ready (status %d)\n",
+		       status);
+		failures++;
+		close(fds[0]);
+		return;
+	}
+	close(fds[0]);
+	t0 = now_ms();
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "child status %d", status);
+	if (rig_open(&r, VYRE_CUDA_PERSISTENT, 8) == 0) {
+		uint32_t bad = run_ok(&r, 1, "SIGKILL of the kernel's owner");
+		printf("after SIGKILL: a new persistent backend completed its first batch %.1f ms "
+		       "after the kill\n",
+		       now_ms() - t0);
+		if (!bad)
+			run_ok(&r, 40, "SIGKILL of the kernel's owner");
+	} else {
+		failures++;
+	}
+	rig_close(&r);
+}
+
+int main(void)
+{
+	char why[512];
+	struct rig r;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!vyre_cuda_backend) {
+		printf("%s\n", vyre_cuda_unavailable);
+		return 77;
+	}
+	/* short limits so the faults show quickly; also inherited by the child */
+	setenv("VYRE_CUDA_WATCHDOG_MS", "300", 1);
+	setenv("VYRE_CUDA_HEARTBEAT_MS", "250", 1);
+	/* fork before this process touches CUDA: a CUDA context does not survive fork */
+	pid_t probe = fork();
+	if (probe == 0)
+		_exit(gen_gpu_present(why, sizeof(why)) ? 0 : 77);
+	int probe_status = 0;
+	waitpid(probe, &probe_status, 0);
+	if (!WIFEXITED(probe_status) || WEXITSTATUS(probe_status) != 0) {
+		gen_gpu_present(why, sizeof(why));
+		printf("no GPU: %s\n", why);
+		return 77;
+	}
+	kill_resident();
+	for (int mode = VYRE_CUDA_PERSISTENT; mode <= VYRE_CUDA_LAUNCH; mode++) {
+		if (rig_open(&r, (enum vyre_cuda_mode)mode, 100 + (uint64_t)mode) != 0) {
+			failures++;
+			rig_close(&r);
+			continue;
+		}
+		printf("%s: %s\n", r.mode, vyre_cuda_describe(r.b));
+		run_ok(&r, 40, "start");
+		injected_fault(&r, VYRE_CUDA_INJECT_FAULT, "illegal address");
+		injected_fault(&r, VYRE_CUDA_INJECT_STALL, "barrier stall");
+		if (mode == VYRE_CUDA_PERSISTENT)
+			heartbeat_exit(&r);
+		rig_close(&r);
+	}
+	printf("cuda fault: %u failure(s)\n", failures);
+	return failures ? 1 : 0;
+}

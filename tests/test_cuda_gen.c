@@ -1,0 +1,434 @@
+/* SPDX-License-Identifier: MIT */
+/* Random planned batches for the CUDA backend tests (see test_cuda_gen.h). */
+#include "test_cuda_gen.h"
+
+#include "cuda_driver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define POISON_STATUS 0x7eadbeef
+#define POISON_RESULT 0x5eed5eed5eed5eedull
+#define SCRATCH_BYTES 4096u
+
+uint64_t gen_next(struct gen_rng *r)
+{
+	/* splitmix64 */
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+uint32_t gen_below(struct gen_rng *r, uint32_t n)
+{
+	return (uint32_t)(gen_next(r) % n);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+const char *gen_op_name(uint32_t op)
+{
+	static const char *const names[] = {"NOP", "FILL", "COPY", "ADD",     "XOR",
+					    "MUL", "SUM",  "MAX",  "DFA_SCAN"};
+
+	return op < VYRE_OP_COUNT ? names[op] : "unknown-op";
+}
+
+/* A DFA table of @n states at @p (bytes available: @room); malformed when @bad. */
+static uint32_t write_dfa(struct gen_rng *r, uint8_t *p, uint32_t n, int bad)
+{
+	const uint32_t accept_words = (n + 31) / 32;
+	const uint32_t bytes = (uint32_t)vyre_dfa_table_bytes(n);
+	uint8_t *next = p + 8 + 4 * accept_words;
+
+	put32(p, n);
+	put32(p + 4, gen_below(r, n));
+	for (uint32_t i = 0; i < accept_words; i++)
+		put32(p + 8 + 4 * i, (uint32_t)gen_next(r));
+	for (uint32_t i = 0; i < 256 * n; i++)
+		put32(next + 4 * i, gen_below(r, n));
+	if (bad) {
+		switch (gen_below(r, 3)) {
+		case 0: /* a transition out of range */
+			put32(next + 4 * gen_below(r, 256 * n), n + gen_below(r, 5));
+			break;
+		case 1: /* start out of range */
+			put32(p + 4, n + gen_below(r, 3));
+			break;
+		default: /* n_states that needs more bytes than the buffer holds */
+			put32(p, n + 1 + gen_below(r, 4));
+			break;
+		}
+	}
+	return bytes;
+}
+
+/* Lay out fresh buffers; the last one is the scratch area for odd ranges. */
+static void gen_buffers(struct gen_rng *r, uint8_t *heap, uint64_t heap_bytes, struct gen_batch *g)
+{
+	const uint64_t limit = heap_bytes - SCRATCH_BYTES - 64;
+	uint64_t cursor = 4 * gen_below(r, 16);
+
+	for (uint64_t i = 0; i < heap_bytes; i += 8) {
+		uint64_t v = gen_next(r);
+		memcpy(heap + i, &v, heap_bytes - i < 8 ? heap_bytes - i : 8);
+	}
+	g->n_bufs = 3 + gen_below(r, GEN_MAX_BUFS - 4);
+	for (uint32_t b = 0; b + 1 < g->n_bufs; b++) {
+		const uint32_t kind = gen_below(r, 100);
+		uint32_t bytes;
+
+		if (kind < 8) {
+			bytes = 0;
+		} else if (kind < 45) {
+			bytes = 4 * gen_below(r, 65);
+		} else if (kind < 72) {
+			bytes = 4 * (64 + gen_below(r, 1024));
+		} else if (kind < 80) {
+			bytes = 4 * (2048 + gen_below(r, 10000));
+		} else {
+			/* a DFA table: usually small, sometimes too big for shared memory */
+			const uint32_t n =
+			    gen_below(r, 10) ? 1 + gen_below(r, 8) : 30 + gen_below(r, 8);
+			const int bad = gen_below(r, 5) == 0;
+
+			bytes = (uint32_t)vyre_dfa_table_bytes(n) + 4 * gen_below(r, 3);
+			if (cursor + bytes > limit)
+				bytes = 0;
+			else
+				write_dfa(r, heap + cursor, n, bad);
+		}
+		if (cursor + bytes > limit)
+			bytes = 0;
+		g->buf_off[b] = cursor;
+		g->buf_bytes[b] = bytes;
+		/* gaps keep some buffers 16-byte aligned and some only 4-byte aligned */
+		cursor += bytes + 4 * gen_below(r, 8);
+	}
+	g->buf_off[g->n_bufs - 1] = (heap_bytes - SCRATCH_BYTES) & ~(uint64_t)63;
+	g->buf_bytes[g->n_bufs - 1] = SCRATCH_BYTES;
+}
+
+static void use_buffer(const struct gen_batch *g, uint32_t buf, uint64_t *off, uint32_t *bytes)
+{
+	*off = g->buf_off[buf];
+	*bytes = g->buf_bytes[buf];
+}
+
+/* An item over odd ranges of the scratch buffer: unaligned or partially overlapping. */
+static void gen_odd_item(struct gen_rng *r, struct gen_batch *g, uint32_t i)
+{
+	struct vyre_exec_item *it = &g->items[i];
+	struct vyre_work_item *w = &g->work[i];
+	const uint32_t scratch = g->n_bufs - 1;
+	const uint64_t base = g->buf_off[scratch];
+	const uint32_t op = VYRE_OP_FILL + gen_below(r, VYRE_OP_DFA_SCAN);
+
+	it->op = op;
+	it->param = (uint32_t)gen_next(r);
+	w->op_handle = op;
+	w->input_handle = op == VYRE_OP_FILL ? 0 : scratch + 1;
+	w->output_handle = scratch + 1;
+	if (gen_below(r, 2) && op >= VYRE_OP_COPY && op <= VYRE_OP_MUL) {
+		/* aligned, overlapping, not equal */
+		const uint32_t words = 1 + gen_below(r, 300);
+		const uint32_t shift = 1 + gen_below(r, 40);
+		const uint64_t a = base + 4 * gen_below(r, 200);
+		const int up = gen_below(r, 2);
+
+		it->in_off = up ? a : a + 4 * shift;
+		it->out_off = up ? a + 4 * shift : a;
+		it->in_bytes = 4 * words;
+		it->out_bytes = 4 * (words + gen_below(r, 3));
+	} else {
+		it->in_off =
+		    op == VYRE_OP_FILL ? 0 : base + 1 + gen_below(r, 3) + 4 * gen_below(r, 300);
+		it->in_bytes = op == VYRE_OP_FILL ? 0 : 4 * gen_below(r, 200);
+		it->out_off =
+		    base + 4 * gen_below(r, 300) + (gen_below(r, 2) ? 1 + gen_below(r, 3) : 0);
+		it->out_bytes = 4 * (1 + gen_below(r, 200));
+	}
+	if (op == VYRE_OP_DFA_SCAN) {
+		const uint32_t t = gen_below(r, scratch);
+
+		use_buffer(g, t, &it->table_off, &it->table_bytes);
+		w->param = t + 1;
+		if (gen_below(r, 3) == 0) {
+			/* an unaligned copy of a table can only be INVAL or run sequentially */
+			it->table_off = base + 2;
+			it->table_bytes = 4 * gen_below(r, 256);
+			w->param = scratch + 1;
+		}
+	}
+}
+
+static void gen_item(struct gen_rng *r, struct gen_batch *g, uint32_t i, uint64_t heap_bytes)
+{
+	struct vyre_exec_item *it = &g->items[i];
+	struct vyre_work_item *w = &g->work[i];
+	const uint32_t kind = gen_below(r, 100);
+	const uint32_t nb = g->n_bufs;
+
+	memset(it, 0, sizeof(*it));
+	memset(w, 0, sizeof(*w));
+	if (kind < 4) {
+		it->op = VYRE_OP_NOP;
+		return;
+	}
+	if (kind < 14) {
+		gen_odd_item(r, g, i);
+		return;
+	}
+	static const uint32_t ops[] = {VYRE_OP_FILL, VYRE_OP_COPY,     VYRE_OP_ADD,
+				       VYRE_OP_XOR,  VYRE_OP_MUL,      VYRE_OP_SUM,
+				       VYRE_OP_MAX,  VYRE_OP_DFA_SCAN, VYRE_OP_DFA_SCAN,
+				       VYRE_OP_SUM,  VYRE_OP_COPY,     VYRE_OP_ADD};
+	const uint32_t op = ops[gen_below(r, sizeof(ops) / sizeof(ops[0]))];
+	const int mask = vyre_op_operands(op);
+	const uint32_t in = gen_below(r, nb);
+	const uint32_t out = gen_below(r, 4) == 0 ? in : gen_below(r, nb);
+
+	it->op = op;
+	it->param = gen_below(r, 3) ? (uint32_t)gen_next(r) : gen_below(r, 4);
+	w->op_handle = op;
+	if (mask & VYRE_OPERAND_IN) {
+		use_buffer(g, in, &it->in_off, &it->in_bytes);
+		w->input_handle = in + 1;
+	}
+	use_buffer(g, out, &it->out_off, &it->out_bytes);
+	w->output_handle = out + 1;
+	if (mask & VYRE_OPERAND_TABLE) {
+		uint32_t t = gen_below(r, nb);
+
+		/* prefer buffers that hold a table */
+		for (int tries = 0; tries < 8 && g->buf_bytes[t] < 1032; tries++)
+			t = gen_below(r, nb);
+		use_buffer(g, t, &it->table_off, &it->table_bytes);
+		w->param = t + 1;
+	}
+	if (kind < 24) {
+		/* statically invalid: the backend must never touch the heap */
+		switch (kind % 5) {
+		case 0:
+			it->op = VYRE_OP_COUNT + gen_below(r, 300);
+			break;
+		case 1:
+			it->heap = 1;
+			break;
+		case 2:
+			it->out_off = heap_bytes + 4 * gen_below(r, 4);
+			break;
+		case 3:
+			it->in_bytes |= 2;
+			break;
+		default:
+			it->table_bytes += 1;
+			break;
+		}
+		memset(w, 0, sizeof(*w));
+		w->op_handle = VYRE_OP_NOP;
+	}
+}
+
+static int conflicts(const struct vyre_work_item *a, const struct vyre_work_item *b)
+{
+	struct vyre_op_access x, y;
+
+	vyre_op_access(a, &x);
+	vyre_op_access(b, &y);
+	if (x.write && x.write == y.write)
+		return 1;
+	for (uint32_t i = 0; i < y.n_reads; i++)
+		if (x.write && x.write == y.reads[i])
+			return 1;
+	for (uint32_t i = 0; i < x.n_reads; i++)
+		if (y.write && y.write == x.reads[i])
+			return 1;
+	return 0;
+}
+
+static void gen_plan(struct gen_rng *r, struct gen_batch *g, enum gen_plan plan, uint32_t n)
+{
+	struct vyre_exec_plan *p = &g->batch.plan;
+	uint32_t n_order = 0, n_groups = 0, n_launches = 0, group_start = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (gen_below(r, 20) == 0)
+			continue; /* as if deduplicated */
+		if (plan == GEN_PLAN_SERIAL) {
+			g->order[n_order++] = i;
+			g->group_end[n_groups++] = n_order;
+			continue;
+		}
+		int clash = 0;
+		for (uint32_t k = group_start; k < n_order && !clash; k++)
+			clash = conflicts(&g->work[g->order[k]], &g->work[i]);
+		if (clash) {
+			g->group_end[n_groups++] = n_order;
+			group_start = n_order;
+		}
+		g->order[n_order++] = i;
+	}
+	if (plan == GEN_PLAN_GROUPED && n_order > group_start)
+		g->group_end[n_groups++] = n_order;
+	if (plan == GEN_PLAN_GROUPED) {
+		/* the order inside a group is the planner's to choose */
+		for (uint32_t gi = 0, start = 0; gi < n_groups; start = g->group_end[gi++]) {
+			for (uint32_t k = g->group_end[gi]; k > start + 1; k--) {
+				uint32_t j = start + gen_below(r, k - start);
+				uint32_t t = g->order[k - 1];
+				g->order[k - 1] = g->order[j];
+				g->order[j] = t;
+			}
+		}
+	}
+	for (uint32_t gi = 0; gi < n_groups;) {
+		gi += 1 + gen_below(r, gen_below(r, 4) ? 3 : 12);
+		g->launch_end[n_launches++] = gi < n_groups ? gi : n_groups;
+	}
+	p->order = g->order;
+	p->n_order = n_order;
+	p->group_end = g->group_end;
+	p->n_groups = n_groups;
+	p->launch_end = g->launch_end;
+	p->n_launches = n_launches;
+}
+
+void gen_batch(struct gen_rng *r, uint8_t *heap, uint64_t heap_bytes, enum gen_plan plan,
+	       uint32_t max_items, struct gen_batch *g)
+{
+	const uint32_t size = gen_below(r, 10);
+	uint32_t n;
+
+	if (max_items > GEN_MAX_ITEMS)
+		max_items = GEN_MAX_ITEMS;
+	n = 1 + gen_below(r, size < 7	? (max_items < 16 ? max_items : 16)
+			     : size < 9 ? (max_items < 128 ? max_items : 128)
+					: max_items);
+	gen_buffers(r, heap, heap_bytes, g);
+	for (uint32_t i = 0; i < n; i++)
+		gen_item(r, g, i, heap_bytes);
+	for (uint32_t i = 0; i < n; i++) {
+		g->results[i].status = POISON_STATUS;
+		g->results[i].reserved = 0;
+		g->results[i].result = POISON_RESULT;
+	}
+	g->batch.items = g->items;
+	g->batch.n_items = n;
+	g->batch.results = g->results;
+	gen_plan(r, g, plan, n);
+}
+
+void gen_oracle(uint8_t *heap, uint64_t heap_bytes, const struct gen_batch *g,
+		struct vyre_exec_result *expect)
+{
+	const struct vyre_heap_view view[2] = {{heap, heap_bytes}, {NULL, 0}};
+	const struct vyre_exec_plan *p = &g->batch.plan;
+
+	for (uint32_t i = 0; i < g->batch.n_items; i++) {
+		expect[i].status = POISON_STATUS;
+		expect[i].reserved = 0;
+		expect[i].result = POISON_RESULT;
+	}
+	for (uint32_t k = 0; k < p->n_order; k++) {
+		const uint32_t i = p->order[k];
+
+		expect[i].reserved = 0;
+		if (g->items[i].heap != 0) {
+			/* only heap 0 is registered: what the backends answer */
+			expect[i].status = VYRE_E_INVAL;
+			expect[i].result = 0;
+			continue;
+		}
+		expect[i].status = vyre_exec_one(view, &g->items[i], &expect[i].result);
+	}
+}
+
+int gen_compare(const struct gen_batch *g, const struct vyre_exec_result *expect,
+		const uint8_t *got_heap, const uint8_t *want_heap, uint64_t heap_bytes, char *msg,
+		uint32_t msg_len)
+{
+	for (uint32_t i = 0; i < g->batch.n_items; i++) {
+		const struct vyre_exec_result *a = &g->results[i], *e = &expect[i];
+		const struct vyre_exec_item *it = &g->items[i];
+
+		if (a->status != e->status || a->result != e->result) {
+			snprintf(msg, msg_len,
+				 "item %u (%s in %u@%llu out %u@%llu table %u@%llu param %u): got "
+				 "status %d result %llu, want status %d result %llu",
+				 i, gen_op_name(it->op), it->in_bytes,
+				 (unsigned long long)it->in_off, it->out_bytes,
+				 (unsigned long long)it->out_off, it->table_bytes,
+				 (unsigned long long)it->table_off, it->param, a->status,
+				 (unsigned long long)a->result, e->status,
+				 (unsigned long long)e->result);
+			return -1;
+		}
+	}
+	for (uint64_t o = 0; o < heap_bytes; o++) {
+		if (got_heap[o] != want_heap[o]) {
+			snprintf(msg, msg_len, "heap byte %llu: got 0x%02x, want 0x%02x",
+				 (unsigned long long)o, got_heap[o], want_heap[o]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+uint8_t *gen_heap_map(uint64_t bytes)
+{
+	int fd = memfd_create("vyre-test-heap", MFD_CLOEXEC);
+	void *p;
+
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, (off_t)bytes) != 0) {
+		close(fd);
+		return NULL;
+	}
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void gen_heap_unmap(uint8_t *heap, uint64_t bytes)
+{
+	if (heap)
+		munmap(heap, bytes);
+}
+
+int gen_gpu_present(char *why, uint32_t why_len)
+{
+	const struct vyre_cuda_driver *d = vyre_cuda_driver_load(why, why_len);
+	int count = 0;
+	CUresult r;
+
+	if (!d)
+		return 0;
+	r = d->cuDeviceGetCount(&count);
+	if (r != CUDA_SUCCESS) {
+		vyre_cuda_error(d, why, why_len, "cuDeviceGetCount", r);
+		return 0;
+	}
+	if (count == 0) {
+		snprintf(why, why_len, "the NVIDIA driver sees no CUDA device");
+		return 0;
+	}
+	return 1;
+}
+
+uint32_t gen_scale(void)
+{
+	const char *s = getenv("VYRE_TEST_SCALE");
+	int v = s ? atoi(s) : 1;
+
+	return v > 0 ? (uint32_t)v : 1;
+}

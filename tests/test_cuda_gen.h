@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/test_cuda_gen.h - random planned batches for the CUDA backend tests,
+ * independent of the planner: items over a few shared buffers of one heap
+ * (in-place ops, DFA tables that other items overwrite, invalid items,
+ * unaligned and partially overlapping ranges), and two plans: every item its
+ * own group, or runs of mutually independent items grouped by
+ * vyre_op_access. Launches fuse random runs of groups; some items are left
+ * out of the order as a deduplicating planner would.
+ */
+#ifndef VYRE_TEST_CUDA_GEN_H
+#define VYRE_TEST_CUDA_GEN_H
+
+#include <stdint.h>
+
+#include "backend.h"
+
+#define GEN_MAX_ITEMS 1024u
+#define GEN_MAX_BUFS  16u
+
+enum gen_plan {
+	GEN_PLAN_SERIAL,  /* one group per item */
+	GEN_PLAN_GROUPED, /* runs of independent items, shuffled inside each group */
+};
+
+struct gen_rng {
+	uint64_t s;
+};
+
+uint64_t gen_next(struct gen_rng *r);
+uint32_t gen_below(struct gen_rng *r, uint32_t n); /* uniform in [0, n), n > 0 */
+
+struct gen_batch {
+	struct vyre_exec_item items[GEN_MAX_ITEMS];
+	struct vyre_work_item work[GEN_MAX_ITEMS]; /* handles (buffer index + 1) for hazards */
+	uint32_t order[GEN_MAX_ITEMS];
+	uint32_t group_end[GEN_MAX_ITEMS];
+	uint32_t launch_end[GEN_MAX_ITEMS];
+	struct vyre_exec_result results[GEN_MAX_ITEMS];
+	struct vyre_exec_batch batch;
+	uint32_t n_bufs;
+	uint64_t buf_off[GEN_MAX_BUFS];
+	uint32_t buf_bytes[GEN_MAX_BUFS];
+};
+
+/*
+ * Fill @heap (page aligned, @heap_bytes >= 1 MiB) with fresh random buffers,
+ * DFA tables and bytes, and @g with up to @max_items items and a valid plan.
+ * Heap index 0 is the registered heap; a few items name heap 1 (never
+ * registered). Results are poisoned so unwritten ones show.
+ */
+void gen_batch(struct gen_rng *r, uint8_t *heap, uint64_t heap_bytes, enum gen_plan plan,
+	       uint32_t max_items, struct gen_batch *g);
+
+/*
+ * The expected outcome: vyre_exec_one over the order, in order, on @heap
+ * (a copy of the heap the backend ran on). Results of items left out of the
+ * order keep the poison.
+ */
+void gen_oracle(uint8_t *heap, uint64_t heap_bytes, const struct gen_batch *g,
+		struct vyre_exec_result *expect);
+
+/*
+ * Compare results and heaps; 0 when identical, else -1 with the first
+ * difference described in @msg.
+ */
+int gen_compare(const struct gen_batch *g, const struct vyre_exec_result *expect,
+		const uint8_t *got_heap, const uint8_t *want_heap, uint64_t heap_bytes, char *msg,
+		uint32_t msg_len);
+
+/* A page-aligned MAP_SHARED memfd mapping of @bytes (what vyred gives a heap), or NULL. */
+uint8_t *gen_heap_map(uint64_t bytes);
+void gen_heap_unmap(uint8_t *heap, uint64_t bytes);
+
+/*
+ * 1 when the CUDA driver loads and sees a device; else 0 with the reason in
+ * @why (a test then exits 77). A GPU that is present but fails later is a
+ * failure, not a skip.
+ */
+int gen_gpu_present(char *why, uint32_t why_len);
+
+/* VYRE_TEST_SCALE, at least 1. */
+uint32_t gen_scale(void);
+
+/* The op name for messages. */
+const char *gen_op_name(uint32_t op);
+
+#endif /* VYRE_TEST_CUDA_GEN_H */

@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CUDA backend's lowering (gpu/cuda_lower.c) without a GPU: plans are
+ * checked, layouts sized and aligned, big items chunked, odd ranges sent
+ * down the sequential path; and random batches, lowered and then run by a
+ * host model of the megakernel's unit semantics (units of a stage in reverse
+ * order), match the sequential oracle. VYRE_TEST_SCALE multiplies the
+ * number of random batches.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cuda_lower.h"
+#include "test_cuda_gen.h"
+
+#define HEAP_BYTES (1u << 20)
+
+static uint32_t load_word(uint64_t addr)
+{
+	uint32_t v;
+
+	memcpy(&v, (const void *)(uintptr_t)addr, 4);
+	return v;
+}
+
+static void store_word(uint64_t addr, uint32_t v)
+{
+	memcpy((void *)(uintptr_t)addr, &v, 4);
+}
+
+static uint32_t apply(uint32_t op, uint32_t a, uint32_t p)
+{
+	switch (op) {
+	case VYRE_OP_ADD:
+		return a + p;
+	case VYRE_OP_XOR:
+		return a ^ p;
+	case VYRE_OP_MUL:
+		return a * p;
+	default:
+		return a;
+	}
+}
+
+static int model_dfa(const struct vyre_mk_unit *u, uint32_t *hits)
+{
+	if (u->aux < 8)
+		return VYRE_E_INVAL;
+	const uint32_t n = load_word(u->table), start = load_word(u->table + 4);
+	const uint64_t need = vyre_dfa_table_bytes(n);
+
+	if (need == 0 || need > u->aux || start >= n)
+		return VYRE_E_INVAL;
+	const uint64_t accept = u->table + 8, next = accept + 4 * (((uint64_t)n + 31) / 32);
+	for (uint64_t i = 0; i < 256 * (uint64_t)n; i++)
+		if (load_word(next + 4 * i) >= n)
+			return VYRE_E_INVAL;
+	uint32_t s = start, h = 0;
+	for (uint32_t i = 0; i < u->count; i++) {
+		const uint8_t byte = *(const uint8_t *)(uintptr_t)(u->in + i);
+		s = load_word(next + 4 * ((uint64_t)s * 256 + byte));
+		h += (load_word(accept + 4 * (s / 32)) >> (s % 32)) & 1u;
+	}
+	*hits = h;
+	return 0;
+}
+
+/*
+ * What the megakernel assumes of a unit that is not SEQUENTIAL: word-aligned
+ * addresses (it loads whole words), and elementwise in and out that are the
+ * same range or disjoint (it batches loads before stores).
+ */
+static void check_parallel_unit(const struct vyre_mk_unit *u)
+{
+	const uint32_t op = u->op & VYRE_MK_OP_MASK;
+	const uint64_t bytes = 4 * (uint64_t)u->count;
+
+	if (u->op & VYRE_MK_SEQUENTIAL)
+		return;
+	assert_int_equal(u->out % 4, 0);
+	if (op != VYRE_OP_FILL)
+		assert_int_equal(u->in % 4, 0);
+	if (op == VYRE_OP_DFA_SCAN)
+		assert_int_equal(u->table % 4, 0);
+	if (op >= VYRE_OP_COPY && op <= VYRE_OP_MUL)
+		assert_true(u->in == u->out || u->in + bytes <= u->out || u->out + bytes <= u->in);
+	if (op <= VYRE_OP_MUL)
+		assert_true(u->count <= VYRE_MK_CHUNK_WORDS);
+}
+
+/* What one unit means, as gpu/megakernel.cu implements it. */
+static void model_unit(const struct vyre_mk_unit *u, struct vyre_mk_result *results)
+{
+	const uint32_t op = u->op & VYRE_MK_OP_MASK;
+	uint32_t acc = 0;
+	int status = 0;
+
+	check_parallel_unit(u);
+	switch (op) {
+	case VYRE_OP_FILL:
+		for (uint32_t i = 0; i < u->count; i++)
+			store_word(u->out + 4 * (uint64_t)i, u->param);
+		return;
+	case VYRE_OP_COPY:
+		memmove((void *)(uintptr_t)u->out, (const void *)(uintptr_t)u->in,
+			4 * (uint64_t)u->count);
+		return;
+	case VYRE_OP_ADD:
+	case VYRE_OP_XOR:
+	case VYRE_OP_MUL:
+		for (uint32_t i = 0; i < u->count; i++)
+			store_word(u->out + 4 * (uint64_t)i,
+				   apply(op, load_word(u->in + 4 * (uint64_t)i), u->param));
+		return;
+	case VYRE_OP_SUM:
+	case VYRE_OP_MAX:
+		for (uint32_t i = 0; i < u->count; i++) {
+			uint32_t v = load_word(u->in + 4 * (uint64_t)i);
+			acc = op == VYRE_OP_SUM ? acc + v : (v > acc ? v : acc);
+		}
+		break;
+	case VYRE_OP_DFA_SCAN:
+		status = model_dfa(u, &acc);
+		break;
+	default:
+		fail_msg("unit with op %u", op);
+	}
+	results[u->slot].status = status;
+	results[u->slot].result = status ? 0 : acc;
+	if (!status)
+		store_word(u->out, acc);
+}
+
+static void model_run(const struct vyre_cuda_layout *lay, const uint8_t *slab,
+		      const struct vyre_cuda_launch *launches)
+{
+	const struct vyre_mk_unit *units = (const struct vyre_mk_unit *)(slab + lay->units_off);
+	const struct vyre_mk_stage *stages = (const struct vyre_mk_stage *)(slab + lay->stages_off);
+	struct vyre_mk_result *results = (struct vyre_mk_result *)(slab + lay->results_off);
+
+	for (uint32_t l = 0; l < lay->n_launches; l++) {
+		const struct vyre_cuda_launch *L = &launches[l];
+
+		assert_true(L->n_stages > 0 && L->n_units > 0);
+		for (uint32_t s = 0; s < L->n_stages; s++) {
+			const struct vyre_mk_stage *st = &stages[L->first_stage + s];
+			const uint32_t n = st->n_block_units + st->n_warp_units;
+
+			assert_true(n > 0);
+			assert_true(st->first_unit + n <= L->n_units);
+			/* units of a stage are independent: run them backwards */
+			for (uint32_t i = n; i > 0; i--)
+				model_unit(&units[L->first_unit + st->first_unit + i - 1], results);
+		}
+	}
+}
+
+struct lowered {
+	struct vyre_cuda_layout lay;
+	uint8_t *slab;
+	uint32_t order_slot[GEN_MAX_ITEMS];
+	struct vyre_cuda_launch launches[GEN_MAX_ITEMS];
+};
+
+static int lower(const struct vyre_exec_batch *b, const struct vyre_cuda_heap *heaps,
+		 uint32_t n_heaps, uint32_t grid, struct lowered *out)
+{
+	int err = vyre_cuda_lower_measure(b, heaps, n_heaps, &out->lay);
+
+	if (err)
+		return err;
+	assert_int_equal(out->lay.units_off % 64, 0);
+	assert_int_equal(out->lay.stages_off % 64, 0);
+	assert_int_equal(out->lay.results_off % 64, 0);
+	assert_int_equal(out->lay.bytes % 64, 0);
+	assert_true(out->lay.stages_off >=
+		    (uint64_t)out->lay.n_units * sizeof(struct vyre_mk_unit));
+	assert_true(out->lay.results_off >= out->lay.stages_off + (uint64_t)out->lay.n_stages *
+								      sizeof(struct vyre_mk_stage));
+	assert_true(out->lay.bytes >= out->lay.results_off + (uint64_t)out->lay.n_results *
+								 sizeof(struct vyre_mk_result));
+	out->slab = aligned_alloc(64, out->lay.bytes ? out->lay.bytes : 64);
+	assert_non_null(out->slab);
+	memset(out->slab, 0xa5, out->lay.bytes);
+	vyre_cuda_lower_fill(b, heaps, n_heaps, &out->lay, out->slab, grid, out->order_slot,
+			     out->launches);
+	return 0;
+}
+
+static void random_batches(enum gen_plan plan)
+{
+	const char *scale_env = getenv("VYRE_TEST_SCALE");
+	const uint32_t scale = scale_env && atoi(scale_env) > 0 ? (uint32_t)atoi(scale_env) : 1;
+	uint8_t *heap = gen_heap_map(HEAP_BYTES), *want = malloc(HEAP_BYTES);
+	struct gen_batch *g = malloc(sizeof(*g));
+	struct vyre_exec_result *expect = malloc(GEN_MAX_ITEMS * sizeof(*expect));
+	struct lowered *lw = malloc(sizeof(*lw));
+	struct vyre_cuda_heap heaps[2] = {{(uintptr_t)heap, HEAP_BYTES, 1}, {0, 0, 0}};
+	struct gen_rng rng = {0x1234 + plan};
+	char msg[512];
+
+	assert_true(heap && want && g && expect && lw);
+	for (uint32_t n = 0; n < 1500 * scale; n++) {
+		gen_batch(&rng, heap, HEAP_BYTES, plan, n % 10 ? 64 : GEN_MAX_ITEMS, g);
+		memcpy(want, heap, HEAP_BYTES);
+		gen_oracle(want, HEAP_BYTES, g, expect);
+		assert_int_equal(lower(&g->batch, heaps, 2, 1 + n % 200, lw), 0);
+		model_run(&lw->lay, lw->slab, lw->launches);
+		vyre_cuda_lower_results(
+		    &g->batch, lw->order_slot,
+		    (const struct vyre_mk_result *)(lw->slab + lw->lay.results_off));
+		if (gen_compare(g, expect, heap, want, HEAP_BYTES, msg, sizeof(msg)) != 0)
+			fail_msg("batch %u (%s plan): %s", n,
+				 plan == GEN_PLAN_SERIAL ? "serial" : "grouped", msg);
+		free(lw->slab);
+	}
+	free(lw);
+	free(expect);
+	free(g);
+	free(want);
+	gen_heap_unmap(heap, HEAP_BYTES);
+}
+
+static void test_random_serial(void **state)
+{
+	(void)state;
+	random_batches(GEN_PLAN_SERIAL);
+}
+
+static void test_random_grouped(void **state)
+{
+	(void)state;
+	random_batches(GEN_PLAN_GROUPED);
+}
+
+/* A one-launch batch over @items, each item its own group. */
+struct small_batch {
+	struct vyre_exec_item items[8];
+	struct vyre_exec_result results[8];
+	uint32_t order[8], group_end[8], launch_end[1];
+	struct vyre_exec_batch b;
+};
+
+static void small(struct small_batch *s, const struct vyre_exec_item *items, uint32_t n,
+		  int one_group)
+{
+	memset(s, 0, sizeof(*s));
+	memcpy(s->items, items, n * sizeof(*items));
+	for (uint32_t i = 0; i < n; i++) {
+		s->order[i] = i;
+		s->group_end[i] = i + 1;
+	}
+	if (one_group)
+		s->group_end[0] = n;
+	s->launch_end[0] = one_group ? 1 : n;
+	s->b.items = s->items;
+	s->b.n_items = n;
+	s->b.results = s->results;
+	s->b.plan =
+	    (struct vyre_exec_plan){s->order, n, s->group_end, one_group ? 1 : n, s->launch_end, 1};
+}
+
+static const struct vyre_cuda_heap fake_heaps[2] = {{0x100000, 1u << 24, 1}, {0, 0, 0}};
+
+static void test_plan_checks(void **state)
+{
+	struct vyre_exec_item it = {.op = VYRE_OP_FILL, .out_bytes = 64};
+	struct vyre_cuda_layout lay;
+	struct small_batch s;
+
+	(void)state;
+	small(&s, &it, 1, 0);
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, &lay), 0);
+	assert_int_equal(lay.n_launches, 1);
+
+	s.order[0] = 1; /* beyond n_items */
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, &lay), VYRE_E_INVAL);
+	small(&s, &it, 1, 0);
+	s.group_end[0] = 0; /* groups do not end at n_order */
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, &lay), VYRE_E_INVAL);
+	small(&s, &it, 1, 0);
+	s.launch_end[0] = 2; /* launches past the last group */
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, &lay), VYRE_E_INVAL);
+	small(&s, &it, 1, 0);
+	s.b.plan.n_groups = 0; /* an order without groups */
+	s.b.plan.n_launches = 0;
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, &lay), VYRE_E_INVAL);
+
+	struct vyre_exec_item two[2] = {it, it};
+	small(&s, two, 2, 0);
+	s.group_end[0] = 2;
+	s.group_end[1] = 1; /* decreasing */
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, &lay), VYRE_E_INVAL);
+
+	/* an empty plan is fine and needs nothing */
+	small(&s, &it, 1, 0);
+	s.b.plan = (struct vyre_exec_plan){NULL, 0, NULL, 0, NULL, 0};
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, &lay), 0);
+	assert_int_equal(lay.n_launches, 0);
+	assert_int_equal(lay.bytes, 0);
+}
+
+static void test_units(void **state)
+{
+	const uint64_t base = fake_heaps[0].dptr;
+	const struct vyre_exec_item items[8] = {
+	    /* 5000 words: chunks of 2048, 2048, 904 */
+	    {.op = VYRE_OP_FILL, .param = 7, .out_off = 64, .out_bytes = 4 * 5000},
+	    /* 9000 words: one block unit */
+	    {.op = VYRE_OP_SUM,
+	     .in_off = 65536,
+	     .in_bytes = 4 * 9000,
+	     .out_off = 0,
+	     .out_bytes = 4},
+	    /* DFA: a block unit */
+	    {.op = VYRE_OP_DFA_SCAN,
+	     .in_off = 256,
+	     .in_bytes = 40,
+	     .out_off = 128,
+	     .out_bytes = 4,
+	     .table_off = 4096,
+	     .table_bytes = 1032},
+	    /* unaligned: sequential */
+	    {.op = VYRE_OP_ADD, .in_off = 1, .in_bytes = 16, .out_off = 200000, .out_bytes = 16},
+	    /* partial overlap: sequential */
+	    {.op = VYRE_OP_COPY,
+	     .in_off = 300000,
+	     .in_bytes = 64,
+	     .out_off = 300008,
+	     .out_bytes = 64},
+	    /* static invalid, and NOP */
+	    {.op = VYRE_OP_MAX, .in_off = 0, .in_bytes = 8, .out_off = 0, .out_bytes = 0},
+	    {.op = VYRE_OP_NOP},
+	    /* in place: chunked like any elementwise item */
+	    {.op = VYRE_OP_XOR,
+	     .in_off = 400000,
+	     .in_bytes = 16,
+	     .out_off = 400000,
+	     .out_bytes = 16},
+	};
+	struct small_batch s;
+	struct lowered *lw = malloc(sizeof(*lw));
+
+	(void)state;
+	assert_non_null(lw);
+	small(&s, items, 8, 1);
+	assert_int_equal(lower(&s.b, fake_heaps, 2, 132, lw), 0);
+	assert_int_equal(lw->lay.n_launches, 1);
+	assert_int_equal(lw->lay.n_stages, 1);
+	assert_int_equal(lw->lay.n_results, 2);
+	assert_int_equal(lw->lay.n_units, 3 + 1 + 1 + 1 + 1 + 1);
+
+	const struct vyre_mk_unit *u = (const struct vyre_mk_unit *)(lw->slab + lw->lay.units_off);
+	const struct vyre_mk_stage *st =
+	    (const struct vyre_mk_stage *)(lw->slab + lw->lay.stages_off);
+
+	assert_int_equal(st->first_unit, 0);
+	assert_int_equal(st->n_block_units, 2);
+	assert_int_equal(st->n_warp_units, 6);
+	/* block units first, in order: SUM then DFA */
+	assert_int_equal(u[0].op, VYRE_OP_SUM);
+	assert_int_equal(u[0].count, 9000);
+	assert_int_equal(u[0].slot, 0);
+	assert_int_equal(u[1].op, VYRE_OP_DFA_SCAN);
+	assert_int_equal(u[1].count, 40);
+	assert_int_equal(u[1].aux, 1032);
+	assert_true(u[1].table == base + 4096);
+	assert_int_equal(u[1].slot, 1);
+	/* then the FILL chunks */
+	assert_int_equal(u[2].count, 2048);
+	assert_int_equal(u[3].count, 2048);
+	assert_int_equal(u[4].count, 904);
+	assert_true(u[3].out == base + 64 + 4 * 2048);
+	assert_true(u[4].out == base + 64 + 8 * 2048);
+	assert_int_equal(u[5].op, VYRE_OP_ADD | VYRE_MK_SEQUENTIAL);
+	assert_int_equal(u[6].op, VYRE_OP_COPY | VYRE_MK_SEQUENTIAL);
+	assert_int_equal(u[6].count, 16);
+	assert_int_equal(u[7].op, VYRE_OP_XOR);
+	assert_int_equal(u[7].count, 4);
+	assert_int_equal(lw->order_slot[0], VYRE_CUDA_SLOT_OK);
+	assert_int_equal(lw->order_slot[1], 0);
+	assert_int_equal(lw->order_slot[2], 1);
+	assert_int_equal(lw->order_slot[5], VYRE_CUDA_SLOT_INVAL);
+	assert_int_equal(lw->order_slot[6], VYRE_CUDA_SLOT_OK);
+	/* two block units and six warp units want two blocks */
+	assert_int_equal(lw->launches[0].n_blocks, 2);
+	free(lw->slab);
+	free(lw);
+}
+
+static void test_blocks_and_empty_stages(void **state)
+{
+	struct vyre_exec_item items[130];
+	struct vyre_exec_result results[130];
+	uint32_t order[130], group_end[3] = {2, 4, 130}, launch_end[2] = {2, 3};
+	struct lowered *lw = malloc(sizeof(*lw));
+
+	(void)state;
+	assert_non_null(lw);
+	for (uint32_t i = 0; i < 130; i++) {
+		order[i] = i;
+		items[i] =
+		    (struct vyre_exec_item){.op = VYRE_OP_FILL, .out_off = 4 * i, .out_bytes = 4};
+	}
+	/* the first launch is NOPs and invalid items only: no stage, no launch */
+	items[0] = (struct vyre_exec_item){.op = VYRE_OP_NOP};
+	items[1] = (struct vyre_exec_item){.op = VYRE_OP_NOP};
+	items[2] = (struct vyre_exec_item){.op = 77};
+	items[3] = (struct vyre_exec_item){.op = VYRE_OP_FILL, .heap = 1, .out_bytes = 4};
+	const struct vyre_exec_batch b = {
+	    items, 130, {order, 130, group_end, 3, launch_end, 2}, results};
+	assert_int_equal(lower(&b, fake_heaps, 2, 132, lw), 0);
+	assert_int_equal(lw->lay.n_launches, 1);
+	assert_int_equal(lw->lay.n_stages, 1);
+	assert_int_equal(lw->launches[0].first_stage, 0);
+	assert_int_equal(lw->launches[0].n_units, 126);
+	assert_int_equal(lw->launches[0].n_blocks, 4); /* 126 warp units / 32 */
+	free(lw->slab);
+	assert_int_equal(lower(&b, fake_heaps, 2, 3, lw), 0);
+	assert_int_equal(lw->launches[0].n_blocks, 3); /* capped by the grid */
+	free(lw->slab);
+	free(lw);
+}
+
+static void test_too_big(void **state)
+{
+	static struct vyre_exec_item items[8193];
+	static struct vyre_exec_result results[8193];
+	static uint32_t order[8193];
+	const struct vyre_cuda_heap huge[1] = {{0x100000, 1ull << 33, 1}};
+	const uint32_t sizes[3] = {200, 8193, 4};
+	const int want[3] = {VYRE_E_NOMEM, VYRE_E_NOMEM, 0};
+	struct vyre_cuda_layout lay;
+
+	(void)state;
+	for (uint32_t i = 0; i < 8193; i++) {
+		order[i] = i;
+		items[i] = (struct vyre_exec_item){.op = VYRE_OP_FILL, .out_bytes = 0xfffffffcu};
+	}
+	/*
+	 * 2^19 units per item: 200 items need a slab over 4 GiB, 8193 items more
+	 * than 2^32 units; 4 items fit.
+	 */
+	for (int i = 0; i < 3; i++) {
+		const uint32_t n = sizes[i], launch_end = 1;
+		const struct vyre_exec_batch b = {
+		    items, n, {order, n, &n, 1, &launch_end, 1}, results};
+
+		assert_int_equal(vyre_cuda_lower_measure(&b, huge, 1, &lay), want[i]);
+	}
+	assert_int_equal(lay.n_units, 4u << 19);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_plan_checks),
+	    cmocka_unit_test(test_units),
+	    cmocka_unit_test(test_blocks_and_empty_stages),
+	    cmocka_unit_test(test_too_big),
+	    cmocka_unit_test(test_random_serial),
+	    cmocka_unit_test(test_random_grouped),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
