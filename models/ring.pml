@@ -1,49 +1,54 @@
 /*
- * models/ring.pml - the vyre client region protocol (include/vyre/abi.h,
- * ring/ring.c, ring/doorbell.c, ring/client_wait.c).
+ * models/ring.pml - the vyre client region protocol: include/vyre/abi.h,
+ * ring/ring.c, ring/doorbell.c, ring/client_submit.c, ring/client_wait.c,
+ * tools/vyred/{drain,complete,conns,loop}.c.
  *
  * Processes and the code each one stands for:
  *   producer(i)  a client thread in vyre_submit: vyre_sq_reserve (CAS on
  *                sq_tail), fill the slot, vyre_sq_publish (seq = pos + 1,
- *                release), vyre_sq_kick (fence, vyre_wake)
- *   vyred()      the daemon's drain loop: vyre_sq_peek at its private head,
- *                vyre_cq_space, vyre_cq_post + vyre_cq_flush (store cq_tail,
- *                fence, vyre_wake), vyre_sq_release (store sq_head); when it
- *                has nothing it can do (SQ empty or CQ full) it sleeps on the
- *                SQ doorbell, re-checking with vyre_sq_pending and the CQ space
- *   reaper()     the client's reaping thread in vyre_wait: vyre_cq_reap (store
- *                cq_head, then vyre_sq_kick so a vyred blocked on a full CQ
- *                drains again); when the CQ is empty it sleeps on the CQ
- *                doorbell, re-checking with vyre_cq_ready
+ *                release), vyre_sq_kick (full fence, vyre_wake).
+ *   vyred()      one client's share of vyred's loop: vyre_stage_drain
+ *                (vyre_cq_space, then vyre_sq_peek copies published SQEs at
+ *                the private head, never more than the CQ has room for),
+ *                vyre_stage_complete (vyre_cq_post, vyre_sq_release stores
+ *                sq_head, vyre_cq_flush stores cq_tail, fences, vyre_wake).
+ *                Idle, sleep_on_doorbells: vyre_sleep_prepare, re-check with
+ *                vyre_conn_has_work (a published SQE and CQ room), arm an
+ *                io_uring FUTEX_WAIT on sq_doorbell with the value read
+ *                (arm_waiter; a waiter still armed from an earlier sleep is
+ *                kept, with its older value), io_uring_submit_and_wait,
+ *                vyre_sleep_finish. Other events (another client, a control
+ *                message) may wake vyred with its waiter still armed.
+ *   reaper()     the client's reaping thread in vyre_wait: vyre_cq_reap
+ *                (stores cq_head, then vyre_sq_kick so a vyred idle on a full
+ *                CQ drains again); when the CQ is empty it sleeps on the CQ
+ *                doorbell: vyre_sleep_prepare, re-check with vyre_cq_ready,
+ *                futex(FUTEX_WAIT), vyre_sleep_finish.
  *
- * The sleep protocol, both directions (vyre_sleep_prepare, vyre_futex_wait,
- * vyre_sleep_finish): set need_wakeup (a sequentially consistent RMW plus a
- * full fence), read the doorbell, re-check the ring, futex-wait on the
- * doorbell with the value read, clear need_wakeup. The waker (vyre_wake):
- * publish, full fence, and only if need_wakeup is set bump the doorbell and
- * wake. Promela is sequentially consistent, so a fence is the natural order
- * of statements; a missing fence is modelled as the store moving after the
- * loads it should precede (store buffering, the one reordering x86-TSO and
- * every weaker model allow). futex_wait is modelled without a timeout:
- * vyre_wait's 50 ms liveness slice would only hide a lost wake-up.
+ * Promela is sequentially consistent, so a full fence is the natural order of
+ * statements; a missing fence is modelled as the store moving after the
+ * loads it should precede (store buffering: the one reordering x86-TSO and
+ * every weaker model allow). Waits have no timeout here: vyre_wait's 50 ms
+ * liveness slice would only hide a lost wake-up.
  *
  * Checked properties:
  *   - no lost or duplicated item: each ring's consumer asserts that every
- *     payload it takes is one that was published and that it sees it once;
+ *     payload it takes was published and is taken once;
  *   - no lost wake-up and no deadlock: every process must reach its end (all
  *     items reaped); a sleeper blocked forever is an invalid end state;
  *   - LTL no_lost_wakeup (-DCHECK_LTL): under weak fairness every sleeper is
  *     woken eventually.
  *
  * Deliberately broken variants, each of which spin must reject (check.sh):
- *   BUG_NO_RECHECK    the sleeper futex-waits without re-checking its ring
- *   BUG_NO_FENCE      the sleeper's need_wakeup store moves after its re-check
- *   BUG_LATE_SEEN     the sleeper reads the doorbell after re-checking
- *   BUG_WAKE_FIRST    the producer tests need_wakeup before publishing
+ *   BUG_NO_RECHECK    sleepers wait without re-checking their ring
+ *   BUG_NO_FENCE      sleepers' need_wakeup store becomes visible after the
+ *                     doorbell and ring loads (a plain store, no fence)
+ *   BUG_LATE_SEEN     sleepers read the doorbell after re-checking
+ *   BUG_WAKE_FIRST    producers test need_wakeup before publishing
  *   BUG_NO_REAP_KICK  the reaper frees CQ space without kicking vyred
- *   BUG_SEQ_FIRST     the producer stores the seq marker before the payload
+ *   BUG_SEQ_FIRST     producers store the seq marker before the payload
  *   BUG_EARLY_HEAD    vyred releases the SQ slot before copying it out
- *   BUG_PLAIN_RESERVE the producer reserves with load + store instead of CAS
+ *   BUG_PLAIN_RESERVE producers reserve with load + store instead of CAS
  */
 
 #ifndef NPROD
@@ -58,6 +63,9 @@
 #ifndef CQCAP
 #define CQCAP 2
 #endif
+#ifndef OTHER_EVENTS
+#define OTHER_EVENTS 1 /* times vyred is woken by something else */
+#endif
 #define TOTAL (NPROD * NITEMS)
 
 typedef sqe_t {
@@ -70,77 +78,69 @@ byte sq_tail;
 byte sq_head;
 byte sq_doorbell;
 bit sq_need_wakeup;
-bit sq_sleeping; /* vyred blocked in futex_wait on sq_doorbell */
+bit waiter_armed; /* vyred's io_uring FUTEX_WAIT on sq_doorbell is pending */
+bit waiter_done;  /* ... and has completed (its CQE is ready) */
 
 byte cq[CQCAP];
 byte cq_tail;
 byte cq_head;
 byte cq_doorbell;
 bit cq_need_wakeup;
-bit cq_sleeping; /* the reaper blocked in futex_wait on cq_doorbell */
+bit cq_sleeping; /* the reaper blocked in futex(FUTEX_WAIT) on cq_doorbell */
+
+bit vyred_sleeping; /* vyred blocked in io_uring_submit_and_wait */
 
 bit taken[TOTAL + 1];  /* ghost: ids vyred drained from the SQ */
 bit reaped[TOTAL + 1]; /* ghost: ids the reaper took from the CQ */
 
-/* FUTEX_WAIT: compare and block atomically; return when woken or on mismatch. */
-inline futex_wait(word, seen, sleeping)
-{
-	atomic {
-		if
-		:: word == seen -> sleeping = 1
-		:: else -> skip
-		fi
-	};
-	sleeping == 0
-}
-
-/* vyre_wake, after the caller's publish and full fence. */
-inline wake_if_needed(need, doorbell, sleeping)
+/* vyre_wake for the SQ doorbell: futex_wake completes an armed io_uring wait. */
+inline kick_vyred()
 {
 	if
-	:: need ->
-		doorbell++;
-		sleeping = 0
+	:: sq_need_wakeup ->
+		sq_doorbell++;
+		if
+		:: waiter_armed -> waiter_done = 1
+		:: else -> skip
+		fi
 	:: else -> skip
 	fi
 }
 
-/*
- * The sleeper's half. @ready re-checks the ring; the sleeper leaves when it
- * found work or when futex_wait returned, and its caller loops.
- */
-inline sleep_until_rung(need, doorbell, sleeping, ready, seen)
+/* vyre_wake for the CQ doorbell. */
+inline wake_reaper()
 {
-#ifdef BUG_LATE_SEEN
-	need = 1;
 	if
-	:: ready -> skip
-	:: else ->
-		seen = doorbell;
-		futex_wait(doorbell, seen, sleeping)
-	fi;
-#elif defined(BUG_NO_FENCE)
-	if
-	:: ready -> need = 1
-	:: else ->
-		need = 1;
-		seen = doorbell;
-		futex_wait(doorbell, seen, sleeping)
-	fi;
-#elif defined(BUG_NO_RECHECK)
-	need = 1;
-	seen = doorbell;
-	futex_wait(doorbell, seen, sleeping);
+	:: cq_need_wakeup ->
+		cq_doorbell++;
+		cq_sleeping = 0
+	:: else -> skip
+	fi
+}
+
+/* vyre_sleep_prepare: set need_wakeup (seq_cst RMW + fence), read the doorbell. */
+inline sleep_prepare(need, doorbell, seen)
+{
+#if defined(BUG_NO_FENCE)
+	seen = doorbell
+#elif defined(BUG_LATE_SEEN)
+	need = 1
 #else
 	need = 1;
-	seen = doorbell;
-	if
-	:: ready -> skip
-	:: else -> futex_wait(doorbell, seen, sleeping)
-	fi;
+	seen = doorbell
 #endif
-	need = 0;
-	seen = 0
+}
+
+/* Between the re-check and the wait: where the broken variants do their late part. */
+inline sleep_late(need, doorbell, seen)
+{
+#if defined(BUG_NO_FENCE)
+	need = 1
+#elif defined(BUG_LATE_SEEN)
+	seen = doorbell
+#else
+	skip
+#endif
 }
 
 /* vyre_submit: vyre_sq_reserve, fill, vyre_sq_publish, vyre_sq_kick. */
@@ -165,7 +165,7 @@ reserve:
 		};
 #endif
 #ifdef BUG_WAKE_FIRST
-		wake_if_needed(sq_need_wakeup, sq_doorbell, sq_sleeping);
+		kick_vyred();
 #endif
 #ifdef BUG_SEQ_FIRST
 		sq[pos % SQCAP].seq = pos + 1;
@@ -175,7 +175,7 @@ reserve:
 		sq[pos % SQCAP].seq = pos + 1;
 #endif
 #ifndef BUG_WAKE_FIRST
-		wake_if_needed(sq_need_wakeup, sq_doorbell, sq_sleeping);
+		kick_vyred();
 #endif
 		pos = 0;
 		i++
@@ -183,43 +183,43 @@ reserve:
 	od
 }
 
-/*
- * vyred's drain loop for one client: an SQE is taken only when its CQE has
- * room, so a full CQ leaves items in the SQ (back-pressure, nothing dropped).
- */
+/* vyred's drain/complete for one client, and sleep_on_doorbells when idle. */
 proctype vyred()
 {
 	byte h = 0;
 	byte got = 0;
 	byte seen;
 	byte d;
+	byte other = 0;
 	bit published;
 	bit room;
 	do
 	:: got == TOTAL -> break
 	:: else ->
-		published = (sq[h % SQCAP].seq == h + 1);
+		/* vyre_stage_drain: CQ space first, then the SQE at the private head */
 		room = (cq_tail - cq_head < CQCAP);
+		published = (sq[h % SQCAP].seq == h + 1);
 		if
 		:: published && room ->
 #ifdef BUG_EARLY_HEAD
 			sq_head = h + 1;
-			d = sq[h % SQCAP].data;
-#else
-			d = sq[h % SQCAP].data;
-			sq_head = h + 1;
 #endif
+			d = sq[h % SQCAP].data;
 			d_step {
 				assert(d >= 1 && d <= TOTAL);
 				assert(!taken[d]);
 				taken[d] = 1
 			};
+			/* vyre_stage_complete: post, release the SQ slot, flush the CQ */
 			cq[cq_tail % CQCAP] = d;
+#ifndef BUG_EARLY_HEAD
+			sq_head = h + 1;
+#endif
 			d_step {
 				cq_tail++;
 				d = 0
 			};
-			wake_if_needed(cq_need_wakeup, cq_doorbell, cq_sleeping);
+			wake_reaper();
 			d_step {
 				h++;
 				got++;
@@ -231,9 +231,48 @@ proctype vyred()
 				published = 0;
 				room = 0
 			};
-			sleep_until_rung(sq_need_wakeup, sq_doorbell, sq_sleeping,
-					 (sq[h % SQCAP].seq == h + 1 && cq_tail - cq_head < CQCAP),
-					 seen)
+			sleep_prepare(sq_need_wakeup, sq_doorbell, seen);
+#ifndef BUG_NO_RECHECK
+			/* vyre_conn_has_work: vyre_sq_pending, then vyre_cq_space */
+			published = (sq[h % SQCAP].seq == h + 1);
+			room = (cq_tail - cq_head < CQCAP);
+#endif
+			sleep_late(sq_need_wakeup, sq_doorbell, seen);
+			if
+			:: published && room -> skip
+			:: else ->
+				/* arm_waiter: the kernel compares the word when it is submitted */
+				atomic {
+					if
+					:: !waiter_armed ->
+						waiter_armed = 1;
+						waiter_done = (sq_doorbell != seen)
+					:: else -> skip
+					fi
+				};
+				/* io_uring_submit_and_wait, then reap_cqes */
+				vyred_sleeping = 1;
+				if
+				:: waiter_done ->
+					d_step {
+						waiter_armed = 0;
+						waiter_done = 0;
+						vyred_sleeping = 0
+					}
+				:: other < OTHER_EVENTS ->
+					d_step {
+						other++;
+						vyred_sleeping = 0
+					}
+				fi
+			fi;
+			/* vyre_sleep_finish */
+			d_step {
+				sq_need_wakeup = 0;
+				seen = 0;
+				published = 0;
+				room = 0
+			}
 		fi
 	od
 }
@@ -244,6 +283,7 @@ proctype reaper()
 	byte h = 0;
 	byte seen;
 	byte d;
+	bit ready;
 	do
 	:: h == TOTAL -> break
 	:: else ->
@@ -260,11 +300,33 @@ proctype reaper()
 			}
 #ifndef BUG_NO_REAP_KICK
 			;
-			wake_if_needed(sq_need_wakeup, sq_doorbell, sq_sleeping)
+			kick_vyred()
 #endif
 		:: else ->
-			sleep_until_rung(cq_need_wakeup, cq_doorbell, cq_sleeping, (cq_tail != h),
-					 seen)
+			sleep_prepare(cq_need_wakeup, cq_doorbell, seen);
+#ifndef BUG_NO_RECHECK
+			/* vyre_cq_ready */
+			ready = (cq_tail != h);
+#endif
+			sleep_late(cq_need_wakeup, cq_doorbell, seen);
+			if
+			:: ready -> skip
+			:: else ->
+				/* futex(FUTEX_WAIT): compare and block atomically */
+				atomic {
+					if
+					:: cq_doorbell == seen -> cq_sleeping = 1
+					:: else -> skip
+					fi
+				};
+				cq_sleeping == 0
+			fi;
+			/* vyre_sleep_finish */
+			d_step {
+				cq_need_wakeup = 0;
+				seen = 0;
+				ready = 0
+			}
 		fi
 	od
 }
@@ -285,5 +347,5 @@ init
 }
 
 #ifdef CHECK_LTL
-ltl no_lost_wakeup { [] ((sq_sleeping -> <> !sq_sleeping) && (cq_sleeping -> <> !cq_sleeping)) }
+ltl no_lost_wakeup { [] ((vyred_sleeping -> <> !vyred_sleeping) && (cq_sleeping -> <> !cq_sleeping)) }
 #endif
