@@ -9,7 +9,8 @@ NVCC ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc
 
 ifneq ($(NVCC),)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
-CUDA_SRCS := gpu/cuda_driver.c gpu/cuda_device.c gpu/cuda_lower.c gpu/cuda_backend.c
+CUDA_SRCS := gpu/cuda_driver.c gpu/cuda_device.c gpu/cuda_lower.c gpu/cuda_backend.c \
+	gpu/cuda_peers.c
 CORE_SRCS += $(CUDA_SRCS) $(BUILD)/gen/megakernel_fatbin.c
 $(foreach s,$(CUDA_SRCS),$(eval CFLAGS_$(subst /,_,$(s:.c=)) := -I$(CUDA_HOME)/include))
 
@@ -40,16 +41,18 @@ $(BUILD)/gen/megakernel.sm_%.ptx: gpu/megakernel.cu gpu/cuda_abi.h include/vyre/
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -O3 -Iinclude -Igpu -arch=compute_$* -ptx $< -o $@
 
-TESTS += test_cuda_lower test_cuda_diff test_cuda_fault
-TEST_EXTRA_OBJS_test_cuda_lower := $(BUILD)/obj/tests/test_cuda_gen.o
-TEST_EXTRA_OBJS_test_cuda_diff := $(BUILD)/obj/tests/test_cuda_gen.o
-TEST_EXTRA_OBJS_test_cuda_fault := $(BUILD)/obj/tests/test_cuda_gen.o
-$(BUILD)/tests/test_cuda_lower $(BUILD)/tests/test_cuda_diff $(BUILD)/tests/test_cuda_fault: \
-	$(BUILD)/obj/tests/test_cuda_gen.o
-CFLAGS_tests_test_cuda_lower := -I$(CUDA_HOME)/include -Igpu
-CFLAGS_tests_test_cuda_diff := -I$(CUDA_HOME)/include -Igpu
-CFLAGS_tests_test_cuda_fault := -I$(CUDA_HOME)/include -Igpu
-CFLAGS_tests_test_cuda_gen := -I$(CUDA_HOME)/include -Igpu
+# test_cuda_lower runs anywhere; the others exit 77 without a GPU.
+CUDA_TESTS := test_cuda_lower test_cuda_diff test_cuda_fault test_cuda_e2e
+TESTS += $(CUDA_TESTS)
+$(foreach t,$(CUDA_TESTS),$(eval TEST_EXTRA_OBJS_$(t) := $(BUILD)/obj/tests/test_cuda_gen.o))
+$(foreach t,$(CUDA_TESTS) test_cuda_gen,$(eval CFLAGS_tests_$(t) := -I$(CUDA_HOME)/include -Igpu))
+$(addprefix $(BUILD)/tests/,$(CUDA_TESTS)): $(BUILD)/obj/tests/test_cuda_gen.o
+# test_cuda_e2e runs vyred and the transport's integration test against it
+TEST_EXTRA_OBJS_test_cuda_e2e += $(BUILD)/obj/tests/test_integration_daemon.o
+$(BUILD)/tests/test_cuda_e2e: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred \
+	$(BUILD)/tests/test_integration
+# bench/bench_cuda.c (linked into vyre-bench by bench/build.mk) skips without this
+CFLAGS_bench_bench_cuda := -DVYRE_HAVE_CUDA -Igpu
 else
 CORE_SRCS += gpu/cuda_missing.c
 endif

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * End to end with vyred on the GPU:
+ *   1. tests/test_integration (8 producer processes, private and shared
+ *      domains, every CQE and buffer compared with the oracle) against
+ *      vyred --backend cuda, in persistent and in launch mode: a wrapper
+ *      script given as $VYRED adds the flags;
+ *   2. vyred --backend cuda --mode persistent is killed with SIGKILL while
+ *      its persistent kernel is resident; a new vyred then starts on the same
+ *      GPU and a client session passes. How long that took is printed (a
+ *      figure, not an assertion).
+ * Exits 77 without a GPU.
+ */
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda_backend.h"
+#include "test_cuda_gen.h"
+#include "test_integration_daemon.h"
+#include "vyre/vyre.h"
+
+#define WORDS 256u
+
+static uint32_t failures;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int self_dir(char *out, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n < 0)
+		return -1;
+	self[n] = '\0';
+	snprintf(out, len, "%s", dirname(self));
+	return 0;
+}
+
+/* Run test_integration with $VYRED = a wrapper that adds --backend cuda --mode @mode. */
+static void integration(const char *mode)
+{
+	char dir[PATH_MAX], wrapper[] = "/tmp/vyre-cuda-e2e-XXXXXX", prog[PATH_MAX + 32];
+	char vyred[PATH_MAX + 32];
+	int status = 0;
+	FILE *f;
+
+	if (self_dir(dir, sizeof(dir)) != 0) {
+		failures++;
+		return;
+	}
+	snprintf(prog, sizeof(prog), "%s/test_integration", dir);
+	snprintf(vyred, sizeof(vyred), "%s/../vyred", dir);
+	int fd = mkstemp(wrapper);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		printf("FAIL: cannot write the vyred wrapper\n");
+		failures++;
+		return;
+	}
+	fprintf(f, "#!/bin/sh\nexec '%s' --backend cuda --mode %s \"$@\"\n", vyred, mode);
+	fclose(f);
+	chmod(wrapper, 0755);
+	printf("== test_integration with vyred --backend cuda --mode %s\n", mode);
+	const double t0 = now_ms();
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("VYRED", wrapper, 1);
+		execl(prog, prog, (char *)NULL);
+		_exit(126);
+	}
+	waitpid(pid, &status, 0);
+	unlink(wrapper);
+	const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	printf("== test_integration (%s): exit %d after %.0f ms\n", mode, rc, now_ms() - t0);
+	if (rc != 0) {
+		printf("FAIL: test_integration against vyred --backend cuda --mode %s\n", mode);
+		failures++;
+	}
+}
+
+/* One client session: ADD, SUM and an in-place XOR, checked against values computed here. */
+static int session(const char *sock, int rounds)
+{
+	const struct vyre_connect_opts o = {.socket_path = sock};
+	struct vyre_client *c;
+	uint32_t a, b, s;
+	int err = vyre_connect(&o, &c);
+
+	if (err) {
+		printf("FAIL: connect: %s\n", vyre_strerror(err));
+		return -1;
+	}
+	err = vyre_buffer_alloc(c, 4 * WORDS, 0, &a);
+	if (!err)
+		err = vyre_buffer_alloc(c, 4 * WORDS, 0, &b);
+	if (!err)
+		err = vyre_buffer_alloc(c, 4, 0, &s);
+	uint32_t *pa = err ? NULL : vyre_buffer_ptr(c, a, NULL);
+	uint32_t *pb = err ? NULL : vyre_buffer_ptr(c, b, NULL);
+	uint32_t *ps = err ? NULL : vyre_buffer_ptr(c, s, NULL);
+	for (int r = 0; r < rounds && pa && pb && ps && !err; r++) {
+		const uint32_t k = 5 + (uint32_t)r;
+		const struct vyre_work_item items[3] = {
+		    {VYRE_OP_ADD, a, b, k}, {VYRE_OP_SUM, b, s, 0}, {VYRE_OP_XOR, a, a, 0xff}};
+		uint32_t want_a[WORDS], sum = 0;
+		struct vyre_cqe cqe[3];
+		int got = 0;
+
+		for (uint32_t i = 0; i < WORDS; i++) {
+			pa[i] = i * 2654435761u + (uint32_t)r;
+			sum += pa[i] + k;
+			want_a[i] = pa[i] ^ 0xff;
+		}
+		for (int i = 0; i < 3 && !err; i++)
+			err = vyre_submit(c, &items[i], (uint64_t)i, i == 2 ? VYRE_SQE_FENCE : 0);
+		while (!err && got < 3) {
+			int n = vyre_wait(c, cqe + got, 3 - (uint32_t)got, 5000000000ll);
+			err = n < 0 ? n : 0;
+			got += n > 0 ? n : 0;
+		}
+		for (int i = 0; i < got && !err; i++) {
+			if (cqe[i].status != 0)
+				err = cqe[i].status;
+			if (cqe[i].user_data == 1 && cqe[i].result != sum)
+				err = VYRE_E_PROTO;
+		}
+		for (uint32_t i = 0; i < WORDS && !err; i++)
+			if (pa[i] != want_a[i] || pb[i] != (want_a[i] ^ 0xff) + k)
+				err = VYRE_E_PROTO;
+		if (!err && *ps != sum)
+			err = VYRE_E_PROTO;
+	}
+	if (err)
+		printf("FAIL: session: %s\n", vyre_strerror(err));
+	vyre_close(c);
+	return err ? -1 : 0;
+}
+
+static void kill_vyred(void)
+{
+	const char *const extra[] = {"--backend", "cuda", "--mode", "persistent", NULL};
+	struct vyre_test_daemon d;
+	double t0;
+
+	printf("== SIGKILL of vyred while its persistent kernel is resident\n");
+	if (vyre_test_daemon_start(&d, extra) != 0) {
+		failures++;
+		return;
+	}
+	if (session(d.socket, 20) != 0) {
+		vyre_test_daemon_dump_log(&d);
+		failures++;
+	}
+	t0 = now_ms();
+	vyre_test_daemon_kill(&d);
+	vyre_test_daemon_cleanup(&d);
+	if (vyre_test_daemon_start(&d, extra) != 0) {
+		printf("FAIL: no new vyred after the SIGKILL\n");
+		failures++;
+		return;
+	}
+	const double ready = now_ms() - t0;
+	const int first = session(d.socket, 1);
+	const double first_ms = now_ms() - t0;
+	if (first != 0 || session(d.socket, 50) != 0) {
+		vyre_test_daemon_dump_log(&d);
+		failures++;
+	}
+	printf("after SIGKILL: new vyred ready after %.1f ms, first session done after %.1f ms\n",
+	       ready, first_ms);
+	if (vyre_test_daemon_stop(&d) != 0) {
+		printf("FAIL: vyred did not stop cleanly\n");
+		vyre_test_daemon_dump_log(&d);
+		failures++;
+	}
+	vyre_test_daemon_cleanup(&d);
+}
+
+int main(void)
+{
+	char why[512];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!vyre_cuda_backend) {
+		printf("%s\n", vyre_cuda_unavailable);
+		return 77;
+	}
+	if (!gen_gpu_present(why, sizeof(why))) {
+		printf("no GPU: %s\n", why);
+		return 77;
+	}
+	kill_vyred();
+	integration("persistent");
+	integration("launch");
+	printf("cuda e2e: %u failure(s)\n", failures);
+	return failures ? 1 : 0;
+}
