@@ -17,3 +17,9 @@ $(BUILD)/tests/test_dfa_compile $(BUILD)/tests/test_submit_parse \
 	$(BUILD)/tests/test_submit_local: $(BUILD)/libvyre-submit.a
 CFLAGS_tests_test_submit_parse := -DVYRE_SRCDIR='"$(CURDIR)"'
 CFLAGS_tests_test_submit_local := -DVYRE_SRCDIR='"$(CURDIR)"'
+
+PROGRAMS += vyre-submit
+$(BUILD)/vyre-submit: $(call obj,tools/vyre-submit.c tools/submit/target_client.c) \
+		      $(BUILD)/libvyre-submit.a $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a
+	$(CC) $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libvyre-submit.a \
+		$(BUILD)/libvyre-core.a $(BUILD)/libvyre.a $(URING_LIBS) $(LDLIBS)

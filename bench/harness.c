@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+#include "harness.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double ns_per_tick = 1.0;
+
+int vyre_bench_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (int)n : 1;
+}
+
+static cpu_set_t original_cpus;
+static int original_saved;
+
+int vyre_bench_pin(int cpu)
+{
+	cpu_set_t set;
+
+	if (!original_saved && sched_getaffinity(0, sizeof(original_cpus), &original_cpus) == 0)
+		original_saved = 1;
+	CPU_ZERO(&set);
+	CPU_SET(cpu % vyre_bench_cpus(), &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+void vyre_bench_unpin(void)
+{
+	if (original_saved)
+		sched_setaffinity(0, sizeof(original_cpus), &original_cpus);
+}
+
+int vyre_bench_consumer_cpu(void)
+{
+	return vyre_bench_cpus() - 1;
+}
+
+int vyre_bench_producer_cpu(unsigned i)
+{
+	int others = vyre_bench_cpus() - 1;
+
+	return others > 0 ? (int)(i % (unsigned)others) : 0;
+}
+
+void *vyre_bench_shared_alloc(size_t bytes)
+{
+	int fd = memfd_create("vyre-bench", MFD_CLOEXEC);
+	void *p = MAP_FAILED;
+
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, (off_t)bytes) == 0)
+		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void vyre_bench_shared_free(void *p, size_t bytes)
+{
+	if (p)
+		munmap(p, bytes);
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+uint64_t vyre_bench_ticks(void)
+{
+	return __builtin_ia32_rdtsc();
+}
+
+void vyre_bench_clock_calibrate(void)
+{
+	uint64_t t0 = monotonic_ns(), c0 = vyre_bench_ticks(), t1, c1;
+
+	do {
+		t1 = monotonic_ns();
+	} while (t1 - t0 < 20000000);
+	c1 = vyre_bench_ticks();
+	ns_per_tick = c1 > c0 ? (double)(t1 - t0) / (double)(c1 - c0) : 1.0;
+}
+#else
+uint64_t vyre_bench_ticks(void)
+{
+	return monotonic_ns();
+}
+
+void vyre_bench_clock_calibrate(void)
+{
+	ns_per_tick = 1.0;
+}
+#endif
+
+double vyre_bench_ticks_to_ns(uint64_t ticks)
+{
+	return (double)ticks * ns_per_tick;
+}
+
+pid_t vyre_bench_spawn(int cpu, int (*fn)(void *arg), void *arg)
+{
+	/* a child must never write out the parent's buffered output again */
+	fflush(NULL);
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		vyre_bench_pin(cpu);
+		_exit(fn(arg));
+	}
+	return pid;
+}
+
+int vyre_bench_reap(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int vyre_bench_samples_init(struct vyre_bench_samples *s, size_t cap)
+{
+	s->n = 0;
+	s->cap = cap;
+	s->ticks = calloc(cap ? cap : 1, sizeof(*s->ticks));
+	return s->ticks ? 0 : -ENOMEM;
+}
+
+void vyre_bench_samples_free(struct vyre_bench_samples *s)
+{
+	free(s->ticks);
+	memset(s, 0, sizeof(*s));
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double vyre_bench_quantile_ns(struct vyre_bench_samples *s, double q)
+{
+	if (s->n == 0)
+		return 0;
+	qsort(s->ticks, s->n, sizeof(*s->ticks), cmp_u64);
+	size_t i = (size_t)(q * (double)(s->n - 1) + 0.5);
+
+	return vyre_bench_ticks_to_ns(s->ticks[i < s->n ? i : s->n - 1]);
+}
+
+double vyre_bench_report_latency(struct vyre_bench_ctx *ctx, const char *suite, const char *name,
+				 struct vyre_bench_samples *s)
+{
+	double p50 = vyre_bench_quantile_ns(s, 0.50);
+
+	vyre_bench_report(ctx, suite, name, "p50", p50, "ns");
+	vyre_bench_report(ctx, suite, name, "p99", vyre_bench_quantile_ns(s, 0.99), "ns");
+	vyre_bench_report(ctx, suite, name, "p999", vyre_bench_quantile_ns(s, 0.999), "ns");
+	return p50;
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/harness.h - what the cross-process suites share: CPU pinning,
+ * shared mappings that survive fork(), a cheap cross-process clock and
+ * latency percentiles.
+ */
+#ifndef VYRE_BENCH_HARNESS_H
+#define VYRE_BENCH_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bench.h"
+
+/* Online CPUs (at least 1). */
+int vyre_bench_cpus(void);
+
+/*
+ * vyre_bench_pin - pin the calling process to CPU @cpu modulo the online
+ * count. The consumer of a suite takes the last CPU, producers the others,
+ * so on 2 cores producer and consumer never share one. Returns 0 or -errno.
+ */
+int vyre_bench_pin(int cpu);
+
+/* Give the calling process back the CPUs it had before its first vyre_bench_pin. */
+void vyre_bench_unpin(void);
+
+/* CPU for producer @i of a run whose consumer sits on the last CPU. */
+int vyre_bench_producer_cpu(unsigned i);
+int vyre_bench_consumer_cpu(void);
+
+/* A zeroed MAP_SHARED mapping (memfd backed) inherited across fork, or NULL. */
+void *vyre_bench_shared_alloc(size_t bytes);
+void vyre_bench_shared_free(void *p, size_t bytes);
+
+/*
+ * vyre_bench_ticks - a timestamp comparable across processes and CPUs (the
+ * invariant TSC on x86, CLOCK_MONOTONIC elsewhere); vyre_bench_ticks_to_ns
+ * converts a difference. Calibrated once, before any fork.
+ */
+uint64_t vyre_bench_ticks(void);
+double vyre_bench_ticks_to_ns(uint64_t ticks);
+void vyre_bench_clock_calibrate(void);
+
+/* fork() a child that pins itself to @cpu and runs @fn(@arg), exiting with its return. */
+pid_t vyre_bench_spawn(int cpu, int (*fn)(void *arg), void *arg);
+
+/* Wait for @pid; returns its exit status, or -1 when it died from a signal. */
+int vyre_bench_reap(pid_t pid);
+
+/* Latency samples in ticks; percentiles in ns. */
+struct vyre_bench_samples {
+	uint64_t *ticks;
+	size_t n, cap;
+};
+
+int vyre_bench_samples_init(struct vyre_bench_samples *s, size_t cap);
+void vyre_bench_samples_free(struct vyre_bench_samples *s);
+
+static inline void vyre_bench_sample(struct vyre_bench_samples *s, uint64_t ticks)
+{
+	if (s->n < s->cap)
+		s->ticks[s->n++] = ticks;
+}
+
+/* Sorts the samples and returns the @q quantile (0..1) in ns; 0 when empty. */
+double vyre_bench_quantile_ns(struct vyre_bench_samples *s, double q);
+
+/* Reports p50, p99 and p999 (ns) as three rows; returns the p50. */
+double vyre_bench_report_latency(struct vyre_bench_ctx *ctx, const char *suite, const char *name,
+				 struct vyre_bench_samples *s);
+
+#endif /* VYRE_BENCH_HARNESS_H */

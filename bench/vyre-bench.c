@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vyre-bench - runs the benchmark suites registered with VYRE_BENCH_SUITE
+ * (bench/bench.h), prints one aligned table and, with --json FILE, one JSON
+ * object per row (see docs/vyre-bench.md).
+ *
+ * A suite returns 0 when it ran, or skipped with a message on stderr (no GPU,
+ * no daemon); anything else is a failure and makes vyre-bench exit 1 after
+ * the remaining suites ran.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+#include "harness.h"
+
+static struct vyre_bench_suite *suites;
+
+void vyre_bench_register(struct vyre_bench_suite *s)
+{
+	struct vyre_bench_suite **at = &suites;
+
+	/* kept sorted by name so runs and --list are in a stable order */
+	while (*at && strcmp((*at)->name, s->name) < 0)
+		at = &(*at)->next;
+	s->next = *at;
+	*at = s;
+}
+
+uint64_t vyre_bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+void vyre_bench_report(struct vyre_bench_ctx *ctx, const char *suite, const char *name,
+		       const char *metric, double value, const char *unit)
+{
+	int decimals = strcmp(unit, "x") == 0 ? 3 : fabs(value) < 100 ? 2 : 0;
+
+	printf("%-8s %-34s %-10s %16.*f %s\n", suite, name, metric, decimals, value, unit);
+	fflush(stdout);
+	if (!ctx->json)
+		return;
+	fputs("{\"suite\":", ctx->json);
+	json_string(ctx->json, suite);
+	fputs(",\"name\":", ctx->json);
+	json_string(ctx->json, name);
+	fputs(",\"metric\":", ctx->json);
+	json_string(ctx->json, metric);
+	if (isfinite(value))
+		fprintf(ctx->json, ",\"value\":%.17g", value);
+	else
+		fputs(",\"value\":null", ctx->json);
+	fputs(",\"unit\":", ctx->json);
+	json_string(ctx->json, unit);
+	fputs("}\n", ctx->json);
+	fflush(ctx->json);
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: vyre-bench [options] [SUITE...]   (default: every suite)\n"
+	      "  --quick          small sizes and short runs (smoke tests)\n"
+	      "  --seconds S      target time per measurement (default 1, --quick 0.05)\n"
+	      "  --json FILE      also write one JSON object per result row to FILE\n"
+	      "  --socket PATH    a running vyred for end-to-end suites (default: start one)\n"
+	      "  --list           list the suites and exit\n"
+	      "  -h, --help       this text\n"
+	      "exit: 0 all suites ran, 1 a suite failed, 2 usage\n",
+	      f);
+}
+
+static struct vyre_bench_suite *find_suite(const char *name)
+{
+	for (struct vyre_bench_suite *s = suites; s; s = s->next)
+		if (strcmp(s->name, name) == 0)
+			return s;
+	return NULL;
+}
+
+static int run_suite(struct vyre_bench_ctx *ctx, struct vyre_bench_suite *s)
+{
+	int rc = s->run(ctx);
+
+	if (rc != 0)
+		fprintf(stderr, "vyre-bench: suite %s failed (%d)\n", s->name, rc);
+	return rc != 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"quick", no_argument, NULL, 'q'},
+	    {"seconds", required_argument, NULL, 's'},
+	    {"json", required_argument, NULL, 'j'},
+	    {"socket", required_argument, NULL, 'S'},
+	    {"list", no_argument, NULL, 'l'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct vyre_bench_ctx ctx = {.seconds = 0};
+	const char *json_path = NULL;
+	int c, failed = 0;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'q':
+			ctx.quick = 1;
+			break;
+		case 's':
+			ctx.seconds = strtod(optarg, &end);
+			if (*end || !(ctx.seconds > 0 && ctx.seconds < 3600)) {
+				fprintf(stderr, "vyre-bench: bad --seconds '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'j':
+			json_path = optarg;
+			break;
+		case 'S':
+			ctx.socket = optarg;
+			break;
+		case 'l':
+			for (struct vyre_bench_suite *s = suites; s; s = s->next)
+				printf("%-10s %s\n", s->name, s->help);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	for (int i = optind; i < argc; i++)
+		if (!find_suite(argv[i])) {
+			fprintf(stderr, "vyre-bench: no suite '%s' (try --list)\n", argv[i]);
+			return 2;
+		}
+	if (ctx.seconds == 0)
+		ctx.seconds = ctx.quick ? 0.05 : 1.0;
+	if (json_path) {
+		ctx.json = fopen(json_path, "w");
+		if (!ctx.json) {
+			fprintf(stderr, "vyre-bench: %s: %s\n", json_path, strerror(errno));
+			return 2;
+		}
+	}
+	vyre_bench_clock_calibrate();
+	printf("%-8s %-34s %-10s %16s %s\n", "suite", "name", "metric", "value", "unit");
+	if (optind == argc)
+		for (struct vyre_bench_suite *s = suites; s; s = s->next)
+			failed |= run_suite(&ctx, s);
+	else
+		for (int i = optind; i < argc; i++)
+			failed |= run_suite(&ctx, find_suite(argv[i]));
+	if (ctx.json && fclose(ctx.json) != 0) {
+		fprintf(stderr, "vyre-bench: %s: %s\n", json_path, strerror(errno));
+		failed = 1;
+	}
+	return failed;
+}

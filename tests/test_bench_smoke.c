@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vyre-bench smoke test: `vyre-bench --quick --json FILE ring wake` (the
+ * suites that need no daemon) exits 0, prints its table, and every JSON line
+ * is a valid object with the documented fields, a finite value, and the rows
+ * the suites promise (throughput, latency percentiles and ratios of every
+ * peer). Not a performance assertion: only that figures exist and are sane.
+ */
+#include <ctype.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static char bench_path[PATH_MAX];
+
+/* ---- a strict parser for one flat JSON object of strings, numbers and null ---- */
+
+struct row {
+	char suite[96], name[96], metric[96], unit[96];
+	double value;
+	int has_value, fields;
+};
+
+static const char *ws(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+		p++;
+	return p;
+}
+
+/* Parses a JSON string into out (truncating silently); NULL when malformed. */
+static const char *json_string(const char *p, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	if (*p++ != '"')
+		return NULL;
+	while (*p != '"') {
+		char c = *p++;
+
+		if (c == '\0' || (unsigned char)c < 0x20)
+			return NULL;
+		if (c == '\\') {
+			c = *p++;
+			if (c == 'u') {
+				for (int i = 0; i < 4; i++)
+					if (!isxdigit((unsigned char)*p++))
+						return NULL;
+				c = '?';
+			} else if (!strchr("\"\\/bfnrt", c) || c == '\0') {
+				return NULL;
+			}
+		}
+		if (n + 1 < cap)
+			out[n++] = c;
+	}
+	out[n] = '\0';
+	return p + 1;
+}
+
+static const char *json_number(const char *p, double *v)
+{
+	const char *start = p;
+
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		p++;
+	else if (*p >= '1' && *p <= '9')
+		while (isdigit((unsigned char)*p))
+			p++;
+	else
+		return NULL;
+	if (*p == '.') {
+		if (!isdigit((unsigned char)*++p))
+			return NULL;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!isdigit((unsigned char)*p))
+			return NULL;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	*v = strtod(start, NULL);
+	return p;
+}
+
+static int parse_row(const char *line, struct row *r)
+{
+	const char *p = ws(line);
+
+	memset(r, 0, sizeof(*r));
+	if (*p++ != '{')
+		return -1;
+	p = ws(p);
+	while (*p != '}') {
+		char key[32];
+
+		if (r->fields && *p++ != ',')
+			return -1;
+		p = json_string(ws(p), key, sizeof(key));
+		if (!p || *(p = ws(p)) != ':')
+			return -1;
+		p = ws(p + 1);
+		if (*p == '"') {
+			char sval[96];
+
+			p = json_string(p, sval, sizeof(sval));
+			if (!p)
+				return -1;
+			if (strcmp(key, "suite") == 0)
+				snprintf(r->suite, sizeof(r->suite), "%s", sval);
+			else if (strcmp(key, "name") == 0)
+				snprintf(r->name, sizeof(r->name), "%s", sval);
+			else if (strcmp(key, "metric") == 0)
+				snprintf(r->metric, sizeof(r->metric), "%s", sval);
+			else if (strcmp(key, "unit") == 0)
+				snprintf(r->unit, sizeof(r->unit), "%s", sval);
+		} else if (strncmp(p, "null", 4) == 0) {
+			p += 4;
+		} else {
+			p = json_number(p, &r->value);
+			if (!p || strcmp(key, "value") != 0)
+				return -1;
+			r->has_value = 1;
+		}
+		r->fields++;
+		p = ws(p);
+	}
+	return *ws(p + 1) == '\0' ? 0 : -1;
+}
+
+static void test_json_parser_rejects_garbage(void **state)
+{
+	(void)state;
+	struct row r;
+	const char *bad[] = {"",	   "{",		"{\"a\":}",    "{\"a\":1,}", "{\"a\":01}",
+			     "{\"a\":1}x", "{\"a\" 1}", "{\"a\":\"x}", "{\"a\":1.}", "[1]"};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (parse_row(bad[i], &r) == 0)
+			fail_msg("accepted '%s'", bad[i]);
+	assert_int_equal(parse_row("{\"suite\":\"s\",\"value\":-1.5e3,\"unit\":\"x\\\"y\"}", &r),
+			 0);
+	assert_true(r.has_value);
+	assert_true(r.value == -1500.0);
+	assert_string_equal(r.unit, "x\"y");
+}
+
+/* ---- running vyre-bench ---- */
+
+/* Runs vyre-bench with @argv (NULL-terminated, after argv[0]); stdout to @out_path. */
+static int run_bench(const char *const *args, const char *out_path)
+{
+	char *argv[16];
+	int n = 0;
+
+	argv[n++] = bench_path;
+	for (; args[n - 1] && n < 15; n++)
+		argv[n] = (char *)args[n - 1];
+	argv[n] = NULL;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (fd < 0 || dup2(fd, 1) < 0)
+			_exit(126);
+		execv(bench_path, argv);
+		_exit(127);
+	}
+	int status;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = calloc(1, 1 << 20);
+
+	assert_non_null(f);
+	assert_non_null(buf);
+	size_t n = fread(buf, 1, (1 << 20) - 1, f);
+
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static const struct row *find(const struct row *rows, size_t n, const char *suite, const char *name,
+			      const char *metric)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(rows[i].suite, suite) && !strcmp(rows[i].name, name) &&
+		    !strcmp(rows[i].metric, metric))
+			return &rows[i];
+	return NULL;
+}
+
+static void expect_positive(const struct row *rows, size_t n, const char *suite, const char *name,
+			    const char *metric, const char *unit)
+{
+	const struct row *r = find(rows, n, suite, name, metric);
+
+	if (!r)
+		fail_msg("no row %s %s %s", suite, name, metric);
+	if (strcmp(r->unit, unit) != 0 || !(r->value > 0))
+		fail_msg("row %s %s %s: %g %s", suite, name, metric, r->value, r->unit);
+}
+
+static void test_quick_ring_and_wake_json(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/vyre-bench-smoke-XXXXXX";
+	char json[128], out[128];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(json, sizeof(json), "%s/rows.json", dir);
+	snprintf(out, sizeof(out), "%s/table.txt", dir);
+	const char *args[] = {"--quick", "--json", json, "ring", "wake", NULL};
+	int rc = run_bench(args, out);
+	char *table = slurp(out);
+
+	if (rc != 0)
+		fail_msg("vyre-bench exited %d; table:\n%s", rc, table);
+	char *text = slurp(json);
+	struct row rows[256];
+	size_t n = 0, table_rows = 0;
+
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		assert_true(n < 256);
+		if (parse_row(line, &rows[n]))
+			fail_msg("not a JSON row: %s", line);
+		if (rows[n].fields != 5 || !rows[n].has_value || !isfinite(rows[n].value) ||
+		    !rows[n].suite[0] || !rows[n].name[0] || !rows[n].metric[0] || !rows[n].unit[0])
+			fail_msg("incomplete row: %s", line);
+		n++;
+	}
+	for (char *line = strtok(table, "\n"); line; line = strtok(NULL, "\n"))
+		table_rows++;
+	assert_int_equal(table_rows, n + 1); /* the header, then one table row per JSON row */
+
+	static const char *const modes[] = {"spsc", "mpsc3"};
+	static const char *const peers[] = {"sq", "ck_ring", "eventfd"};
+	char name[64];
+
+	for (size_t m = 0; m < 2; m++) {
+		for (size_t p = 0; p < 3; p++) {
+			snprintf(name, sizeof(name), "%s/%s", modes[m], peers[p]);
+			expect_positive(rows, n, "ring", name, "items/s", "items/s");
+			expect_positive(rows, n, "ring", name, "p50", "ns");
+			expect_positive(rows, n, "ring", name, "p99", "ns");
+			expect_positive(rows, n, "ring", name, "p999", "ns");
+		}
+		snprintf(name, sizeof(name), "%s/sq:ck_ring", modes[m]);
+		expect_positive(rows, n, "ring", name, "items/s", "x");
+		expect_positive(rows, n, "ring", name, "p50", "x");
+	}
+	expect_positive(rows, n, "ring", "spsc/pingpong", "p50", "ns");
+	expect_positive(rows, n, "ring", "spsc/sq:pingpong", "p50", "x");
+	expect_positive(rows, n, "wake", "futex", "p50", "ns");
+	expect_positive(rows, n, "wake", "eventfd", "p99", "ns");
+	expect_positive(rows, n, "wake", "eventfd:futex", "p50", "x");
+	/* the io_uring rows exist whenever the kernel has IORING_OP_FUTEX_WAIT (6.7+) */
+	if (find(rows, n, "wake", "io_uring_futex", "p50"))
+		expect_positive(rows, n, "wake", "io_uring_futex:futex", "p50", "x");
+	const struct row *p50 = find(rows, n, "ring", "spsc/sq", "p50");
+	const struct row *p999 = find(rows, n, "ring", "spsc/sq", "p999");
+
+	assert_true(p50->value <= p999->value);
+	free(text);
+	free(table);
+	unlink(json);
+	unlink(out);
+	rmdir(dir);
+}
+
+static void test_list_and_usage(void **state)
+{
+	(void)state;
+	char out[] = "/tmp/vyre-bench-list-XXXXXX";
+	int fd = mkstemp(out);
+
+	assert_true(fd >= 0);
+	close(fd);
+	const char *list[] = {"--list", NULL};
+
+	assert_int_equal(run_bench(list, out), 0);
+	char *text = slurp(out);
+
+	assert_non_null(strstr(text, "ring "));
+	assert_non_null(strstr(text, "wake "));
+	free(text);
+	const char *unknown[] = {"no-such-suite", NULL};
+
+	assert_int_equal(run_bench(unknown, out), 2);
+	const char *bad_seconds[] = {"--seconds", "-1", "ring", NULL};
+
+	assert_int_equal(run_bench(bad_seconds, out), 2);
+	unlink(out);
+}
+
+int main(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return 1;
+	self[n] = '\0';
+	/* $(BUILD)/tests/test_bench_smoke -> $(BUILD)/vyre-bench */
+	snprintf(bench_path, sizeof(bench_path), "%s/../vyre-bench", dirname(self));
+	if (access(bench_path, X_OK) != 0) {
+		printf("vyre-bench not built at %s\n", bench_path);
+		return 1;
+	}
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_json_parser_rejects_garbage),
+	    cmocka_unit_test(test_list_and_usage),
+	    cmocka_unit_test(test_quick_ring_and_wake_json),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
