@@ -16,7 +16,8 @@ $(TM_FIXTURE): $(BUILD)/obj/tests/telemetry_fixture.o $(TM_PATTERN_OBJ) $(BUILD)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
 
-TESTS += test_telemetry_unit test_telemetry_bpf
+TESTS += test_telemetry_unit test_telemetry_bpf test_telemetry_top test_telemetry_tmux \
+	 test_telemetry_scripts
 
 TEST_EXTRA_OBJS_test_telemetry_unit := $(BUILD)/libvyre-top.a
 TEST_LIBS_test_telemetry_unit = $(TOP_LIBS)

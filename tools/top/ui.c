@@ -38,7 +38,7 @@ static uint64_t now_ns(void)
 static void draw_help(void)
 {
 	int n = (int)(sizeof(help_lines) / sizeof(help_lines[0]));
-	int w = 56, h = n + 2;
+	int w = 62, h = n + 2;
 	if (w > COLS)
 		w = COLS;
 	if (h > LINES)

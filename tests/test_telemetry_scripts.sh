@@ -1,0 +1,72 @@
+#!/bin/bash
+# Each bpftrace script of bpf/scripts against the probe fixture, which fires
+# known values through vyred's probe macros: the printed figures must be
+# exactly the fixture's. Every script has a usage header and an example
+# output file next to it.
+SRCDIR="@VYRE_SRCDIR@"
+BUILD=$(cd "$(dirname "$0")/.." && pwd)
+. "$SRCDIR/tests/telemetry_lib.sh"
+
+tm_require_bpf
+tm_require_tool bpftrace
+
+for s in latency fusion dedupe slow_batches client_load; do
+	[ -f "$SCRIPTS/$s.bt" ] || fail "bpf/scripts/$s.bt is missing"
+	grep -q "^ \* usage: bpftrace $s.bt VYRED" "$SCRIPTS/$s.bt" || fail "$s.bt has no usage header"
+	[ -s "$SCRIPTS/$s.example.txt" ] || fail "bpf/scripts/$s.example.txt is missing"
+done
+
+tm_fixture_start
+
+# run SCRIPT ARGS...: trace the fixture through one load, stop, leave $BT_OUT.
+run() {
+	tm_bpftrace_start "$SCRIPTS/$1" "$FIXTURE" "${@:2}"
+	tm_fixture connect
+	tm_fixture "go 10"
+	tm_fixture bad
+	tm_fixture disconnect
+	tm_bpftrace_stop
+}
+
+# expect REGEX: $BT_OUT has a line matching it.
+expect() {
+	grep -Eq -- "$1" "$BT_OUT" || { cat "$BT_OUT"; fail "$(basename "$BT_OUT"): no line /$1/"; }
+}
+
+run latency.bt
+sed -n '/since the start/,$p' "$BT_OUT" >"$BT_OUT.end"
+BT_OUT="$BT_OUT.end"
+expect "^ +1024 +40 +50 +50$"
+expect "^ +16384 +35 +43 +93$"
+expect "^ +16777216 +5 +6 +100$"
+expect "^ +total +80$"
+expect "^@layout_errors: 1$"
+
+run fusion.bt
+expect "^total +10 +30 +20 +10 +33 +20 +10 +40960$"
+expect "^@layout_errors: 1$"
+
+run dedupe.bt
+expect "^total +10 +80 +20 +25$"
+expect "^\[2, 4\) +10 \|@+\|$"
+
+run slow_batches.bt
+expect "^Tracing vyre batches slower than 10000 us"
+for b in 2 4 6 8 10; do
+	first=$(( (FIX_DONE / 2 - 1) * 10 )) # batches the fixture fired before this load
+	expect "^[0-9:]{8} +$((first + b)) +8 +1 +2 +20000 +2508 +5 +3 +2 +2 +1 +1 +3000 +[0-9]+$"
+done
+expect "^10 batches, 5 slow$"
+run slow_batches.bt 0 10
+expect "^10 batches, 10 slow$"
+
+run client_load.bt
+expect "connect +client 1 pid 4101 uid 1000 domain 1$"
+expect "disconnect client 2 pid 4102 reason -5$"
+expect "^@total_items\[1, 4101\]: 30$"
+expect "^@total_items\[2, 4102\]: 50$"
+expect "^@total_backpressure\[2, 4102\]: 10$"
+expect "^@total_errors\[1, 4101\]: 10$"
+
+tm_fixture_stop
+echo "bpftrace scripts against the fixture: ok"

@@ -1,0 +1,143 @@
+#!/bin/bash
+# vyre-top against the probe fixture (tests/telemetry_fixture.c), which fires
+# known values through vyred's own probe macros: batch mode JSON parsed with
+# python3's json module and compared with the exact expected counts, plain
+# text mode, finding the daemon by its socket, layout errors, and the exact
+# messages for a missing capability or a missing daemon. Also shows that no
+# kernel BTF is needed: it runs with /sys/kernel/btf hidden.
+SRCDIR="@VYRE_SRCDIR@"
+BUILD=$(cd "$(dirname "$0")/.." && pwd)
+. "$SRCDIR/tests/telemetry_lib.sh"
+
+tm_require_bpf
+tm_require_tool python3
+
+tm_fixture_start --socket "$TM_TMP/vyre.sock"
+
+# 1. JSON, found through the socket: three refreshes, exact totals.
+for d in 1 3 9; do
+	tm_top_start "$TM_TMP/top.json" 3 "$d" --socket "$TM_TMP/vyre.sock" --json
+	first=$((FIX_DONE * 10 + 1))
+	tm_fixture connect
+	tm_fixture "go 10"
+	tm_top_finish && break
+	[ "$d" -lt 9 ] || fail "the fixture never finished within vyre-top's refreshes"
+done
+python3 - "$TM_TMP/top.json" "$first" <<'PY' || fail "JSON check"
+import json, sys
+objs = [json.loads(line) for line in open(sys.argv[1])]
+first = int(sys.argv[2])  # the fixture's batch number of the first batch of this load
+assert len(objs) == 3, f"{len(objs)} objects, want 3"
+last = objs[-1]
+t = last["totals"]
+want = dict(batches=10, items=80, completed=80, failed=10, deduped=20, executed=50, invalid=10,
+            groups=30, barriers=20, launches=20, launches_avoided=10, frontier_splits=10,
+            bytes_avoided=40960, plan_ns=30000, dispatches=10, dispatch_errors=0, errors=10,
+            backpressure=10, arena_shrinks=2, connects=2, disconnects=0, slow_batches=5,
+            slow_dropped=0, layout_errors=0)
+for k, v in want.items():
+    assert t[k] == v, f"totals.{k} = {t[k]}, want {v}"
+assert last["backend"] == "cpu" and last["mode"] == "none", (last["backend"], last["mode"])
+assert last["probes"] == 11 and last["probes_total"] == 11
+assert abs(last["dedupe_ratio"] - 0.25) < 1e-9
+assert abs(last["fusion_ratio"] - 1 / 3) < 1e-5
+lat = last["latency_ns"]["total"]
+assert lat == dict(count=80, p50=2048, p99=1 << 25, p999=1 << 25), lat
+assert last["plan_ns"]["total"]["p50"] == 4096
+assert last["batch_items"]["total"]["count"] == 10
+assert last["arena"] == dict(used=(1 << 20) + first + 9, capacity=4 << 20, high_water=2 << 20)
+clients = {c["id"]: c for c in last["clients"]}
+assert set(clients) == {1, 2}, clients
+c1, c2 = clients[1], clients[2]
+assert (c1["pid"], c1["items"], c1["errors"], c1["backpressure"], c1["sq_depth"]) == (4101, 30, 0 + 10, 0, 5), c1
+assert (c2["pid"], c2["items"], c2["errors"], c2["backpressure"], c2["sq_depth"]) == (4102, 50, 0, 10, 48), c2
+assert c1["uid"] == 1000 and c2["domain"] == 2 and c1["connected"] and c2["connected"]
+assert last["queue"] == dict(depth=53, max_fill_pct=75, max_client=2), last["queue"]
+# Rates come from two samples: the items of the interval that saw them over its length.
+items_rate = [o["rates"]["items"] * o["interval_s"] for o in objs]
+assert abs(sum(items_rate) - 80) < 0.01, items_rate
+slow = [e for o in objs for e in o["slow"]]
+assert [e["batch_id"] for e in slow] == [b for b in range(first, first + 10) if b % 2 == 0], slow
+assert sum(o["slow_events"] for o in objs) == 5
+for e in slow:
+    assert e["have_plan"] and e["max_ns"] == 20000000 and e["groups"] == 3 and e["plan_ns"] == 3000, e
+# Counters only grow between refreshes.
+for a, b in zip(objs, objs[1:]):
+    for k in a["totals"]:
+        assert b["totals"][k] >= a["totals"][k], k
+print("json ok:", len(objs), "objects")
+PY
+
+# 2. Plain text, by pid: the same numbers as words.
+for d in 1 3 9; do
+	tm_top_start "$TM_TMP/top.txt" 1 "$d" -p "$FIX_PID"
+	tm_fixture "go 4"
+	tm_top_finish && break
+	[ "$d" -lt 9 ] || fail "the fixture never finished within vyre-top's refresh"
+done
+for want in "^vyre-top  pid $FIX_PID vyre-tm-fixture  backend cpu  mode none  probes 11/11" \
+	"^items 32 .* batches 4 " "^dedupe 25.0% \(8 deduped\)" "launches 8 .* avoided 4 " \
+	"^latency p50 2.0us p99 33.55ms" "^arena 1.0MiB / 4.0MiB" "slow batches 2 " \
+	"^ +2 +4102 .* +20 +48 +64 +0 +4 +live" "^ +1 +4101 .* +12 +5 +64 +4 +0 +live"; do
+	grep -Eq -- "$want" "$TM_TMP/top.txt" || { cat "$TM_TMP/top.txt"; fail "text lacks /$want/"; }
+done
+
+# 3. Structs of another layout are counted, not misread.
+for d in 1 3 9; do
+	tm_top_start "$TM_TMP/bad.json" 1 "$d" -p "$FIX_PID" --json
+	tm_fixture bad
+	tm_top_finish && break
+	[ "$d" -lt 9 ] || fail "the fixture never finished within vyre-top's refresh"
+done
+python3 -c '
+import json, sys
+o = json.loads(open(sys.argv[1]).read())
+t = o["totals"]
+assert t["layout_errors"] == 3 and t["batches"] == 0 and t["launches"] == 0, t
+' "$TM_TMP/bad.json" || fail "layout errors"
+
+# 4. Without the capabilities it names them and exits non-zero.
+check_denied() {
+	out=$("$@" "$TOP" -p "$FIX_PID" -b -n 1 2>&1) && fail "vyre-top ran without privilege: $*"
+	echo "$out" | grep -q "$WANT" || fail "'$*' said '$out', want '$WANT'"
+}
+WANT="missing CAP_BPF and CAP_PERFMON" check_denied setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all
+# Root without some capabilities (dropped from the bounding set before exec).
+drop() {
+	caps=$1
+	shift
+	capsh --drop="$caps" -- -c 'exec "$0" "$@"' "$@"
+}
+WANT="missing CAP_BPF and CAP_PERFMON" check_denied drop cap_bpf,cap_perfmon,cap_sys_admin
+WANT="missing CAP_PERFMON:" check_denied drop cap_perfmon,cap_sys_admin
+WANT="missing CAP_BPF:" check_denied drop cap_bpf,cap_sys_admin
+
+# 5. No daemon behind the socket, or a pid without probes.
+out=$("$TOP" --socket "$TM_TMP/none.sock" -b -n 1 2>&1) && fail "vyre-top found a daemon at none.sock"
+echo "$out" | grep -q "no process listens on $TM_TMP/none.sock" || fail "said '$out'"
+out=$("$TOP" -p $$ -b -n 1 2>&1) && fail "vyre-top attached to a shell"
+echo "$out" | grep -q "no vyre probe could be attached in pid $$" || fail "said '$out'"
+
+# 6. Kernel BTF is not needed: hide /sys/kernel/btf in a private mount namespace.
+if unshare -m true 2>/dev/null; then
+	for d in 1 3 9; do
+		TOP_T0=$(date +%s%N) TOP_N=1 TOP_D=$d TOP_OUT="$TM_TMP/nobtf.json"
+		unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf && test ! -e /sys/kernel/btf/vmlinux &&
+			exec '$TOP' -p $FIX_PID --json -n 1 -d $d" >"$TOP_OUT" 2>"$TOP_OUT.err" &
+		TOP_PID=$!
+		tm_track "$TOP_PID"
+		tm_wait_for "$TOP_OUT.err" "attached" 30 || fail "vyre-top without BTF did not attach"
+		tm_fixture "go 2"
+		tm_top_finish && break
+		[ "$d" -lt 9 ] || fail "the fixture never finished within vyre-top's refresh"
+	done
+	python3 -c '
+import json, sys
+assert json.loads(open(sys.argv[1]).read())["totals"]["batches"] == 2
+' "$TM_TMP/nobtf.json" || fail "no-BTF run counted wrong"
+else
+	echo "note: unshare -m unavailable, the no-BTF check did not run"
+fi
+
+tm_fixture_stop
+echo "vyre-top against the fixture: ok"
