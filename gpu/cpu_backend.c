@@ -4,8 +4,9 @@
  * Items of one group are independent (the planner guarantees no RAW, WAR or
  * WAW hazard between them), so a group large enough to pay for the hand-off
  * is shared between the submitting thread and helper threads, which claim
- * items from a shared cursor; the group ends when every claimant is done,
- * and only then does the next group start.
+ * items from a shared cursor; the group ends when every helper that joined
+ * it is done (one that wakes after the last claim does not join), and only
+ * then does the next group start.
  *
  * submit() runs the whole batch before returning (the submitting thread
  * works too, so a batch costs no thread hand-off when its groups are small);
@@ -34,11 +35,12 @@ struct vyre_backend {
 	int done;
 
 	pthread_mutex_t lock;
-	pthread_cond_t work_cv;	 /* helpers wait here for the next group */
-	pthread_cond_t idle_cv;	 /* the submitter waits here for helpers to finish */
-	uint64_t generation;	 /* bumped per shared group; guarded by lock */
-	uint32_t helpers_active; /* helpers still on the current group; guarded by lock */
-	int stop;		 /* guarded by lock */
+	pthread_cond_t work_cv; /* helpers wait here for the next group */
+	pthread_cond_t idle_cv; /* the submitter waits here for joined helpers */
+	uint64_t generation;	/* bumped per shared group; guarded by lock */
+	int open;		/* the current group still takes helpers; guarded by lock */
+	uint32_t joined;	/* helpers working on the current group; guarded by lock */
+	int stop;		/* guarded by lock */
 
 	/* The current shared group, written under lock before the generation bump. */
 	const struct vyre_exec_batch *batch;
@@ -93,13 +95,16 @@ static void *helper_main(void *arg)
 		if (b->stop)
 			break;
 		seen = b->generation;
+		if (!b->open)
+			continue;
 		const struct vyre_exec_batch *batch = b->batch;
 		uint32_t group_end = b->group_end, chunk = b->chunk;
 
+		b->joined++;
 		pthread_mutex_unlock(&b->lock);
 		run_claims(b, batch, group_end, chunk);
 		pthread_mutex_lock(&b->lock);
-		if (--b->helpers_active == 0)
+		if (--b->joined == 0)
 			pthread_cond_signal(&b->idle_cv);
 	}
 	pthread_mutex_unlock(&b->lock);
@@ -117,15 +122,17 @@ static void run_shared(struct vyre_backend *b, const struct vyre_exec_batch *bat
 	b->group_end = to;
 	b->chunk = chunk;
 	atomic_store_explicit(&b->cursor, from, memory_order_relaxed);
-	b->helpers_active = b->n_helpers;
+	b->open = 1;
 	b->generation++;
 	pthread_cond_broadcast(&b->work_cv);
 	pthread_mutex_unlock(&b->lock);
 
 	run_claims(b, batch, to, chunk);
 
+	/* Every item is claimed: helpers that have not joined yet need not. */
 	pthread_mutex_lock(&b->lock);
-	while (b->helpers_active > 0)
+	b->open = 0;
+	while (b->joined > 0)
 		pthread_cond_wait(&b->idle_cv, &b->lock);
 	pthread_mutex_unlock(&b->lock);
 }
