@@ -182,7 +182,6 @@ struct line {
 struct shared {
 	struct line go, stop, ready;
 	struct line completed[MAX_PRODUCERS];
-	struct line failed;
 };
 
 struct producer_arg {
