@@ -10,3 +10,79 @@ $(BUILD)/tests/test_model: models/check.sh models/ring.pml tests/reliability.mk
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\nexec sh "%s/models/check.sh" "$$@"\n' '$(CURDIR)' >$@
 	chmod +x $@
+
+# ---- fuzzing -----------------------------------------------------------------
+# Each harness tests/fuzz/fuzz_H.c is built twice:
+#  - $(BUILD)/fuzz/fuzz_H with clang's libFuzzer + ASan + UBSan, run for a
+#    bounded time by test_fuzz_H (tests/fuzz/run.sh; VYRE_FUZZ_SECONDS);
+#  - into test_fuzz_replay with the project's compiler and sanitizers, which
+#    replays tests/fuzz/corpus/H and tests/fuzz/regressions/H.
+# The sources each harness needs are listed explicitly (wildcards, because
+# other fragments are read after this one).
+FUZZ_HARNESSES := dfa plan proto ring submit
+FUZZ_CC ?= clang
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS := -std=c17 -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link
+FUZZ_PROBE := int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) \
+	{ (void)d; (void)n; return 0; }
+FUZZ_OK := $(shell printf '%s\n' '$(FUZZ_PROBE)' | \
+	$(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo yes)
+
+FUZZ_SRCS_dfa := gpu/ops.c
+FUZZ_SRCS_proto := ring/proto.c
+FUZZ_SRCS_ring := ring/ring.c ring/doorbell.c ring/region.c
+FUZZ_SRCS_plan := gpu/ops.c gpu/sequential.c ring/handles.c ring/resolve.c \
+	$(wildcard planner/*.c) $(wildcard tools/vyred/plan_stage*.c)
+FUZZ_SRCS_submit := gpu/ops.c \
+	$(filter-out tools/submit/target_client.c,$(wildcard tools/submit/*.c))
+
+fuzz_obj = $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(1))
+
+ifeq ($(FUZZ_OK),yes)
+EXTRA_ALL += $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_HARNESSES))
+
+# The harnesses are ours: warnings are errors. Other parts' sources are built
+# with warnings shown but not fatal, since clang's differ from gcc's.
+$(BUILD)/fuzz/obj/tests/fuzz/%.o: tests/fuzz/%.c tests/fuzz/fuzz.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) $(WARN) -c $< -o $@
+
+$(BUILD)/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) $(filter-out -Werror,$(WARN)) -c $< -o $@
+
+define fuzz_harness_rule
+$(BUILD)/fuzz/fuzz_$(1): $(call fuzz_obj,tests/fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1)))
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $$@ $$^ -lpthread -lm
+endef
+$(foreach h,$(FUZZ_HARNESSES),$(eval $(call fuzz_harness_rule,$(h))))
+else
+EXTRA_ALL += $(BUILD)/fuzz/UNAVAILABLE
+$(BUILD)/fuzz/UNAVAILABLE:
+	@mkdir -p $(dir $@)
+	echo "$(FUZZ_CC) cannot link -fsanitize=fuzzer (install clang with compiler-rt)" >$@
+endif
+
+TESTS += $(addprefix test_fuzz_,$(FUZZ_HARNESSES))
+$(addprefix $(BUILD)/tests/test_fuzz_,$(FUZZ_HARNESSES)): tests/reliability.mk
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nexec sh "%s/tests/fuzz/run.sh" "%s" %s "$$@"\n' \
+		'$(CURDIR)' '$(abspath $(BUILD))/fuzz' '$(@F:test_fuzz_%=%)' >$@
+	chmod +x $@
+
+# The replay of every committed input, with the project's compiler.
+TESTS += test_fuzz_replay
+FUZZ_REPLAY_OBJS := $(BUILD)/obj/tests/fuzz/replay.o \
+	$(patsubst %,$(BUILD)/obj/tests/fuzz/replay_%.o,$(FUZZ_HARNESSES)) \
+	$(call obj,$(wildcard tools/vyred/plan_stage*.c))
+CFLAGS_tests_fuzz_replay := -DFUZZ_DIR='"$(CURDIR)/tests/fuzz"'
+
+$(BUILD)/obj/tests/fuzz/replay_%.o: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -DFUZZ_ENTRY=vyre_fuzz_$* -c $< -o $@
+
+$(BUILD)/tests/test_fuzz_replay: $(FUZZ_REPLAY_OBJS) $(BUILD)/libvyre-submit.a \
+		$(BUILD)/libvyre-core.a $(BUILD)/libvyre.a
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) -o $@ $(FUZZ_REPLAY_OBJS) $(BUILD)/libvyre-submit.a \
+		$(BUILD)/libvyre-core.a $(BUILD)/libvyre.a $(URING_LIBS) $(LDLIBS) -lm

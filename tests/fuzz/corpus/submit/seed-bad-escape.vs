@@ -1,0 +1,1 @@
+buffer t 4 text "\q"
