@@ -33,3 +33,9 @@ TM_SHELL_DEPS := tests/telemetry_lib.sh $(BUILD)/vyre-top $(TM_FIXTURE) \
 $(BUILD)/tests/test_telemetry_%: tests/test_telemetry_%.sh $(TM_SHELL_DEPS)
 	@mkdir -p $(dir $@)
 	sed 's|@VYRE_SRCDIR@|$(CURDIR)|g' $< > $@ && chmod +x $@
+
+# A vyred client whose load the vyred telemetry test counts from its CQEs.
+TM_PRODUCER := $(BUILD)/tests/vyre-tm-producer
+$(TM_PRODUCER): $(BUILD)/obj/tests/telemetry_producer.o $(BUILD)/libvyre.a
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vyre-tm-producer - a vyred client whose load the telemetry tests can count
+ * exactly from its own completions.
+ *
+ * usage: vyre-tm-producer --socket PATH [--pairs N] [--invalid N] [--hold]
+ *
+ * Each of N round trips submits two identical FILL items (out = buffer k %
+ * 8, param k) and waits for both CQEs: one or two batches, one or two
+ * executions (the second item is DEDUPED when both were drained together),
+ * and the CQE flags say which. Then --invalid round trips of one item each
+ * name a buffer handle that does not exist and complete with VYRE_E_INVAL.
+ * No round trip overlaps another, so every batch holds one round trip.
+ *
+ * Prints one JSON object: pid, items, deduped (CQEs flagged DEDUPED),
+ * executed (items - deduped - errors), errors, and round_trips (the fewest
+ * batches the load can have made; at most items). With --hold it then stays
+ * connected until its stdin closes, so a watcher still sees a live client.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vyre/vyre.h"
+
+#define OUTS	   8u
+#define OUT_BYTES  64u
+#define WAIT_NS	   (10ll * 1000000000ll)
+#define BAD_HANDLE 0x7fffffffu
+
+struct tally {
+	unsigned long items, deduped, errors, round_trips;
+};
+
+static int wait_all(struct vyre_client *c, uint32_t want, struct vyre_cqe *cqes)
+{
+	uint32_t got = 0;
+	while (got < want) {
+		int n = vyre_wait(c, cqes + got, want - got, WAIT_NS);
+		if (n < 0)
+			return n;
+		got += (uint32_t)n;
+	}
+	return 0;
+}
+
+static int pair(struct vyre_client *c, const uint32_t *out, unsigned long k, struct tally *t)
+{
+	struct vyre_work_item it = {VYRE_OP_FILL, 0, out[k % OUTS], (uint32_t)k};
+	struct vyre_cqe cqes[2];
+	int rc = vyre_submit(c, &it, 2 * k, 0);
+	if (rc == 0)
+		rc = vyre_submit(c, &it, 2 * k + 1, 0);
+	if (rc == 0)
+		rc = wait_all(c, 2, cqes);
+	if (rc)
+		return rc;
+	int deduped = 0;
+	for (int i = 0; i < 2; i++) {
+		if (cqes[i].status != 0)
+			return VYRE_E_PROTO;
+		deduped += (cqes[i].flags & VYRE_CQE_DEDUPED) != 0;
+	}
+	t->items += 2;
+	t->deduped += (unsigned long)deduped;
+	t->round_trips++;
+	return 0;
+}
+
+static int invalid(struct vyre_client *c, unsigned long k, struct tally *t)
+{
+	struct vyre_work_item it = {VYRE_OP_FILL, 0, BAD_HANDLE, 0};
+	struct vyre_cqe cqe;
+	int rc = vyre_submit(c, &it, k, 0);
+	if (rc == 0)
+		rc = wait_all(c, 1, &cqe);
+	if (rc)
+		return rc;
+	if (cqe.status != VYRE_E_INVAL)
+		return VYRE_E_PROTO;
+	t->items++;
+	t->errors++;
+	t->round_trips++;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longs[] = {
+	    {"socket", required_argument, NULL, 's'},
+	    {"pairs", required_argument, NULL, 'p'},
+	    {"invalid", required_argument, NULL, 'i'},
+	    {"hold", no_argument, NULL, 'H'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct vyre_connect_opts o = {0};
+	unsigned long pairs = 100, bad = 0;
+	int hold = 0, ch;
+	while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			o.socket_path = optarg;
+			break;
+		case 'p':
+			pairs = strtoul(optarg, NULL, 10);
+			break;
+		case 'i':
+			bad = strtoul(optarg, NULL, 10);
+			break;
+		case 'H':
+			hold = 1;
+			break;
+		default:
+			fprintf(stderr, "usage: vyre-tm-producer --socket PATH [--pairs N] "
+					"[--invalid N] [--hold]\n");
+			return 2;
+		}
+	}
+	struct vyre_client *c;
+	int rc = vyre_connect(&o, &c);
+	if (rc) {
+		fprintf(stderr, "vyre-tm-producer: connect: %s\n", vyre_strerror(rc));
+		return 1;
+	}
+	uint32_t out[OUTS];
+	for (uint32_t i = 0; rc == 0 && i < OUTS; i++)
+		rc = vyre_buffer_alloc(c, OUT_BYTES, 0, &out[i]);
+	struct tally t = {0};
+	for (unsigned long k = 0; rc == 0 && k < pairs; k++)
+		rc = pair(c, out, k, &t);
+	for (unsigned long k = 0; rc == 0 && k < bad; k++)
+		rc = invalid(c, k, &t);
+	if (rc) {
+		fprintf(stderr, "vyre-tm-producer: %s\n", vyre_strerror(rc));
+		vyre_close(c);
+		return 1;
+	}
+	printf("{\"pid\":%d,\"items\":%lu,\"deduped\":%lu,\"executed\":%lu,\"errors\":%lu,"
+	       "\"round_trips\":%lu}\n",
+	       (int)getpid(), t.items, t.deduped, t.items - t.deduped - t.errors, t.errors,
+	       t.round_trips);
+	fflush(stdout);
+	if (hold) {
+		char buf[64];
+		while (fread(buf, 1, sizeof(buf), stdin) > 0)
+			;
+	}
+	vyre_close(c);
+	return 0;
+}
