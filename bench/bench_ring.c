@@ -36,7 +36,7 @@
 #define POP_BATCH     64u
 #define MAX_SAMPLES   (1u << 20)
 #define GIVE_UP_NS    (10ull * 1000000000ull) /* a phase that takes longer is broken */
-#define ROUNDS	      5
+#define ROUNDS	      15
 #define MIN_ITEMS     1000u
 #define MIN_SAMPLES   100u
 
@@ -443,22 +443,41 @@ static double paired_ratio(const double *a, const double *b, unsigned rounds)
 	return median(r, rounds);
 }
 
-/* Runs every peer once per round: throughput into items[peer][round], latency into samples. */
-static int collect(const char *mode, unsigned producers, unsigned rounds, double seconds,
-		   double items[PEERS][ROUNDS], struct vyre_bench_samples *samples)
+/* Per-round figures of every peer, and the latency samples of all rounds pooled. */
+struct figures {
+	unsigned rounds;
+	double items[PEERS][ROUNDS];
+	double p50[PEERS][ROUNDS];
+	struct vyre_bench_samples pooled[PEERS];
+};
+
+/* One peer's turn in a round: throughput (not for pingpong), then latency. */
+static int measure_turn(unsigned p, unsigned producers, double seconds, struct figures *f,
+			unsigned round, struct outcome *o)
 {
-	size_t per_round = MAX_SAMPLES / rounds;
+	struct vyre_bench_samples *s = &f->pooled[p];
+	size_t first = s->n;
+
+	if (p != PEER_PINGPONG) {
+		if (measure(p, producers, seconds, NULL, 0, o))
+			return -1;
+		f->items[p][round] = o->items_per_s;
+	}
+	if (measure(p, producers, seconds, s, MAX_SAMPLES / f->rounds, o))
+		return -1;
+	f->p50[p][round] = vyre_bench_quantile_ns_from(s, first, 0.5);
+	return 0;
+}
+
+static int collect(const char *mode, unsigned producers, double seconds, struct figures *f)
+{
 	struct outcome o;
 
-	for (unsigned round = 0; round < rounds; round++)
+	for (unsigned round = 0; round < f->rounds; round++)
 		for (unsigned p = 0; p < PEERS; p++) {
-			int pingpong = p == PEER_PINGPONG;
-
-			if (pingpong && producers != 1)
+			if (p == PEER_PINGPONG && producers != 1)
 				continue;
-			if ((!pingpong && measure(p, producers, seconds, NULL, 0, &o)) ||
-			    (items[p][round] = o.items_per_s,
-			     measure(p, producers, seconds, &samples[p], per_round, &o))) {
+			if (measure_turn(p, producers, seconds, f, round, &o)) {
 				fprintf(stderr, "ring: %s %s failed (%llu bad entries)\n", mode,
 					peer_names[p], (unsigned long long)o.errors);
 				return -1;
@@ -467,51 +486,64 @@ static int collect(const char *mode, unsigned producers, unsigned rounds, double
 	return 0;
 }
 
-/*
- * One mode (spsc or mpscN). Peers take turns in rounds so a noisy neighbour
- * hurts them alike; throughput is the median of the rounds, latency pools
- * the samples of every round.
- */
-static int run_mode(struct vyre_bench_ctx *ctx, unsigned producers)
+static void report_mode(struct vyre_bench_ctx *ctx, const char *mode, unsigned producers,
+			struct figures *f)
 {
-	unsigned rounds = ctx->quick ? 1 : ROUNDS;
-	double items[PEERS][ROUNDS] = {{0}}, p50[PEERS] = {0};
-	struct vyre_bench_samples samples[PEERS];
-	char mode[16], name[64];
-	int rc = -1;
-
-	snprintf(mode, sizeof(mode), producers == 1 ? "spsc" : "mpsc%u", producers);
-	memset(samples, 0, sizeof(samples));
-	for (unsigned p = 0; p < PEERS; p++)
-		if (vyre_bench_samples_init(&samples[p], MAX_SAMPLES))
-			goto out;
-	if (collect(mode, producers, rounds, ctx->seconds / rounds, items, samples))
-		goto out;
-	double sq_ck = paired_ratio(items[PEER_SQ], items[PEER_CK], rounds);
-	double sq_efd = paired_ratio(items[PEER_SQ], items[PEER_EVENTFD], rounds);
+	const unsigned n = f->rounds;
+	char name[64];
+	/* ratios first: median() sorts the per-round arrays it is given */
+	double thr_ck = paired_ratio(f->items[PEER_SQ], f->items[PEER_CK], n);
+	double thr_efd = paired_ratio(f->items[PEER_SQ], f->items[PEER_EVENTFD], n);
+	double lat_ck = paired_ratio(f->p50[PEER_SQ], f->p50[PEER_CK], n);
+	double lat_pp = paired_ratio(f->p50[PEER_SQ], f->p50[PEER_PINGPONG], n);
+	double ck_pp = paired_ratio(f->p50[PEER_CK], f->p50[PEER_PINGPONG], n);
+	double efd_pp = paired_ratio(f->p50[PEER_EVENTFD], f->p50[PEER_PINGPONG], n);
 
 	for (unsigned p = 0; p < PEERS; p++) {
 		snprintf(name, sizeof(name), "%s/%s", mode, peer_names[p]);
 		if (p != PEER_PINGPONG)
-			vyre_bench_report(ctx, "ring", name, "items/s", median(items[p], rounds),
+			vyre_bench_report(ctx, "ring", name, "items/s", median(f->items[p], n),
 					  "items/s");
-		if (samples[p].n)
-			p50[p] = vyre_bench_report_latency(ctx, "ring", name, &samples[p]);
+		if (f->pooled[p].n)
+			vyre_bench_report_latency(ctx, "ring", name, &f->pooled[p]);
 	}
-	report_ratio(ctx, mode, "sq", "ck_ring", "items/s", sq_ck);
-	report_ratio(ctx, mode, "sq", "eventfd", "items/s", sq_efd);
-	report_ratio(ctx, mode, "sq", "ck_ring", "p50", p50[PEER_SQ] / p50[PEER_CK]);
+	report_ratio(ctx, mode, "sq", "ck_ring", "items/s", thr_ck);
+	report_ratio(ctx, mode, "sq", "eventfd", "items/s", thr_efd);
+	report_ratio(ctx, mode, "sq", "ck_ring", "p50", lat_ck);
 	if (producers == 1) {
-		report_ratio(ctx, mode, "sq", "pingpong", "p50", p50[PEER_SQ] / p50[PEER_PINGPONG]);
-		report_ratio(ctx, mode, "ck_ring", "pingpong", "p50",
-			     p50[PEER_CK] / p50[PEER_PINGPONG]);
-		report_ratio(ctx, mode, "eventfd", "pingpong", "p50",
-			     p50[PEER_EVENTFD] / p50[PEER_PINGPONG]);
+		report_ratio(ctx, mode, "sq", "pingpong", "p50", lat_pp);
+		report_ratio(ctx, mode, "ck_ring", "pingpong", "p50", ck_pp);
+		report_ratio(ctx, mode, "eventfd", "pingpong", "p50", efd_pp);
 	}
-	rc = 0;
+}
+
+/*
+ * One mode (spsc or mpscN). Peers take turns in short rounds so a noisy
+ * neighbour, or the hypervisor moving a vCPU, hurts them alike: throughput
+ * is the median of the rounds, percentiles pool every round's samples, and
+ * each ratio is the median of per-round ratios of figures taken back to back.
+ */
+static int run_mode(struct vyre_bench_ctx *ctx, unsigned producers)
+{
+	struct figures *f = calloc(1, sizeof(*f));
+	char mode[16];
+	int rc = -1;
+
+	if (!f)
+		return -1;
+	f->rounds = ctx->quick ? 1 : ROUNDS;
+	snprintf(mode, sizeof(mode), producers == 1 ? "spsc" : "mpsc%u", producers);
+	for (unsigned p = 0; p < PEERS; p++)
+		if (vyre_bench_samples_init(&f->pooled[p], MAX_SAMPLES))
+			goto out;
+	if (collect(mode, producers, ctx->seconds / f->rounds, f) == 0) {
+		report_mode(ctx, mode, producers, f);
+		rc = 0;
+	}
 out:
 	for (unsigned p = 0; p < PEERS; p++)
-		vyre_bench_samples_free(&samples[p]);
+		vyre_bench_samples_free(&f->pooled[p]);
+	free(f);
 	return rc;
 }
 

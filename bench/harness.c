@@ -156,14 +156,21 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+double vyre_bench_quantile_ns_from(struct vyre_bench_samples *s, size_t from, double q)
+{
+	if (from >= s->n)
+		return 0;
+	size_t n = s->n - from;
+
+	qsort(s->ticks + from, n, sizeof(*s->ticks), cmp_u64);
+	size_t i = (size_t)(q * (double)(n - 1) + 0.5);
+
+	return vyre_bench_ticks_to_ns(s->ticks[from + (i < n ? i : n - 1)]);
+}
+
 double vyre_bench_quantile_ns(struct vyre_bench_samples *s, double q)
 {
-	if (s->n == 0)
-		return 0;
-	qsort(s->ticks, s->n, sizeof(*s->ticks), cmp_u64);
-	size_t i = (size_t)(q * (double)(s->n - 1) + 0.5);
-
-	return vyre_bench_ticks_to_ns(s->ticks[i < s->n ? i : s->n - 1]);
+	return vyre_bench_quantile_ns_from(s, 0, q);
 }
 
 double vyre_bench_report_latency(struct vyre_bench_ctx *ctx, const char *suite, const char *name,

@@ -67,6 +67,9 @@ static inline void vyre_bench_sample(struct vyre_bench_samples *s, uint64_t tick
 /* Sorts the samples and returns the @q quantile (0..1) in ns; 0 when empty. */
 double vyre_bench_quantile_ns(struct vyre_bench_samples *s, double q);
 
+/* The same over the samples from index @from on (sorting only those). */
+double vyre_bench_quantile_ns_from(struct vyre_bench_samples *s, size_t from, double q);
+
 /* Reports p50, p99 and p999 (ns) as three rows; returns the p50. */
 double vyre_bench_report_latency(struct vyre_bench_ctx *ctx, const char *suite, const char *name,
 				 struct vyre_bench_samples *s);
