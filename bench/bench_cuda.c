@@ -496,10 +496,10 @@ static int run_cuda(struct vyre_bench_ctx *ctx)
 		err = backend_mode(ctx, VYRE_CUDA_PERSISTENT, heap, w, f);
 	if (!err)
 		err = backend_mode(ctx, VYRE_CUDA_LAUNCH, heap, w, f);
-	if (!err)
+	if (!err) {
 		report_throughput(ctx, f, ctx->quick);
-	if (!err)
 		err = e2e(ctx, "persistent");
+	}
 	if (!err)
 		err = e2e(ctx, "launch");
 	free(w);

@@ -20,9 +20,10 @@
 #define VYRE_MK_PREFETCH	  32u /* units and stages a launch reads in its first round trip */
 #define VYRE_MK_CHUNK_WORDS	  2048u /* elementwise items are split into units of this many words */
 #define VYRE_MK_WARP_REDUCE_WORDS 8192u /* SUM/MAX over more words run on a whole block */
-#define VYRE_MK_DFA_CACHE_WORDS	  8200u /* accept + next words of a DFA table kept in shared memory \
-					 */
-#define VYRE_MK_DFA_TILE_WORDS 1024u	/* input bytes staged in shared memory per DFA step, /4 */
+#define VYRE_MK_DFA_CACHE_WORDS                                                                    \
+	8200u			     /* accept + next words of a DFA table kept in shared memory   \
+				      */
+#define VYRE_MK_DFA_TILE_WORDS 1024u /* input bytes staged in shared memory per DFA step, /4 */
 
 /* vyre_mk_unit.op: the operation in the low byte, flags above it. */
 #define VYRE_MK_OP_MASK 0xffu
@@ -57,9 +58,10 @@ struct vyre_mk_result {
 };
 
 /* vyre_mk_launch_args.flags */
-#define VYRE_MK_LAUNCH_EXIT  (1u << 0) /* persistent kernel: leave the loop */
-#define VYRE_MK_LAUNCH_FAULT (1u << 1) /* test hook: store to an unmapped address */
-#define VYRE_MK_LAUNCH_STALL (1u << 2) /* test hook: block 1 never reaches the barrier */
+#define VYRE_MK_LAUNCH_EXIT   (1u << 0) /* persistent kernel: leave the loop */
+#define VYRE_MK_LAUNCH_FAULT  (1u << 1) /* test hook: store to an unmapped address */
+#define VYRE_MK_LAUNCH_STALL  (1u << 2) /* test hook: block 1 never reaches the barrier */
+#define VYRE_MK_LAUNCH_INLINE (1u << 3) /* persistent: one stage, its units in the doorbell */
 
 /* A launch: what one cuLaunchKernel, or one persistent-mode doorbell, runs. */
 struct vyre_mk_launch_args {
@@ -73,15 +75,23 @@ struct vyre_mk_launch_args {
 };
 
 /*
- * Persistent-mode doorbell: one 64-byte slot per launch in a ring of
- * VYRE_MK_RING_SLOTS. Each 8-byte word is (seq << 32 | data): PCIe promises
- * 8-byte atomicity only, so every word says by itself whether it is current
- * (the NCCL "LL" idea). data[0..1] = slab address, [2] units offset,
- * [3] stages offset, [4] results offset, [5] n_stages, [6] n_blocks |
- * flags << 16, [7] n_units.
+ * Persistent-mode doorbell: one 256-byte slot per launch in a ring of
+ * VYRE_MK_RING_SLOTS, read by one warp in one round trip (a word a lane).
+ * Each 8-byte word is (seq << 32 | data): PCIe promises 8-byte atomicity
+ * only, so every word says by itself whether it is current (the NCCL "LL"
+ * idea) and the host never needs the device to see its stores in order.
+ * Header data: [0..1] slab address, [2] units offset, [3] stages offset (an
+ * INLINE launch: its block units), [4] results offset, [5] n_stages,
+ * [6] n_blocks | flags << 16, [7] n_units. An INLINE launch (one stage, one
+ * block, at most VYRE_MK_INLINE_UNITS units) carries its units in the data
+ * of words 8.. (12 words a unit), which saves the round trip that fetches
+ * descriptors.
  */
-#define VYRE_MK_RING_SLOTS 256u
-#define VYRE_MK_SLOT_WORDS 8u
+#define VYRE_MK_RING_SLOTS   256u
+#define VYRE_MK_SLOT_WORDS   32u
+#define VYRE_MK_HEADER_WORDS 8u
+#define VYRE_MK_UNIT_WORDS   12u
+#define VYRE_MK_INLINE_UNITS 2u
 
 /* vyre_mk_ctrl.state: why the persistent kernel stopped (0 while it runs). */
 #define VYRE_MK_STATE_RUNNING	0u

@@ -6,12 +6,14 @@
  * doorbell per launch, or by one cuLaunchKernel per launch. Heaps are
  * registered with cuMemHostRegister, so the kernels work on them in place.
  *
- * Faults: a sticky CUDA error fails every in-flight item with VYRE_E_DEVICE,
- * is logged with its cause, and the primary context is reset and rebuilt
- * (heaps registered again). When that fails the backend stays unusable and
- * says so: every later submit fails with VYRE_E_DEVICE and vyred must exit.
- * A watchdog trip (a barrier without progress) fails the batch the same way
- * but needs no reset; a persistent kernel that left because the heartbeat
+ * Faults: a CUDA error while running (an illegal address, a lost context)
+ * fails every in-flight item with VYRE_E_DEVICE and is logged with its
+ * cause. Such errors are sticky: CUDA cannot recover them inside the process
+ * (a primary context reset does not clear them), so the backend then stays
+ * unusable and says so, every later submit fails at once with VYRE_E_DEVICE,
+ * and vyred must exit and be restarted. A watchdog trip (a barrier without
+ * progress) fails the batch the same way but is no CUDA error: the backend
+ * recovers by itself. A persistent kernel that left because the heartbeat
  * stopped is restarted where it left off.
  *
  * Freeing or unregistering memory may wait for the device to go idle, which
@@ -59,7 +61,7 @@ struct vyre_backend {
 	uint64_t *ring;
 	struct vyre_cuda_heap *heaps;
 	struct heap_slot *host_heaps;
-	uint32_t *order_slot;
+	uint32_t *cls, *order_slot;
 	struct vyre_cuda_launch *launches;
 	uint32_t heartbeat_ms, watchdog_ms;
 	uint64_t heartbeat_cycles, watchdog_cycles;
@@ -267,21 +269,6 @@ static void teardown(struct vyre_backend *b)
 	b->ring = NULL;
 }
 
-/* Forget what a context reset already freed. */
-static void forget(struct vyre_backend *b)
-{
-	b->devstate = 0;
-	memset(&b->slab, 0, sizeof(b->slab));
-	memset(&b->ring_mem, 0, sizeof(b->ring_mem));
-	memset(&b->ctrl_mem, 0, sizeof(b->ctrl_mem));
-	b->stream = NULL;
-	b->ctrl = NULL;
-	b->ring = NULL;
-	b->kernel_live = 0;
-	for (uint32_t h = 0; h < b->cfg.max_heaps; h++)
-		b->heaps[h].registered = 0;
-}
-
 static int register_one(struct vyre_backend *b, uint32_t heap)
 {
 	const struct vyre_cuda_driver *d = b->dv.d;
@@ -310,13 +297,14 @@ static int register_one(struct vyre_backend *b, uint32_t heap)
 
 /* ---- the persistent kernel ---------------------------------------------- */
 
-static void post_slot(struct vyre_backend *b, uint32_t seq, const uint32_t data[VYRE_MK_SLOT_WORDS])
+/* The first @words words of doorbell slot @seq; each word is current on its own. */
+static void post_slot(struct vyre_backend *b, uint32_t seq, const uint32_t *data, uint32_t words)
 {
 	uint64_t *slot = b->ring + (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
 
-	for (uint32_t j = 0; j < VYRE_MK_SLOT_WORDS; j++)
+	for (uint32_t j = 0; j < words; j++)
 		__atomic_store_n(&slot[j], (uint64_t)seq << 32 | data[j], __ATOMIC_RELEASE);
-	b->stats.bytes_to_device += VYRE_MK_SLOT_WORDS * 8;
+	b->stats.bytes_to_device += (uint64_t)words * 8;
 }
 
 static int start_kernel(struct vyre_backend *b, uint32_t start_seq)
@@ -379,19 +367,28 @@ static int stop_kernel(struct vyre_backend *b)
 	if (!b->kernel_live)
 		return 0;
 	data[6] = VYRE_MK_LAUNCH_EXIT << 16;
-	post_slot(b, b->seq, data);
+	post_slot(b, b->seq, data, VYRE_MK_HEADER_WORDS);
 	b->seq++;
 	b->kernel_live = 0;
 	return wait_stream(b, STOP_TIMEOUT_NS);
 }
 
+/*
+ * Ring the doorbells of the launches not posted yet, as far as the ring has
+ * room. A launch of one stage, one block and at most VYRE_MK_INLINE_UNITS
+ * units travels inside its slot.
+ */
 static void post_launches(struct vyre_backend *b)
 {
 	const uint32_t done = __atomic_load_n(&b->ctrl->done, __ATOMIC_ACQUIRE);
+	const uint8_t *slab = b->slab.host;
+	const struct vyre_mk_unit *units = (const struct vyre_mk_unit *)(slab + b->lay.units_off);
+	const struct vyre_mk_stage *stages =
+	    (const struct vyre_mk_stage *)(slab + b->lay.stages_off);
 
 	while (b->next_post < b->lay.n_launches && b->seq - done < VYRE_MK_RING_SLOTS) {
 		const struct vyre_cuda_launch *l = &b->launches[b->next_post];
-		const uint32_t data[VYRE_MK_SLOT_WORDS] = {
+		uint32_t data[VYRE_MK_SLOT_WORDS] = {
 		    (uint32_t)b->slab.dev,
 		    (uint32_t)((uint64_t)b->slab.dev >> 32),
 		    (uint32_t)(b->lay.units_off +
@@ -403,8 +400,16 @@ static void post_launches(struct vyre_backend *b)
 		    l->n_blocks | l->flags << 16,
 		    l->n_units,
 		};
+		uint32_t words = VYRE_MK_HEADER_WORDS;
 
-		post_slot(b, b->seq, data);
+		if (l->n_stages == 1 && l->n_blocks == 1 && l->n_units <= VYRE_MK_INLINE_UNITS) {
+			data[3] = stages[l->first_stage].n_block_units;
+			data[6] |= VYRE_MK_LAUNCH_INLINE << 16;
+			memcpy(&data[VYRE_MK_HEADER_WORDS], &units[l->first_unit],
+			       l->n_units * sizeof(struct vyre_mk_unit));
+			words += l->n_units * VYRE_MK_UNIT_WORDS;
+		}
+		post_slot(b, b->seq, data, words);
 		b->seq++;
 		b->next_post++;
 		b->stats.launches++;
@@ -437,56 +442,24 @@ static uint32_t fail_in_flight(struct vyre_backend *b)
 	return n;
 }
 
-static int recover(struct vyre_backend *b)
-{
-	uint64_t slab_bytes = b->slab.bytes ? b->slab.bytes : SLAB_MIN_BYTES;
-	uint32_t heaps = 0;
-	int err;
-
-	stop_heartbeat(b);
-	forget(b);
-	err = vyre_cuda_device_reset(&b->dv, b->max_blocks, b->why, sizeof(b->why));
-	if (err)
-		return err;
-	err = setup(b, slab_bytes);
-	if (err)
-		return err;
-	for (uint32_t h = 0; h < b->cfg.max_heaps; h++) {
-		if (!b->host_heaps[h].base)
-			continue;
-		err = register_one(b, h);
-		if (err)
-			return err;
-		heaps++;
-	}
-	err = start_heartbeat(b);
-	if (err)
-		return err;
-	note(b, "recovered: primary context reset, %u heap(s) registered again", heaps);
-	return 0;
-}
-
 /*
- * A sticky error (or a kernel that will not stop): fail the batch, log the
- * cause, rebuild the context. Always returns VYRE_E_DEVICE.
+ * A CUDA error while running, or a kernel that will not stop: fail the batch,
+ * log the cause, and stay unusable, because CUDA keeps such errors sticky for
+ * the life of the process. Always returns VYRE_E_DEVICE.
  */
 static int device_fault(struct vyre_backend *b)
 {
 	char cause[sizeof(b->why)];
-	uint32_t n = fail_in_flight(b);
+	const uint32_t n = fail_in_flight(b);
 
 	memcpy(cause, b->why, sizeof(cause));
 	b->stats.faults++;
-	fprintf(stderr,
-		"vyre-cuda: device fault: %s; %u in-flight item(s) complete with VYRE_E_DEVICE\n",
-		cause, n);
-	if (recover(b) == 0) {
-		b->stats.recoveries++;
-		return VYRE_E_DEVICE;
-	}
 	b->dead = 1;
-	note(b, "cannot recover from the device fault (%s): %s; the CUDA backend is unusable",
-	     cause, b->why[0] ? b->why : "unknown");
+	b->kernel_live = 0;
+	note(b,
+	     "device fault: %.200s; %u in-flight item(s) complete with VYRE_E_DEVICE; CUDA "
+	     "cannot recover this process, so the backend is unusable: restart vyred",
+	     cause, n);
 	return VYRE_E_DEVICE;
 }
 
@@ -537,6 +510,7 @@ static void destroy(struct vyre_backend *b)
 	}
 	free(b->heaps);
 	free(b->host_heaps);
+	free(b->cls);
 	free(b->order_slot);
 	free(b->launches);
 	free(b);
@@ -598,10 +572,11 @@ static int cuda_init(struct vyre_backend **out, const struct vyre_backend_config
 	b->cfg = *cfg;
 	b->heaps = calloc(cfg->max_heaps, sizeof(*b->heaps));
 	b->host_heaps = calloc(cfg->max_heaps, sizeof(*b->host_heaps));
+	b->cls = calloc(cfg->max_items, sizeof(*b->cls));
 	b->order_slot = calloc(cfg->max_items, sizeof(*b->order_slot));
 	b->launches = calloc(cfg->max_items, sizeof(*b->launches));
-	err = (b->heaps && b->host_heaps && b->order_slot && b->launches) ? init_sync(b)
-									  : VYRE_E_NOMEM;
+	err = (b->heaps && b->host_heaps && b->cls && b->order_slot && b->launches) ? init_sync(b)
+										    : VYRE_E_NOMEM;
 	if (err) {
 		if (why_len)
 			snprintf(why, why_len, "cuda backend: out of host memory");
@@ -764,7 +739,7 @@ static int cuda_submit(struct vyre_backend *b, const struct vyre_exec_batch *bat
 	}
 	if (batch->n_items > b->cfg.max_items || batch->plan.n_order > b->cfg.max_items)
 		return VYRE_E_INVAL;
-	err = vyre_cuda_lower_measure(batch, b->heaps, b->cfg.max_heaps, &b->lay);
+	err = vyre_cuda_lower_measure(batch, b->heaps, b->cfg.max_heaps, b->cls, &b->lay);
 	if (err)
 		return err;
 	if (b->dead) {
@@ -781,7 +756,7 @@ static int cuda_submit(struct vyre_backend *b, const struct vyre_exec_batch *bat
 		if (err)
 			return err;
 	}
-	vyre_cuda_lower_fill(batch, b->heaps, b->cfg.max_heaps, &b->lay, b->slab.host, b->dv.grid,
+	vyre_cuda_lower_fill(batch, b->heaps, b->cls, &b->lay, b->slab.host, b->dv.grid,
 			     b->order_slot, b->launches);
 	apply_injection(b);
 	b->batch = batch;

@@ -26,7 +26,6 @@ struct vyre_cuda_stats {
 	uint64_t bytes_to_device;   /* descriptors, stages and doorbells written for the device */
 	uint64_t bytes_from_device; /* result records read back */
 	uint64_t faults;	    /* batches failed with VYRE_E_DEVICE */
-	uint64_t recoveries;	    /* context resets that succeeded */
 	uint64_t watchdog_trips;
 	uint64_t heartbeat_exits;
 	uint32_t grid_blocks;
@@ -38,7 +37,11 @@ int vyre_cuda_get_stats(struct vyre_backend *b, struct vyre_cuda_stats *out);
 /* One line for logs: GPU, compute capability, grid, driver, mode. */
 const char *vyre_cuda_describe(struct vyre_backend *b);
 
-/* 1 while the backend can run work, 0 after a fault it could not recover from. */
+/*
+ * 1 while the backend can run work; 0 after a CUDA error, which CUDA keeps
+ * for the life of the process: vyred must then exit (and be restarted). A
+ * submit that returns VYRE_E_DEVICE says the same.
+ */
 int vyre_cuda_usable(struct vyre_backend *b);
 
 /* The last error or fault message ("" when none). */

@@ -168,22 +168,6 @@ void vyre_cuda_device_close(struct vyre_cuda_device *dv)
 	dv->ctx = NULL;
 }
 
-int vyre_cuda_device_reset(struct vyre_cuda_device *dv, uint32_t max_blocks, char *why,
-			   uint32_t why_len)
-{
-	CUresult r;
-
-	/* the module died with the context: unloading it would only report the fault again */
-	dv->mod = NULL;
-	vyre_cuda_device_close(dv);
-	r = dv->d->cuDevicePrimaryCtxReset(dv->dev);
-	if (r != CUDA_SUCCESS) {
-		vyre_cuda_error(dv->d, why, why_len, "cuDevicePrimaryCtxReset", r);
-		return VYRE_E_DEVICE;
-	}
-	return open_context(dv, max_blocks, why, why_len);
-}
-
 int vyre_cuda_pinned_alloc(const struct vyre_cuda_device *dv, struct vyre_cuda_pinned *p,
 			   uint64_t bytes, char *why, uint32_t why_len)
 {

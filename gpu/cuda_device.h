@@ -36,13 +36,6 @@ int vyre_cuda_device_open(struct vyre_cuda_device *dv, int ordinal, uint32_t max
 /* Unload the module and release the context (errors ignored: this also runs after faults). */
 void vyre_cuda_device_close(struct vyre_cuda_device *dv);
 
-/*
- * After a sticky error: reset the primary context (which frees every
- * allocation and registration in it) and open the device again.
- */
-int vyre_cuda_device_reset(struct vyre_cuda_device *dv, uint32_t max_blocks, char *why,
-			   uint32_t why_len);
-
 /* Make the context current on the calling thread. */
 int vyre_cuda_device_bind(const struct vyre_cuda_device *dv, char *why, uint32_t why_len);
 

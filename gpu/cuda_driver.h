@@ -25,7 +25,6 @@
 	X(cuDeviceGetAttribute)                                                                    \
 	X(cuDevicePrimaryCtxRetain)                                                                \
 	X(cuDevicePrimaryCtxRelease)                                                               \
-	X(cuDevicePrimaryCtxReset)                                                                 \
 	X(cuCtxSetCurrent)                                                                         \
 	X(cuModuleLoadData)                                                                        \
 	X(cuModuleUnload)                                                                          \

@@ -4,21 +4,17 @@
 
 #include <string.h>
 
-enum item_kind {
-	ITEM_OK,    /* completes with status 0 and no device work */
-	ITEM_INVAL, /* fails the static checks of vyre_exec_one */
-	ITEM_DEVICE,
-};
-
-struct item_class {
-	enum item_kind kind;
-	uint32_t n_units;
-	uint32_t words; /* elementwise: words written */
-	int block;	/* its unit runs on a whole block */
-	int sequential; /* its unit runs on one thread with byte loads */
-	int result;	/* it produces a result record */
-	uint64_t in, out, table;
-};
+/*
+ * The class of an order position, packed in 32 bits so a batch is checked
+ * once and filled from a compact array: how many units it becomes and how
+ * they run. An item that is not DEVICE completes on the host (0 or INVAL).
+ */
+#define CLS_UNITS      0x00ffffffu /* an item is at most 2^30 words: 2^19 chunks */
+#define CLS_DEVICE     (1u << 24)
+#define CLS_INVAL      (1u << 25)
+#define CLS_BLOCK      (1u << 26) /* its unit runs on a whole block */
+#define CLS_SEQUENTIAL (1u << 27) /* its unit runs on one thread with byte loads */
+#define CLS_RESULT     (1u << 28) /* it produces a result record */
 
 static int range_ok(const struct vyre_cuda_heap *h, uint64_t off, uint32_t bytes)
 {
@@ -36,72 +32,68 @@ static int partial_overlap(uint64_t a, uint64_t b, uint64_t bytes)
 	return a != b && a < b + bytes && b < a + bytes;
 }
 
-static void classify(const struct vyre_exec_item *it, const struct vyre_cuda_heap *heaps,
-		     uint32_t n_heaps, struct item_class *c)
+static uint32_t min_words(const struct vyre_exec_item *it)
 {
-	memset(c, 0, sizeof(*c));
-	c->kind = ITEM_INVAL;
+	return it->in_bytes < it->out_bytes ? it->in_bytes / 4 : it->out_bytes / 4;
+}
+
+/* Words an elementwise item writes. */
+static uint32_t elementwise_words(const struct vyre_exec_item *it)
+{
+	return it->op == VYRE_OP_FILL ? it->out_bytes / 4 : min_words(it);
+}
+
+/* The static checks of vyre_exec_one, then how the item runs. */
+static uint32_t classify(const struct vyre_exec_item *it, const struct vyre_cuda_heap *heaps,
+			 uint32_t n_heaps)
+{
 	if (it->heap >= n_heaps || !heaps[it->heap].registered)
-		return;
+		return CLS_INVAL;
 	const struct vyre_cuda_heap *h = &heaps[it->heap];
-	int mask = vyre_op_operands(it->op);
+	const int mask = vyre_op_operands(it->op);
 
 	if (mask < 0 || ((it->in_bytes | it->out_bytes | it->table_bytes) & 3u))
-		return;
+		return CLS_INVAL;
 	if (h->dptr > UINT64_MAX - h->bytes || !range_ok(h, it->in_off, it->in_bytes) ||
 	    !range_ok(h, it->out_off, it->out_bytes) ||
 	    !range_ok(h, it->table_off, it->table_bytes))
-		return;
+		return CLS_INVAL;
 	if ((mask & VYRE_OPERAND_WORD0) && it->out_bytes < 4)
-		return;
+		return CLS_INVAL;
 
-	const uint32_t in_words = it->in_bytes / 4, out_words = it->out_bytes / 4;
-	const uint32_t n = in_words < out_words ? in_words : out_words;
+	const uint64_t in = h->dptr + it->in_off, out = h->dptr + it->out_off;
+	const uint64_t table = h->dptr + it->table_off;
+	uint32_t words;
 
-	c->kind = ITEM_OK;
-	c->in = h->dptr + it->in_off;
-	c->out = h->dptr + it->out_off;
-	c->table = h->dptr + it->table_off;
-	c->n_units = 1;
 	switch (it->op) {
 	case VYRE_OP_FILL:
-		if (out_words == 0)
-			break;
-		c->kind = ITEM_DEVICE;
-		c->words = out_words;
-		c->sequential = (c->out & 3u) != 0;
-		break;
+		words = it->out_bytes / 4;
+		if (words == 0)
+			return 0;
+		return (out & 3u) ? CLS_DEVICE | CLS_SEQUENTIAL | 1u : CLS_DEVICE | chunks(words);
 	case VYRE_OP_COPY:
 	case VYRE_OP_ADD:
 	case VYRE_OP_XOR:
 	case VYRE_OP_MUL:
-		if (n == 0)
-			break;
-		c->kind = ITEM_DEVICE;
-		c->words = n;
-		c->sequential =
-		    ((c->in | c->out) & 3u) != 0 || partial_overlap(c->in, c->out, 4 * (uint64_t)n);
-		break;
+		words = min_words(it);
+		if (words == 0)
+			return 0;
+		if (((in | out) & 3u) || partial_overlap(in, out, 4 * (uint64_t)words))
+			return CLS_DEVICE | CLS_SEQUENTIAL | 1u;
+		return CLS_DEVICE | chunks(words);
 	case VYRE_OP_SUM:
 	case VYRE_OP_MAX:
-		c->kind = ITEM_DEVICE;
-		c->result = 1;
-		c->sequential = ((c->in | c->out) & 3u) != 0;
-		c->block = !c->sequential && in_words > VYRE_MK_WARP_REDUCE_WORDS;
-		break;
+		if ((in | out) & 3u)
+			return CLS_DEVICE | CLS_RESULT | CLS_SEQUENTIAL | 1u;
+		return CLS_DEVICE | CLS_RESULT | 1u |
+		       (it->in_bytes / 4 > VYRE_MK_WARP_REDUCE_WORDS ? CLS_BLOCK : 0u);
 	case VYRE_OP_DFA_SCAN:
-		c->kind = ITEM_DEVICE;
-		c->result = 1;
-		c->sequential = ((c->in | c->out | c->table) & 3u) != 0;
-		c->block = !c->sequential;
-		break;
+		if ((in | out | table) & 3u)
+			return CLS_DEVICE | CLS_RESULT | CLS_SEQUENTIAL | 1u;
+		return CLS_DEVICE | CLS_RESULT | CLS_BLOCK | 1u;
 	default:
-		break;
+		return 0; /* NOP */
 	}
-	if (c->kind == ITEM_DEVICE && c->words && !c->sequential)
-		c->n_units = chunks(c->words);
-	if (c->kind != ITEM_DEVICE)
-		c->n_units = 0;
 }
 
 static int check_ends(const uint32_t *ends, uint32_t n, uint32_t total)
@@ -143,11 +135,10 @@ static uint64_t align64(uint64_t v)
 }
 
 int vyre_cuda_lower_measure(const struct vyre_exec_batch *batch, const struct vyre_cuda_heap *heaps,
-			    uint32_t n_heaps, struct vyre_cuda_layout *lay)
+			    uint32_t n_heaps, uint32_t *cls, struct vyre_cuda_layout *lay)
 {
 	const struct vyre_exec_plan *p = &batch->plan;
 	uint64_t units = 0, stages = 0, results = 0, launches = 0;
-	struct item_class c;
 
 	memset(lay, 0, sizeof(*lay));
 	if (check_plan(batch) != 0)
@@ -159,9 +150,12 @@ int vyre_cuda_lower_measure(const struct vyre_exec_batch *batch, const struct vy
 			uint64_t group_units = 0;
 
 			for (uint32_t k = begin_of(p->group_end, g); k < p->group_end[g]; k++) {
-				classify(&batch->items[p->order[k]], heaps, n_heaps, &c);
-				group_units += c.n_units;
-				results += c.result;
+				const uint32_t c =
+				    classify(&batch->items[p->order[k]], heaps, n_heaps);
+
+				cls[k] = c;
+				group_units += c & CLS_UNITS;
+				results += (c & CLS_RESULT) != 0;
 			}
 			stages += group_units != 0;
 			launch_units += group_units;
@@ -186,88 +180,88 @@ int vyre_cuda_lower_measure(const struct vyre_exec_batch *batch, const struct vy
 }
 
 struct fill_cursor {
-	uint8_t *units;
+	struct vyre_mk_unit *units;
 	uint32_t unit, result;
 };
 
-static void put_unit(struct fill_cursor *cur, const struct vyre_mk_unit *u)
-{
-	memcpy(cur->units + (uint64_t)cur->unit * sizeof(*u), u, sizeof(*u));
-	cur->unit++;
-}
-
 /* Emits the units of one device item; returns its order slot. */
-static uint32_t emit_item(struct fill_cursor *cur, const struct vyre_exec_item *it,
-			  const struct item_class *c)
+static uint32_t emit_item(struct fill_cursor *cur, const struct vyre_exec_item *it, uint32_t c,
+			  const struct vyre_cuda_heap *h)
 {
-	struct vyre_mk_unit u;
+	struct vyre_mk_unit u = {
+	    .op = it->op | ((c & CLS_SEQUENTIAL) ? VYRE_MK_SEQUENTIAL : 0u),
+	    .param = it->param,
+	    .in = h->dptr + it->in_off,
+	    .out = h->dptr + it->out_off,
+	    .table = h->dptr + it->table_off,
+	};
 
-	memset(&u, 0, sizeof(u));
-	u.op = it->op | (c->sequential ? VYRE_MK_SEQUENTIAL : 0u);
-	u.param = it->param;
-	u.in = c->in;
-	u.out = c->out;
-	u.table = c->table;
-	if (c->result) {
+	if (c & CLS_RESULT) {
 		u.slot = cur->result++;
 		u.count = it->op == VYRE_OP_DFA_SCAN ? it->in_bytes : it->in_bytes / 4;
 		u.aux = it->op == VYRE_OP_DFA_SCAN ? it->table_bytes : 0;
-		put_unit(cur, &u);
+		cur->units[cur->unit++] = u;
 		return u.slot;
 	}
-	if (c->sequential) {
-		u.count = c->words;
-		put_unit(cur, &u);
-		return VYRE_CUDA_SLOT_OK;
-	}
-	for (uint32_t i = 0; i < c->n_units; i++) {
-		uint64_t first = (uint64_t)i * VYRE_MK_CHUNK_WORDS;
-		uint64_t left = c->words - first;
+	const uint32_t words = elementwise_words(it);
+	const uint32_t n = c & CLS_UNITS;
 
-		u.count = left < VYRE_MK_CHUNK_WORDS ? (uint32_t)left : VYRE_MK_CHUNK_WORDS;
-		u.in = c->in + 4 * first;
-		u.out = c->out + 4 * first;
-		put_unit(cur, &u);
+	for (uint32_t i = 0; i < n; i++) {
+		const uint64_t first = (uint64_t)i * VYRE_MK_CHUNK_WORDS;
+		const uint64_t left = words - first;
+
+		u.count = (c & CLS_SEQUENTIAL) || left < VYRE_MK_CHUNK_WORDS ? (uint32_t)left
+									     : VYRE_MK_CHUNK_WORDS;
+		u.in = h->dptr + it->in_off + 4 * first;
+		u.out = h->dptr + it->out_off + 4 * first;
+		cur->units[cur->unit++] = u;
 	}
 	return VYRE_CUDA_SLOT_OK;
 }
 
 /* Emits one plan group as a stage (block units first); returns its units. */
 static uint32_t emit_group(struct fill_cursor *cur, const struct vyre_exec_batch *batch,
-			   const struct vyre_cuda_heap *heaps, uint32_t n_heaps, uint32_t g,
+			   const struct vyre_cuda_heap *heaps, const uint32_t *cls, uint32_t g,
 			   uint32_t *order_slot, uint32_t *n_block_units)
 {
 	const struct vyre_exec_plan *p = &batch->plan;
-	const uint32_t first = cur->unit;
-	struct item_class c;
+	const uint32_t first = cur->unit, begin = begin_of(p->group_end, g);
+	uint32_t blocks = 0;
 
-	for (int pass = 0; pass < 2; pass++) {
-		for (uint32_t k = begin_of(p->group_end, g); k < p->group_end[g]; k++) {
-			const struct vyre_exec_item *it = &batch->items[p->order[k]];
+	for (uint32_t k = begin; k < p->group_end[g]; k++) {
+		const uint32_t c = cls[k];
 
-			classify(it, heaps, n_heaps, &c);
-			if (c.kind != ITEM_DEVICE) {
-				order_slot[k] =
-				    c.kind == ITEM_OK ? VYRE_CUDA_SLOT_OK : VYRE_CUDA_SLOT_INVAL;
-				continue;
-			}
-			if (c.block == (pass == 0))
-				order_slot[k] = emit_item(cur, it, &c);
+		if (!(c & CLS_DEVICE)) {
+			order_slot[k] = (c & CLS_INVAL) ? VYRE_CUDA_SLOT_INVAL : VYRE_CUDA_SLOT_OK;
+			continue;
 		}
-		if (pass == 0)
-			*n_block_units = cur->unit - first;
+		if (!(c & CLS_BLOCK))
+			continue;
+		const struct vyre_exec_item *it = &batch->items[p->order[k]];
+		order_slot[k] = emit_item(cur, it, c, &heaps[it->heap]);
+		blocks++;
+	}
+	*n_block_units = blocks;
+	for (uint32_t k = begin; k < p->group_end[g]; k++) {
+		const uint32_t c = cls[k];
+
+		if ((c & CLS_DEVICE) && !(c & CLS_BLOCK)) {
+			const struct vyre_exec_item *it = &batch->items[p->order[k]];
+			order_slot[k] = emit_item(cur, it, c, &heaps[it->heap]);
+		}
 	}
 	return cur->unit - first;
 }
 
 void vyre_cuda_lower_fill(const struct vyre_exec_batch *batch, const struct vyre_cuda_heap *heaps,
-			  uint32_t n_heaps, const struct vyre_cuda_layout *lay, uint8_t *slab,
+			  const uint32_t *cls, const struct vyre_cuda_layout *lay, uint8_t *slab,
 			  uint32_t grid_max, uint32_t *order_slot,
 			  struct vyre_cuda_launch *launches)
 {
 	const struct vyre_exec_plan *p = &batch->plan;
-	struct fill_cursor cur = {slab + lay->units_off, 0, 0};
-	uint8_t *stages = slab + lay->stages_off;
+	/* the slab is page aligned and units_off is 0: units are naturally aligned */
+	struct fill_cursor cur = {(struct vyre_mk_unit *)(slab + lay->units_off), 0, 0};
+	struct vyre_mk_stage *stages = (struct vyre_mk_stage *)(slab + lay->stages_off);
 	uint32_t stage = 0, launch = 0;
 
 	for (uint32_t l = 0; l < p->n_launches; l++) {
@@ -277,29 +271,28 @@ void vyre_cuda_lower_fill(const struct vyre_exec_batch *batch, const struct vyre
 		for (uint32_t g = begin_of(p->launch_end, l); g < p->launch_end[l]; g++) {
 			const uint32_t stage_first = cur.unit;
 			uint32_t nb = 0;
-			const uint32_t n =
-			    emit_group(&cur, batch, heaps, n_heaps, g, order_slot, &nb);
+			const uint32_t n = emit_group(&cur, batch, heaps, cls, g, order_slot, &nb);
 
 			if (n == 0)
 				continue;
-			struct vyre_mk_stage st = {stage_first - first_unit, nb, n - nb, 0};
-			const uint32_t nw_blocks =
-			    (n - nb) / VYRE_MK_WARPS + ((n - nb) % VYRE_MK_WARPS != 0);
+			const uint32_t nw = n - nb;
+			const uint32_t nw_blocks = nw / VYRE_MK_WARPS + (nw % VYRE_MK_WARPS != 0);
 
-			memcpy(stages + (uint64_t)stage * sizeof(st), &st, sizeof(st));
-			stage++;
+			stages[stage++] =
+			    (struct vyre_mk_stage){stage_first - first_unit, nb, nw, 0};
 			need = nb > need ? nb : need;
 			need = nw_blocks > need ? nw_blocks : need;
 		}
 		if (cur.unit == first_unit)
 			continue;
-		launches[launch].first_unit = first_unit;
-		launches[launch].n_units = cur.unit - first_unit;
-		launches[launch].first_stage = first_stage;
-		launches[launch].n_stages = stage - first_stage;
-		launches[launch].n_blocks = need < grid_max ? need : (grid_max ? grid_max : 1);
-		launches[launch].flags = 0;
-		launch++;
+		launches[launch++] = (struct vyre_cuda_launch){
+		    .first_unit = first_unit,
+		    .n_units = cur.unit - first_unit,
+		    .first_stage = first_stage,
+		    .n_stages = stage - first_stage,
+		    .n_blocks = need < grid_max ? need : (grid_max ? grid_max : 1),
+		    .flags = 0,
+		};
 	}
 }
 

@@ -51,22 +51,24 @@ struct vyre_cuda_launch {
 #define VYRE_CUDA_SLOT_INVAL 0xfffffffeu /* status VYRE_E_INVAL, result 0 */
 
 /*
- * Check the plan and size the slab. VYRE_E_INVAL for a malformed plan (an
- * order index out of range, group or launch ends that decrease or do not
- * end at n_order / n_groups), VYRE_E_NOMEM when the batch needs more than
- * 2^32 units or a slab over 4 GiB.
+ * Check the plan, classify every order position once into @cls (plan.n_order
+ * entries, read back by vyre_cuda_lower_fill) and size the slab.
+ * VYRE_E_INVAL for a malformed plan (an order index out of range, group or
+ * launch ends that decrease or do not end at n_order / n_groups),
+ * VYRE_E_NOMEM when the batch needs more than 2^32 units or a slab over
+ * 4 GiB.
  */
 int vyre_cuda_lower_measure(const struct vyre_exec_batch *batch, const struct vyre_cuda_heap *heaps,
-			    uint32_t n_heaps, struct vyre_cuda_layout *lay);
+			    uint32_t n_heaps, uint32_t *cls, struct vyre_cuda_layout *lay);
 
 /*
  * Write the units, stages and launches measured by vyre_cuda_lower_measure
- * into @slab (lay->bytes) and @launches (lay->n_launches), and the slot of
- * each order position into @order_slot (plan.n_order entries). @grid_max
- * bounds each launch's n_blocks.
+ * (with the same @heaps and @cls) into @slab (lay->bytes) and @launches
+ * (lay->n_launches), and the slot of each order position into @order_slot
+ * (plan.n_order entries). @grid_max bounds each launch's n_blocks.
  */
 void vyre_cuda_lower_fill(const struct vyre_exec_batch *batch, const struct vyre_cuda_heap *heaps,
-			  uint32_t n_heaps, const struct vyre_cuda_layout *lay, uint8_t *slab,
+			  const uint32_t *cls, const struct vyre_cuda_layout *lay, uint8_t *slab,
 			  uint32_t grid_max, uint32_t *order_slot,
 			  struct vyre_cuda_launch *launches);
 

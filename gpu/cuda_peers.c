@@ -20,7 +20,7 @@ struct vyre_cuda_peers {
 	struct vyre_cuda_pinned heap, slab, words;
 	struct vyre_cuda_heap vheap;
 	struct vyre_cuda_layout lay;
-	uint32_t *order_slot;
+	uint32_t *cls, *order_slot;
 	struct vyre_cuda_launch *launches;
 	uint32_t max_items;
 	char why[320];
@@ -56,6 +56,7 @@ void vyre_cuda_peers_close(struct vyre_cuda_peers *p)
 		vyre_cuda_pinned_free(&p->dv, &p->heap);
 	}
 	vyre_cuda_device_close(&p->dv);
+	free(p->cls);
 	free(p->order_slot);
 	free(p->launches);
 	free(p);
@@ -75,9 +76,10 @@ int vyre_cuda_peers_open(struct vyre_cuda_peers **out, int device, uint64_t heap
 	if (!p)
 		return VYRE_E_NOMEM;
 	p->max_items = max_items;
+	p->cls = calloc(max_items ? max_items : 1, sizeof(*p->cls));
 	p->order_slot = calloc(max_items ? max_items : 1, sizeof(*p->order_slot));
 	p->launches = calloc(max_items ? max_items : 1, sizeof(*p->launches));
-	err = p->order_slot && p->launches ? 0 : VYRE_E_NOMEM;
+	err = p->cls && p->order_slot && p->launches ? 0 : VYRE_E_NOMEM;
 	if (!err)
 		err = vyre_cuda_device_open(&p->dv, device, 0, p->why, sizeof(p->why));
 	if (!err)
@@ -165,14 +167,14 @@ static int lower(struct vyre_cuda_peers *p, const struct vyre_exec_batch *batch)
 			 batch->plan.n_order, p->max_items);
 		return VYRE_E_INVAL;
 	}
-	err = vyre_cuda_lower_measure(batch, &p->vheap, 1, &p->lay);
+	err = vyre_cuda_lower_measure(batch, &p->vheap, 1, p->cls, &p->lay);
 	if (!err && p->lay.bytes > p->slab.bytes) {
 		snprintf(p->why, sizeof(p->why), "batch needs a %llu-byte slab",
 			 (unsigned long long)p->lay.bytes);
 		err = VYRE_E_NOMEM;
 	}
 	if (!err)
-		vyre_cuda_lower_fill(batch, &p->vheap, 1, &p->lay, p->slab.host, p->dv.grid,
+		vyre_cuda_lower_fill(batch, &p->vheap, p->cls, &p->lay, p->slab.host, p->dv.grid,
 				     p->order_slot, p->launches);
 	return err;
 }

@@ -60,6 +60,12 @@ __device__ __forceinline__ void st_release(uint32_t *p, uint32_t v)
 	asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
+// Release at system scope: the host sees every store ordered before it.
+__device__ __forceinline__ void st_release_sys(uint32_t *p, uint32_t v)
+{
+	asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
 __device__ __forceinline__ uint32_t ld_volatile(const uint32_t *p)
 {
 	return *(const volatile uint32_t *)p;
@@ -551,11 +557,13 @@ __device__ bool run_launch(const vyre_mk_launch_args L, uint32_t n_blocks, vyre_
 	const vyre_mk_unit *units = reinterpret_cast<const vyre_mk_unit *>(L.units);
 	const vyre_mk_stage *stages = reinterpret_cast<const vyre_mk_stage *>(L.stages);
 	const uint32_t tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+	const bool in_slot = (L.flags & VYRE_MK_LAUNCH_INLINE) != 0;
 	const uint32_t n_pre = min(L.n_units, VYRE_MK_PREFETCH);
 	const uint32_t stage_loader = 3 * VYRE_MK_PREFETCH;
 	uint32_t since_progress = 0;
 
-	if (tid < 3 * n_pre)
+	// an inline launch's units and stage are already in shared memory
+	if (!in_slot && tid < 3 * n_pre)
 		reinterpret_cast<uint4 *>(sh.units)[tid] =
 		    reinterpret_cast<const uint4 *>(units)[tid];
 	// launch mode queues launches behind an aborted one: they must not run
@@ -568,7 +576,7 @@ __device__ bool run_launch(const vyre_mk_launch_args L, uint32_t n_blocks, vyre_
 		st_volatile(reinterpret_cast<uint32_t *>(uintptr_t{16}), 1u);
 
 	for (uint32_t s = 0; s < L.n_stages; s++) {
-		if (s % VYRE_MK_PREFETCH == 0) {
+		if (s % VYRE_MK_PREFETCH == 0 && !in_slot) {
 			const uint32_t m = min(VYRE_MK_PREFETCH, L.n_stages - s);
 			if (tid >= stage_loader && tid < stage_loader + m)
 				reinterpret_cast<uint4 *>(sh.stages)[tid - stage_loader] =
@@ -605,7 +613,8 @@ __device__ bool run_launch(const vyre_mk_launch_args L, uint32_t n_blocks, vyre_
 }
 
 // Warp 0 of block 0: wait for the doorbell slot of launch `seq`, watching the
-// host heartbeat meanwhile. Leaves the launch in sh.launch and the command in
+// host heartbeat meanwhile. Leaves the launch in sh.launch (and an inline
+// launch's units and stage in sh.units / sh.stages) and the command in
 // sh.cmd (kRun, or the VYRE_MK_STATE_* to stop with).
 __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, shared_state &sh)
 {
@@ -617,13 +626,24 @@ __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, share
 	const uint64_t check_every = a.heartbeat_cycles / 16 + 1;
 	uint64_t checked = clock64(), changed = checked;
 	uint32_t beat = ld_volatile(&ctrl->heartbeat);
-	unsigned long long w;
+	uint32_t data;
 
 	for (;;) {
-		w = lane < VYRE_MK_SLOT_WORDS ? *(const volatile unsigned long long *)(slot + lane)
-					      : (unsigned long long)seq << 32;
-		if (__all_sync(kFull, (uint32_t)(w >> 32) == seq))
-			break;
+		const unsigned long long w = *(const volatile unsigned long long *)(slot + lane);
+		const bool current = (uint32_t)(w >> 32) == seq;
+
+		data = (uint32_t)w;
+		if (__all_sync(kFull, current || lane >= VYRE_MK_HEADER_WORDS)) {
+			const uint32_t flags = __shfl_sync(kFull, data, 6) >> 16;
+			const uint32_t n_units = __shfl_sync(kFull, data, 7);
+			const uint32_t words =
+			    VYRE_MK_HEADER_WORDS +
+			    ((flags & VYRE_MK_LAUNCH_INLINE)
+				 ? VYRE_MK_UNIT_WORDS * min(n_units, VYRE_MK_INLINE_UNITS)
+				 : 0);
+			if (__all_sync(kFull, current || lane >= words))
+				break;
+		}
 		int stop = 0;
 		if (lane == 0) {
 			const uint64_t now = clock64();
@@ -645,10 +665,13 @@ __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, share
 		}
 	}
 	__threadfence_system();
-	uint32_t d[VYRE_MK_SLOT_WORDS];
+	uint32_t d[VYRE_MK_HEADER_WORDS];
 #pragma unroll
-	for (uint32_t j = 0; j < VYRE_MK_SLOT_WORDS; j++)
-		d[j] = __shfl_sync(kFull, (uint32_t)w, j);
+	for (uint32_t j = 0; j < VYRE_MK_HEADER_WORDS; j++)
+		d[j] = __shfl_sync(kFull, data, j);
+	const uint32_t flags = d[6] >> 16;
+	if ((flags & VYRE_MK_LAUNCH_INLINE) && lane >= VYRE_MK_HEADER_WORDS)
+		reinterpret_cast<uint32_t *>(sh.units)[lane - VYRE_MK_HEADER_WORDS] = data;
 	if (lane == 0) {
 		const uint64_t slab = (uint64_t)d[0] | (uint64_t)d[1] << 32;
 		sh.launch.units = slab + d[2];
@@ -656,9 +679,11 @@ __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, share
 		sh.launch.results = slab + d[4];
 		sh.launch.n_stages = d[5];
 		sh.launch.n_blocks = d[6] & 0xffffu;
-		sh.launch.flags = d[6] >> 16;
+		sh.launch.flags = flags;
 		sh.launch.n_units = d[7];
-		sh.cmd = (sh.launch.flags & VYRE_MK_LAUNCH_EXIT) ? VYRE_MK_STATE_EXITED : kRun;
+		if (flags & VYRE_MK_LAUNCH_INLINE)
+			sh.stages[0] = vyre_mk_stage{0, d[3], d[7] - d[3], 0};
+		sh.cmd = (flags & VYRE_MK_LAUNCH_EXIT) ? VYRE_MK_STATE_EXITED : kRun;
 	}
 }
 
@@ -720,10 +745,8 @@ extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
 		const uint32_t n_blocks = L.n_blocks > 1 ? gridDim.x : 1;
 		if (!run_launch(L, n_blocks, ds, ctrl, a.watchdog_cycles, sh))
 			return;
-		if (blockIdx.x == 0 && threadIdx.x == 0) {
-			__threadfence_system();
-			st_volatile(&ctrl->done, seq + 1);
-		}
+		if (blockIdx.x == 0 && threadIdx.x == 0)
+			st_release_sys(&ctrl->done, seq + 1);
 		seq++;
 	}
 }

@@ -118,7 +118,7 @@ static int session(const char *sock, int rounds)
 		const struct vyre_work_item items[3] = {
 		    {VYRE_OP_ADD, a, b, k}, {VYRE_OP_SUM, b, s, 0}, {VYRE_OP_XOR, a, a, 0xff}};
 		uint32_t want_a[WORDS], sum = 0;
-		struct vyre_cqe cqe[3];
+		struct vyre_cqe cqe[3] = {{0}};
 		int got = 0;
 
 		for (uint32_t i = 0; i < WORDS; i++) {

@@ -164,6 +164,7 @@ static void model_run(const struct vyre_cuda_layout *lay, const uint8_t *slab,
 struct lowered {
 	struct vyre_cuda_layout lay;
 	uint8_t *slab;
+	uint32_t cls[GEN_MAX_ITEMS];
 	uint32_t order_slot[GEN_MAX_ITEMS];
 	struct vyre_cuda_launch launches[GEN_MAX_ITEMS];
 };
@@ -171,7 +172,7 @@ struct lowered {
 static int lower(const struct vyre_exec_batch *b, const struct vyre_cuda_heap *heaps,
 		 uint32_t n_heaps, uint32_t grid, struct lowered *out)
 {
-	int err = vyre_cuda_lower_measure(b, heaps, n_heaps, &out->lay);
+	int err = vyre_cuda_lower_measure(b, heaps, n_heaps, out->cls, &out->lay);
 
 	if (err)
 		return err;
@@ -188,7 +189,7 @@ static int lower(const struct vyre_exec_batch *b, const struct vyre_cuda_heap *h
 	out->slab = aligned_alloc(64, out->lay.bytes ? out->lay.bytes : 64);
 	assert_non_null(out->slab);
 	memset(out->slab, 0xa5, out->lay.bytes);
-	vyre_cuda_lower_fill(b, heaps, n_heaps, &out->lay, out->slab, grid, out->order_slot,
+	vyre_cuda_lower_fill(b, heaps, out->cls, &out->lay, out->slab, grid, out->order_slot,
 			     out->launches);
 	return 0;
 }
@@ -272,36 +273,37 @@ static void test_plan_checks(void **state)
 {
 	struct vyre_exec_item it = {.op = VYRE_OP_FILL, .out_bytes = 64};
 	struct vyre_cuda_layout lay;
+	uint32_t cls[8];
 	struct small_batch s;
 
 	(void)state;
 	small(&s, &it, 1, 0);
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, &lay), 0);
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, cls, &lay), 0);
 	assert_int_equal(lay.n_launches, 1);
 
 	s.order[0] = 1; /* beyond n_items */
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, &lay), VYRE_E_INVAL);
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, cls, &lay), VYRE_E_INVAL);
 	small(&s, &it, 1, 0);
 	s.group_end[0] = 0; /* groups do not end at n_order */
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, &lay), VYRE_E_INVAL);
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, cls, &lay), VYRE_E_INVAL);
 	small(&s, &it, 1, 0);
 	s.launch_end[0] = 2; /* launches past the last group */
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, &lay), VYRE_E_INVAL);
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, cls, &lay), VYRE_E_INVAL);
 	small(&s, &it, 1, 0);
 	s.b.plan.n_groups = 0; /* an order without groups */
 	s.b.plan.n_launches = 0;
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, &lay), VYRE_E_INVAL);
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, cls, &lay), VYRE_E_INVAL);
 
 	struct vyre_exec_item two[2] = {it, it};
 	small(&s, two, 2, 0);
 	s.group_end[0] = 2;
 	s.group_end[1] = 1; /* decreasing */
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, &lay), VYRE_E_INVAL);
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, cls, &lay), VYRE_E_INVAL);
 
 	/* an empty plan is fine and needs nothing */
 	small(&s, &it, 1, 0);
 	s.b.plan = (struct vyre_exec_plan){NULL, 0, NULL, 0, NULL, 0};
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, &lay), 0);
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, cls, &lay), 0);
 	assert_int_equal(lay.n_launches, 0);
 	assert_int_equal(lay.bytes, 0);
 }
@@ -432,7 +434,7 @@ static void test_too_big(void **state)
 {
 	static struct vyre_exec_item items[8193];
 	static struct vyre_exec_result results[8193];
-	static uint32_t order[8193];
+	static uint32_t order[8193], cls[8193];
 	const struct vyre_cuda_heap huge[1] = {{0x100000, 1ull << 33, 1}};
 	const uint32_t sizes[3] = {200, 8193, 4};
 	const int want[3] = {VYRE_E_NOMEM, VYRE_E_NOMEM, 0};
@@ -452,7 +454,7 @@ static void test_too_big(void **state)
 		const struct vyre_exec_batch b = {
 		    items, n, {order, n, &n, 1, &launch_end, 1}, results};
 
-		assert_int_equal(vyre_cuda_lower_measure(&b, huge, 1, &lay), want[i]);
+		assert_int_equal(vyre_cuda_lower_measure(&b, huge, 1, cls, &lay), want[i]);
 	}
 	assert_int_equal(lay.n_units, 4u << 19);
 }
