@@ -11,3 +11,6 @@ TESTS += test_integration
 DAEMON_HARNESS := $(BUILD)/obj/tests/test_integration_daemon.o
 TEST_EXTRA_OBJS_test_integration := $(DAEMON_HARNESS)
 $(BUILD)/tests/test_integration: $(DAEMON_HARNESS) $(BUILD)/vyred
+TESTS += test_wake
+TEST_EXTRA_OBJS_test_wake := $(DAEMON_HARNESS)
+$(BUILD)/tests/test_wake: $(DAEMON_HARNESS) $(BUILD)/vyred

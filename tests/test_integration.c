@@ -494,8 +494,13 @@ static int read_accept_log(struct loaded *ld, struct accepted_item **out, uint64
 			FAIL("accept log: one connection under two client ids");
 		client_of[p][k] = cid;
 		ld[p].accepted[k]++;
-		if (n == cap)
-			a = realloc(a, (cap *= 2) * sizeof(*a));
+		if (n == cap) {
+			struct accepted_item *grown = realloc(a, (cap *= 2) * sizeof(*a));
+
+			if (!grown)
+				FAIL("out of memory");
+			a = grown;
+		}
 		a[n++] = (struct accepted_item){p, k, seq};
 	}
 	fclose(f);
