@@ -8,7 +8,8 @@
  * stops and restarts the persistent kernel.
  *
  * Exits 77 where no GPU is present. VYRE_TEST_SCALE multiplies the batches
- * (default 1000 per mode and plan).
+ * (default 1000 per mode and plan); VYRE_CUDA_DIFF_BATCHES sets the count
+ * per mode and plan outright (small runs under compute-sanitizer).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,7 +123,9 @@ static int run_mode(enum vyre_cuda_mode mode, uint32_t per_plan, struct totals *
 
 int main(void)
 {
-	const uint32_t per_plan = 1000 * gen_scale();
+	const char *batches = getenv("VYRE_CUDA_DIFF_BATCHES");
+	const uint32_t per_plan =
+	    batches && atoi(batches) > 0 ? (uint32_t)atoi(batches) : 1000 * gen_scale();
 	struct totals t = {0};
 	char why[512];
 
