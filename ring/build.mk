@@ -14,3 +14,9 @@ $(BUILD)/tests/test_integration: $(DAEMON_HARNESS) $(BUILD)/vyred
 TESTS += test_wake
 TEST_EXTRA_OBJS_test_wake := $(DAEMON_HARNESS)
 $(BUILD)/tests/test_wake: $(DAEMON_HARNESS) $(BUILD)/vyred
+TESTS += test_badinput
+TEST_EXTRA_OBJS_test_badinput := $(DAEMON_HARNESS)
+$(BUILD)/tests/test_badinput: $(DAEMON_HARNESS) $(BUILD)/vyred
+TESTS += test_badinput_uid
+TEST_EXTRA_OBJS_test_badinput_uid := $(DAEMON_HARNESS)
+$(BUILD)/tests/test_badinput_uid: $(DAEMON_HARNESS) $(BUILD)/vyred
