@@ -36,7 +36,7 @@
 #define POP_BATCH     64u
 #define MAX_SAMPLES   (1u << 20)
 #define GIVE_UP_NS    (10ull * 1000000000ull) /* a phase that takes longer is broken */
-#define ROUNDS	      15
+#define ROUNDS	      15		      /* <= VYRE_BENCH_MAX_ROUNDS */
 #define MIN_ITEMS     1000u
 #define MIN_SAMPLES   100u
 
@@ -417,32 +417,6 @@ static void report_ratio(struct vyre_bench_ctx *ctx, const char *mode, const cha
 	vyre_bench_report(ctx, "ring", name, metric, ratio, "x");
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-static double median(double *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return v[n / 2];
-}
-
-/*
- * Median over rounds of a[r] / b[r]: the two were measured back to back, so
- * a neighbour's load that slows one round slows both.
- */
-static double paired_ratio(const double *a, const double *b, unsigned rounds)
-{
-	double r[ROUNDS] = {0};
-
-	for (unsigned i = 0; i < rounds; i++)
-		r[i] = b[i] > 0 ? a[i] / b[i] : 0;
-	return median(r, rounds);
-}
-
 /* Per-round figures of every peer, and the latency samples of all rounds pooled. */
 struct figures {
 	unsigned rounds;
@@ -491,19 +465,19 @@ static void report_mode(struct vyre_bench_ctx *ctx, const char *mode, unsigned p
 {
 	const unsigned n = f->rounds;
 	char name[64];
-	/* ratios first: median() sorts the per-round arrays it is given */
-	double thr_ck = paired_ratio(f->items[PEER_SQ], f->items[PEER_CK], n);
-	double thr_efd = paired_ratio(f->items[PEER_SQ], f->items[PEER_EVENTFD], n);
-	double lat_ck = paired_ratio(f->p50[PEER_SQ], f->p50[PEER_CK], n);
-	double lat_pp = paired_ratio(f->p50[PEER_SQ], f->p50[PEER_PINGPONG], n);
-	double ck_pp = paired_ratio(f->p50[PEER_CK], f->p50[PEER_PINGPONG], n);
-	double efd_pp = paired_ratio(f->p50[PEER_EVENTFD], f->p50[PEER_PINGPONG], n);
+	/* ratios first: vyre_bench_median() sorts the arrays it is given */
+	double thr_ck = vyre_bench_paired_ratio(f->items[PEER_SQ], f->items[PEER_CK], n);
+	double thr_efd = vyre_bench_paired_ratio(f->items[PEER_SQ], f->items[PEER_EVENTFD], n);
+	double lat_ck = vyre_bench_paired_ratio(f->p50[PEER_SQ], f->p50[PEER_CK], n);
+	double lat_pp = vyre_bench_paired_ratio(f->p50[PEER_SQ], f->p50[PEER_PINGPONG], n);
+	double ck_pp = vyre_bench_paired_ratio(f->p50[PEER_CK], f->p50[PEER_PINGPONG], n);
+	double efd_pp = vyre_bench_paired_ratio(f->p50[PEER_EVENTFD], f->p50[PEER_PINGPONG], n);
 
 	for (unsigned p = 0; p < PEERS; p++) {
 		snprintf(name, sizeof(name), "%s/%s", mode, peer_names[p]);
 		if (p != PEER_PINGPONG)
-			vyre_bench_report(ctx, "ring", name, "items/s", median(f->items[p], n),
-					  "items/s");
+			vyre_bench_report(ctx, "ring", name, "items/s",
+					  vyre_bench_median(f->items[p], n), "items/s");
 		if (f->pooled[p].n)
 			vyre_bench_report_latency(ctx, "ring", name, &f->pooled[p]);
 	}

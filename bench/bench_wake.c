@@ -38,7 +38,7 @@
 #endif
 
 #define MECHANISMS   3
-#define ROUNDS	     5
+#define ROUNDS	     9 /* <= VYRE_BENCH_MAX_ROUNDS */
 #define MAX_SAMPLES  200000u
 #define ASLEEP_POLLS 100000
 
@@ -198,13 +198,39 @@ static int uring_futex_supported(struct io_uring *ring, uint32_t *word)
 	return uring_futex_wait(ring, word, 0) == -EAGAIN;
 }
 
+/* Runs every mechanism once per round; per-round p50s go to @p50. */
+static int collect(struct wake_run *w, int uring_ok, unsigned rounds, uint32_t per_round,
+		   struct vyre_bench_samples *samples, double p50[MECHANISMS][ROUNDS],
+		   uint64_t *not_asleep)
+{
+	for (unsigned r = 0; r < rounds; r++)
+		for (int m = 0; m < MECHANISMS; m++) {
+			size_t first = samples[m].n;
+
+			if (m == WAKE_URING && !uring_ok)
+				continue;
+			w->mech = (enum mechanism)m;
+			w->samples = per_round;
+			if (measure(w, &samples[m])) {
+				fprintf(stderr, "wake: %s failed\n", mechanism_names[m]);
+				return -1;
+			}
+			p50[m][r] = vyre_bench_quantile_ns_from(&samples[m], first, 0.5);
+			*not_asleep += w->sh->not_asleep.v;
+		}
+	return 0;
+}
+
 static int wake_suite(struct vyre_bench_ctx *ctx)
 {
 	struct vyre_bench_samples samples[MECHANISMS];
 	struct wake_run w = {.efd = eventfd(0, EFD_CLOEXEC)};
-	double p50[MECHANISMS] = {0};
+	double p50[MECHANISMS][ROUNDS] = {{0}};
+	unsigned rounds = ctx->quick ? 1 : ROUNDS;
+	/* a sample costs tens of microseconds: size rounds from --seconds */
+	uint32_t per_round = ctx->quick ? 100 : (uint32_t)(ctx->seconds * 20000 / ROUNDS) + 1;
 	uint64_t not_asleep = 0;
-	int rc = -1, uring_ok;
+	int rc = -1, uring_ok = 0;
 
 	w.sh = vyre_bench_shared_alloc(sizeof(*w.sh));
 	memset(samples, 0, sizeof(samples));
@@ -216,36 +242,20 @@ static int wake_suite(struct vyre_bench_ctx *ctx)
 	if (!uring_ok)
 		fprintf(stderr, "wake: this kernel has no IORING_OP_FUTEX_WAIT; "
 				"io_uring rows skipped\n");
-	/* a sample costs tens of microseconds: size rounds from --seconds */
-	uint32_t per_round = ctx->quick ? 100 : (uint32_t)(ctx->seconds * 20000 / ROUNDS);
-	unsigned rounds = ctx->quick ? 1 : ROUNDS;
-
-	if (per_round == 0)
-		per_round = 1;
 	for (int m = 0; m < MECHANISMS; m++)
 		if (vyre_bench_samples_init(&samples[m], (size_t)per_round * rounds))
 			goto out;
-	for (unsigned r = 0; r < rounds; r++)
-		for (int m = 0; m < MECHANISMS; m++) {
-			if (m == WAKE_URING && !uring_ok)
-				continue;
-			w.mech = (enum mechanism)m;
-			w.samples = per_round;
-			if (measure(&w, &samples[m])) {
-				fprintf(stderr, "wake: %s failed\n", mechanism_names[m]);
-				goto out;
-			}
-			not_asleep += w.sh->not_asleep.v;
-		}
+	if (collect(&w, uring_ok, rounds, per_round, samples, p50, &not_asleep))
+		goto out;
+	double uring_futex = vyre_bench_paired_ratio(p50[WAKE_URING], p50[WAKE_FUTEX], rounds);
+	double eventfd_futex = vyre_bench_paired_ratio(p50[WAKE_EVENTFD], p50[WAKE_FUTEX], rounds);
+
 	for (int m = 0; m < MECHANISMS; m++)
 		if (m != WAKE_URING || uring_ok)
-			p50[m] =
-			    vyre_bench_report_latency(ctx, "wake", mechanism_names[m], &samples[m]);
+			vyre_bench_report_latency(ctx, "wake", mechanism_names[m], &samples[m]);
 	if (uring_ok)
-		vyre_bench_report(ctx, "wake", "io_uring_futex:futex", "p50",
-				  p50[WAKE_FUTEX] > 0 ? p50[WAKE_URING] / p50[WAKE_FUTEX] : 0, "x");
-	vyre_bench_report(ctx, "wake", "eventfd:futex", "p50",
-			  p50[WAKE_FUTEX] > 0 ? p50[WAKE_EVENTFD] / p50[WAKE_FUTEX] : 0, "x");
+		vyre_bench_report(ctx, "wake", "io_uring_futex:futex", "p50", uring_futex, "x");
+	vyre_bench_report(ctx, "wake", "eventfd:futex", "p50", eventfd_futex, "x");
 	vyre_bench_report(ctx, "wake", "samples_not_asleep", "count", (double)not_asleep,
 			  "samples");
 	rc = 0;

@@ -183,3 +183,29 @@ double vyre_bench_report_latency(struct vyre_bench_ctx *ctx, const char *suite, 
 	vyre_bench_report(ctx, suite, name, "p999", vyre_bench_quantile_ns(s, 0.999), "ns");
 	return p50;
 }
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double vyre_bench_median(double *v, unsigned n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+double vyre_bench_paired_ratio(const double *a, const double *b, unsigned n)
+{
+	double r[VYRE_BENCH_MAX_ROUNDS] = {0};
+
+	if (n > VYRE_BENCH_MAX_ROUNDS)
+		n = VYRE_BENCH_MAX_ROUNDS;
+	for (unsigned i = 0; i < n; i++)
+		r[i] = b[i] > 0 ? a[i] / b[i] : 0;
+	return vyre_bench_median(r, n);
+}

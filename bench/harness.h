@@ -70,6 +70,20 @@ double vyre_bench_quantile_ns(struct vyre_bench_samples *s, double q);
 /* The same over the samples from index @from on (sorting only those). */
 double vyre_bench_quantile_ns_from(struct vyre_bench_samples *s, size_t from, double q);
 
+/* Most rounds a suite may split a measurement into (vyre_bench_paired_ratio). */
+#define VYRE_BENCH_MAX_ROUNDS 64u
+
+/* Median of @n values (sorts them in place); 0 when n is 0. */
+double vyre_bench_median(double *v, unsigned n);
+
+/*
+ * Median over rounds of a[i] / b[i] (n <= VYRE_BENCH_MAX_ROUNDS). a[i] and
+ * b[i] were measured back to back, so load from a noisy neighbour or a vCPU
+ * moved by the hypervisor slows both: the ratio survives what the absolute
+ * figures do not.
+ */
+double vyre_bench_paired_ratio(const double *a, const double *b, unsigned n);
+
 /* Reports p50, p99 and p999 (ns) as three rows; returns the p50. */
 double vyre_bench_report_latency(struct vyre_bench_ctx *ctx, const char *suite, const char *name,
 				 struct vyre_bench_samples *s);
