@@ -50,7 +50,12 @@ void vyre_arena_fini(struct vyre_arena *a)
 
 void vyre_arena_reset(struct vyre_arena *a)
 {
-	a->used = 0;
+	a->used = a->floor;
+}
+
+void vyre_arena_keep(struct vyre_arena *a)
+{
+	a->floor = a->used;
 }
 
 void vyre_arena_fail_nth(struct vyre_arena *a, uint64_t nth, int sticky)

@@ -14,9 +14,22 @@
 /* Every stage runs through the one megakernel over the same heap table. */
 #define VYRE_PLAN_LAYOUT_MEGAKERNEL 0x7679726500000001ull
 
+/* Tables reserved once, for the largest batch, and emptied by generation. */
+struct plan_tables {
+	struct buffer_map buffers;
+	struct dedupe_table dedupe;
+	struct id_map arms;   /* (domain << 32) | client -> arm */
+	uint32_t *arm_domain; /* [arms] */
+	uint32_t *arm_client;
+	uint32_t *arm_pending; /* waves not yet ordered before a fence of the arm (node list) */
+	uint32_t *arm_count;   /* valid items of the arm */
+	struct cross_arm_table cross_arm;
+};
+
 struct vyre_planner {
 	struct vyre_planner_config cfg;
 	struct vyre_arena arena;
+	struct plan_tables tables;
 	uint64_t group_budget;		   /* budget_bytes - resident_bytes */
 	struct vyre_plan_error last_error; /* why the last plan shrank */
 	/* The plan of a lone item when not even that can be carved from the arena. */
@@ -26,15 +39,10 @@ struct vyre_planner {
 	uint32_t solo_dedup_from[1];
 };
 
+/* Per-batch arrays, carved anew for every plan. */
 struct batch_scratch {
-	struct buffer_map buffers;
-	struct dedupe_table dedupe;
-	struct id_map arms;   /* (domain << 32) | client -> arm */
-	uint32_t *arm_domain; /* [arms_cap] */
-	uint32_t *arm_client;
-	uint32_t *arm_pending; /* waves not yet ordered before a fence of the arm (node list) */
-	uint32_t *arm_count;   /* valid items of the arm */
-	uint32_t *node_wave;   /* list nodes: reader lists and pending lists */
+	struct plan_tables *t;
+	uint32_t *node_wave; /* list nodes: reader lists and pending lists */
 	uint32_t *node_next;
 	uint32_t *arm_of; /* [n] */
 	uint32_t *dedup_from;
@@ -46,6 +54,7 @@ struct batch_scratch {
 	uint32_t *order;
 	uint32_t *arm_items; /* cross-arm report only */
 	uint32_t *arm_end;
+	struct vyre_redundant_pair *pairs;
 	struct vyre_cross_arm_pair *xpairs;
 	uint32_t n_nodes;
 	uint32_t nodes_cap;
@@ -59,6 +68,8 @@ static inline uint32_t batch_arms_cap(const struct vyre_planner_config *cfg, uin
 	return n < cfg->max_clients ? n : cfg->max_clients;
 }
 
+int plan_tables_reserve(struct vyre_arena *a, const struct vyre_planner_config *cfg,
+			struct plan_tables *t, struct vyre_plan_error *err);
 int batch_scratch_reserve(struct vyre_arena *a, const struct vyre_planner_config *cfg, uint32_t n,
 			  struct batch_scratch *s, struct vyre_plan_error *err);
 

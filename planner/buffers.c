@@ -5,42 +5,82 @@
 #include "../gpu/ops.h"
 #include "track.h"
 
+/* Slots a map starts a batch with. */
+#define ID_MAP_FIRST_SLOTS 512u
+
 int id_map_reserve(struct vyre_arena *a, uint32_t max_ids, struct id_map *m,
 		   enum vyre_plan_component where, const char *field, struct vyre_plan_error *err)
 {
 	uint32_t cap = table_capacity(max_ids);
+	void *p;
 
-	if (arena_u64(a, cap, &m->keys) || arena_u32(a, cap, &m->id_of))
+	if (vyre_arena_reserve(a, cap, sizeof(struct id_slot), &p))
 		return plan_err_reserve(err, where, field, cap);
-	m->mask = cap - 1;
-	m->max_ids = max_ids;
-	m->n_ids = 0;
+	*m = (struct id_map){.slots = p, .cap = cap, .mask = cap - 1, .max_ids = max_ids};
+	if (arena_u64(a, max_ids, &m->keys))
+		return plan_err_reserve(err, where, field, max_ids);
+	if (p)
+		memset(p, 0, (size_t)cap * sizeof(struct id_slot));
 	return 0;
 }
 
-void id_map_clear(struct id_map *m)
+static void new_generation(struct id_map *m)
 {
-	memset(m->id_of, 0xff, ((size_t)m->mask + 1) * sizeof(uint32_t));
+	m->gen = next_generation(m->gen);
+	if (m->gen == 0) {
+		memset(m->slots, 0, (size_t)m->cap * sizeof(*m->slots));
+		m->gen = 1;
+	}
+}
+
+void id_map_begin(struct id_map *m, uint32_t max_ids)
+{
+	new_generation(m);
+	m->mask = (m->cap < ID_MAP_FIRST_SLOTS ? m->cap : ID_MAP_FIRST_SLOTS) - 1;
+	m->max_ids = max_ids;
 	m->n_ids = 0;
+}
+
+static void place(struct id_map *m, uint64_t key, uint32_t id)
+{
+	uint32_t h = (uint32_t)mix64(key) & m->mask;
+
+	while (m->slots[h].gen == m->gen)
+		h = (h + 1) & m->mask;
+	m->slots[h] = (struct id_slot){.key = key, .id = id, .gen = m->gen};
+}
+
+/* Double the table: a new generation empties it, then every key goes back in. */
+static void grow(struct id_map *m)
+{
+	new_generation(m);
+	m->mask = 2 * m->mask + 1;
+	for (uint32_t id = 0; id < m->n_ids; id++)
+		place(m, m->keys[id], id);
 }
 
 uint32_t id_map_get(struct id_map *m, uint64_t key, int *added)
 {
 	*added = 0;
 	for (uint32_t h = (uint32_t)mix64(key) & m->mask;; h = (h + 1) & m->mask) {
-		uint32_t id = m->id_of[h];
+		struct id_slot *s = &m->slots[h];
 
-		if (id == VYRE_PLAN_NONE) {
-			if (m->n_ids == m->max_ids)
-				return VYRE_PLAN_NONE;
-			id = m->n_ids++;
-			m->id_of[h] = id;
-			m->keys[h] = key;
-			*added = 1;
-			return id;
+		if (s->gen == m->gen) {
+			if (s->key == key)
+				return s->id;
+			continue;
 		}
-		if (m->keys[h] == key)
-			return id;
+		if (m->n_ids == m->max_ids)
+			return VYRE_PLAN_NONE;
+		if (2 * ((uint64_t)m->n_ids + 1) > (uint64_t)m->mask + 1 && m->mask + 1 < m->cap) {
+			grow(m);
+			place(m, key, m->n_ids);
+		} else {
+			*s = (struct id_slot){.key = key, .id = m->n_ids, .gen = m->gen};
+		}
+		m->keys[m->n_ids] = key;
+		*added = 1;
+		return m->n_ids++;
 	}
 }
 
@@ -57,9 +97,9 @@ int buffer_map_reserve(struct vyre_arena *a, uint32_t max_buffers, struct buffer
 	return 0;
 }
 
-void buffer_map_clear(struct buffer_map *m)
+void buffer_map_begin(struct buffer_map *m, uint32_t max_buffers)
 {
-	id_map_clear(&m->ids);
+	id_map_begin(&m->ids, max_buffers);
 	m->full = 0;
 }
 

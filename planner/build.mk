@@ -20,3 +20,7 @@ TEST_EXTRA_OBJS_test_planner_alloc := $(PLANNER_WORLD_OBJ)
 TEST_LIBS_test_planner_alloc := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free \
 	-Wl,--wrap=aligned_alloc,--wrap=posix_memalign
 $(BUILD)/tests/test_planner_alloc: $(PLANNER_WORLD_OBJ)
+
+# vyre-bench's planner suite counts allocator calls per batch by wrapping them.
+BENCH_LIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free \
+	-Wl,--wrap=aligned_alloc,--wrap=posix_memalign

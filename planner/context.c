@@ -22,6 +22,26 @@ void vyre_planner_config_default(struct vyre_planner_config *cfg)
 	};
 }
 
+int plan_tables_reserve(struct vyre_arena *a, const struct vyre_planner_config *cfg,
+			struct plan_tables *t, struct vyre_plan_error *err)
+{
+	const enum vyre_plan_component in = VYRE_PLAN_IN_BATCH;
+	uint32_t n = cfg->max_items, arms = batch_arms_cap(cfg, n);
+	int rc;
+
+	*t = (struct plan_tables){0};
+	if ((rc = buffer_map_reserve(a, 3 * n, &t->buffers, in, err)) ||
+	    (rc = dedupe_table_reserve(a, n, &t->dedupe, in, err)) ||
+	    (rc = id_map_reserve(a, arms, &t->arms, in, "client table", err)))
+		return rc;
+	if (arena_u32(a, arms, &t->arm_domain) || arena_u32(a, arms, &t->arm_client) ||
+	    arena_u32(a, arms, &t->arm_pending) || arena_u32(a, arms, &t->arm_count))
+		return plan_err_reserve(err, in, "client state", arms);
+	if (cfg->cross_arm_report && (rc = cross_arm_table_reserve(a, n, &t->cross_arm, err)))
+		return rc;
+	return 0;
+}
+
 static int reserve_array(struct vyre_arena *a, size_t n, size_t size, void **out, const char *field,
 			 struct vyre_plan_error *err)
 {
@@ -34,20 +54,12 @@ int batch_scratch_reserve(struct vyre_arena *a, const struct vyre_planner_config
 			  struct batch_scratch *s, struct vyre_plan_error *err)
 {
 	const enum vyre_plan_component in = VYRE_PLAN_IN_BATCH;
-	uint32_t arms_cap = batch_arms_cap(cfg, n);
 	void *p;
 	int rc;
 
 	*s = (struct batch_scratch){0};
 	s->nodes_cap = 3 * n; /* two reads and one pending entry per item */
 	s->deps_cap = EDGES_PER_ITEM * n;
-	if ((rc = buffer_map_reserve(a, 3 * n, &s->buffers, in, err)) ||
-	    (rc = dedupe_table_reserve(a, n, &s->dedupe, in, err)) ||
-	    (rc = id_map_reserve(a, arms_cap, &s->arms, in, "client table", err)))
-		return rc;
-	if (arena_u32(a, arms_cap, &s->arm_domain) || arena_u32(a, arms_cap, &s->arm_client) ||
-	    arena_u32(a, arms_cap, &s->arm_pending) || arena_u32(a, arms_cap, &s->arm_count))
-		return plan_err_reserve(err, in, "client state", arms_cap);
 	if (arena_u32(a, s->nodes_cap, &s->node_wave) || arena_u32(a, s->nodes_cap, &s->node_next))
 		return plan_err_reserve(err, in, "list node", s->nodes_cap);
 	if (arena_u32(a, n, &s->arm_of) || arena_u32(a, n, &s->dedup_from) ||
@@ -65,8 +77,11 @@ int batch_scratch_reserve(struct vyre_arena *a, const struct vyre_planner_config
 	s->stages = p;
 	if (!cfg->cross_arm_report)
 		return 0;
-	if (arena_u32(a, n, &s->arm_items) || arena_u32(a, arms_cap, &s->arm_end))
+	if (arena_u32(a, n, &s->arm_items) || arena_u32(a, batch_arms_cap(cfg, n), &s->arm_end))
 		return plan_err_reserve(err, in, "cross-arm arm", n);
+	if ((rc = reserve_array(a, n, sizeof(*s->pairs), &p, "cross-arm report", err)))
+		return rc;
+	s->pairs = p;
 	if ((rc = reserve_array(a, n, sizeof(*s->xpairs), &p, "cross-arm pair", err)))
 		return rc;
 	s->xpairs = p;
@@ -82,19 +97,34 @@ size_t vyre_planner_arena_bytes(const struct vyre_planner_config *cfg)
 {
 	uint32_t n = cfg->max_items;
 	struct vyre_arena m;
+	struct plan_tables t;
 	struct batch_scratch s;
 	size_t bytes;
 
 	if (n == 0 || n > VYRE_PLANNER_MAX_ITEMS)
 		return SIZE_MAX;
 	vyre_arena_init_measure(&m);
+	plan_tables_reserve(&m, cfg, &t, NULL);
 	batch_scratch_reserve(&m, cfg, n, &s, NULL);
 	bytes = add_bytes(m.used, vyre_barrier_arena_bytes(n, EDGES_PER_ITEM * n));
 	bytes = add_bytes(bytes, vyre_frontier_split_arena_bytes(n));
-	bytes = add_bytes(bytes, vyre_fusion_arena_bytes(n));
-	if (cfg->cross_arm_report)
-		bytes = add_bytes(bytes, vyre_cross_arm_arena_bytes(n));
-	return bytes;
+	return add_bytes(bytes, vyre_fusion_arena_bytes(n));
+}
+
+/* The tables for the largest batch, and a batch of one item. */
+static size_t min_arena_bytes(const struct vyre_planner_config *cfg)
+{
+	struct vyre_arena m;
+	struct plan_tables t;
+	struct batch_scratch s;
+	size_t bytes;
+
+	vyre_arena_init_measure(&m);
+	plan_tables_reserve(&m, cfg, &t, NULL);
+	batch_scratch_reserve(&m, cfg, 1, &s, NULL);
+	bytes = add_bytes(m.used, vyre_barrier_arena_bytes(1, EDGES_PER_ITEM));
+	bytes = add_bytes(bytes, vyre_frontier_split_arena_bytes(1));
+	return add_bytes(bytes, vyre_fusion_arena_bytes(1));
 }
 
 static int config_error(struct vyre_plan_error *err, const char *field, uint64_t value,
@@ -112,7 +142,6 @@ static int config_error(struct vyre_plan_error *err, const char *field, uint64_t
 static int check_config(const struct vyre_planner_config *cfg, size_t *arena_bytes,
 			struct vyre_plan_error *err)
 {
-	struct vyre_planner_config one = *cfg;
 	size_t least;
 
 	if (cfg->max_items < 1 || cfg->max_items > VYRE_PLANNER_MAX_ITEMS)
@@ -133,8 +162,7 @@ static int check_config(const struct vyre_planner_config *cfg, size_t *arena_byt
 		return config_error(err, "max_items", cfg->max_items, 1, VYRE_PLANNER_MAX_ITEMS);
 	if (cfg->arena_bytes == 0)
 		return 0;
-	one.max_items = 1;
-	least = vyre_planner_arena_bytes(&one);
+	least = min_arena_bytes(cfg);
 	if (cfg->arena_bytes < least || cfg->arena_bytes > SIZE_MAX / 2)
 		return config_error(err, "arena_bytes", cfg->arena_bytes, least, SIZE_MAX / 2);
 	*arena_bytes = cfg->arena_bytes;
@@ -161,6 +189,12 @@ int vyre_planner_create(const struct vyre_planner_config *cfg, struct vyre_plann
 		free(p);
 		return plan_err_reserve(err, VYRE_PLAN_IN_ARENA, "arena", arena_bytes);
 	}
+	rc = plan_tables_reserve(&p->arena, cfg, &p->tables, err);
+	if (rc) {
+		vyre_planner_destroy(p);
+		return rc;
+	}
+	vyre_arena_keep(&p->arena);
 	*out = p;
 	return 0;
 }

@@ -54,16 +54,24 @@ int dedupe_table_reserve(struct vyre_arena *a, uint32_t n_items, struct dedupe_t
 			 enum vyre_plan_component where, struct vyre_plan_error *err)
 {
 	uint32_t cap = table_capacity(n_items);
+	void *p;
 
-	if (arena_u32(a, cap, &t->source))
+	if (vyre_arena_reserve(a, cap, sizeof(struct dedupe_slot), &p))
 		return plan_err_reserve(err, where, "redundant-work hash", n_items);
-	t->mask = cap - 1;
+	*t = (struct dedupe_table){.slots = p, .cap = cap, .mask = cap - 1};
+	if (p)
+		memset(p, 0, (size_t)cap * sizeof(struct dedupe_slot));
 	return 0;
 }
 
-void dedupe_table_clear(struct dedupe_table *t)
+void dedupe_table_begin(struct dedupe_table *t, uint32_t n_items)
 {
-	memset(t->source, 0xff, ((size_t)t->mask + 1) * sizeof(uint32_t));
+	t->gen = next_generation(t->gen);
+	if (t->gen == 0) {
+		memset(t->slots, 0, (size_t)t->cap * sizeof(*t->slots));
+		t->gen = 1;
+	}
+	t->mask = table_mask_for(t->cap, n_items);
 }
 
 static uint64_t item_hash(const struct vyre_work_item *it, uint32_t domain)
@@ -91,27 +99,44 @@ static int unchanged_since(const struct buffer_map *m, const struct item_slots *
 	       m->last_write[s->write] <= source;
 }
 
+/*
+ * An item that writes a buffer can only be satisfied by that buffer's last
+ * executed writer: an identical earlier item writes the same buffer, and any
+ * other writer after it is a hazard. So one array read finds the only
+ * candidate; the table serves items that write nothing (NOP).
+ */
 uint32_t dedupe_step(struct dedupe_table *t, const struct buffer_map *m,
 		     const struct vyre_work_item *items, const uint32_t *domain, uint32_t k,
 		     uint32_t flags, const struct item_slots *s)
 {
 	const struct vyre_work_item *it = &items[k];
+	int may_dedupe = !(flags & (VYRE_SQE_NODEDUPE | VYRE_SQE_FENCE));
 	uint32_t dom = domain ? domain[k] : 0;
 
-	if (!vyre_op_idempotent(it))
+	/* vyre_op_idempotent, from the slots: handles of one domain alias only when equal. */
+	if (item_slots_in_place(s))
 		return VYRE_PLAN_NONE;
-	for (uint32_t h = (uint32_t)item_hash(it, dom) & t->mask;; h = (h + 1) & t->mask) {
-		uint32_t src = t->source[h];
+	if (s->write != VYRE_PLAN_NONE) {
+		uint32_t src = m->last_write[s->write];
 
-		if (src == VYRE_PLAN_NONE) {
-			t->source[h] = k;
+		if (may_dedupe && src != VYRE_PLAN_NONE && same_item(&items[src], it) &&
+		    unchanged_since(m, s, src))
+			return src;
+		return VYRE_PLAN_NONE;
+	}
+	for (uint32_t h = (uint32_t)item_hash(it, dom) & t->mask;; h = (h + 1) & t->mask) {
+		struct dedupe_slot *slot = &t->slots[h];
+		uint32_t src = slot->source;
+
+		if (slot->gen != t->gen) {
+			*slot = (struct dedupe_slot){.source = k, .gen = t->gen};
 			return VYRE_PLAN_NONE;
 		}
 		if (!same_item(&items[src], it) || (domain && domain[src] != dom))
 			continue;
-		if (!(flags & (VYRE_SQE_NODEDUPE | VYRE_SQE_FENCE)) && unchanged_since(m, s, src))
+		if (may_dedupe && unchanged_since(m, s, src))
 			return src;
-		t->source[h] = k;
+		slot->source = k;
 		return VYRE_PLAN_NONE;
 	}
 }
@@ -138,8 +163,8 @@ int vyre_dedupe_prune(struct vyre_arena *a, const struct vyre_work_item *items, 
 	if (vyre_arena_reserve(a, n, sizeof(struct vyre_redundant_pair), &pairs))
 		return plan_err_reserve(err, in, "dedup report", n);
 	report->pairs = pairs;
-	buffer_map_clear(&map);
-	dedupe_table_clear(&table);
+	buffer_map_begin(&map, 3 * n);
+	dedupe_table_begin(&table, n);
 	for (uint32_t k = 0; k < n; k++) {
 		struct item_slots s;
 		uint32_t src;

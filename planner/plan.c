@@ -66,7 +66,7 @@ static int push_node(struct batch_scratch *s, uint32_t *head, uint32_t wave,
 static int buffer_edges(struct batch_scratch *s, const struct item_slots *sl, uint32_t k,
 			uint32_t w, struct vyre_plan_error *err)
 {
-	struct buffer_map *m = &s->buffers;
+	struct buffer_map *m = &s->t->buffers;
 	int rc;
 
 	for (uint32_t i = 0; i < sl->n_reads; i++) {
@@ -99,10 +99,11 @@ static int fence_edges(struct batch_scratch *s, uint32_t arm, uint32_t w,
 {
 	int rc;
 
-	for (uint32_t node = s->arm_pending[arm]; node != VYRE_PLAN_NONE; node = s->node_next[node])
+	for (uint32_t node = s->t->arm_pending[arm]; node != VYRE_PLAN_NONE;
+	     node = s->node_next[node])
 		if ((rc = add_edge(s, s->node_wave[node], w, err)))
 			return rc;
-	s->arm_pending[arm] = VYRE_PLAN_NONE;
+	s->t->arm_pending[arm] = VYRE_PLAN_NONE;
 	return 0;
 }
 
@@ -118,14 +119,14 @@ static int arm_of_item(struct batch_scratch *s, const struct vyre_plan_batch *b,
 	uint32_t dom = b->domain[k], cl = b->client ? b->client[k] : 0;
 	int added;
 
-	*arm = id_map_get(&s->arms, (uint64_t)dom << 32 | cl, &added);
+	*arm = id_map_get(&s->t->arms, (uint64_t)dom << 32 | cl, &added);
 	if (*arm == VYRE_PLAN_NONE)
 		return -1;
 	if (added) {
-		s->arm_domain[*arm] = dom;
-		s->arm_client[*arm] = cl;
-		s->arm_pending[*arm] = VYRE_PLAN_NONE;
-		s->arm_count[*arm] = 0;
+		s->t->arm_domain[*arm] = dom;
+		s->t->arm_client[*arm] = cl;
+		s->t->arm_pending[*arm] = VYRE_PLAN_NONE;
+		s->t->arm_count[*arm] = 0;
 	}
 	return 0;
 }
@@ -134,18 +135,17 @@ static int arm_of_item(struct batch_scratch *s, const struct vyre_plan_batch *b,
 static int analyse(struct vyre_planner *p, struct batch_scratch *s, const struct vyre_plan_batch *b,
 		   uint32_t n, struct pass_counts *c, uint32_t *shrink, struct vyre_plan_error *err)
 {
-	int dense = vyre_output_handles_dense_unique(b->items, n);
 	int rc;
 
 	*c = (struct pass_counts){0};
 	for (uint32_t k = 0; k < n; k++) {
-		uint32_t f = b->flags ? b->flags[k] : 0, arm, src = VYRE_PLAN_NONE, w;
+		uint32_t f = b->flags ? b->flags[k] : 0, arm, src, w;
 		struct item_slots sl;
 
 		if (arm_of_item(s, b, k, &arm)) {
 			*shrink = k;
 			return capacity_error(err, "clients (domain, client pairs) per plan",
-					      (uint64_t)s->arms.max_ids + 1, p->cfg.max_clients);
+					      (uint64_t)s->t->arms.max_ids + 1, p->cfg.max_clients);
 		}
 		s->arm_of[k] = arm;
 		s->dedup_from[k] = VYRE_PLAN_NONE;
@@ -154,14 +154,13 @@ static int analyse(struct vyre_planner *p, struct batch_scratch *s, const struct
 			c->invalid++;
 			continue;
 		}
-		s->arm_count[arm]++;
-		item_slots_resolve(&s->buffers, b->domain[k], &b->items[k], &sl);
-		if (!dense)
-			src = dedupe_step(&s->dedupe, &s->buffers, b->items, b->domain, k, f, &sl);
+		s->t->arm_count[arm]++;
+		item_slots_resolve(&s->t->buffers, b->domain[k], &b->items[k], &sl);
+		src = dedupe_step(&s->t->dedupe, &s->t->buffers, b->items, b->domain, k, f, &sl);
 		if (src != VYRE_PLAN_NONE) {
 			s->dedup_from[k] = src;
 			c->deduped++;
-			if ((rc = push_node(s, &s->arm_pending[arm], s->wave_of[src], err)))
+			if ((rc = push_node(s, &s->t->arm_pending[arm], s->wave_of[src], err)))
 				return rc;
 			continue;
 		}
@@ -179,10 +178,10 @@ static int analyse(struct vyre_planner *p, struct batch_scratch *s, const struct
 			return rc;
 		if ((f & VYRE_SQE_FENCE) && (rc = fence_edges(s, arm, w, err)))
 			return rc;
-		if ((rc = push_node(s, &s->arm_pending[arm], w, err)))
+		if ((rc = push_node(s, &s->t->arm_pending[arm], w, err)))
 			return rc;
 	}
-	if (s->buffers.full)
+	if (s->t->buffers.full)
 		return plan_err_overflow(err, VYRE_PLAN_IN_BATCH, "buffer slots");
 	return 0;
 }
@@ -234,37 +233,33 @@ static void build_stages(struct vyre_planner *p, struct batch_scratch *s,
 	}
 }
 
-static int cross_arm_report(struct vyre_planner *p, struct batch_scratch *s,
-			    const struct vyre_plan_batch *b, uint32_t n, struct vyre_plan *out,
-			    struct vyre_plan_error *err)
+static void cross_arm_report(struct vyre_planner *p, struct batch_scratch *s,
+			     const struct vyre_plan_batch *b, uint32_t n, struct vyre_plan *out)
 {
-	struct vyre_redundancy rep;
-	uint32_t n_arms = s->arms.n_ids, *cursor = s->arm_pending, start = 0;
-	int rc;
+	struct vyre_redundancy rep = {.pairs = s->pairs};
+	uint32_t n_arms = s->t->arms.n_ids, *cursor = s->t->arm_pending, start = 0;
 
 	for (uint32_t arm = 0; arm < n_arms; arm++) {
 		cursor[arm] = start;
-		start += s->arm_count[arm];
+		start += s->t->arm_count[arm];
 		s->arm_end[arm] = start;
 	}
 	for (uint32_t k = 0; k < n; k++)
 		if (!(b->flags && (b->flags[k] & VYRE_PLAN_F_INVALID)))
 			s->arm_items[cursor[s->arm_of[k]]++] = k;
-	rc = vyre_cross_arm_detect(&p->arena, b->items, s->arm_items, s->arm_end, n_arms,
-				   s->arm_domain, &rep, err);
-	if (rc)
-		return rc;
+	cross_arm_table_begin(&p->tables.cross_arm, n);
+	cross_arm_walk(&p->tables.cross_arm, b->items, s->arm_items, s->arm_end, n_arms,
+		       s->t->arm_domain, &rep);
 	for (uint32_t i = 0; i < rep.n_pairs; i++)
 		s->xpairs[i] = (struct vyre_cross_arm_pair){
-		    .domain = s->arm_domain[rep.pairs[i].early],
-		    .early_client = s->arm_client[rep.pairs[i].early],
-		    .late_client = s->arm_client[rep.pairs[i].late],
+		    .domain = s->t->arm_domain[rep.pairs[i].early],
+		    .early_client = s->t->arm_client[rep.pairs[i].early],
+		    .late_client = s->t->arm_client[rep.pairs[i].late],
 		    .late_op_index = rep.pairs[i].op_index,
 		};
 	out->cross_arm = s->xpairs;
 	out->n_cross_arm = rep.n_pairs;
 	out->stats.cross_arm_redundant = rep.total_redundant_ops;
-	return 0;
 }
 
 static int plan_prefix(struct vyre_planner *p, const struct vyre_plan_batch *b, uint32_t n,
@@ -280,9 +275,10 @@ static int plan_prefix(struct vyre_planner *p, const struct vyre_plan_batch *b, 
 	*out = (struct vyre_plan){0};
 	if ((rc = batch_scratch_reserve(&p->arena, &p->cfg, n, &s, err)))
 		return rc;
-	buffer_map_clear(&s.buffers);
-	dedupe_table_clear(&s.dedupe);
-	id_map_clear(&s.arms);
+	s.t = &p->tables;
+	buffer_map_begin(&s.t->buffers, 3 * n);
+	dedupe_table_begin(&s.t->dedupe, n);
+	id_map_begin(&s.t->arms, batch_arms_cap(&p->cfg, n));
 	if ((rc = analyse(p, &s, b, n, &c, shrink, err)))
 		return rc;
 	if ((rc = vyre_barrier_plan(&p->arena, c.n_waves, s.deps, s.n_deps, &layers, err)))
@@ -305,8 +301,8 @@ static int plan_prefix(struct vyre_planner *p, const struct vyre_plan_batch *b, 
 		return rc;
 	for (uint32_t pos = 0; pos < c.n_waves; pos++)
 		s.order[pos] = s.wave_item[groups.order[pos]];
-	if (p->cfg.cross_arm_report && (rc = cross_arm_report(p, &s, b, n, out, err)))
-		return rc;
+	if (p->cfg.cross_arm_report)
+		cross_arm_report(p, &s, b, n, out);
 
 	out->exec = (struct vyre_exec_plan){
 	    .order = s.order,

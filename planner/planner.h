@@ -92,6 +92,7 @@ struct vyre_arena {
 	uint8_t *base;
 	size_t bytes;
 	size_t used;
+	size_t floor; /* reservations below it survive vyre_arena_reset */
 	size_t high_water;
 	uint64_t reservations; /* reservation calls since init */
 	uint64_t fail_at;      /* fault injection: this call number fails (0: off) */
@@ -106,8 +107,10 @@ int vyre_arena_init(struct vyre_arena *a, size_t bytes);
 /* A measuring arena: reservations succeed with NULL and only count bytes. */
 void vyre_arena_init_measure(struct vyre_arena *a);
 void vyre_arena_fini(struct vyre_arena *a);
-/* Forget every reservation (keeps counters and the fault-injection hook). */
+/* Forget every reservation since the last vyre_arena_keep (keeps counters and the hook). */
 void vyre_arena_reset(struct vyre_arena *a);
+/* Make every reservation so far permanent: resets no longer forget them. */
+void vyre_arena_keep(struct vyre_arena *a);
 /*
  * Reserve @count elements of @size bytes, 64-byte aligned. *out is set to
  * the storage (NULL when measuring). VYRE_E_NOMEM when the arena is full, the

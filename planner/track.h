@@ -6,6 +6,11 @@
  * A buffer is named by (domain, handle): handles of different domains never
  * alias. Each buffer gets a dense slot carrying its last executed writer and
  * the list of waves that read it since that write.
+ *
+ * The hash tables are reserved once for the largest batch and stamped with
+ * a generation: starting a batch bumps the generation, which empties them
+ * without touching memory, and masks them down to the batch's size so a
+ * small batch probes a small, cache-resident part.
  */
 #ifndef VYRE_PLANNER_TRACK_H
 #define VYRE_PLANNER_TRACK_H
@@ -15,17 +20,33 @@
 #include "internal.h"
 
 /* Open-addressing map from 64-bit keys to dense ids 0, 1, 2, ... */
+struct id_slot {
+	uint64_t key;
+	uint32_t id;
+	uint32_t gen; /* the slot is empty unless gen is the map's */
+};
+
+/*
+ * The map starts small and doubles (re-inserting the keys it holds) while it
+ * is more than half full, so it stays proportional to the keys a batch
+ * really has, not to the most it could have: a cache-sized table for the
+ * common batch that names a few hundred buffers.
+ */
 struct id_map {
-	uint64_t *keys;	 /* valid where id_of != NONE */
-	uint32_t *id_of; /* table entry -> id, VYRE_PLAN_NONE when empty */
+	struct id_slot *slots;
+	uint64_t *keys; /* id -> key, for growing */
+	uint32_t cap;	/* reserved slots, a power of two */
 	uint32_t mask;
+	uint32_t gen;
 	uint32_t n_ids;
 	uint32_t max_ids;
 };
 
+/* Room for @max_ids keys (empty until id_map_begin). */
 int id_map_reserve(struct vyre_arena *a, uint32_t max_ids, struct id_map *m,
 		   enum vyre_plan_component where, const char *field, struct vyre_plan_error *err);
-void id_map_clear(struct id_map *m);
+/* Empty the map for a batch of at most @max_ids keys (<= the reserved room). */
+void id_map_begin(struct id_map *m, uint32_t max_ids);
 /* Id of @key; a new key gets the next id and sets *added. NONE when full. */
 uint32_t id_map_get(struct id_map *m, uint64_t key, int *added);
 
@@ -39,7 +60,7 @@ struct buffer_map {
 /* Room for @max_buffers distinct buffers. */
 int buffer_map_reserve(struct vyre_arena *a, uint32_t max_buffers, struct buffer_map *m,
 		       enum vyre_plan_component where, struct vyre_plan_error *err);
-void buffer_map_clear(struct buffer_map *m);
+void buffer_map_begin(struct buffer_map *m, uint32_t max_buffers);
 
 /* The buffer slots an item touches; NONE where it has no such operand. */
 struct item_slots {
@@ -51,15 +72,28 @@ struct item_slots {
 void item_slots_resolve(struct buffer_map *m, uint32_t domain, const struct vyre_work_item *it,
 			struct item_slots *s);
 
+/* Reads its own output: running it twice differs from running it once. */
+static inline int item_slots_in_place(const struct item_slots *s)
+{
+	return s->write != VYRE_PLAN_NONE && (s->read[0] == s->write || s->read[1] == s->write);
+}
+
 /* Earlier identical items that may satisfy later ones, one per key. */
+struct dedupe_slot {
+	uint32_t source; /* item index */
+	uint32_t gen;
+};
+
 struct dedupe_table {
-	uint32_t *source; /* item index, VYRE_PLAN_NONE when empty */
+	struct dedupe_slot *slots;
+	uint32_t cap;
 	uint32_t mask;
+	uint32_t gen;
 };
 
 int dedupe_table_reserve(struct vyre_arena *a, uint32_t n_items, struct dedupe_table *t,
 			 enum vyre_plan_component where, struct vyre_plan_error *err);
-void dedupe_table_clear(struct dedupe_table *t);
+void dedupe_table_begin(struct dedupe_table *t, uint32_t n_items);
 
 /*
  * DESIGN 7.1 for item @k (not yet executed): returns the earlier item that
@@ -69,5 +103,44 @@ void dedupe_table_clear(struct dedupe_table *t);
 uint32_t dedupe_step(struct dedupe_table *t, const struct buffer_map *m,
 		     const struct vyre_work_item *items, const uint32_t *domain, uint32_t k,
 		     uint32_t flags, const struct item_slots *s);
+
+/*
+ * First arm that emitted each (domain, op, input, output) triple. Eight
+ * bytes a slot: arms are below 2^24 (VYRE_PLANNER_MAX_ITEMS), which leaves
+ * eight bits of generation; the table is cleared when they wrap.
+ */
+struct cross_arm_slot {
+	uint32_t rep;	  /* an item with the triple */
+	uint32_t arm_gen; /* arm << 8 | generation */
+};
+
+struct cross_arm_table {
+	struct cross_arm_slot *slots;
+	uint32_t cap;
+	uint32_t mask;
+	uint32_t gen; /* 1..255 */
+};
+
+int cross_arm_table_reserve(struct vyre_arena *a, uint32_t n_items, struct cross_arm_table *t,
+			    struct vyre_plan_error *err);
+void cross_arm_table_begin(struct cross_arm_table *t, uint32_t n_items);
+/* The detection walk of vyre_cross_arm_detect into @pairs (room for every item). */
+void cross_arm_walk(struct cross_arm_table *t, const struct vyre_work_item *items,
+		    const uint32_t *arm_items, const uint32_t *arm_end, uint32_t n_arms,
+		    const uint32_t *arm_domain, struct vyre_redundancy *report);
+
+/* Mask for a table of @cap slots holding at most @n keys: the smallest that stays half empty. */
+static inline uint32_t table_mask_for(uint32_t cap, uint32_t n)
+{
+	uint32_t want = table_capacity(n);
+
+	return (want < cap ? want : cap) - 1;
+}
+
+/* The next generation; 0 means every stamp must be cleared first. */
+static inline uint32_t next_generation(uint32_t gen)
+{
+	return gen + 1;
+}
 
 #endif /* VYRE_PLANNER_TRACK_H */

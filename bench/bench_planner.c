@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vyre-bench suite "planner": the cost of the whole plan (dedupe,
+ * dependencies, barrier layering, frontier splitting, launch fusion and the
+ * cross-arm report) per item at 64..65536 items with a low- and a
+ * high-hazard mix, the allocator calls per batch (counted by wrapping
+ * malloc and friends at link time, planner/build.mk), and what the planner
+ * buys on a realistic mix.
+ *
+ * Mixes (items touch 64-byte buffers unless noted):
+ *   low   every item reads a shared payload and writes its own output;
+ *         2% repeats, 1% fences: one wide layer, little to dedupe.
+ *   high  16 buffers per domain, 25% in-place, 30% repeats, 5% fences, 5%
+ *         NODEDUPE, 5% statically invalid, tables rewritten: long chains.
+ *   scan  32 producers of one domain scan 64 shared 4 KiB payloads with one
+ *         8-state DFA into a shared per-payload result word, copy the word
+ *         to a private buffer and post-process it; a writer refreshes a
+ *         payload 1% of the time and producers fence every 64 items.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../gpu/ops.h"
+#include "../planner/planner.h"
+#include "bench.h"
+
+#define SUITE	  "planner"
+#define MAX_ITEMS 65536u
+
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t size);
+void *__real_aligned_alloc(size_t align, size_t size);
+int __real_posix_memalign(void **p, size_t align, size_t size);
+void __real_free(void *p);
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+void *__wrap_aligned_alloc(size_t align, size_t size);
+int __wrap_posix_memalign(void **p, size_t align, size_t size);
+void __wrap_free(void *p);
+
+/* Every allocator call of the process, whoever makes it. */
+static atomic_ulong alloc_calls;
+
+void *__wrap_malloc(size_t size)
+{
+	atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
+	return __real_malloc(size);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
+	return __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t size)
+{
+	atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
+	return __real_realloc(p, size);
+}
+
+void *__wrap_aligned_alloc(size_t align, size_t size)
+{
+	atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
+	return __real_aligned_alloc(align, size);
+}
+
+int __wrap_posix_memalign(void **p, size_t align, size_t size)
+{
+	atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
+	return __real_posix_memalign(p, align, size);
+}
+
+void __wrap_free(void *p)
+{
+	atomic_fetch_add_explicit(&alloc_calls, 1, memory_order_relaxed);
+	__real_free(p);
+}
+
+struct bench_batch {
+	uint32_t n;
+	struct vyre_work_item *items;
+	struct vyre_exec_item *exec;
+	uint32_t *domain;
+	uint32_t *client;
+	uint32_t *flags;
+};
+
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint32_t below(uint64_t *s, uint32_t n)
+{
+	return (uint32_t)(rng_next(s) % n);
+}
+
+static void set_item(struct bench_batch *b, uint32_t k, uint32_t op, uint32_t in, uint32_t out,
+		     uint32_t param, uint32_t bytes)
+{
+	int mask = vyre_op_operands(op);
+
+	b->items[k] = (struct vyre_work_item){op, in, out, param};
+	b->exec[k] = (struct vyre_exec_item){.op = op, .param = param};
+	if (mask > 0 && (mask & VYRE_OPERAND_IN))
+		b->exec[k].in_bytes = bytes;
+	if (mask > 0 && (mask & VYRE_OPERAND_OUT))
+		b->exec[k].out_bytes = bytes;
+	if (mask > 0 && (mask & VYRE_OPERAND_TABLE))
+		b->exec[k].table_bytes = (uint32_t)vyre_dfa_table_bytes(8);
+}
+
+static void repeat_item(struct bench_batch *b, uint32_t k, uint32_t j)
+{
+	b->items[k] = b->items[j];
+	b->exec[k] = b->exec[j];
+	b->domain[k] = b->domain[j];
+}
+
+static void gen_low(struct bench_batch *b, uint32_t n, uint64_t seed)
+{
+	b->n = n;
+	for (uint32_t k = 0; k < n; k++) {
+		b->domain[k] = 1 + k % 4;
+		b->client[k] = k % 64;
+		b->flags[k] = below(&seed, 100) < 1 ? VYRE_SQE_FENCE : 0;
+		if (k && below(&seed, 100) < 2)
+			repeat_item(b, k, below(&seed, k));
+		else
+			set_item(b, k, VYRE_OP_ADD + below(&seed, 5), 1 + below(&seed, 8), 100 + k,
+				 below(&seed, 9), 64);
+	}
+}
+
+static void gen_high(struct bench_batch *b, uint32_t n, uint64_t seed)
+{
+	b->n = n;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t roll = below(&seed, 100), in = 1 + below(&seed, 16);
+
+		b->domain[k] = 1 + below(&seed, 2);
+		b->client[k] = below(&seed, 8);
+		b->flags[k] = (roll < 5 ? VYRE_SQE_FENCE : 0) |
+			      (below(&seed, 100) < 5 ? VYRE_SQE_NODEDUPE : 0);
+		if (k && roll >= 70) {
+			repeat_item(b, k, below(&seed, k));
+		} else if (roll < 10) {
+			set_item(b, k, VYRE_OP_DFA_SCAN, in, 1 + below(&seed, 16),
+				 17 + below(&seed, 2), 64);
+		} else if (roll < 15) {
+			set_item(b, k, VYRE_OP_COPY, 19, 17 + below(&seed, 2), 0, 64);
+		} else if (roll < 20) {
+			set_item(b, k, 42, 0, 0, 0, 0);
+			b->flags[k] |= VYRE_PLAN_F_INVALID;
+		} else {
+			uint32_t out = below(&seed, 4) == 0 ? in : 1 + below(&seed, 16);
+
+			set_item(b, k, VYRE_OP_FILL + below(&seed, 7), in, out, below(&seed, 4),
+				 64);
+			if (b->items[k].op_handle == VYRE_OP_FILL)
+				set_item(b, k, VYRE_OP_FILL, 0, out, below(&seed, 4), 64);
+		}
+	}
+}
+
+#define SCAN_PRODUCERS	32u
+#define SCAN_PAYLOADS	64u
+#define SCAN_TABLE	1000u
+#define SCAN_RESULT(p)	(2000u + (p))
+#define SCAN_PRIVATE(c) (3000u + (c))
+
+static void gen_scan(struct bench_batch *b, uint32_t n, uint64_t seed)
+{
+	uint32_t next[SCAN_PRODUCERS] = {0}, k = 0;
+
+	b->n = n;
+	while (k < n) {
+		uint32_t c = below(&seed, SCAN_PRODUCERS), p = below(&seed, SCAN_PAYLOADS);
+		uint32_t steps[3][4] = {
+		    {VYRE_OP_DFA_SCAN, 1 + p, SCAN_RESULT(p), SCAN_TABLE},
+		    {VYRE_OP_COPY, SCAN_RESULT(p), SCAN_PRIVATE(c), 0},
+		    {VYRE_OP_ADD, SCAN_PRIVATE(c), SCAN_PRIVATE(c), 1},
+		};
+
+		if (below(&seed, 100) == 0) {
+			set_item(b, k, VYRE_OP_FILL, 0, 1 + p, below(&seed, 256), 4096);
+			b->domain[k] = 1;
+			b->client[k] = SCAN_PRODUCERS;
+			b->flags[k++] = 0;
+			continue;
+		}
+		for (uint32_t s = 0; s < 3 && k < n; s++, k++) {
+			set_item(b, k, steps[s][0], steps[s][1], steps[s][2], steps[s][3],
+				 s == 0 ? 4096 : 4);
+			if (s == 0)
+				b->exec[k].out_bytes = 4;
+			b->domain[k] = 1;
+			b->client[k] = c;
+			b->flags[k] = ++next[c] % 64 == 0 ? VYRE_SQE_FENCE : 0;
+		}
+	}
+}
+
+static struct vyre_plan_batch view(const struct bench_batch *b)
+{
+	return (struct vyre_plan_batch){b->n, b->items, b->exec, b->domain, b->client, b->flags};
+}
+
+struct measured {
+	double ns_per_item;	/* wall clock */
+	double cpu_ns_per_item; /* this thread's CPU time */
+	double allocs_per_batch;
+	struct vyre_plan_stats last;
+};
+
+/* CPU time of this thread: planning is single-threaded, and the machines are shared. */
+static uint64_t thread_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int measure_plans(struct vyre_bench_ctx *ctx, struct vyre_planner *p,
+			 const struct bench_batch *b, struct measured *m)
+{
+	struct vyre_plan_batch v = view(b);
+	struct vyre_plan plan;
+	uint64_t iters = 0, start, cpu_start, elapsed, target = (uint64_t)(ctx->seconds * 1e9);
+	unsigned long calls;
+
+	/* Warm-up: touches the arena's pages once. */
+	if (vyre_planner_plan(p, &v, &plan, NULL) || plan.accepted != b->n)
+		return -1;
+	calls = atomic_load(&alloc_calls);
+	start = vyre_bench_now_ns();
+	cpu_start = thread_ns();
+	do {
+		for (int i = 0; i < 8; i++)
+			if (vyre_planner_plan(p, &v, &plan, NULL))
+				return -1;
+		iters += 8;
+		elapsed = vyre_bench_now_ns() - start;
+	} while (elapsed < target);
+	m->cpu_ns_per_item = (double)(thread_ns() - cpu_start) / ((double)iters * b->n);
+	m->allocs_per_batch = (double)(atomic_load(&alloc_calls) - calls) / (double)iters;
+	m->ns_per_item = (double)elapsed / ((double)iters * b->n);
+	m->last = plan.stats;
+	return 0;
+}
+
+static int bench_sizes(struct vyre_bench_ctx *ctx, struct bench_batch *b)
+{
+	static const uint32_t sizes[] = {64, 1024, 16384, 65536};
+	static const char *mix_names[] = {"low", "high"};
+	uint32_t n_sizes = ctx->quick ? 2 : 4;
+
+	for (uint32_t s = 0; s < n_sizes; s++) {
+		struct vyre_planner_config cfg;
+		struct vyre_planner *p;
+
+		vyre_planner_config_default(&cfg);
+		cfg.max_items = sizes[s];
+		cfg.max_clients = sizes[s];
+		cfg.max_groups = sizes[s];
+		cfg.max_stages = sizes[s];
+		if (vyre_planner_create(&cfg, &p, NULL))
+			return -1;
+		for (uint32_t mix = 0; mix < 2; mix++) {
+			struct measured m;
+			char name[64];
+
+			if (mix == 0)
+				gen_low(b, sizes[s], 1 + s);
+			else
+				gen_high(b, sizes[s], 1 + s);
+			if (measure_plans(ctx, p, b, &m)) {
+				vyre_planner_destroy(p);
+				return -1;
+			}
+			snprintf(name, sizeof(name), "%s/%u", mix_names[mix], sizes[s]);
+			vyre_bench_report(ctx, SUITE, name, "plan_cpu", m.cpu_ns_per_item,
+					  "ns/item");
+			vyre_bench_report(ctx, SUITE, name, "plan_wall", m.ns_per_item, "ns/item");
+			vyre_bench_report(ctx, SUITE, name, "allocations", m.allocs_per_batch,
+					  "calls/batch");
+			vyre_bench_report(ctx, SUITE, name, "groups", m.last.groups, "count");
+			vyre_bench_report(ctx, SUITE, name, "deduped", m.last.deduped, "items");
+		}
+		vyre_planner_destroy(p);
+	}
+	return 0;
+}
+
+static int bench_scan_mix(struct vyre_bench_ctx *ctx, struct bench_batch *b)
+{
+	struct vyre_planner_config cfg;
+	struct vyre_planner *p;
+	struct measured m;
+	const char *name = "scan/4096";
+
+	vyre_planner_config_default(&cfg);
+	gen_scan(b, 4096, 7);
+	if (vyre_planner_create(&cfg, &p, NULL))
+		return -1;
+	if (measure_plans(ctx, p, b, &m)) {
+		vyre_planner_destroy(p);
+		return -1;
+	}
+	vyre_planner_destroy(p);
+	vyre_bench_report(ctx, SUITE, name, "plan_cpu", m.cpu_ns_per_item, "ns/item");
+	vyre_bench_report(ctx, SUITE, name, "plan_wall", m.ns_per_item, "ns/item");
+	vyre_bench_report(ctx, SUITE, name, "items", m.last.items_in, "items");
+	vyre_bench_report(ctx, SUITE, name, "deduped", m.last.deduped, "items");
+	vyre_bench_report(ctx, SUITE, name, "executed", m.last.executed, "items");
+	vyre_bench_report(ctx, SUITE, name, "cross_arm_redundant", m.last.cross_arm_redundant,
+			  "items");
+	vyre_bench_report(ctx, SUITE, name, "groups", m.last.groups, "count");
+	vyre_bench_report(ctx, SUITE, name, "launches", m.last.launches, "count");
+	vyre_bench_report(ctx, SUITE, name, "launches_avoided", m.last.launches_avoided, "count");
+	vyre_bench_report(ctx, SUITE, name, "bytes_avoided", (double)m.last.bytes_avoided, "bytes");
+	vyre_bench_report(ctx, SUITE, name, "launches_vs_one_per_item",
+			  (double)m.last.items_in / (m.last.launches ? m.last.launches : 1), "x");
+	vyre_bench_report(ctx, SUITE, name, "launches_vs_one_per_group",
+			  (double)m.last.groups / (m.last.launches ? m.last.launches : 1), "x");
+	return 0;
+}
+
+static int bench_planner(struct vyre_bench_ctx *ctx)
+{
+	struct bench_batch b;
+	int rc = -1;
+
+	b.items = calloc(MAX_ITEMS, sizeof(*b.items));
+	b.exec = calloc(MAX_ITEMS, sizeof(*b.exec));
+	b.domain = calloc(MAX_ITEMS, sizeof(*b.domain));
+	b.client = calloc(MAX_ITEMS, sizeof(*b.client));
+	b.flags = calloc(MAX_ITEMS, sizeof(*b.flags));
+	if (b.items && b.exec && b.domain && b.client && b.flags)
+		rc = bench_sizes(ctx, &b) || bench_scan_mix(ctx, &b) ? -1 : 0;
+	free(b.items);
+	free(b.exec);
+	free(b.domain);
+	free(b.client);
+	free(b.flags);
+	return rc;
+}
+
+VYRE_BENCH_SUITE(planner,
+		 "whole plan ns/item at 64..65536 items, allocations per batch, "
+		 "what dedupe and fusion save on a scan mix",
+		 bench_planner)
