@@ -20,3 +20,6 @@ $(BUILD)/tests/test_badinput: $(DAEMON_HARNESS) $(BUILD)/vyred
 TESTS += test_badinput_uid
 TEST_EXTRA_OBJS_test_badinput_uid := $(DAEMON_HARNESS)
 $(BUILD)/tests/test_badinput_uid: $(DAEMON_HARNESS) $(BUILD)/vyred
+TESTS += test_disconnect
+TEST_EXTRA_OBJS_test_disconnect := $(DAEMON_HARNESS)
+$(BUILD)/tests/test_disconnect: $(DAEMON_HARNESS) $(BUILD)/vyred

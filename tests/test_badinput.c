@@ -70,7 +70,7 @@ static int open_client(const char *domain, struct vyre_client **c)
 static int witness_round(const char *after)
 {
 	struct vyre_work_item it = {VYRE_OP_ADD, w_in, w_out, (uint32_t)++w_round};
-	struct vyre_cqe cqe;
+	struct vyre_cqe cqe = {0};
 	int rc = vyre_submit(witness, &it, w_round, 0);
 
 	if (rc == 0)
