@@ -32,40 +32,47 @@ int vyre_reap(struct vyre_client *c, struct vyre_cqe *out, uint32_t max)
 	return n;
 }
 
-/* Spins up to c->spin_ns; adapts the budget to whether spinning paid off. */
-static int spin_reap(struct vyre_client *c, struct vyre_cqe *out, uint32_t max, uint64_t until)
+/* Spins up to c->spin_ns (or until @until) for a CQE. */
+static int spin_reap(struct vyre_client *c, struct vyre_cqe *out, uint32_t max, uint64_t start,
+		     uint64_t until)
 {
-	uint64_t start = vyre_now_ns(), now = start;
-	uint64_t stop = start + c->spin_ns;
+	uint64_t stop = start + c->spin_ns < until ? start + c->spin_ns : until;
 
-	if (stop > until)
-		stop = until;
-	do {
+	for (;;) {
 		int n = vyre_reap(c, out, max);
 
-		if (n != 0) {
-			if (n > 0 && now > start && c->spin_ns < SPIN_MAX_NS)
-				c->spin_ns *= 2;
+		if (n != 0 || vyre_now_ns() >= stop)
 			return n;
-		}
 		for (int i = 0; i < 64; i++)
 			vyre_cpu_relax();
-		now = vyre_now_ns();
-	} while (now < stop);
-	if (c->spin_ns > SPIN_MIN_NS)
+	}
+}
+
+/*
+ * The spin budget follows how long completions take: one that came within
+ * SPIN_MAX_NS would have been caught by spinning, so the budget doubles; a
+ * longer wait halves it.
+ */
+static void adapt_spin(struct vyre_client *c, uint64_t waited_ns)
+{
+	if (waited_ns <= SPIN_MAX_NS)
+		c->spin_ns = c->spin_ns * 2 > SPIN_MAX_NS ? SPIN_MAX_NS
+			     : c->spin_ns < SPIN_MIN_NS	  ? SPIN_MIN_NS
+							  : c->spin_ns * 2;
+	else if (c->spin_ns > SPIN_MIN_NS)
 		c->spin_ns /= 2;
-	return 0;
 }
 
 int vyre_wait(struct vyre_client *c, struct vyre_cqe *out, uint32_t max, int64_t timeout_ns)
 {
 	struct vyre_region_header *h;
-	uint64_t until = timeout_ns < 0 ? UINT64_MAX : vyre_now_ns() + (uint64_t)timeout_ns;
+	uint64_t start = vyre_now_ns();
+	uint64_t until = timeout_ns < 0 ? UINT64_MAX : start + (uint64_t)timeout_ns;
 
 	if (!c || !out || max == 0)
 		return VYRE_E_INVAL;
 	h = c->region.hdr;
-	int n = spin_reap(c, out, max, until);
+	int n = spin_reap(c, out, max, start, until);
 
 	while (n == 0) {
 		uint64_t now = vyre_now_ns();
@@ -87,6 +94,8 @@ int vyre_wait(struct vyre_client *c, struct vyre_cqe *out, uint32_t max, int64_t
 		if (n == 0 && rc == VYRE_E_TIMEDOUT && vyre_client_gone(c))
 			return VYRE_E_DISCONNECTED;
 	}
+	if (n > 0)
+		adapt_spin(c, vyre_now_ns() - start);
 	return n;
 }
 

@@ -45,8 +45,16 @@ int vyre_wake(uint32_t *need_wakeup, uint32_t *doorbell, int eventfd)
 
 	if (need == 0)
 		return 0;
+	/*
+	 * The first waker takes the futex bit, so the producers that publish
+	 * before the sleeper is up again need no syscall; the sleeper sets it
+	 * again (and re-checks the ring) before it next sleeps. An armed eventfd
+	 * bit stays: it is the owner's to clear.
+	 */
+	uint32_t taken = __atomic_fetch_and(need_wakeup, ~VYRE_SQ_WAKE_FUTEX, __ATOMIC_SEQ_CST);
+
 	__atomic_fetch_add(doorbell, 1, __ATOMIC_SEQ_CST);
-	if (need & VYRE_SQ_WAKE_FUTEX)
+	if (taken & VYRE_SQ_WAKE_FUTEX)
 		vyre_futex_wake(doorbell);
 	if ((need & VYRE_SQ_WAKE_EVENTFD) && eventfd >= 0) {
 		uint64_t one = 1;
@@ -55,7 +63,7 @@ int vyre_wake(uint32_t *need_wakeup, uint32_t *doorbell, int eventfd)
 		/* EAGAIN means the counter is saturated: the reader is already due. */
 		(void)w;
 	}
-	return (int)need;
+	return (int)((taken & VYRE_SQ_WAKE_FUTEX) | (need & VYRE_SQ_WAKE_EVENTFD));
 }
 
 int vyre_futex_wait(uint32_t *word, uint32_t expected, int64_t timeout_ns)

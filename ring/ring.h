@@ -252,9 +252,11 @@ void vyre_sleep_finish(uint32_t *need_wakeup, uint32_t bit);
 
 /*
  * vyre_wake - the waker's half, after publishing: if *need_wakeup is
- * non-zero, bump the doorbell, futex-wake its sleepers (VYRE_*_WAKE_FUTEX)
- * and write 1 to @eventfd (VYRE_*_WAKE_EVENTFD, when @eventfd >= 0).
- * Returns the need-wakeup bits it saw (0: nobody sleeps, nothing done).
+ * non-zero, bump the doorbell; if the futex bit is set, clear it and
+ * futex-wake the sleepers (only the first of several wakers pays the
+ * syscall); if the eventfd bit is set, write 1 to @eventfd (when >= 0). A
+ * sleeper sets its bit again before each sleep. Returns the bits acted on
+ * (0: nobody sleeps, nothing done: one shared load, no write).
  */
 int vyre_wake(uint32_t *need_wakeup, uint32_t *doorbell, int eventfd);
 

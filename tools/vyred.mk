@@ -6,3 +6,9 @@ $(BUILD)/vyred: $(call obj,$(VYRED_SRCS)) $(BUILD)/libvyre-core.a $(BUILD)/libvy
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -o $@ $(call obj,$(VYRED_SRCS)) $(BUILD)/libvyre-core.a \
 		$(BUILD)/libvyre.a $(VYRED_LIBS) $(URING_LIBS) $(LDLIBS) -lm
+
+# The demo producer used by `make demo` (tools/demo.sh); built, not installed.
+EXTRA_ALL += $(BUILD)/vyre-demo
+$(BUILD)/vyre-demo: $(call obj,tools/vyre-demo.c) $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) -o $@ $< $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a $(LDLIBS)

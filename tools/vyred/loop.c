@@ -372,10 +372,27 @@ static int shut_down(struct vyre_daemon *d)
 	return 0;
 }
 
+/*
+ * The spin budget follows the gaps between batches: a gap short enough that
+ * spinning would have bridged it doubles the budget (up to --spin-us), a
+ * longer one halves it, so a busy daemon never sleeps between batches and an
+ * idle one stops burning a CPU.
+ */
+static void adapt_spin(struct vyre_daemon *d, uint64_t gap_ns)
+{
+	uint32_t spin_max = d->cfg.spin_max_us * 1000u;
+
+	if (gap_ns <= spin_max)
+		d->spin_ns = d->spin_ns * 2 > spin_max	? spin_max
+			     : d->spin_ns < SPIN_MIN_NS ? SPIN_MIN_NS
+							: d->spin_ns * 2;
+	else
+		d->spin_ns /= 2;
+}
+
 int vyre_loop_run(struct vyre_daemon *d)
 {
 	uint64_t idle_since = 0;
-	uint32_t spin_max = d->cfg.spin_max_us * 1000u;
 
 	arm_accept(d);
 	arm_signal(d);
@@ -384,17 +401,17 @@ int vyre_loop_run(struct vyre_daemon *d)
 		reap_cqes(d);
 		if (d->stopping)
 			break;
-		if (vyre_pipeline_run(d) > 0) {
-			/* Work arrived while spinning: spinning longer pays off. */
-			if (idle_since && d->spin_ns < spin_max)
-				d->spin_ns = d->spin_ns * 2 > spin_max ? spin_max : d->spin_ns * 2;
+		int n = vyre_pipeline_run(d);
+		uint64_t now = vyre_now_ns();
+
+		if (n > 0) {
+			if (idle_since)
+				adapt_spin(d, now - idle_since);
 			idle_since = 0;
 			continue;
 		}
 		if (io_uring_sq_ready(&d->ring))
 			io_uring_submit(&d->ring);
-		uint64_t now = vyre_now_ns();
-
 		if (!idle_since)
 			idle_since = now;
 		if (now - idle_since < d->spin_ns) {
@@ -402,11 +419,7 @@ int vyre_loop_run(struct vyre_daemon *d)
 				vyre_cpu_relax();
 			continue;
 		}
-		/* Nothing came while we spun: spin less next time. */
-		if (d->spin_ns > SPIN_MIN_NS)
-			d->spin_ns /= 2;
 		sleep_on_doorbells(d);
-		idle_since = 0;
 	}
 	return shut_down(d);
 }
