@@ -40,7 +40,7 @@ int cross_arm_table_reserve(struct vyre_arena *a, uint32_t n_items, struct cross
 
 void cross_arm_table_begin(struct cross_arm_table *t, uint32_t n_items)
 {
-	t->gen = next_generation(t->gen);
+	t->gen = (t->gen + 1) & 0xffu;
 	if (t->gen == 0) {
 		memset(t->slots, 0, (size_t)t->cap * sizeof(*t->slots));
 		t->gen = 1;

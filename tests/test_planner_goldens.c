@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "../planner/planner.h"
+#include "../planner/track.h"
 
 #define ARENA_BYTES (64u << 20)
 static struct vyre_arena arena;
@@ -863,6 +864,42 @@ static void test_arena(void **state)
 	vyre_arena_fini(&m);
 }
 
+/* White box: a wrapped generation clears the stamps instead of reviving old entries. */
+static void test_generation_wrap(void **state)
+{
+	struct id_map m;
+	struct dedupe_table t;
+	int added;
+	(void)state;
+
+	fresh();
+	assert_int_equal(id_map_reserve(&arena, 64, &m, VYRE_PLAN_IN_BATCH, "test", NULL), 0);
+	id_map_begin(&m, 64);
+	assert_int_equal(id_map_get(&m, 42, &added), 0);
+	assert_true(added);
+	assert_int_equal(id_map_get(&m, 42, &added), 0);
+	assert_false(added);
+	m.gen = UINT32_MAX;
+	id_map_begin(&m, 64);
+	assert_int_equal(m.gen, 1);
+	assert_int_equal(id_map_get(&m, 42, &added), 0);
+	assert_true(added);
+	/* Growing keeps every key and its id. */
+	for (uint64_t key = 100; key < 163; key++)
+		assert_int_equal(id_map_get(&m, key, &added), key - 99);
+	assert_int_equal(id_map_get(&m, 9999, &added), VYRE_PLAN_NONE);
+	for (uint64_t key = 100; key < 163; key++)
+		assert_int_equal(id_map_get(&m, key, &added), key - 99);
+
+	assert_int_equal(dedupe_table_reserve(&arena, 16, &t, VYRE_PLAN_IN_BATCH, NULL), 0);
+	dedupe_table_begin(&t, 16);
+	t.slots[3] = (struct dedupe_slot){.source = 7, .gen = 1};
+	t.gen = UINT32_MAX;
+	dedupe_table_begin(&t, 16);
+	assert_int_equal(t.gen, 1);
+	assert_int_equal(t.slots[3].gen, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -886,6 +923,7 @@ int main(void)
 	    cmocka_unit_test(test_cross_arm_domains_do_not_mix),
 	    cmocka_unit_test(test_prune_goldens),
 	    cmocka_unit_test(test_prune_hazards),
+	    cmocka_unit_test(test_generation_wrap),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
