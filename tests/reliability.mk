@@ -86,3 +86,13 @@ $(BUILD)/tests/test_fuzz_replay: $(FUZZ_REPLAY_OBJS) $(BUILD)/libvyre-submit.a \
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -o $@ $(FUZZ_REPLAY_OBJS) $(BUILD)/libvyre-submit.a \
 		$(BUILD)/libvyre-core.a $(BUILD)/libvyre.a $(URING_LIBS) $(LDLIBS) -lm
+
+# ---- process-level tests against a real vyred ---------------------------------
+# They share the transport's daemon harness and our /proc observation and
+# honest-producer helpers.
+REL_HELPERS := $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/obj/tests/test_crash_proc.o \
+	$(BUILD)/obj/tests/test_crash_honest.o
+REL_PROCESS_TESTS := test_crash
+TESTS += $(REL_PROCESS_TESTS)
+$(foreach t,$(REL_PROCESS_TESTS),$(eval TEST_EXTRA_OBJS_$(t) := $(REL_HELPERS)))
+$(addprefix $(BUILD)/tests/,$(REL_PROCESS_TESTS)): $(REL_HELPERS) $(BUILD)/vyred
