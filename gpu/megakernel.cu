@@ -664,7 +664,8 @@ __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, share
 			return;
 		}
 	}
-	__threadfence_system();
+	// acquire: the units, tables and heap words the host wrote before the doorbell
+	asm volatile("fence.acq_rel.sys;" ::: "memory");
 	uint32_t d[VYRE_MK_HEADER_WORDS];
 #pragma unroll
 	for (uint32_t j = 0; j < VYRE_MK_HEADER_WORDS; j++)

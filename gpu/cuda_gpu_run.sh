@@ -1,0 +1,40 @@
+#!/bin/bash
+# Runs everything of the CUDA backend that needs a GPU, from a bundle made by
+# `make BUILD=build-cudadev cuda-bundle` and carried to a GPU machine:
+#   bash build-cudadev/cuda-bundle/run.sh
+# Each step's full output goes to $OUT/<step>.log (default /tmp/vyre-gpu-out);
+# the console gets each step's exit status and last lines. A step that runs
+# past its limit is killed (timeout), so the run itself can never hang.
+cd "$(dirname "$0")" || exit 1
+export LD_LIBRARY_PATH=$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+O=${OUT:-/tmp/vyre-gpu-out}
+mkdir -p "$O"
+{
+	date -u
+	nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
+	uname -r
+	nproc
+} >"$O/info.log" 2>&1
+cat "$O/info.log"
+
+step() {
+	local name=$1 limit=$2 t0 rc
+	shift 2
+	t0=$(date +%s)
+	timeout "$limit" "$@" >"$O/$name.log" 2>&1
+	rc=$?
+	echo "== $name: exit $rc after $(($(date +%s) - t0)) s"
+	tail -n "${TAILN:-6}" "$O/$name.log"
+}
+
+step lower 120 ./tests/test_cuda_lower
+step diff "${DIFF_LIMIT:-300}" ./tests/test_cuda_diff
+step fault 180 ./tests/test_cuda_fault
+step e2e "${E2E_LIMIT:-300}" ./tests/test_cuda_e2e
+step bench "${BENCH_LIMIT:-300}" ./vyre-bench --seconds "${BENCH_SECONDS:-0.5}" cuda
+grep -E '^cuda ' "$O/bench.log" | grep -v 'graph\|per-item\|launch per' | head -60
+S=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+if [ -x "$S" ] && [ -z "$NO_SANITIZER" ]; then
+	VYRE_CUDA_DIFF_BATCHES=40 step memcheck 200 "$S" --tool memcheck --print-limit 20 ./tests/test_cuda_diff
+	VYRE_CUDA_DIFF_BATCHES=20 step racecheck 200 "$S" --tool racecheck --print-limit 20 ./tests/test_cuda_diff
+fi
