@@ -232,30 +232,52 @@ static uint64_t thread_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+#define ROUNDS 7u
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * ROUNDS rounds of --seconds / ROUNDS each; the medians of their per-item
+ * costs are reported, so a round disturbed by another process on a shared
+ * machine does not move the figure.
+ */
 static int measure_plans(struct vyre_bench_ctx *ctx, struct vyre_planner *p,
 			 const struct bench_batch *b, struct measured *m)
 {
 	struct vyre_plan_batch v = view(b);
 	struct vyre_plan plan;
-	uint64_t iters = 0, start, cpu_start, elapsed, target = (uint64_t)(ctx->seconds * 1e9);
+	double cpu[ROUNDS], wall[ROUNDS];
+	uint64_t target = (uint64_t)(ctx->seconds * 1e9 / ROUNDS), batches = 0;
 	unsigned long calls;
 
 	/* Warm-up: touches the arena's pages once. */
 	if (vyre_planner_plan(p, &v, &plan, NULL) || plan.accepted != b->n)
 		return -1;
 	calls = atomic_load(&alloc_calls);
-	start = vyre_bench_now_ns();
-	cpu_start = thread_ns();
-	do {
-		for (int i = 0; i < 8; i++)
-			if (vyre_planner_plan(p, &v, &plan, NULL))
-				return -1;
-		iters += 8;
-		elapsed = vyre_bench_now_ns() - start;
-	} while (elapsed < target);
-	m->cpu_ns_per_item = (double)(thread_ns() - cpu_start) / ((double)iters * b->n);
-	m->allocs_per_batch = (double)(atomic_load(&alloc_calls) - calls) / (double)iters;
-	m->ns_per_item = (double)elapsed / ((double)iters * b->n);
+	for (uint32_t r = 0; r < ROUNDS; r++) {
+		uint64_t iters = 0, start = vyre_bench_now_ns(), cpu_start = thread_ns(), elapsed;
+
+		do {
+			for (int i = 0; i < 4; i++)
+				if (vyre_planner_plan(p, &v, &plan, NULL))
+					return -1;
+			iters += 4;
+			elapsed = vyre_bench_now_ns() - start;
+		} while (elapsed < target);
+		cpu[r] = (double)(thread_ns() - cpu_start) / ((double)iters * b->n);
+		wall[r] = (double)elapsed / ((double)iters * b->n);
+		batches += iters;
+	}
+	m->allocs_per_batch = (double)(atomic_load(&alloc_calls) - calls) / (double)batches;
+	qsort(cpu, ROUNDS, sizeof(double), cmp_double);
+	qsort(wall, ROUNDS, sizeof(double), cmp_double);
+	m->cpu_ns_per_item = cpu[ROUNDS / 2];
+	m->ns_per_item = wall[ROUNDS / 2];
 	m->last = plan.stats;
 	return 0;
 }

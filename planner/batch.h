@@ -56,6 +56,8 @@ struct batch_scratch {
 	uint32_t *arm_end;
 	struct vyre_redundant_pair *pairs;
 	struct vyre_cross_arm_pair *xpairs;
+	uint64_t last_arm_key; /* one client's items come in runs: skip the lookup */
+	uint32_t last_arm;
 	uint32_t n_nodes;
 	uint32_t nodes_cap;
 	uint32_t n_deps;

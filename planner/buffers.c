@@ -8,6 +8,12 @@
 /* Slots a map starts a batch with. */
 #define ID_MAP_FIRST_SLOTS 512u
 
+static void set_slots(struct id_map *m, uint32_t slots)
+{
+	m->mask = slots - 1;
+	m->shift = 64 - (uint32_t)__builtin_ctz(slots);
+}
+
 int id_map_reserve(struct vyre_arena *a, uint32_t max_ids, struct id_map *m,
 		   enum vyre_plan_component where, const char *field, struct vyre_plan_error *err)
 {
@@ -16,7 +22,8 @@ int id_map_reserve(struct vyre_arena *a, uint32_t max_ids, struct id_map *m,
 
 	if (vyre_arena_reserve(a, cap, sizeof(struct id_slot), &p))
 		return plan_err_reserve(err, where, field, cap);
-	*m = (struct id_map){.slots = p, .cap = cap, .mask = cap - 1, .max_ids = max_ids};
+	*m = (struct id_map){.slots = p, .cap = cap, .max_ids = max_ids};
+	set_slots(m, cap);
 	if (arena_u64(a, max_ids, &m->keys))
 		return plan_err_reserve(err, where, field, max_ids);
 	if (p)
@@ -33,17 +40,23 @@ static void new_generation(struct id_map *m)
 	}
 }
 
+/* Fibonacci hashing: one multiply, the well-mixed top bits pick the slot. */
+static uint32_t slot_of(const struct id_map *m, uint64_t key)
+{
+	return m->mask ? (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> m->shift) : 0;
+}
+
 void id_map_begin(struct id_map *m, uint32_t max_ids)
 {
 	new_generation(m);
-	m->mask = (m->cap < ID_MAP_FIRST_SLOTS ? m->cap : ID_MAP_FIRST_SLOTS) - 1;
+	set_slots(m, m->cap < ID_MAP_FIRST_SLOTS ? m->cap : ID_MAP_FIRST_SLOTS);
 	m->max_ids = max_ids;
 	m->n_ids = 0;
 }
 
 static void place(struct id_map *m, uint64_t key, uint32_t id)
 {
-	uint32_t h = (uint32_t)mix64(key) & m->mask;
+	uint32_t h = slot_of(m, key);
 
 	while (m->slots[h].gen == m->gen)
 		h = (h + 1) & m->mask;
@@ -54,7 +67,7 @@ static void place(struct id_map *m, uint64_t key, uint32_t id)
 static void grow(struct id_map *m)
 {
 	new_generation(m);
-	m->mask = 2 * m->mask + 1;
+	set_slots(m, 2 * (m->mask + 1));
 	for (uint32_t id = 0; id < m->n_ids; id++)
 		place(m, m->keys[id], id);
 }
@@ -62,7 +75,7 @@ static void grow(struct id_map *m)
 uint32_t id_map_get(struct id_map *m, uint64_t key, int *added)
 {
 	*added = 0;
-	for (uint32_t h = (uint32_t)mix64(key) & m->mask;; h = (h + 1) & m->mask) {
+	for (uint32_t h = slot_of(m, key);; h = (h + 1) & m->mask) {
 		struct id_slot *s = &m->slots[h];
 
 		if (s->gen == m->gen) {

@@ -52,7 +52,7 @@ void cross_arm_walk(struct cross_arm_table *t, const struct vyre_work_item *item
 		    const uint32_t *arm_items, const uint32_t *arm_end, uint32_t n_arms,
 		    const uint32_t *arm_domain, struct vyre_redundancy *report)
 {
-	uint32_t start = 0;
+	uint32_t start = 0, total = n_arms ? arm_end[n_arms - 1] : 0;
 
 	report->n_pairs = 0;
 	for (uint32_t arm = 0; arm < n_arms; arm++) {
@@ -61,6 +61,13 @@ void cross_arm_walk(struct cross_arm_table *t, const struct vyre_work_item *item
 		for (uint32_t pos = start; pos < arm_end[arm]; pos++) {
 			uint32_t idx = arm_items ? arm_items[pos] : pos;
 			const struct vyre_work_item *it = &items[idx];
+
+			if (pos + PREFETCH_DISTANCE < total) {
+				uint32_t ahead = arm_items ? arm_items[pos + PREFETCH_DISTANCE]
+							   : pos + PREFETCH_DISTANCE;
+
+				__builtin_prefetch(&items[ahead]);
+			}
 
 			for (uint32_t h = (uint32_t)triple_hash(it, domain) & t->mask;;
 			     h = (h + 1) & t->mask) {

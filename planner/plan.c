@@ -117,9 +117,14 @@ static int arm_of_item(struct batch_scratch *s, const struct vyre_plan_batch *b,
 		       uint32_t *arm)
 {
 	uint32_t dom = b->domain[k], cl = b->client ? b->client[k] : 0;
+	uint64_t key = (uint64_t)dom << 32 | cl;
 	int added;
 
-	*arm = id_map_get(&s->t->arms, (uint64_t)dom << 32 | cl, &added);
+	if (key == s->last_arm_key && s->last_arm != VYRE_PLAN_NONE) {
+		*arm = s->last_arm;
+		return 0;
+	}
+	*arm = id_map_get(&s->t->arms, key, &added);
 	if (*arm == VYRE_PLAN_NONE)
 		return -1;
 	if (added) {
@@ -128,6 +133,8 @@ static int arm_of_item(struct batch_scratch *s, const struct vyre_plan_batch *b,
 		s->t->arm_pending[*arm] = VYRE_PLAN_NONE;
 		s->t->arm_count[*arm] = 0;
 	}
+	s->last_arm_key = key;
+	s->last_arm = *arm;
 	return 0;
 }
 
@@ -276,6 +283,7 @@ static int plan_prefix(struct vyre_planner *p, const struct vyre_plan_batch *b, 
 	if ((rc = batch_scratch_reserve(&p->arena, &p->cfg, n, &s, err)))
 		return rc;
 	s.t = &p->tables;
+	s.last_arm = VYRE_PLAN_NONE;
 	buffer_map_begin(&s.t->buffers, 3 * n);
 	dedupe_table_begin(&s.t->dedupe, n);
 	id_map_begin(&s.t->arms, batch_arms_cap(&p->cfg, n));

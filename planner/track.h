@@ -37,6 +37,7 @@ struct id_map {
 	uint64_t *keys; /* id -> key, for growing */
 	uint32_t cap;	/* reserved slots, a power of two */
 	uint32_t mask;
+	uint32_t shift; /* 64 - log2(mask + 1): Fibonacci hashing keeps the top bits */
 	uint32_t gen;
 	uint32_t n_ids;
 	uint32_t max_ids;
@@ -71,6 +72,9 @@ struct item_slots {
 
 void item_slots_resolve(struct buffer_map *m, uint32_t domain, const struct vyre_work_item *it,
 			struct item_slots *s);
+
+/* Items ahead whose lines the cross-arm walk prefetches. */
+#define PREFETCH_DISTANCE 8u
 
 /* Reads its own output: running it twice differs from running it once. */
 static inline int item_slots_in_place(const struct item_slots *s)
