@@ -333,47 +333,6 @@ static pid_t start_survivor(const char *socket, uint64_t seed, const volatile in
 	return pid;
 }
 
-/* Waits until vyred's descriptors and memfd mappings are back to @fds / @maps. */
-static int back_to_baseline(struct run *run, int fds, const struct rel_maps *maps)
-{
-	struct rel_maps now;
-	int n = -1;
-
-	for (int i = 0; i < 500; i++) {
-		n = vyre_test_fd_count(run->d.pid);
-		if (rel_maps_read(run->d.pid, &now) == 0 && n == fds &&
-		    now.memfd_count == maps->memfd_count && now.memfd_bytes == maps->memfd_bytes)
-			break;
-		rel_sleep_ns(10000000);
-	}
-	printf("vyred: %d descriptors (baseline %d), %u memfd mappings of %" PRIu64
-	       " bytes (baseline %u, %" PRIu64 "), %" PRIu64 " MiB mapped (baseline %" PRIu64 ")\n",
-	       n, fds, now.memfd_count, now.memfd_bytes, maps->memfd_count, maps->memfd_bytes,
-	       now.total_bytes >> 20, maps->total_bytes >> 20);
-	return n == fds && now.memfd_count == maps->memfd_count &&
-	       now.memfd_bytes == maps->memfd_bytes;
-}
-
-/* A client that comes and goes before the baseline, so lazily made state is counted in. */
-static int warm_up(struct run *run, int *fds, struct rel_maps *maps)
-{
-	struct rel_honest_opts o = {
-	    .socket = run->d.socket, .seed = 1, .items = 500, .wait_timeout_ns = 20000000000ll};
-	struct rel_honest_result r;
-
-	if (rel_honest_run(&o, &r) != 0) {
-		printf("warm-up client: %s\n", r.why);
-		return -1;
-	}
-	for (int i = 0; i < 500; i++) {
-		if (rel_maps_read(run->d.pid, maps) == 0 && maps->memfd_count == 0)
-			break;
-		rel_sleep_ns(10000000);
-	}
-	*fds = vyre_test_fd_count(run->d.pid);
-	return maps->memfd_count == 0 && *fds > 0 ? 0 : -1;
-}
-
 static void report_reclaim(struct run *run)
 {
 	if (run->n_reclaim == 0) {
@@ -425,8 +384,8 @@ int main(void)
 	static struct run run;
 	const char *extra[] = {"--backend", "cpu", "--max-clients", "64", NULL};
 	uint64_t kills = KILLS * vyre_test_scale();
-	struct rel_maps base_maps;
-	int base_fds, rc = 1;
+	struct rel_baseline base;
+	int rc = 1;
 	pid_t survivors[SURVIVORS];
 	volatile int *stop = rel_shared_alloc(4096);
 	struct victim_page *pages = rel_shared_alloc(SLOTS * sizeof(struct victim_page));
@@ -440,10 +399,8 @@ int main(void)
 		run.slots[k].page = &pages[k];
 	if (vyre_test_daemon_start(&run.d, extra) != 0)
 		return 1;
-	if (warm_up(&run, &base_fds, &base_maps) != 0) {
-		printf("vyred did not settle after the warm-up client\n");
+	if (rel_baseline_take(&run.d, &base) != 0)
 		goto out;
-	}
 	for (uint32_t i = 0; i < SURVIVORS; i++)
 		survivors[i] = start_survivor(run.d.socket, rel_rand(&run.rng), stop);
 	run.accept_fd = open(run.d.accept_log, O_RDONLY | O_CLOEXEC);
@@ -472,8 +429,7 @@ int main(void)
 	if (!rel_child_running(run.d.pid)) {
 		printf("vyred died\n");
 		run.failed = 1;
-	} else if (!back_to_baseline(&run, base_fds, &base_maps)) {
-		printf("vyred did not return to its baseline descriptors and mappings\n");
+	} else if (rel_baseline_check(&run.d, &base) != 0) {
 		run.failed = 1;
 	}
 	if (run.items_accepted == 0) {

@@ -46,9 +46,9 @@ static int fail(struct honest *h, const char *fmt, ...) __attribute__((format(pr
 
 static int fail(struct honest *h, const char *fmt, ...)
 {
-	va_list ap;
-
 	if (h->r->why[0] == '\0') {
+		va_list ap;
+
 		va_start(ap, fmt);
 		vsnprintf(h->r->why, sizeof(h->r->why), fmt, ap);
 		va_end(ap);

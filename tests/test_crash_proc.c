@@ -11,7 +11,11 @@
 #include <time.h>
 
 #include "../ring/client.h"
+#include "test_crash_honest.h"
 #include "test_crash_proc.h"
+#include "test_integration_daemon.h"
+
+#define SETTLE_TRIES 500 /* x 10 ms */
 
 /* One line of /proc/PID/maps: "start-end perms offset dev inode path". */
 static int parse_map_line(const char *line, uint64_t *bytes, uint64_t *ino, const char **path)
@@ -134,6 +138,13 @@ int rel_client_socket(const struct vyre_client *c)
 	return c->sock;
 }
 
+void rel_client_force_kick(struct vyre_client *c)
+{
+	__atomic_store_n(&c->region.hdr->sq_need_wakeup, VYRE_SQ_WAKE_FUTEX | VYRE_SQ_WAKE_EVENTFD,
+			 __ATOMIC_SEQ_CST);
+	vyre_sq_kick(&c->sq);
+}
+
 uint64_t rel_now_ns(void)
 {
 	struct timespec ts;
@@ -209,4 +220,49 @@ uint64_t rel_seed(const char *test)
 	printf("%s: seed %" PRIu64 " (replay with VYRE_TEST_SEED=%" PRIu64 ")\n", test, seed, seed);
 	fflush(stdout);
 	return seed;
+}
+
+int rel_baseline_take(const struct vyre_test_daemon *d, struct rel_baseline *b)
+{
+	struct rel_honest_opts o = {
+	    .socket = d->socket, .seed = 1, .items = 500, .wait_timeout_ns = 20000000000ll};
+	struct rel_honest_result r;
+
+	if (rel_honest_run(&o, &r) != 0) {
+		printf("warm-up client: %s\n", r.why);
+		return -1;
+	}
+	for (int i = 0; i < SETTLE_TRIES; i++) {
+		if (rel_maps_read(d->pid, &b->maps) == 0 && b->maps.memfd_count == 0)
+			break;
+		rel_sleep_ns(10000000);
+	}
+	b->fds = vyre_test_fd_count(d->pid);
+	if (b->maps.memfd_count != 0 || b->fds <= 0) {
+		printf("vyred did not let go of the warm-up client\n");
+		return -1;
+	}
+	return 0;
+}
+
+int rel_baseline_check(const struct vyre_test_daemon *d, const struct rel_baseline *b)
+{
+	struct rel_maps now = {0};
+	int fds = -1, same = 0;
+
+	for (int i = 0; i < SETTLE_TRIES && !same; i++) {
+		if (i)
+			rel_sleep_ns(10000000);
+		fds = vyre_test_fd_count(d->pid);
+		same = rel_maps_read(d->pid, &now) == 0 && fds == b->fds &&
+		       now.memfd_count == b->maps.memfd_count &&
+		       now.memfd_bytes == b->maps.memfd_bytes;
+	}
+	printf("vyred: %d descriptors (baseline %d), %u memfd mappings of %" PRIu64
+	       " bytes (baseline %u, %" PRIu64 "), %" PRIu64 " MiB mapped (baseline %" PRIu64 ")\n",
+	       fds, b->fds, now.memfd_count, now.memfd_bytes, b->maps.memfd_count,
+	       b->maps.memfd_bytes, now.total_bytes >> 20, b->maps.total_bytes >> 20);
+	if (!same)
+		printf("vyred did not return to its baseline descriptors and mappings\n");
+	return same ? 0 : -1;
 }

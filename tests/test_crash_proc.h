@@ -21,6 +21,27 @@ struct rel_maps {
 	uint32_t memfd_count;
 };
 
+struct vyre_test_daemon;
+
+/* What an idle vyred holds: descriptors and memfd mappings (none without clients). */
+struct rel_baseline {
+	int fds;
+	struct rel_maps maps;
+};
+
+/*
+ * Runs a short honest client against @d (so lazily made state is counted in),
+ * waits until vyred holds no client memory, and records what it holds then.
+ * Returns 0, or -1 after printing why.
+ */
+int rel_baseline_take(const struct vyre_test_daemon *d, struct rel_baseline *b);
+
+/*
+ * Waits (a few seconds at most) until vyred is back at @b: the same
+ * descriptors and memfd mappings. Prints both; returns 0 or -1.
+ */
+int rel_baseline_check(const struct vyre_test_daemon *d, const struct rel_baseline *b);
+
 /* Mappings of @pid; returns 0 or -1 when /proc/PID/maps cannot be read. */
 int rel_maps_read(pid_t pid, struct rel_maps *out);
 
@@ -44,6 +65,12 @@ uint8_t *rel_client_heap(struct vyre_client *c, uint64_t *bytes);
 
 /* The client's socket (to send hand-made control messages on a live connection). */
 int rel_client_socket(const struct vyre_client *c);
+
+/*
+ * Rings vyred's SQ doorbell of a connection whatever its need-wakeup flags say
+ * (they may be garbage after a hostile write), so vyred looks at the region.
+ */
+void rel_client_force_kick(struct vyre_client *c);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t rel_now_ns(void);
