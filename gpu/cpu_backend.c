@@ -115,7 +115,10 @@ static void run_shared(struct vyre_backend *b, const struct vyre_exec_batch *bat
 		       uint32_t to)
 {
 	uint32_t claims = (b->n_helpers + 1) * CPU_CLAIMS_PER_THREAD;
-	uint32_t chunk = (to - from) / claims ? (to - from) / claims : 1;
+	uint32_t chunk = (to - from) / claims;
+
+	if (chunk == 0)
+		chunk = 1;
 
 	pthread_mutex_lock(&b->lock);
 	b->batch = batch;
@@ -155,6 +158,9 @@ static int plan_ok(const struct vyre_exec_batch *batch)
 	const struct vyre_exec_plan *p = &batch->plan;
 	uint32_t prev = 0;
 
+	/* Claims past a group's end must not wrap the shared cursor. */
+	if (p->n_order > UINT32_MAX / 2)
+		return 0;
 	if (p->n_order && (!p->order || !p->group_end || p->n_groups == 0))
 		return 0;
 	for (uint32_t k = 0; k < p->n_order; k++)

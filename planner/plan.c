@@ -97,12 +97,13 @@ static int buffer_edges(struct batch_scratch *s, const struct item_slots *sl, ui
 static int fence_edges(struct batch_scratch *s, uint32_t arm, uint32_t w,
 		       struct vyre_plan_error *err)
 {
-	int rc;
-
 	for (uint32_t node = s->t->arm_pending[arm]; node != VYRE_PLAN_NONE;
-	     node = s->node_next[node])
-		if ((rc = add_edge(s, s->node_wave[node], w, err)))
+	     node = s->node_next[node]) {
+		int rc = add_edge(s, s->node_wave[node], w, err);
+
+		if (rc)
 			return rc;
+	}
 	s->t->arm_pending[arm] = VYRE_PLAN_NONE;
 	return 0;
 }

@@ -560,7 +560,7 @@ static void test_cpu_backend_parallel_group(void **state)
 	static struct vyre_exec_result r[ITEMS], want[ITEMS];
 	static uint32_t order[ITEMS];
 	uint32_t group_end[] = {ITEMS};
-	struct vyre_heap_view view = {heap[1], sizeof(heap[1])};
+	struct vyre_heap_view oracle_view = {heap[1], sizeof(heap[1])};
 	char why[128];
 	(void)state;
 
@@ -577,7 +577,7 @@ static void test_cpu_backend_parallel_group(void **state)
 					       .out_off = base + WORDS * 4};
 		order[k] = ITEMS - 1 - k;
 	}
-	vyre_exec_sequential(&view, x, ITEMS, want);
+	vyre_exec_sequential(&oracle_view, x, ITEMS, want);
 	assert_int_equal(vyre_cpu_backend.init(&be, &cfg, why, sizeof(why)), 0);
 	assert_int_equal(vyre_cpu_backend.register_heap(be, 0, heap[0], sizeof(heap[0])), 0);
 	struct vyre_exec_batch eb = {x, ITEMS, {order, ITEMS, group_end, 1, group_end, 1}, r};

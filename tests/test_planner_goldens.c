@@ -786,6 +786,7 @@ static void test_prune_hazards(void **state)
 	    {VYRE_OP_DFA_SCAN, 1, 2, 9}, wi(VYRE_OP_COPY, 8, 9), {VYRE_OP_DFA_SCAN, 1, 2, 9}};
 	n = prune(table_written, 3, out, &r);
 	assert_int_equal(r.n_pairs, 0);
+	assert_int_equal(n, 0);
 	/* Reading the output or the input in between changes nothing. */
 	const struct vyre_work_item reads[] = {{VYRE_OP_DFA_SCAN, 1, 2, 9},
 					       wi(VYRE_OP_COPY, 2, 3),
@@ -793,23 +794,27 @@ static void test_prune_hazards(void **state)
 					       {VYRE_OP_DFA_SCAN, 1, 2, 9}};
 	n = prune(reads, 4, out, &r);
 	assert_pairs(&r, (const uint32_t[][3]){{0, 3, 0}}, 1);
+	assert_items(out, n, reads, 3);
 	/* In-place accumulation is never idempotent. */
 	const struct vyre_work_item in_place[] = {
 	    {VYRE_OP_ADD, 1, 1, 1}, {VYRE_OP_ADD, 1, 1, 1},	 wi(VYRE_OP_SUM, 2, 2),
 	    wi(VYRE_OP_SUM, 2, 2),  {VYRE_OP_DFA_SCAN, 3, 4, 4}, {VYRE_OP_DFA_SCAN, 3, 4, 4}};
 	n = prune(in_place, 6, out, &r);
 	assert_int_equal(r.n_pairs, 0);
+	assert_int_equal(n, 0);
 	/* A deduplicated item does not count as a writer: the third still matches the first. */
 	const struct vyre_work_item chain[] = {wi(VYRE_OP_COPY, 1, 2), wi(VYRE_OP_COPY, 1, 2),
 					       wi(VYRE_OP_COPY, 1, 2)};
 	n = prune(chain, 3, out, &r);
 	assert_pairs(&r, (const uint32_t[][3]){{0, 1, 0}, {0, 2, 0}}, 2);
+	assert_items(out, n, chain, 1);
 	/* A write to an unrelated buffer between them does not matter. */
 	const struct vyre_work_item unrelated[] = {wi(VYRE_OP_COPY, 1, 2),
 						   (struct vyre_work_item){VYRE_OP_FILL, 0, 7, 3},
 						   wi(VYRE_OP_COPY, 1, 2)};
 	n = prune(unrelated, 3, out, &r);
 	assert_pairs(&r, (const uint32_t[][3]){{0, 2, 0}}, 1);
+	assert_items(out, n, unrelated, 2);
 
 	for (uint64_t nth = 1; nth <= 5; nth++) {
 		struct vyre_plan_error e;
