@@ -21,7 +21,9 @@
  * consumer's timestamp minus the producer's (invariant TSC).
  */
 #include <ck_ring.h>
+#include <poll.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -35,10 +37,17 @@
 #define MAX_PRODUCERS 8u
 #define POP_BATCH     64u
 #define MAX_SAMPLES   (1u << 20)
-#define GIVE_UP_NS    (10ull * 1000000000ull) /* a phase that takes longer is broken */
+#define GIVE_UP_NS    (30ull * 1000000000ull) /* a phase that takes longer is broken */
 #define ROUNDS	      15		      /* <= VYRE_BENCH_MAX_ROUNDS */
-#define MIN_ITEMS     1000u
-#define MIN_SAMPLES   100u
+/*
+ * Least work per measurement, so a round starved by other load still means
+ * something; --quick asks for less because a sleeping consumer (eventfd) can
+ * cost a whole timeslice per item on a loaded machine.
+ */
+#define MIN_ITEMS	  1000u
+#define MIN_SAMPLES	  100u
+#define QUICK_MIN_ITEMS	  100u
+#define QUICK_MIN_SAMPLES 20u
 
 CK_RING_PROTOTYPE(sqe, vyre_sqe)
 
@@ -73,6 +82,7 @@ struct run {
 	int latency;
 	int oversubscribed; /* producers share CPUs: yield instead of spinning */
 	double seconds;
+	uint32_t min_work; /* items (throughput) or samples (latency) before stopping */
 	struct control *ctl;
 	struct vyre_region region;
 	struct vyre_sq_producer sq_prod; /* each producer process fills its own copy */
@@ -165,15 +175,14 @@ static int peer_push(struct run *r, unsigned id, struct vyre_sqe *e)
 		return ck_ring_enqueue_mpsc_sqe(&r->ck->ring, r->ck->buf, e) ? 0 : VYRE_E_AGAIN;
 	case PEER_EVENTFD: {
 		struct efd_ring *q = &r->efd_rings[id];
-		uint32_t tail = q->tail.v, one_shot;
+		uint32_t tail = q->tail.v;
 		uint64_t one = 1;
 
 		if (tail - load(&q->head.v) >= RING_ENTRIES)
 			return VYRE_E_AGAIN;
 		q->e[tail % RING_ENTRIES] = *e;
 		store(&q->tail.v, tail + 1);
-		one_shot = write(r->efd, &one, sizeof(one)) == sizeof(one);
-		return one_shot ? 0 : VYRE_E_INVAL;
+		return write(r->efd, &one, sizeof(one)) == sizeof(one) ? 0 : VYRE_E_INVAL;
 	}
 	case PEER_PINGPONG: {
 		uint32_t seq = r->pp->seq + 1;
@@ -222,8 +231,12 @@ static int peer_pop(struct run *r, struct vyre_sqe *out, uint32_t max, int may_b
 	case PEER_EVENTFD: {
 		uint64_t count;
 
+		struct pollfd pfd = {.fd = r->efd, .events = POLLIN};
+
 		n = efd_drain(r, out, max);
-		if (n == 0 && may_block && read(r->efd, &count, sizeof(count)) != sizeof(count))
+		/* a bounded sleep: the caller's loop must see time pass if producers die */
+		if (n == 0 && may_block && poll(&pfd, 1, 100) == 1 &&
+		    read(r->efd, &count, sizeof(count)) != sizeof(count))
 			return VYRE_E_INVAL;
 		return n;
 	}
@@ -258,7 +271,8 @@ static int producer_main(void *arg)
 	memset(&e, 0, sizeof(e));
 	e.item.op_handle = a->id;
 	__atomic_fetch_add(&ctl->ready.v, 1, __ATOMIC_ACQ_REL);
-	while (!load(&ctl->go.v))
+	/* stop without go: the consumer gave up before starting */
+	while (!load(&ctl->go.v) && !load(&ctl->stop.v))
 		backoff(r);
 	while (!load(&ctl->stop.v)) {
 		e.user_data = seq;
@@ -310,6 +324,12 @@ static uint64_t consume_batch(struct run *r, const struct vyre_sqe *buf, int n, 
 	return errors;
 }
 
+static int give_up(const char *why)
+{
+	fprintf(stderr, "ring: %s within %llu s\n", why, GIVE_UP_NS / 1000000000ull);
+	return -1;
+}
+
 /* The consumer loop, in the calling process pinned to the consumer CPU. */
 static int consume(struct run *r, struct outcome *o)
 {
@@ -322,7 +342,7 @@ static int consume(struct run *r, struct outcome *o)
 
 	while (load(&ctl->ready.v) != r->producers)
 		if (vyre_bench_now_ns() - start > GIVE_UP_NS)
-			return -1;
+			return give_up("the producers did not start");
 	start = vyre_bench_now_ns();
 	store(&ctl->go.v, 1);
 	for (;;) {
@@ -330,13 +350,13 @@ static int consume(struct run *r, struct outcome *o)
 		int n = peer_pop(r, buf, POP_BATCH, !stopping);
 
 		if (n < 0)
-			return -1;
+			return give_up("the ring failed");
 		o->errors += consume_batch(r, buf, n, expected, o, stopping);
 		if (stopping) {
 			if (done == r->producers && n == 0)
 				break;
 			if (vyre_bench_now_ns() - stop_at > GIVE_UP_NS)
-				return -1;
+				return give_up("the producers did not finish");
 			continue;
 		}
 		count += (uint64_t)n;
@@ -347,10 +367,10 @@ static int consume(struct run *r, struct outcome *o)
 		uint64_t now = vyre_bench_now_ns();
 		/* a loaded machine may starve a short run: insist on a minimum */
 		int enough =
-		    r->latency ? o->samples->n - first_sample >= MIN_SAMPLES : count >= MIN_ITEMS;
+		    r->latency ? o->samples->n - first_sample >= r->min_work : count >= r->min_work;
 
 		if (now - start > GIVE_UP_NS)
-			return -1;
+			return give_up("too little progress");
 		if (((double)(now - start) >= r->seconds * 1e9 && enough) || full) {
 			o->items_per_s = (double)count * 1e9 / (double)(now - start);
 			stopping = 1;
@@ -365,7 +385,7 @@ static int consume(struct run *r, struct outcome *o)
  * One measurement: throughput when @samples is NULL, else latency samples
  * appended to @samples (at most @max_samples of them).
  */
-static int measure(enum peer peer, unsigned producers, double seconds,
+static int measure(enum peer peer, unsigned producers, double seconds, int quick,
 		   struct vyre_bench_samples *samples, size_t max_samples, struct outcome *o)
 {
 	struct run r = {.peer = peer,
@@ -373,6 +393,11 @@ static int measure(enum peer peer, unsigned producers, double seconds,
 			.latency = samples != NULL,
 			.seconds = seconds,
 			.efd = -1};
+
+	if (samples)
+		r.min_work = quick ? QUICK_MIN_SAMPLES : MIN_SAMPLES;
+	else
+		r.min_work = quick ? QUICK_MIN_ITEMS : MIN_ITEMS;
 	struct producer_arg args[MAX_PRODUCERS];
 	pid_t pids[MAX_PRODUCERS];
 	unsigned spawned = 0;
@@ -420,6 +445,7 @@ static void report_ratio(struct vyre_bench_ctx *ctx, const char *mode, const cha
 /* Per-round figures of every peer, and the latency samples of all rounds pooled. */
 struct figures {
 	unsigned rounds;
+	int quick;
 	double items[PEERS][ROUNDS];
 	double p50[PEERS][ROUNDS];
 	struct vyre_bench_samples pooled[PEERS];
@@ -433,11 +459,11 @@ static int measure_turn(unsigned p, unsigned producers, double seconds, struct f
 	size_t first = s->n;
 
 	if (p != PEER_PINGPONG) {
-		if (measure(p, producers, seconds, NULL, 0, o))
+		if (measure(p, producers, seconds, f->quick, NULL, 0, o))
 			return -1;
 		f->items[p][round] = o->items_per_s;
 	}
-	if (measure(p, producers, seconds, s, MAX_SAMPLES / f->rounds, o))
+	if (measure(p, producers, seconds, f->quick, s, MAX_SAMPLES / f->rounds, o))
 		return -1;
 	f->p50[p][round] = vyre_bench_quantile_ns_from(s, first, 0.5);
 	return 0;
@@ -506,6 +532,7 @@ static int run_mode(struct vyre_bench_ctx *ctx, unsigned producers)
 	if (!f)
 		return -1;
 	f->rounds = ctx->quick ? 1 : ROUNDS;
+	f->quick = ctx->quick;
 	snprintf(mode, sizeof(mode), producers == 1 ? "spsc" : "mpsc%u", producers);
 	for (unsigned p = 0; p < PEERS; p++)
 		if (vyre_bench_samples_init(&f->pooled[p], MAX_SAMPLES))
