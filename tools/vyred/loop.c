@@ -401,6 +401,9 @@ int vyre_loop_run(struct vyre_daemon *d)
 		reap_cqes(d);
 		if (d->stopping)
 			break;
+		/* Re-armed polls and eventfd writes go out now, not when we next idle. */
+		if (io_uring_sq_ready(&d->ring))
+			io_uring_submit(&d->ring);
 		int n = vyre_pipeline_run(d);
 		uint64_t now = vyre_now_ns();
 
@@ -410,8 +413,6 @@ int vyre_loop_run(struct vyre_daemon *d)
 			idle_since = 0;
 			continue;
 		}
-		if (io_uring_sq_ready(&d->ring))
-			io_uring_submit(&d->ring);
 		if (!idle_since)
 			idle_since = now;
 		if (now - idle_since < d->spin_ns) {
