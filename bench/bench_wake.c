@@ -41,6 +41,7 @@
 #define ROUNDS	     9 /* <= VYRE_BENCH_MAX_ROUNDS */
 #define MAX_SAMPLES  200000u
 #define ASLEEP_POLLS 100000
+#define GIVE_UP_S    30u
 
 enum mechanism { WAKE_URING, WAKE_FUTEX, WAKE_EVENTFD };
 
@@ -140,12 +141,26 @@ static int uring_futex_wait(struct io_uring *ring, uint32_t *word, uint32_t expe
 	return rc;
 }
 
-/* Sleeps until the word moves past @k - 1. */
+/* Set by SIGALRM: a measurement ran far past its budget (its producer died, say). */
+static volatile sig_atomic_t overdue;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	overdue = 1;
+}
+
+/*
+ * Sleeps until the word moves past @k - 1. The waits are the plain blocking
+ * calls being measured; the alarm interrupts them (EINTR) if all goes wrong.
+ */
 static int sleep_once(struct wake_run *w, uint32_t k)
 {
 	uint32_t *word = &w->sh->word;
 
 	while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == k - 1) {
+		if (overdue)
+			return -1;
 		if (w->mech == WAKE_URING) {
 			int rc = uring_futex_wait(&w->ring, word, k - 1);
 
@@ -176,6 +191,9 @@ static int measure(struct wake_run *w, struct vyre_bench_samples *s)
 	vyre_bench_pin(vyre_bench_consumer_cpu());
 	int rc = 0;
 
+	overdue = 0;
+	/* generous: 10 ms a sample, as on a machine loaded enough to cost a timeslice each */
+	alarm(GIVE_UP_S + w->samples / 100);
 	for (uint32_t k = 1; k <= w->samples && rc == 0; k++) {
 		__atomic_store_n(&sh->armed.v, k, __ATOMIC_RELEASE);
 		rc = sleep_once(w, k);
@@ -183,6 +201,7 @@ static int measure(struct wake_run *w, struct vyre_bench_samples *s)
 
 		vyre_bench_sample(s, now - __atomic_load_n(&sh->t0.v, __ATOMIC_RELAXED));
 	}
+	alarm(0);
 	vyre_bench_unpin();
 	if (rc)
 		kill(pid, SIGKILL);
@@ -212,7 +231,8 @@ static int collect(struct wake_run *w, int uring_ok, unsigned rounds, uint32_t p
 			w->mech = (enum mechanism)m;
 			w->samples = per_round;
 			if (measure(w, &samples[m])) {
-				fprintf(stderr, "wake: %s failed\n", mechanism_names[m]);
+				fprintf(stderr, "wake: %s failed%s\n", mechanism_names[m],
+					overdue ? ": over its time budget" : "");
 				return -1;
 			}
 			p50[m][r] = vyre_bench_quantile_ns_from(&samples[m], first, 0.5);
@@ -232,6 +252,10 @@ static int wake_suite(struct vyre_bench_ctx *ctx)
 	uint64_t not_asleep = 0;
 	int rc = -1, uring_ok = 0;
 
+	struct sigaction alarm_action = {.sa_handler = on_alarm}, saved_action;
+
+	/* no SA_RESTART: the alarm must interrupt a blocked wait */
+	sigaction(SIGALRM, &alarm_action, &saved_action);
 	w.sh = vyre_bench_shared_alloc(sizeof(*w.sh));
 	memset(samples, 0, sizeof(samples));
 	if (w.efd < 0 || !w.sh || io_uring_queue_init(8, &w.ring, 0) < 0) {
@@ -267,6 +291,7 @@ out_nouring:
 	vyre_bench_shared_free(w.sh, sizeof(*w.sh));
 	if (w.efd >= 0)
 		close(w.efd);
+	sigaction(SIGALRM, &saved_action, NULL);
 	return rc;
 }
 
