@@ -124,7 +124,7 @@ static int expect_hangup(struct conn *c, const char *what)
 
 	if (rc != VYRE_E_DISCONNECTED) {
 		printf("%s: expected a hang-up, got %s (type %u)\n", what, vyre_strerror(rc),
-		       rc == 0 ? m.type : 0);
+		       rc == 0 ? (unsigned)m.type : 0u);
 		return -1;
 	}
 	return 0;
@@ -137,7 +137,7 @@ static int expect_error(struct conn *c, int status, const char *what)
 
 	if (rc != 0 || m.type != VYRE_MSG_ERROR || m.u.error != status) {
 		printf("%s: expected ERROR %s, got %s type %u status %d\n", what,
-		       vyre_strerror(status), vyre_strerror(rc), m.type, m.u.error);
+		       vyre_strerror(status), vyre_strerror(rc), (unsigned)m.type, m.u.error);
 		return -1;
 	}
 	errors_seen++;
