@@ -280,6 +280,7 @@ static int phase(const char *name, const char *const *args, uint64_t n)
 
 	if (rc != 0) {
 		vyre_test_daemon_dump_log(&r.d);
+		vyre_close(r.c);
 		vyre_test_daemon_cleanup(&r.d);
 		return -1;
 	}

@@ -66,6 +66,7 @@ struct vyre_conn {
 	int poll_armed;
 	int waiter_armed;
 	int efd_write_armed;
+	int efd_write_again;  /* a wake-up came while a write was in flight */
 	uint32_t inflight;    /* accepted items whose CQE is not posted yet */
 	uint32_t batch_first; /* this batch's items of this conn: [first, first + count) */
 	uint32_t batch_count;

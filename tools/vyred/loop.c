@@ -128,9 +128,17 @@ void vyre_loop_write_eventfd(struct vyre_daemon *d, struct vyre_conn *c)
 	static const uint64_t one = 1;
 	struct io_uring_sqe *sqe;
 
-	/* One write in flight is enough: the eventfd is already due to become readable. */
-	if (c->efd_write_armed || c->event_fd < 0)
+	if (c->event_fd < 0)
 		return;
+	/*
+	 * At most one write in flight (a client that saturates its eventfd must
+	 * not pile them up). That one may already have landed and been read,
+	 * so another follows when it completes.
+	 */
+	if (c->efd_write_armed) {
+		c->efd_write_again = 1;
+		return;
+	}
 	sqe = get_sqe(d);
 	io_uring_prep_write(sqe, c->event_fd, &one, sizeof(one), 0);
 	io_uring_sqe_set_data64(sqe, op_data(OP_EFD_WRITE, c->slot));
@@ -275,6 +283,10 @@ static void on_conn_op(struct vyre_daemon *d, enum op_kind kind, struct vyre_con
 		break;
 	default: /* OP_EFD_WRITE */
 		c->efd_write_armed = 0;
+		if (c->efd_write_again && c->state == VYRE_CONN_ACTIVE && res != -ECANCELED) {
+			c->efd_write_again = 0;
+			vyre_loop_write_eventfd(d, c);
+		}
 		break;
 	}
 	vyre_conn_op_done(d, c);
