@@ -105,9 +105,19 @@ tm_bpftrace_start() {
 	tm_wait_for "$BT_OUT" "^Tracing " 30 || fail "bpftrace $1 did not start"
 }
 
-# Stop it with SIGINT so its END block prints the totals.
+# Stop it with SIGINT so its END block prints the totals. bpftrace 0.17 can
+# miss a SIGINT that lands just before it blocks in epoll_wait (a script with
+# no interval probe then sleeps on): repeat the signal until it has exited.
 tm_bpftrace_stop() {
-	kill -INT "$BT_PID"
+	n=0
+	while kill -INT "$BT_PID" 2>/dev/null; do
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			kill -0 "$BT_PID" 2>/dev/null || break 2
+			sleep 0.2
+		done
+		n=$((n + 1))
+		[ "$n" -lt 30 ] || fail "bpftrace ignored SIGINT for a minute"
+	done
 	wait "$BT_PID"
 	rc=$?
 	[ "$rc" -eq 0 ] || {

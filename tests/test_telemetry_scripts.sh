@@ -19,12 +19,15 @@ done
 tm_fixture_start
 
 # run SCRIPT ARGS...: trace the fixture through one load, stop, leave $BT_OUT.
+# With LAST set, first wait until the output shows it: printf lines travel
+# through a perf buffer, and bpftrace may exit before it prints the last ones.
 run() {
 	tm_bpftrace_start "$SCRIPTS/$1" "$FIXTURE" "${@:2}"
 	tm_fixture connect
 	tm_fixture "go 10"
 	tm_fixture bad
 	tm_fixture disconnect
+	[ -z "$LAST" ] || tm_wait_for "$BT_OUT" "$LAST" 30 || fail "$1 never printed /$LAST/"
 	tm_bpftrace_stop
 }
 
@@ -50,17 +53,18 @@ run dedupe.bt
 expect "^total +10 +80 +20 +25$"
 expect "^\[2, 4\) +10 \|@+\|$"
 
-run slow_batches.bt
+first=$(( FIX_DONE / 2 * 10 )) # batches the fixture fired before the next load
+LAST="^[0-9:]{8} +$((first + 10)) " run slow_batches.bt
 expect "^Tracing vyre batches slower than 10000 us"
 for b in 2 4 6 8 10; do
-	first=$(( (FIX_DONE / 2 - 1) * 10 )) # batches the fixture fired before this load
 	expect "^[0-9:]{8} +$((first + b)) +8 +1 +2 +20000 +2508 +5 +3 +2 +2 +1 +1 +3000 +[0-9]+$"
 done
 expect "^10 batches, 5 slow$"
-run slow_batches.bt 0 10
+first=$(( FIX_DONE / 2 * 10 ))
+LAST="^[0-9:]{8} +$((first + 10)) " run slow_batches.bt 0 10
 expect "^10 batches, 10 slow$"
 
-run client_load.bt
+LAST="disconnect client 2" run client_load.bt
 expect "connect +client 1 pid 4101 uid 1000 domain 1$"
 expect "disconnect client 2 pid 4102 reason -5$"
 expect "^@total_items\[1, 4101\]: 30$"

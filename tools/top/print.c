@@ -142,13 +142,21 @@ void top_print_text(FILE *f, const struct top_view *v)
 	fprintf(f, "\n%8s %8s %9s %10s %7s %7s %7s %7s  %s   (sort: %s)\n", "CLIENT", "PID",
 		"ITEMS/S", "ITEMS", "QDEPTH", "QCAP", "ERRORS", "BP", "STATE",
 		top_sort_name(v->sort));
+	uint32_t hidden = 0;
 	for (uint32_t i = 0; i < v->n_rows; i++) {
 		const struct top_client_row *r = &v->rows[i];
+		/* Gone and idle this interval: only the count is worth a line. */
+		if (!r->connected && r->items_per_s == 0.0 && r->errors_per_s == 0.0) {
+			hidden++;
+			continue;
+		}
 		fprintf(f, "%8u %8u %9s %10" PRIu64 " %7u %7u %7" PRIu64 " %7" PRIu64 "  %s\n",
 			r->c.id, r->c.pid, top_fmt_count(a, sizeof(a), r->items_per_s), r->c.items,
 			r->c.sq_depth, r->c.sq_entries, r->c.errors, r->c.backpressure,
 			r->connected ? "live" : "gone");
 	}
+	if (hidden)
+		fprintf(f, "%8s (%u disconnected clients idle this interval)\n", "", hidden);
 	fputc('\n', f);
 }
 

@@ -56,12 +56,12 @@ const char *top_mode_name(const struct vyre_bpf_gauges *g)
 	}
 }
 
-static uint64_t bucket_upper(uint32_t b)
+/* The largest value bucket @b holds; the last bucket is open-ended. */
+static uint64_t bucket_max(uint32_t b)
 {
 	if (b == 0)
 		return 0;
-	return b >= VYRE_BPF_HIST_BUCKETS - 1 ? UINT64_MAX
-					      : 1ull << b; /* the last bucket is open */
+	return b >= VYRE_BPF_HIST_BUCKETS - 1 ? UINT64_MAX : (1ull << b) - 1;
 }
 
 uint64_t top_hist_quantile(const struct vyre_bpf_hist *h, double q)
@@ -77,9 +77,9 @@ uint64_t top_hist_quantile(const struct vyre_bpf_hist *h, double q)
 	for (uint32_t b = 0; b < VYRE_BPF_HIST_BUCKETS; b++) {
 		seen += h->bucket[b];
 		if (seen >= rank)
-			return bucket_upper(b);
+			return bucket_max(b);
 	}
-	return bucket_upper(VYRE_BPF_HIST_BUCKETS - 1);
+	return bucket_max(VYRE_BPF_HIST_BUCKETS - 1);
 }
 
 void top_hist_percentiles(const struct vyre_bpf_hist *h, struct top_percentiles *out)

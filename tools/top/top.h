@@ -117,13 +117,14 @@ uint64_t top_counter(const struct vyre_bpf_counters *c, size_t i);
 
 struct top_percentiles {
 	uint64_t count;
-	uint64_t p50, p99, p999; /* upper bounds of the log2 buckets holding them */
+	uint64_t p50, p99, p999; /* the largest value of the log2 bucket holding each */
 };
 
 /*
- * The upper bound of the bucket holding quantile @q (0 < q <= 1) of @h: the
- * smallest 2^b such that at least ceil(q * count) values are below it; 0
- * for an empty histogram or when the values are all 0.
+ * Quantile @q (0 < q <= 1) of @h as the largest value of the bucket that
+ * holds it: 2^b - 1 for the smallest b with at least ceil(q * count) values
+ * in buckets 0..b (so at least that share of the values is <= it);
+ * UINT64_MAX for the open last bucket, 0 for an empty histogram.
  */
 uint64_t top_hist_quantile(const struct vyre_bpf_hist *h, double q);
 void top_hist_percentiles(const struct vyre_bpf_hist *h, struct top_percentiles *out);

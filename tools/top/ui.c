@@ -22,8 +22,8 @@ static const char *const help_lines[] = {
     "  p  pause or resume refreshing",
     "  q  quit",
     "",
-    "Counters start when vyre-top attaches. Latency",
-    "percentiles are upper bounds of log2 buckets.",
+    "Counters start when vyre-top attaches. A percentile",
+    "is the top of the log2 bucket that holds it.",
     "",
     "press h to close",
 };
