@@ -399,30 +399,34 @@ static int is_launch_start(const struct vyre_plan *plan, uint32_t g)
 	return 0;
 }
 
+/* Clients of the world are below 256 and name their domain (100 * domain + n). */
+#define CLIENTS 256u
+
 static int check_fences(const struct vyre_plan_batch *pb, const struct vyre_plan *plan,
 			const uint32_t *group_of, const char *what)
 {
-	for (uint32_t f = 0; f < plan->accepted; f++) {
-		if (!(pb->flags[f] & VYRE_SQE_FENCE) || group_of[f] == UINT32_MAX)
-			continue;
-		if (!is_launch_start(plan, group_of[f])) {
-			printf("%s: fence item %u does not start a launch\n", what, f);
-			return -1;
-		}
-		for (uint32_t e = 0; e < f; e++) {
-			uint32_t src =
-			    plan->dedup_from[e] != VYRE_PLAN_NONE ? plan->dedup_from[e] : e;
+	/* Latest group (+1) holding an earlier item of each client, or its source. */
+	uint32_t seen[CLIENTS] = {0};
 
-			if (pb->domain[e] != pb->domain[f] || pb->client[e] != pb->client[f] ||
-			    group_of[src] == UINT32_MAX)
-				continue;
-			if (group_of[src] >= group_of[f]) {
+	for (uint32_t k = 0; k < plan->accepted; k++) {
+		uint32_t src = plan->dedup_from[k] != VYRE_PLAN_NONE ? plan->dedup_from[k] : k;
+		uint32_t c = pb->client[k] % CLIENTS;
+
+		if ((pb->flags[k] & VYRE_SQE_FENCE) && group_of[k] != UINT32_MAX) {
+			if (!is_launch_start(plan, group_of[k])) {
+				printf("%s: fence item %u does not start a launch\n", what, k);
+				return -1;
+			}
+			if (seen[c] > group_of[k]) {
 				printf(
-				    "%s: fence item %u (group %u) not after item %u (group %u)\n",
-				    what, f, group_of[f], e, group_of[src]);
+				    "%s: fence item %u (group %u) not after an earlier item of its "
+				    "client (group %u)\n",
+				    what, k, group_of[k], seen[c] - 1);
 				return -1;
 			}
 		}
+		if (group_of[src] != UINT32_MAX && group_of[src] + 1 > seen[c])
+			seen[c] = group_of[src] + 1;
 	}
 	return 0;
 }
