@@ -54,6 +54,7 @@ static int served(struct vyre_client *c)
 /* In a child running as uid/gid 65534 with @groups: connect to @domain and expect @want. */
 static int as_nobody(const gid_t *groups, size_t n_groups, const char *domain, int want)
 {
+	fflush(NULL); /* the child must not repeat buffered output */
 	pid_t pid = fork();
 	int st;
 

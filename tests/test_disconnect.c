@@ -24,7 +24,7 @@
 
 #define WAIT_NS	  (60ll * 1000000000ll)
 #define KILLS	  4u /* x VYRE_TEST_SCALE */
-#define BIG_BYTES (1u << 20)
+#define BIG_BYTES (256u << 10)
 #define IN_FLIGHT 256u
 
 #define FAIL(...)                                                                                  \
@@ -164,6 +164,7 @@ static int producer_deaths(void)
 
 		if (pipe(p) != 0)
 			FAIL("pipe");
+		fflush(NULL); /* the child must not repeat buffered output */
 		pid_t pid = fork();
 
 		if (pid == 0) {
@@ -236,6 +237,7 @@ static int daemon_killed_while_waiting(void)
 
 	if (vyre_test_daemon_start(&dmn, NULL) != 0 || connect_to(NULL, &c))
 		return -1;
+	fflush(NULL); /* the child must not repeat buffered output */
 	pid_t pid = fork();
 
 	if (pid == 0) {

@@ -598,6 +598,7 @@ static int run(void)
 	if (make_buffers(shared_conn, &shared_bufs, 42) != 0)
 		return -1;
 	for (uint32_t p = 0; p < PRODUCERS; p++) {
+		fflush(NULL); /* the child must not repeat buffered output */
 		kids[p] = fork();
 		if (kids[p] == 0) {
 			char out[256];

@@ -72,6 +72,7 @@ int vyre_test_daemon_start(struct vyre_test_daemon *d, const char *const *extra)
 		argv[argc++] = extra[i];
 	argv[argc] = NULL;
 
+	fflush(NULL); /* the child must not repeat buffered output */
 	d->pid = fork();
 	if (d->pid < 0) {
 		perror("fork");
