@@ -34,7 +34,7 @@ int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, 
 	return 0;
 }
 
-static void conn_free(struct vyre_daemon *d, struct vyre_conn *c)
+static void conn_free(struct vyre_conn *c)
 {
 	uint32_t slot = c->slot;
 
@@ -50,7 +50,6 @@ static void conn_free(struct vyre_daemon *d, struct vyre_conn *c)
 	c->slot = slot;
 	c->sock = c->event_fd = c->sq_efd = c->region.fd = -1;
 	c->state = VYRE_CONN_FREE;
-	(void)d;
 }
 
 void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason)
@@ -80,14 +79,14 @@ void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason)
 	shutdown(c->sock, SHUT_RDWR);
 	vyre_loop_cancel(d, c);
 	if (c->pending_ops == 0)
-		conn_free(d, c);
+		conn_free(c);
 }
 
-void vyre_conn_op_done(struct vyre_daemon *d, struct vyre_conn *c)
+void vyre_conn_op_done(struct vyre_conn *c)
 {
 	c->pending_ops--;
 	if (c->state == VYRE_CONN_CLOSING && c->pending_ops == 0)
-		conn_free(d, c);
+		conn_free(c);
 }
 
 int vyre_conn_has_work(struct vyre_daemon *d, struct vyre_conn *c)

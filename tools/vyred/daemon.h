@@ -118,7 +118,7 @@ void vyre_server_accepted(struct vyre_daemon *d, int fd);
 int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, uint32_t cq,
 		       struct vyre_domain *dom, int event_fd);
 void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason);
-void vyre_conn_op_done(struct vyre_daemon *d, struct vyre_conn *c);
+void vyre_conn_op_done(struct vyre_conn *c);
 int vyre_conn_has_work(struct vyre_daemon *d, struct vyre_conn *c);
 
 /* domains.c: named and private domains and their heaps. */

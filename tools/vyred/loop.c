@@ -289,7 +289,7 @@ static void on_conn_op(struct vyre_daemon *d, enum op_kind kind, struct vyre_con
 		}
 		break;
 	}
-	vyre_conn_op_done(d, c);
+	vyre_conn_op_done(c);
 }
 
 /* Handles every completion that is ready, without blocking. */
