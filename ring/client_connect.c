@@ -153,6 +153,29 @@ static int accept_reply(struct vyre_client *c, const struct vyre_msg *m, int *fd
 	return rc;
 }
 
+/*
+ * vyred may refuse a connection (every slot taken) with an ERROR and close it
+ * at once: our HELLO then fails to send, or the reply read fails with the
+ * reset the close caused, but the ERROR is still queued and says why.
+ */
+static int refusal(struct vyre_client *c)
+{
+	for (int attempt = 0; attempt < 2; attempt++) {
+		struct vyre_msg m;
+		int fds[VYRE_MSG_MAX_FDS];
+		unsigned nfds = 0;
+		int rc = vyre_msg_recv(c->sock, &m, fds, VYRE_MSG_MAX_FDS, &nfds, MSG_DONTWAIT);
+
+		for (unsigned i = 0; i < nfds; i++)
+			close(fds[i]);
+		if (rc == 0 && m.type == VYRE_MSG_ERROR && m.u.error < 0)
+			return m.u.error;
+		if (rc != VYRE_E_DISCONNECTED)
+			break;
+	}
+	return VYRE_E_DISCONNECTED;
+}
+
 int vyre_connect(const struct vyre_connect_opts *o, struct vyre_client **out)
 {
 	const char *path = o && o->socket_path ? o->socket_path : getenv("VYRE_SOCKET");
@@ -178,6 +201,8 @@ int vyre_connect(const struct vyre_connect_opts *o, struct vyre_client **out)
 		rc = send_hello(c, o);
 	if (rc == 0)
 		rc = vyre_msg_recv(c->sock, &m, fds, VYRE_MSG_MAX_FDS, &nfds, 0);
+	if (rc == VYRE_E_DISCONNECTED && c->sock >= 0)
+		rc = refusal(c);
 	if (rc == 0)
 		rc = accept_reply(c, &m, fds, nfds);
 	if (rc != 0)
