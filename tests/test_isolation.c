@@ -88,7 +88,6 @@ static int connect_as(const struct vyre_test_daemon *d, const struct identity *i
 		gid_t groups[1] = {id->extra_gid};
 		struct vyre_connect_opts o = {.socket_path = d->socket, .domain = domain};
 		struct vyre_client *c;
-		char b = 0;
 
 		close(pfd[0]);
 		if (setgroups(id->extra_gid ? 1 : 0, groups) != 0 ||
@@ -98,7 +97,8 @@ static int connect_as(const struct vyre_test_daemon *d, const struct identity *i
 		int rc = vyre_connect(&o, &c);
 
 		if (rc == 0 && hold) {
-			b = 1;
+			char b = 1;
+
 			(void)!write(pfd[1], &b, 1);
 			pause();
 		}
