@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/bench_flood.c - suite "flood": what a client flooding its SQ costs
+ * the other clients of the same vyred (issue 6).
+ *
+ * Two victim processes measure submit -> CQE latency one item at a time
+ * (vyre_submit, vyre_wait) while a flooder process runs in one of three modes:
+ *   alone     the flooder is idle: the victims' baseline
+ *   stalled   the flooder fills its SQ and never reaps: its CQ fills, vyred
+ *             stops taking its items (back-pressure, VYRE_E_AGAIN) and must
+ *             serve the victims as if it were not there
+ *   reaping   the flooder submits batches of 4 KiB items and reaps as fast as
+ *             it can: vyred is saturated and shares batches between clients
+ * The modes alternate in rounds (alone, stalled, reaping, ...) so a noisy
+ * machine slows all of them alike; each mode's victims' latency is reported
+ * pooled over the rounds, and the p99 ratios to "alone" as the median of the
+ * per-round ratios. The flooder's items/s and back-pressure rate are
+ * reported too. Without --socket the suite starts its own vyred (the binary
+ * next to vyre-bench, --backend cpu).
+ */
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vyre/vyre.h"
+#include "bench.h"
+#include "harness.h"
+
+#define VICTIMS	     2u
+#define MODES	     3u
+#define ROUNDS	     5u
+#define QUICK_ROUNDS 2u
+#define SAMPLES	     (1u << 16) /* per victim and mode */
+#define FLOOD_BATCH  256u
+#define FLOOD_BYTES  4096u
+#define VICTIM_BYTES 64u
+#define WAIT_NS	     (5ll * 1000000000ll)
+#define START_TRIES  1000 /* 10 ms apart */
+#define STOP	     ((uint32_t)MODES)
+
+enum mode { ALONE, STALLED, REAPING };
+
+static const char *const mode_name[MODES] = {"alone", "stalled", "reaping"};
+
+struct line {
+	_Alignas(64) uint64_t v;
+};
+
+/* Shared with the children: the parent sets phase/measuring, children report. */
+struct board {
+	struct line mode;      /* enum mode, or STOP */
+	struct line measuring; /* victims record samples while set */
+	struct line ready;
+	struct line flood_items;
+	struct line flood_again;
+	struct line flood_idle; /* the flooder has drained and is idle */
+	struct line failed;
+	struct line n[VICTIMS][MODES];
+	uint64_t ticks[VICTIMS][MODES][SAMPLES];
+};
+
+struct child_arg {
+	const char *socket;
+	struct board *b;
+	unsigned id;
+};
+
+static void pause_us(long us)
+{
+	nanosleep(&(struct timespec){0, us * 1000}, NULL);
+}
+
+static int victim_main(void *arg)
+{
+	const struct child_arg *a = arg;
+	struct board *b = a->b;
+	struct vyre_connect_opts o = {.socket_path = a->socket};
+	struct vyre_client *c;
+	uint32_t in, out;
+	struct vyre_cqe cqe;
+
+	if (vyre_connect(&o, &c) || vyre_buffer_alloc(c, VICTIM_BYTES, 0, &in) ||
+	    vyre_buffer_alloc(c, VICTIM_BYTES, 0, &out))
+		return 1;
+	__atomic_fetch_add(&b->ready.v, 1, __ATOMIC_ACQ_REL);
+	for (uint64_t k = 1;; k++) {
+		uint64_t mode = __atomic_load_n(&b->mode.v, __ATOMIC_ACQUIRE);
+
+		if (mode == STOP)
+			break;
+		if (!__atomic_load_n(&b->measuring.v, __ATOMIC_ACQUIRE)) {
+			pause_us(100);
+			continue;
+		}
+		struct vyre_work_item it = {VYRE_OP_ADD, in, out, (uint32_t)k};
+		uint64_t t0 = vyre_bench_ticks();
+		int rc = vyre_submit(c, &it, k, 0);
+
+		if (rc == 0)
+			rc = vyre_wait(c, &cqe, 1, WAIT_NS);
+		uint64_t dt = vyre_bench_ticks() - t0;
+
+		if (rc != 1 || cqe.user_data != k || cqe.status != 0) {
+			__atomic_store_n(&b->failed.v, 1, __ATOMIC_RELEASE);
+			break;
+		}
+		uint64_t i = b->n[a->id][mode].v;
+
+		if (i < SAMPLES) {
+			b->ticks[a->id][mode][i] = dt;
+			__atomic_store_n(&b->n[a->id][mode].v, i + 1, __ATOMIC_RELEASE);
+		}
+	}
+	vyre_close(c);
+	return 0;
+}
+
+/* Reaps what is ready; returns the count or a negative error. */
+static int flood_reap(struct vyre_client *c, uint64_t *outstanding, int64_t wait_ns)
+{
+	struct vyre_cqe cqes[FLOOD_BATCH];
+	int n =
+	    wait_ns ? vyre_wait(c, cqes, FLOOD_BATCH, wait_ns) : vyre_reap(c, cqes, FLOOD_BATCH);
+
+	if (n == VYRE_E_TIMEDOUT)
+		return 0;
+	if (n > 0)
+		*outstanding -= (uint64_t)n;
+	return n;
+}
+
+static int flooder_main(void *arg)
+{
+	const struct child_arg *a = arg;
+	struct board *b = a->b;
+	struct vyre_connect_opts o = {.socket_path = a->socket};
+	struct vyre_client *c;
+	struct vyre_work_item its[FLOOD_BATCH];
+	uint64_t seq = 0, outstanding = 0;
+	uint32_t in, out;
+
+	if (vyre_connect(&o, &c) || vyre_buffer_alloc(c, FLOOD_BYTES, 0, &in) ||
+	    vyre_buffer_alloc(c, FLOOD_BYTES, 0, &out))
+		return 1;
+	__atomic_fetch_add(&b->ready.v, 1, __ATOMIC_ACQ_REL);
+	for (;;) {
+		uint64_t mode = __atomic_load_n(&b->mode.v, __ATOMIC_ACQUIRE);
+		int rc = 0;
+
+		if (mode == STOP)
+			break;
+		if (mode == ALONE) {
+			/* idle: drain what is in flight, then say so */
+			while (outstanding && rc >= 0)
+				rc = flood_reap(c, &outstanding, 1000000);
+			__atomic_store_n(&b->flood_idle.v, 1, __ATOMIC_RELEASE);
+			pause_us(200);
+		} else {
+			__atomic_store_n(&b->flood_idle.v, 0, __ATOMIC_RELEASE);
+			for (uint32_t i = 0; i < FLOOD_BATCH; i++)
+				its[i] = (struct vyre_work_item){VYRE_OP_ADD, in, out,
+								 (uint32_t)(seq + i)};
+			rc = vyre_submit_batch(c, its, NULL, FLOOD_BATCH);
+			if (rc > 0) {
+				seq += (uint64_t)rc;
+				outstanding += (uint64_t)rc;
+				__atomic_fetch_add(&b->flood_items.v, (uint64_t)rc,
+						   __ATOMIC_RELAXED);
+			} else if (rc == 0) {
+				__atomic_fetch_add(&b->flood_again.v, 1, __ATOMIC_RELAXED);
+				if (mode == STALLED)
+					pause_us(50);
+			}
+			if (rc >= 0 && mode == REAPING)
+				rc = flood_reap(c, &outstanding, rc == 0 ? 1000000 : 0);
+		}
+		if (rc < 0) {
+			__atomic_store_n(&b->failed.v, 1, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	vyre_close(c);
+	return 0;
+}
+
+/*
+ * fork() a child running @fn. Unpinned: vyred is not pinned either, and on a
+ * 2-core machine pinning would stack the flooder on a victim's CPU.
+ */
+static pid_t spawn(int (*fn)(void *arg), void *arg)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(fn(arg));
+	return pid;
+}
+
+/* Starts vyred from @bin on a socket in a new temporary directory. */
+static pid_t daemon_start(const char *bin, char *dir, size_t dir_len, char *sock, size_t sock_len)
+{
+	snprintf(dir, dir_len, "/tmp/vyre-flood-XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(sock, sock_len, "%s/vyre.sock", dir);
+	fflush(NULL);
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		if (fd >= 0)
+			dup2(fd, 2);
+		execl(bin, bin, "--socket", sock, "--backend", "cpu", (char *)NULL);
+		_exit(127);
+	}
+	struct vyre_connect_opts o = {.socket_path = sock};
+
+	for (int i = 0; pid > 0 && i < START_TRIES; i++) {
+		struct vyre_client *c;
+
+		if (vyre_connect(&o, &c) == 0) {
+			vyre_close(c);
+			return pid;
+		}
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return -1;
+		pause_us(10000);
+	}
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	return -1;
+}
+
+static const char *find_vyred(char *buf, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return NULL;
+	self[n] = '\0';
+	snprintf(buf, len, "%s/vyred", dirname(self));
+	return access(buf, X_OK) == 0 ? buf : NULL;
+}
+
+/* Moves the victims' new samples of @mode into @pool; returns the round's p99 (ns). */
+static double collect(struct board *b, enum mode mode, struct vyre_bench_samples *pool,
+		      uint64_t *taken)
+{
+	size_t from = pool->n;
+
+	for (unsigned v = 0; v < VICTIMS; v++) {
+		uint64_t n = __atomic_load_n(&b->n[v][mode].v, __ATOMIC_ACQUIRE);
+
+		for (uint64_t i = taken[v]; i < n; i++)
+			vyre_bench_sample(pool, b->ticks[v][mode][i]);
+		taken[v] = n;
+	}
+	return pool->n > from ? vyre_bench_quantile_ns_from(pool, from, 0.99) : 0;
+}
+
+static int run_rounds(struct vyre_bench_ctx *ctx, struct board *b, double *flood_s)
+{
+	unsigned rounds = ctx->quick ? QUICK_ROUNDS : ROUNDS;
+	double p99[MODES][ROUNDS];
+	uint64_t taken[MODES][VICTIMS] = {{0}};
+	struct vyre_bench_samples pool[MODES];
+	uint64_t phase_ns = (uint64_t)(ctx->seconds * 1e9 / rounds);
+	int rc = 0;
+
+	for (unsigned m = 0; m < MODES; m++)
+		if (vyre_bench_samples_init(&pool[m], (size_t)VICTIMS * SAMPLES))
+			return -1;
+	*flood_s = 0;
+	for (unsigned r = 0; r < rounds && !rc; r++)
+		for (unsigned m = 0; m < MODES && !rc; m++) {
+			__atomic_store_n(&b->mode.v, m, __ATOMIC_RELEASE);
+			/* "alone" starts once the flooder has drained; the others once it ramps up
+			 */
+			for (int i = 0; i < 5000 && m == ALONE &&
+					!__atomic_load_n(&b->flood_idle.v, __ATOMIC_ACQUIRE);
+			     i++)
+				pause_us(1000);
+			if (m != ALONE)
+				pause_us(20000);
+			uint64_t t0 = vyre_bench_now_ns();
+
+			__atomic_store_n(&b->measuring.v, 1, __ATOMIC_RELEASE);
+			while (vyre_bench_now_ns() - t0 < phase_ns)
+				pause_us(1000);
+			__atomic_store_n(&b->measuring.v, 0, __ATOMIC_RELEASE);
+			if (m == REAPING)
+				*flood_s += (double)(vyre_bench_now_ns() - t0) / 1e9;
+			p99[m][r] = collect(b, (enum mode)m, &pool[m], taken[m]);
+			rc = __atomic_load_n(&b->failed.v, __ATOMIC_ACQUIRE) ? -1 : 0;
+		}
+	for (unsigned m = 0; m < MODES && !rc; m++) {
+		char name[48];
+
+		snprintf(name, sizeof(name), "victim_%s", mode_name[m]);
+		vyre_bench_report_latency(ctx, "flood", name, &pool[m]);
+	}
+	if (!rc) {
+		vyre_bench_report(ctx, "flood", "victim_p99_stalled_vs_alone", "ratio",
+				  vyre_bench_paired_ratio(p99[STALLED], p99[ALONE], rounds), "x");
+		vyre_bench_report(ctx, "flood", "victim_p99_reaping_vs_alone", "ratio",
+				  vyre_bench_paired_ratio(p99[REAPING], p99[ALONE], rounds), "x");
+	}
+	for (unsigned m = 0; m < MODES; m++)
+		vyre_bench_samples_free(&pool[m]);
+	return rc;
+}
+
+static int run_against(struct vyre_bench_ctx *ctx, const char *socket)
+{
+	struct board *b = vyre_bench_shared_alloc(sizeof(*b));
+	struct child_arg args[VICTIMS + 1];
+	pid_t pids[VICTIMS + 1];
+	unsigned spawned = 0;
+	double flood_s = 0;
+	int rc = 0;
+
+	if (!b)
+		return -1;
+	for (; spawned < VICTIMS + 1; spawned++) {
+		args[spawned] = (struct child_arg){socket, b, spawned};
+		pids[spawned] =
+		    spawn(spawned < VICTIMS ? victim_main : flooder_main, &args[spawned]);
+		if (pids[spawned] < 0)
+			break;
+	}
+	uint64_t t0 = vyre_bench_now_ns();
+
+	while (__atomic_load_n(&b->ready.v, __ATOMIC_ACQUIRE) < spawned &&
+	       vyre_bench_now_ns() - t0 < (uint64_t)WAIT_NS)
+		pause_us(1000);
+	if (spawned != VICTIMS + 1 || __atomic_load_n(&b->ready.v, __ATOMIC_ACQUIRE) != spawned)
+		rc = -1;
+	if (!rc)
+		rc = run_rounds(ctx, b, &flood_s);
+	__atomic_store_n(&b->mode.v, STOP, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < spawned; i++)
+		if (vyre_bench_reap(pids[i]) != 0)
+			rc = -1;
+	if (!rc && flood_s > 0) {
+		vyre_bench_report(ctx, "flood", "flooder", "items/s",
+				  (double)b->flood_items.v / flood_s, "items/s");
+		vyre_bench_report(ctx, "flood", "flooder", "again", (double)b->flood_again.v,
+				  "count");
+	}
+	if (rc)
+		fprintf(stderr, "flood: a victim or the flooder failed\n");
+	vyre_bench_shared_free(b, sizeof(*b));
+	return rc;
+}
+
+static int flood_suite(struct vyre_bench_ctx *ctx)
+{
+	char bin[PATH_MAX], dir[64], sock[96];
+	int rc;
+
+	vyre_bench_clock_calibrate();
+	if (ctx->socket)
+		return run_against(ctx, ctx->socket);
+	if (!find_vyred(bin, sizeof(bin))) {
+		fprintf(stderr, "flood: skipped: no vyred next to vyre-bench and no --socket\n");
+		return 0;
+	}
+	pid_t pid = daemon_start(bin, dir, sizeof(dir), sock, sizeof(sock));
+
+	if (pid < 0) {
+		fprintf(stderr, "flood: vyred did not start\n");
+		rmdir(dir);
+		return -1;
+	}
+	rc = run_against(ctx, sock);
+	kill(pid, SIGTERM);
+	vyre_bench_reap(pid);
+	unlink(sock);
+	rmdir(dir);
+	return rc;
+}
+
+VYRE_BENCH_SUITE(flood, "victims' submit -> CQE latency with a client flooding its SQ", flood_suite)
