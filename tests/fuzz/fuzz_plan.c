@@ -5,20 +5,25 @@
  * The input is a batch of SQEs from four clients in two domains. Each item
  * goes through vyred's resolve step (flag check, then vyre_resolve against a
  * real handle table holding live, freed and foreign handles) and the batch
- * through the daemon's plan stage (tools/vyred/plan_stage.h) until every item
- * is accepted. Every plan must be well formed (what plan_wrap.c's check
- * demands, and more: each valid accepted item runs once or is deduplicated
- * from an executed earlier item), and executing it - each group's items in
- * reverse order, which independent items must tolerate - and copying the
- * results of deduplicated items must give exactly the statuses, results and
- * buffers of the sequential oracle over the same batch.
+ * twice through planning until every item is accepted: once through the
+ * daemon's plan stage (tools/vyred/plan_stage.h), once through the planner
+ * library (planner/planner.h: dedupe, dependencies, barrier layering,
+ * frontier splitting, fusion) under a configuration the input picks, small
+ * arenas and budgets included. Every plan must be well formed (what
+ * plan_wrap.c's check demands, and more: each valid accepted item runs once
+ * or is deduplicated from an executed earlier item, never a NODEDUPE one),
+ * and executing it - each group's items in reverse order, which independent
+ * items must tolerate - and completing deduplicated and invalid items must
+ * give exactly the statuses, results and buffers of the sequential oracle.
  *
- * Input: u32 heap seed, u8 max batch, 3 reserved bytes, then 8-byte SQEs:
- * op, input, output, param selectors, flags, client, u16 immediate.
+ * Input: u32 heap seed, u8 max batch, u8 x 3 planner configuration, then
+ * 8-byte SQEs: op, input, output, param selectors, flags, client, u16
+ * immediate.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../planner/planner.h"
 #include "../../ring/handles.h"
 #include "../../ring/resolve.h"
 #include "../../tools/vyred/plan_stage.h"
@@ -40,6 +45,7 @@ struct world {
 	uint32_t handle[DOMAINS][N_BUFFERS];
 	uint64_t offset[N_BUFFERS];
 	uint32_t freed; /* a handle of domain 0 that was removed */
+	uint8_t *initial_mem[DOMAINS];
 	uint8_t *oracle_mem[DOMAINS];
 	uint8_t *planned_mem[DOMAINS];
 };
@@ -55,6 +61,7 @@ struct batch {
 	struct vyre_exec_result oracle[MAX_ITEMS];
 	struct vyre_exec_result planned[MAX_ITEMS];
 	uint32_t dedup_of[MAX_ITEMS];
+	uint32_t plan_flags[MAX_ITEMS]; /* flags plus VYRE_PLAN_F_INVALID, for the planner */
 };
 
 static uint32_t domain_id(uint32_t d)
@@ -97,9 +104,10 @@ static int world_init(struct world *w, uint64_t seed)
 		off += (buffer_bytes[b] + 255u) & ~255u;
 	}
 	for (uint32_t d = 0; d < DOMAINS; d++) {
+		w->initial_mem[d] = malloc(HEAP_BYTES);
 		w->oracle_mem[d] = malloc(HEAP_BYTES);
 		w->planned_mem[d] = malloc(HEAP_BYTES);
-		if (!w->oracle_mem[d] || !w->planned_mem[d])
+		if (!w->initial_mem[d] || !w->oracle_mem[d] || !w->planned_mem[d])
 			return -1;
 		for (uint32_t i = 0; i < HEAP_BYTES; i += 8) {
 			uint64_t v = splitmix(&seed);
@@ -108,6 +116,7 @@ static int world_init(struct world *w, uint64_t seed)
 		}
 		write_table(w->oracle_mem[d] + w->offset[TABLE_INDEX]);
 		memcpy(w->planned_mem[d], w->oracle_mem[d], HEAP_BYTES);
+		memcpy(w->initial_mem[d], w->oracle_mem[d], HEAP_BYTES);
 		for (uint32_t b = 0; b < N_BUFFERS; b++) {
 			struct vyre_buffer_ref ref = {w->offset[b], buffer_bytes[b], domain_id(d)};
 
@@ -126,6 +135,7 @@ static int world_init(struct world *w, uint64_t seed)
 static void world_fini(struct world *w)
 {
 	for (uint32_t d = 0; d < DOMAINS; d++) {
+		free(w->initial_mem[d]);
 		free(w->oracle_mem[d]);
 		free(w->planned_mem[d]);
 	}
@@ -206,20 +216,18 @@ static void run_oracle(struct world *w, struct batch *b)
 	}
 }
 
-/* Structure of one plan over items [first, first + n_accepted). */
-static void check_plan(const struct batch *b, uint32_t first, const struct vyre_plan_output *o,
-		       uint32_t n)
+/* Structure of one plan over items [first, first + accepted). */
+static void check_plan(const struct batch *b, uint32_t first, const struct vyre_exec_plan *p,
+		       uint32_t accepted, const uint32_t *dedup, uint32_t n)
 {
-	const struct vyre_exec_plan *p = &o->plan;
 	uint8_t seen[MAX_ITEMS] = {0};
-	uint32_t deduped = 0;
 
-	FUZZ_CHECK(o->n_accepted >= 1 && o->n_accepted <= n);
-	FUZZ_CHECK(p->n_order <= o->n_accepted);
+	FUZZ_CHECK(accepted >= 1 && accepted <= n);
+	FUZZ_CHECK(p->n_order <= accepted);
 	for (uint32_t k = 0; k < p->n_order; k++) {
 		uint32_t i = p->order[k];
 
-		FUZZ_CHECK(i < o->n_accepted);
+		FUZZ_CHECK(i < accepted);
 		FUZZ_CHECK(b->status[first + i] == 0);
 		FUZZ_CHECK(!seen[i]);
 		seen[i] = 1;
@@ -233,26 +241,23 @@ static void check_plan(const struct batch *b, uint32_t first, const struct vyre_
 			   (l == 0 || p->launch_end[l - 1] <= p->launch_end[l]));
 	FUZZ_CHECK(p->n_launches ? p->launch_end[p->n_launches - 1] == p->n_groups
 				 : p->n_groups == 0);
-	for (uint32_t i = 0; i < o->n_accepted; i++) {
-		uint32_t j = o->dedup_of[i];
+	for (uint32_t i = 0; i < accepted; i++) {
+		uint32_t j = dedup[i];
 
-		if (j == VYRE_PLAN_NO_DEDUPE) {
+		if (j == UINT32_MAX) {
 			FUZZ_CHECK(b->status[first + i] != 0 || seen[i]);
 			continue;
 		}
-		deduped++;
 		FUZZ_CHECK(j < i && seen[j] && !seen[i]);
 		FUZZ_CHECK(b->status[first + i] == 0);
 		FUZZ_CHECK(!(b->flags[first + i] & VYRE_SQE_NODEDUPE));
 	}
-	FUZZ_CHECK(deduped == o->n_deduped);
 }
 
-/* Executes a plan: groups in order, each group's items in reverse order. */
-static void run_plan(struct world *w, struct batch *b, uint32_t first,
-		     const struct vyre_plan_output *o)
+/* Executes a plan on the planned heaps: groups in order, each group's items in reverse. */
+static void execute(struct world *w, struct batch *b, uint32_t first,
+		    const struct vyre_exec_plan *p)
 {
-	const struct vyre_exec_plan *p = &o->plan;
 	struct vyre_heap_view views[DOMAINS];
 	uint32_t start = 0;
 
@@ -266,17 +271,10 @@ static void run_plan(struct world *w, struct batch *b, uint32_t first,
 		}
 		start = p->group_end[g];
 	}
-	for (uint32_t i = first; i < first + o->n_accepted; i++) {
-		uint32_t j = o->dedup_of[i - first];
-
-		if (b->status[i] != 0)
-			b->planned[i] = (struct vyre_exec_result){.status = b->status[i]};
-		else if (j != VYRE_PLAN_NO_DEDUPE)
-			b->planned[i] = b->planned[first + j];
-	}
 }
 
-static int run_planned(struct world *w, struct batch *b, uint32_t max_items)
+/* vyred's plan stage (tools/vyred/plan_stage.h), with plan_wrap.c's completion. */
+static int run_stage(struct world *w, struct batch *b, uint32_t max_items)
 {
 	struct vyre_plan_stage_config cfg = {.max_items = max_items, .max_domains = DOMAINS};
 	struct vyre_plan_stage *ps;
@@ -285,7 +283,7 @@ static int run_planned(struct world *w, struct batch *b, uint32_t max_items)
 	if (vyre_plan_stage_create(&cfg, &ps) != 0)
 		return -1;
 	while (done < b->n) {
-		uint32_t n = b->n - done < max_items ? b->n - done : max_items;
+		uint32_t n = b->n - done < max_items ? b->n - done : max_items, deduped = 0;
 		struct vyre_plan_input in = {
 		    .n = n,
 		    .items = b->items + done,
@@ -298,12 +296,81 @@ static int run_planned(struct world *w, struct batch *b, uint32_t max_items)
 		struct vyre_plan_output out = {.dedup_of = b->dedup_of + done};
 
 		FUZZ_CHECK(vyre_plan_stage_run(ps, &in, &out) == 0);
-		check_plan(b, done, &out, n);
-		run_plan(w, b, done, &out);
+		check_plan(b, done, &out.plan, out.n_accepted, out.dedup_of, n);
+		execute(w, b, done, &out.plan);
+		for (uint32_t i = done; i < done + out.n_accepted; i++) {
+			uint32_t j = out.dedup_of[i - done];
+
+			if (b->status[i] != 0)
+				b->planned[i] = (struct vyre_exec_result){.status = b->status[i]};
+			else if (j != VYRE_PLAN_NO_DEDUPE)
+				b->planned[i] = b->planned[done + j];
+			deduped += j != VYRE_PLAN_NO_DEDUPE;
+		}
+		FUZZ_CHECK(deduped == out.n_deduped);
 		done += out.n_accepted;
 	}
 	vyre_plan_stage_destroy(ps);
 	return 0;
+}
+
+/* The planner library (planner/planner.h) with a configuration from the input header. */
+static int run_planner(struct world *w, struct batch *b, const uint8_t *hdr)
+{
+	struct vyre_planner_config cfg;
+	struct vyre_planner *p;
+	struct vyre_plan_error err;
+	uint32_t done = 0;
+
+	vyre_planner_config_default(&cfg);
+	cfg.max_items = 1 + hdr[4] % 64u;
+	cfg.max_clients = 1 + hdr[5] % CLIENTS;
+	cfg.max_groups = 1 + hdr[6] % 16u;
+	cfg.max_stages = 1 + hdr[7] % 32u;
+	cfg.budget_bytes = hdr[5] & 0x80 ? 4096u + 512u * (hdr[6] >> 4) : cfg.budget_bytes;
+	cfg.resident_bytes = hdr[7] & 0x80 ? 1024 : 0;
+	cfg.cross_arm_report = (hdr[6] & 0x08) != 0;
+	if (vyre_planner_create(&cfg, &p, &err) != 0)
+		return -1;
+	for (uint32_t i = 0; i < b->n; i++)
+		b->plan_flags[i] = b->flags[i] | (b->status[i] ? VYRE_PLAN_F_INVALID : 0);
+	while (done < b->n) {
+		struct vyre_plan_batch pb = {
+		    .n = b->n - done,
+		    .items = b->items + done,
+		    .exec = b->exec + done,
+		    .domain = b->domain + done,
+		    .client = b->client + done,
+		    .flags = b->plan_flags + done,
+		};
+		struct vyre_plan plan;
+
+		FUZZ_CHECK(vyre_planner_plan(p, &pb, &plan, &err) == 0);
+		check_plan(b, done, &plan.exec, plan.accepted, plan.dedup_from, pb.n);
+		execute(w, b, done, &plan.exec);
+		vyre_plan_complete(&plan, &pb, b->planned + done);
+		done += plan.accepted;
+	}
+	vyre_planner_destroy(p);
+	return 0;
+}
+
+static void compare(const struct world *w, const struct batch *b)
+{
+	for (uint32_t i = 0; i < b->n; i++) {
+		FUZZ_CHECK(b->planned[i].status == b->oracle[i].status);
+		FUZZ_CHECK(b->planned[i].result == b->oracle[i].result);
+	}
+	for (uint32_t d = 0; d < DOMAINS; d++)
+		FUZZ_CHECK(memcmp(w->oracle_mem[d], w->planned_mem[d], HEAP_BYTES) == 0);
+}
+
+static void reset_planned(struct world *w, struct batch *b)
+{
+	for (uint32_t d = 0; d < DOMAINS; d++)
+		memcpy(w->planned_mem[d], w->initial_mem[d], HEAP_BYTES);
+	for (uint32_t i = 0; i < b->n; i++)
+		b->planned[i] = (struct vyre_exec_result){.status = 1, .result = 0xbad};
 }
 
 int FUZZ_ENTRY(const uint8_t *data, size_t size)
@@ -323,14 +390,12 @@ int FUZZ_ENTRY(const uint8_t *data, size_t size)
 	}
 	build_batch(&w, data + 8, n, &b);
 	run_oracle(&w, &b);
-	if (run_planned(&w, &b, 1 + data[4] % 64u) == 0) {
-		for (uint32_t i = 0; i < b.n; i++) {
-			FUZZ_CHECK(b.planned[i].status == b.oracle[i].status);
-			FUZZ_CHECK(b.planned[i].result == b.oracle[i].result);
-		}
-		for (uint32_t d = 0; d < DOMAINS; d++)
-			FUZZ_CHECK(memcmp(w.oracle_mem[d], w.planned_mem[d], HEAP_BYTES) == 0);
-	}
+	reset_planned(&w, &b);
+	if (run_stage(&w, &b, 1 + data[4] % 64u) == 0)
+		compare(&w, &b);
+	reset_planned(&w, &b);
+	if (run_planner(&w, &b, data) == 0)
+		compare(&w, &b);
 	world_fini(&w);
 	return 0;
 }
