@@ -57,7 +57,7 @@ int main(void)
 	struct vyre_backend_config bcfg = {
 	    .max_heaps = WORLD_DOMAINS,
 	    .max_items = 4096,
-	    .cpu_threads = 3,
+	    .cpu_threads = 2,
 	    .cpu_parallel_min_bytes = 1,
 	};
 	struct vyre_backend *backend;
