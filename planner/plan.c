@@ -18,7 +18,6 @@
  * Limits found by the analysis pick the exact prefix that fits them, since
  * the decisions about an item depend only on the items before it.
  */
-#include <string.h>
 #include <time.h>
 
 #include "batch.h"
