@@ -83,11 +83,12 @@ int vyre_wait(struct vyre_client *c, struct vyre_cqe *out, uint32_t max, int64_t
 
 		if (slice > (uint64_t)LIVENESS_SLICE_NS)
 			slice = (uint64_t)LIVENESS_SLICE_NS;
-		uint32_t seen =
-		    vyre_sleep_prepare(&h->cq_need_wakeup, &h->cq_doorbell, VYRE_CQ_WAKE_FUTEX);
+		uint32_t seen;
 		int rc = 0;
 
-		if (vyre_cq_ready(&c->cq) == 0 && !__atomic_load_n(&h->closed, __ATOMIC_ACQUIRE))
+		if (vyre_sleep_prepare(&h->cq_need_wakeup, &h->cq_doorbell, VYRE_CQ_WAKE_FUTEX,
+				       &seen) &&
+		    vyre_cq_ready(&c->cq) == 0 && !__atomic_load_n(&h->closed, __ATOMIC_ACQUIRE))
 			rc = vyre_futex_wait(&h->cq_doorbell, seen, (int64_t)slice);
 		vyre_sleep_finish(&h->cq_need_wakeup, VYRE_CQ_WAKE_FUTEX);
 		n = vyre_reap(c, out, max);
@@ -107,7 +108,10 @@ int vyre_event_fd(struct vyre_client *c)
 		struct vyre_region_header *h = c->region.hdr;
 
 		/* Armed for good: vyred writes the eventfd on every flush from now on. */
-		vyre_sleep_prepare(&h->cq_need_wakeup, &h->cq_doorbell, VYRE_CQ_WAKE_EVENTFD);
+		uint32_t seen;
+
+		vyre_sleep_prepare(&h->cq_need_wakeup, &h->cq_doorbell, VYRE_CQ_WAKE_EVENTFD,
+				   &seen);
 		c->event_armed = 1;
 		if (vyre_cq_ready(&c->cq) || __atomic_load_n(&h->closed, __ATOMIC_ACQUIRE)) {
 			uint64_t one = 1;

@@ -27,11 +27,22 @@ uint64_t vyre_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint32_t vyre_sleep_prepare(uint32_t *need_wakeup, const uint32_t *doorbell, uint32_t bit)
+int vyre_sleep_prepare(uint32_t *need_wakeup, const uint32_t *doorbell, uint32_t bit,
+		       uint32_t *seen)
 {
 	__atomic_fetch_or(need_wakeup, bit, __ATOMIC_SEQ_CST);
 	vyre_full_fence();
-	return __atomic_load_n(doorbell, __ATOMIC_SEQ_CST);
+	*seen = __atomic_load_n(doorbell, __ATOMIC_SEQ_CST);
+	/*
+	 * A waker may take the futex bit between our setting it and our reading
+	 * the doorbell: its bump is then already in *seen, so a futex wait
+	 * would not return at once, and its wake may come before we wait. The
+	 * bit being gone says a wake-up was meant for us: do not sleep.
+	 */
+	if ((bit & VYRE_SQ_WAKE_FUTEX) &&
+	    !(__atomic_load_n(need_wakeup, __ATOMIC_SEQ_CST) & VYRE_SQ_WAKE_FUTEX))
+		return 0;
+	return 1;
 }
 
 void vyre_sleep_finish(uint32_t *need_wakeup, uint32_t bit)

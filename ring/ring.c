@@ -132,15 +132,17 @@ void vyre_sq_consumer_init(struct vyre_sq_consumer *c, const struct vyre_region 
 
 int vyre_sq_peek(struct vyre_sq_consumer *c, struct vyre_sqe *out, uint32_t max)
 {
-	uint32_t tail = __atomic_load_n(&c->hdr->sq_tail, __ATOMIC_ACQUIRE);
-	uint32_t avail = ring_used(tail, c->head);
 	uint32_t n = 0;
 
-	if (avail > c->entries)
-		return VYRE_E_PROTO;
-	if (avail > max)
-		avail = max;
-	for (; n < avail; n++) {
+	/*
+	 * Publication is decided by each slot's marker alone: never loading
+	 * sq_tail leaves its cache line with the producers, whose CAS on it
+	 * would otherwise wait for it on every reserve. At most one ring is
+	 * read, from the private head, whatever the client wrote.
+	 */
+	if (max > c->entries)
+		max = c->entries;
+	for (; n < max; n++) {
 		uint32_t pos = c->head + n;
 		const struct vyre_sqe *slot = &c->sq[pos & c->mask];
 

@@ -169,10 +169,12 @@ struct vyre_sq_consumer {
 void vyre_sq_consumer_init(struct vyre_sq_consumer *c, const struct vyre_region *r);
 
 /*
- * vyre_sq_peek - copy up to @max published entries starting at the private
- * head into @out, in order, stopping at the first slot not yet published.
- * Reads sq_tail once. Does not consume: vyre_sq_release does. Returns the
- * count or VYRE_E_PROTO when sq_tail is more than a ring ahead of the head.
+ * vyre_sq_peek - copy up to @max (at most one ring of) published entries
+ * starting at the private head into @out, in order, stopping at the first
+ * slot whose seq marker is not its position + 1. Reads no shared index, so
+ * a polling consumer does not contend with the producers' sq_tail. Does not
+ * consume: vyre_sq_release does. Returns the count (never an error: garbage
+ * indices are vyre_sq_pending's to report).
  */
 int vyre_sq_peek(struct vyre_sq_consumer *c, struct vyre_sqe *out, uint32_t max);
 
@@ -180,8 +182,10 @@ int vyre_sq_peek(struct vyre_sq_consumer *c, struct vyre_sqe *out, uint32_t max)
 void vyre_sq_release(struct vyre_sq_consumer *c, uint32_t n);
 
 /*
- * vyre_sq_pending - 1 when sq_tail differs from the private head (something
- * is reserved or published), 0 when empty, VYRE_E_PROTO on garbage.
+ * vyre_sq_pending - 1 when the slot at the private head is published, 0
+ * when not (empty, or reserved and not yet published: its producer kicks
+ * us), VYRE_E_PROTO when sq_tail is more than a ring ahead of the head.
+ * Called before sleeping; one read of sq_tail.
  */
 int vyre_sq_pending(const struct vyre_sq_consumer *c);
 
@@ -239,15 +243,18 @@ uint32_t vyre_cq_ready(const struct vyre_cq_consumer *c);
 
 /*
  * The sleeper's half of the protocol:
- *	seen = vyre_sleep_prepare(need, bell, bit);
- *	if (nothing to do after re-checking the ring)
+ *	if (vyre_sleep_prepare(need, bell, bit, &seen) && nothing to do after
+ *	    re-checking the ring)
  *		vyre_futex_wait(bell, seen, timeout);
  *	vyre_sleep_finish(need, bit);
  * prepare sets @bit in *need and reads the doorbell with sequentially
  * consistent ordering, so a waker that published before the re-check is seen
  * by it, and one that published after sees the bit and changes the doorbell.
+ * It returns 0 when a waker already took the futex bit again (a wake-up is
+ * under way, and its doorbell bump may already be in @seen): do not sleep.
  */
-uint32_t vyre_sleep_prepare(uint32_t *need_wakeup, const uint32_t *doorbell, uint32_t bit);
+int vyre_sleep_prepare(uint32_t *need_wakeup, const uint32_t *doorbell, uint32_t bit,
+		       uint32_t *seen);
 void vyre_sleep_finish(uint32_t *need_wakeup, uint32_t bit);
 
 /*

@@ -23,10 +23,6 @@ static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *
 		return;
 	int got = vyre_sq_peek(&c->sq, &b->sqes[b->n], want);
 
-	if (got < 0) {
-		vyre_conn_close(d, c, VYRE_E_PROTO);
-		return;
-	}
 	if (got == 0)
 		return;
 	c->batch_first = b->n;

@@ -330,9 +330,11 @@ static void sleep_on_doorbells(struct vyre_daemon *d)
 		if (c->state != VYRE_CONN_ACTIVE)
 			continue;
 		struct vyre_region_header *h = c->region.hdr;
-		uint32_t seen = vyre_sleep_prepare(&h->sq_need_wakeup, &h->sq_doorbell, bit);
+		uint32_t seen;
 
-		if (vyre_conn_has_work(d, c)) {
+		/* A taken bit means a producer is waking us already: stay up. */
+		if (!vyre_sleep_prepare(&h->sq_need_wakeup, &h->sq_doorbell, bit, &seen) ||
+		    vyre_conn_has_work(d, c)) {
 			work = 1;
 			break;
 		}
