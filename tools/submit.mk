@@ -23,3 +23,10 @@ $(BUILD)/vyre-submit: $(call obj,tools/vyre-submit.c tools/submit/target_client.
 		      $(BUILD)/libvyre-submit.a $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a
 	$(CC) $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libvyre-submit.a \
 		$(BUILD)/libvyre-core.a $(BUILD)/libvyre.a $(URING_LIBS) $(LDLIBS)
+
+# End to end against a live vyred: the examples, shared domains, random programs vs --local.
+TESTS += test_submit_e2e
+TEST_EXTRA_OBJS_test_submit_e2e := $(BUILD)/obj/tests/test_integration_daemon.o
+$(BUILD)/tests/test_submit_e2e: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred \
+				$(BUILD)/vyre-submit $(BUILD)/vyre-bench
+CFLAGS_tests_test_submit_e2e := -DVYRE_SRCDIR='"$(CURDIR)"'
