@@ -91,7 +91,8 @@ small="-DNPROD=2 -DNITEMS=1 -DSQCAP=1 -DCQCAP=1"
 verify pass safety $small
 verify pass ltl $small
 
-for bug in BUG_NO_RECHECK BUG_NO_FENCE BUG_LATE_SEEN BUG_WAKE_FIRST BUG_NO_REAP_KICK; do
+for bug in BUG_NO_RECHECK BUG_NO_FENCE BUG_LATE_SEEN BUG_WAKE_FIRST BUG_NO_REAP_KICK \
+	BUG_TAKEN_UNCHECKED; do
 	verify fail safety $small -D$bug
 	verify fail ltl $small -D$bug
 done

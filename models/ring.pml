@@ -25,6 +25,11 @@
  *                doorbell: vyre_sleep_prepare, re-check with vyre_cq_ready,
  *                futex(FUTEX_WAIT), vyre_sleep_finish.
  *
+ * Need-wakeup bits (vyre_wake): the first waker that sees the bit takes it
+ * (fetch_and), bumps the doorbell and futex-wakes; the sleeper sets it again
+ * before it next sleeps, and vyre_sleep_prepare reports a bit taken between
+ * its set and its doorbell read, so the sleeper stays up.
+ *
  * Promela is sequentially consistent, so a full fence is the natural order of
  * statements; a missing fence is modelled as the store moving after the
  * loads it should precede (store buffering: the one reordering x86-TSO and
@@ -43,12 +48,18 @@
  *   BUG_NO_RECHECK    sleepers wait without re-checking their ring
  *   BUG_NO_FENCE      sleepers' need_wakeup store becomes visible after the
  *                     doorbell and ring loads (a plain store, no fence)
- *   BUG_LATE_SEEN     sleepers read the doorbell after re-checking
+ *   BUG_LATE_SEEN     sleepers read the doorbell after re-checking, without
+ *                     the taken-bit check (which would make the order safe)
  *   BUG_WAKE_FIRST    producers test need_wakeup before publishing
  *   BUG_NO_REAP_KICK  the reaper frees CQ space without kicking vyred
  *   BUG_SEQ_FIRST     producers store the seq marker before the payload
  *   BUG_EARLY_HEAD    vyred releases the SQ slot before copying it out
  *   BUG_PLAIN_RESERVE producers reserve with load + store instead of CAS
+ *   BUG_TAKEN_UNCHECKED sleepers ignore that a waker took their need-wakeup
+ *                     bit between setting it and reading the doorbell (ring/
+ *                     doorbell.c before the fix: a reaper's kick for CQ space
+ *                     takes vyred's bit while vyred goes to sleep, the next
+ *                     producer sees no bit and never wakes it)
  */
 
 #ifndef NPROD
@@ -90,49 +101,78 @@ bit cq_sleeping; /* the reaper blocked in futex(FUTEX_WAIT) on cq_doorbell */
 
 bit vyred_sleeping; /* vyred blocked in io_uring_submit_and_wait */
 
-bit taken[TOTAL + 1];  /* ghost: ids vyred drained from the SQ */
-bit reaped[TOTAL + 1]; /* ghost: ids the reaper took from the CQ */
+bit drained[TOTAL + 1]; /* ghost: ids vyred drained from the SQ */
+bit reaped[TOTAL + 1];  /* ghost: ids the reaper took from the CQ */
 
-/* vyre_wake for the SQ doorbell: futex_wake completes an armed io_uring wait. */
-inline kick_vyred()
+/*
+ * vyre_wake, after the caller's publish and full fence: a waker that sees
+ * need_wakeup takes the futex bit (fetch_and), bumps the doorbell, and
+ * futex-wakes only if it took the bit itself, so later producers need no
+ * syscall until the sleeper sets the bit again. A futex wake completes
+ * vyred's armed io_uring FUTEX_WAIT.
+ */
+inline kick_vyred(taken)
 {
 	if
 	:: sq_need_wakeup ->
+		d_step {
+			taken = sq_need_wakeup;
+			sq_need_wakeup = 0
+		};
 		sq_doorbell++;
 		if
-		:: waiter_armed -> waiter_done = 1
+		:: taken && waiter_armed -> waiter_done = 1
 		:: else -> skip
-		fi
+		fi;
+		taken = 0
 	:: else -> skip
 	fi
 }
 
-/* vyre_wake for the CQ doorbell. */
-inline wake_reaper()
+/* vyre_wake for the CQ doorbell (vyre_cq_flush). */
+inline wake_reaper(taken)
 {
 	if
 	:: cq_need_wakeup ->
+		d_step {
+			taken = cq_need_wakeup;
+			cq_need_wakeup = 0
+		};
 		cq_doorbell++;
-		cq_sleeping = 0
+		if
+		:: taken -> cq_sleeping = 0
+		:: else -> skip
+		fi;
+		taken = 0
 	:: else -> skip
 	fi
 }
 
-/* vyre_sleep_prepare: set need_wakeup (seq_cst RMW + fence), read the doorbell. */
-inline sleep_prepare(need, doorbell, seen)
+/*
+ * vyre_sleep_prepare: set need_wakeup (seq_cst RMW + fence), read the
+ * doorbell, then re-read need_wakeup: if a waker already took the bit, report
+ * it in @gone and stay up (the waker's bump may already be in @seen, and the
+ * bit it took is what later wakers would need).
+ */
+inline sleep_prepare(need, doorbell, seen, gone)
 {
 #if defined(BUG_NO_FENCE)
+	/* the store sits in the store buffer: others see it later, we read it back */
 	seen = doorbell
 #elif defined(BUG_LATE_SEEN)
 	need = 1
-#else
+#elif defined(BUG_TAKEN_UNCHECKED)
 	need = 1;
 	seen = doorbell
+#else
+	need = 1;
+	seen = doorbell;
+	gone = (need == 0)
 #endif
 }
 
 /* Between the re-check and the wait: where the broken variants do their late part. */
-inline sleep_late(need, doorbell, seen)
+inline sleep_late(need, doorbell, seen, gone)
 {
 #if defined(BUG_NO_FENCE)
 	need = 1
@@ -148,6 +188,7 @@ proctype producer(byte id)
 {
 	byte i = 0;
 	byte pos;
+	bit took;
 	do
 	:: i < NITEMS ->
 reserve:
@@ -165,7 +206,7 @@ reserve:
 		};
 #endif
 #ifdef BUG_WAKE_FIRST
-		kick_vyred();
+		kick_vyred(took);
 #endif
 #ifdef BUG_SEQ_FIRST
 		sq[pos % SQCAP].seq = pos + 1;
@@ -175,7 +216,7 @@ reserve:
 		sq[pos % SQCAP].seq = pos + 1;
 #endif
 #ifndef BUG_WAKE_FIRST
-		kick_vyred();
+		kick_vyred(took);
 #endif
 		pos = 0;
 		i++
@@ -193,6 +234,8 @@ proctype vyred()
 	byte other = 0;
 	bit published;
 	bit room;
+	bit took;
+	bit gone;
 	do
 	:: got == TOTAL -> break
 	:: else ->
@@ -207,8 +250,8 @@ proctype vyred()
 			d = sq[h % SQCAP].data;
 			d_step {
 				assert(d >= 1 && d <= TOTAL);
-				assert(!taken[d]);
-				taken[d] = 1
+				assert(!drained[d]);
+				drained[d] = 1
 			};
 			/* vyre_stage_complete: post, release the SQ slot, flush the CQ */
 			cq[cq_tail % CQCAP] = d;
@@ -219,7 +262,7 @@ proctype vyred()
 				cq_tail++;
 				d = 0
 			};
-			wake_reaper();
+			wake_reaper(took);
 			d_step {
 				h++;
 				got++;
@@ -231,15 +274,15 @@ proctype vyred()
 				published = 0;
 				room = 0
 			};
-			sleep_prepare(sq_need_wakeup, sq_doorbell, seen);
+			sleep_prepare(sq_need_wakeup, sq_doorbell, seen, gone);
 #ifndef BUG_NO_RECHECK
 			/* vyre_conn_has_work: vyre_sq_pending, then vyre_cq_space */
 			published = (sq[h % SQCAP].seq == h + 1);
 			room = (cq_tail - cq_head < CQCAP);
 #endif
-			sleep_late(sq_need_wakeup, sq_doorbell, seen);
+			sleep_late(sq_need_wakeup, sq_doorbell, seen, gone);
 			if
-			:: published && room -> skip
+			:: (published && room) || gone -> skip
 			:: else ->
 				/* arm_waiter: the kernel compares the word when it is submitted */
 				atomic {
@@ -271,7 +314,8 @@ proctype vyred()
 				sq_need_wakeup = 0;
 				seen = 0;
 				published = 0;
-				room = 0
+				room = 0;
+				gone = 0
 			}
 		fi
 	od
@@ -284,6 +328,8 @@ proctype reaper()
 	byte seen;
 	byte d;
 	bit ready;
+	bit took;
+	bit gone;
 	do
 	:: h == TOTAL -> break
 	:: else ->
@@ -294,23 +340,23 @@ proctype reaper()
 			d_step {
 				h++;
 				assert(d >= 1 && d <= TOTAL);
-				assert(taken[d] && !reaped[d]);
+				assert(drained[d] && !reaped[d]);
 				reaped[d] = 1;
 				d = 0
 			}
 #ifndef BUG_NO_REAP_KICK
 			;
-			kick_vyred()
+			kick_vyred(took)
 #endif
 		:: else ->
-			sleep_prepare(cq_need_wakeup, cq_doorbell, seen);
+			sleep_prepare(cq_need_wakeup, cq_doorbell, seen, gone);
 #ifndef BUG_NO_RECHECK
 			/* vyre_cq_ready */
 			ready = (cq_tail != h);
 #endif
-			sleep_late(cq_need_wakeup, cq_doorbell, seen);
+			sleep_late(cq_need_wakeup, cq_doorbell, seen, gone);
 			if
-			:: ready -> skip
+			:: ready || gone -> skip
 			:: else ->
 				/* futex(FUTEX_WAIT): compare and block atomically */
 				atomic {
@@ -325,7 +371,8 @@ proctype reaper()
 			d_step {
 				cq_need_wakeup = 0;
 				seen = 0;
-				ready = 0
+				ready = 0;
+				gone = 0
 			}
 		fi
 	od
