@@ -32,7 +32,7 @@ struct vyre_backend {
 	pthread_t *helpers;
 	uint32_t n_helpers;
 	uint32_t parallel_min_bytes;
-	int done;
+	atomic_int done; /* poll may run on another thread than submit */
 
 	pthread_mutex_t lock;
 	pthread_cond_t work_cv; /* helpers wait here for the next group */
@@ -191,14 +191,14 @@ static int cpu_submit(struct vyre_backend *b, const struct vyre_exec_batch *batc
 			run_range(b, batch, from, to);
 		from = to;
 	}
-	b->done = 1;
+	atomic_store_explicit(&b->done, 1, memory_order_release);
 	return 0;
 }
 
 static int cpu_poll(struct vyre_backend *b, int64_t timeout_ns)
 {
 	(void)timeout_ns;
-	return b->done;
+	return atomic_load_explicit(&b->done, memory_order_acquire);
 }
 
 static void stop_helpers(struct vyre_backend *b, uint32_t started)
@@ -245,7 +245,7 @@ static int cpu_init(struct vyre_backend **out, const struct vyre_backend_config 
 	if (!b)
 		return VYRE_E_NOMEM;
 	b->cfg = *cfg;
-	b->done = 1;
+	atomic_init(&b->done, 1);
 	b->n_helpers = thread_count(cfg) - 1;
 	b->parallel_min_bytes =
 	    cfg->cpu_parallel_min_bytes ? cfg->cpu_parallel_min_bytes : CPU_DEFAULT_PARALLEL_BYTES;
