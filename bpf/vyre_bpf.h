@@ -31,7 +31,7 @@ enum vyre_bpf_hist_id {
 	VYRE_BPF_HIST_LATENCY = 0,  /* submit -> complete ns, per item */
 	VYRE_BPF_HIST_BATCH = 1,    /* items per batch */
 	VYRE_BPF_HIST_PLAN = 2,	    /* plan ns per batch */
-	VYRE_BPF_HIST_DISPATCH = 3, /* dispatch_begin -> dispatch_end ns per batch */
+	VYRE_BPF_HIST_DISPATCH = 3, /* dispatch ns per batch (dispatch_end) */
 	VYRE_BPF_HIST_COUNT = 4,
 };
 
@@ -45,7 +45,7 @@ struct vyre_bpf_counters {
 	uint64_t items;		   /* batch_drained: SQEs drained */
 	uint64_t completed;	   /* complete: CQEs posted */
 	uint64_t failed;	   /* complete: CQEs with a negative status */
-	uint64_t deduped;	   /* dedupe */
+	uint64_t deduped;	   /* plan */
 	uint64_t executed;	   /* plan */
 	uint64_t invalid;	   /* plan */
 	uint64_t groups;	   /* plan */
@@ -56,7 +56,7 @@ struct vyre_bpf_counters {
 	uint64_t bytes_avoided;	   /* plan */
 	uint64_t plan_ns;	   /* plan */
 	uint64_t dispatches;	   /* dispatch_end */
-	uint64_t dispatch_ns;	   /* dispatch_begin -> dispatch_end */
+	uint64_t dispatch_ns;	   /* dispatch_end */
 	uint64_t dispatch_errors;  /* dispatch_end with a negative status */
 	uint64_t latency_ns;	   /* complete: sum of submit -> complete */
 	uint64_t errors;	   /* error: sum of counts */
@@ -71,8 +71,8 @@ struct vyre_bpf_counters {
 
 struct vyre_bpf_gauges {
 	uint64_t updated_ns; /* bpf_ktime_get_ns() of the last write */
-	uint32_t backend;    /* VYRE_TM_BACKEND_*, valid when have_backend */
-	uint32_t mode;	     /* VYRE_TM_MODE_* */
+	uint32_t backend; /* VYRE_TM_BACKEND_* of the last dispatch_end, valid when have_backend */
+	uint32_t mode;	  /* VYRE_TM_MODE_* */
 	uint32_t have_backend;
 	uint32_t have_arena;
 	uint64_t arena_used;

@@ -9,7 +9,8 @@
  *   client 2 (pid 4102, domain 2): 5 items, SQ 48/64 left, one back-pressure
  * 8 items, 2 deduped, 1 invalid, 5 executed, 3 groups, 2 barriers, 2
  * launches, 1 launch avoided, 1 frontier split, 4096 bytes avoided, 3000 ns
- * planning, arena shrunk when k % 4 == 0; latencies: 4 items in bucket 11,
+ * planning, 5000 ns dispatch on the CPU backend, arena shrunk when
+ * k % 4 == 0; latencies: 4 items in bucket 11,
  * 3 in bucket 15, and one in bucket 25 (20 ms: a slow batch) when k is even,
  * else in bucket 15.
  */
@@ -35,6 +36,7 @@
 #define TM_SPLITS	 1u
 #define TM_BYTES_AVOIDED 4096u
 #define TM_PLAN_NS	 3000u
+#define TM_DISPATCH_NS	 5000u
 #define TM_SLOW_NS	 20000000u /* the even batches' slowest item */
 #define TM_FAST_MAX_NS	 20000u
 #define TM_ARENA_CAP	 (4u << 20)

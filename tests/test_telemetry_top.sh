@@ -32,18 +32,19 @@ last = objs[-1]
 t = last["totals"]
 want = dict(batches=10, items=80, completed=80, failed=10, deduped=20, executed=50, invalid=10,
             groups=30, barriers=20, launches=20, launches_avoided=10, frontier_splits=10,
-            bytes_avoided=40960, plan_ns=30000, dispatches=10, dispatch_errors=0, errors=10,
+            bytes_avoided=40960, plan_ns=30000, dispatches=10, dispatch_ns=50000, dispatch_errors=0, errors=10,
             backpressure=10, arena_shrinks=2, connects=2, disconnects=0, slow_batches=5,
             slow_dropped=0, layout_errors=0)
 for k, v in want.items():
     assert t[k] == v, f"totals.{k} = {t[k]}, want {v}"
 assert last["backend"] == "cpu" and last["mode"] == "none", (last["backend"], last["mode"])
-assert last["probes"] == 11 and last["probes_total"] == 11
+assert last["probes"] == 9 and last["probes_total"] == 9
 assert abs(last["dedupe_ratio"] - 0.25) < 1e-9
 assert abs(last["fusion_ratio"] - 1 / 3) < 1e-5
 lat = last["latency_ns"]["total"]
 assert lat == dict(count=80, p50=2047, p99=(1 << 25) - 1, p999=(1 << 25) - 1), lat
 assert last["plan_ns"]["total"]["p50"] == 4095
+assert last["dispatch_ns"]["total"] == dict(count=10, p50=8191, p99=8191, p999=8191)
 assert last["batch_items"]["total"]["count"] == 10
 assert last["arena"] == dict(used=(1 << 20) + first + 9, capacity=4 << 20, high_water=2 << 20)
 clients = {c["id"]: c for c in last["clients"]}
@@ -61,6 +62,7 @@ assert [e["batch_id"] for e in slow] == [b for b in range(first, first + 10) if 
 assert sum(o["slow_events"] for o in objs) == 5
 for e in slow:
     assert e["have_plan"] and e["max_ns"] == 20000000 and e["groups"] == 3 and e["plan_ns"] == 3000, e
+    assert e["dispatch_ns"] == 5000, e
 # Counters only grow between refreshes.
 for a, b in zip(objs, objs[1:]):
     for k in a["totals"]:
@@ -75,7 +77,7 @@ for d in 1 3 9; do
 	tm_top_finish && break
 	[ "$d" -lt 9 ] || fail "the fixture never finished within vyre-top's refresh"
 done
-for want in "^vyre-top  pid $FIX_PID vyre-tm-fixture  backend cpu  mode none  probes 11/11" \
+for want in "^vyre-top  pid $FIX_PID vyre-tm-fixture  backend cpu  mode none  probes 9/9" \
 	"^items 32 .* batches 4 " "^dedupe 25.0% \(8 deduped\)" "launches 8 .* avoided 4 " \
 	"^latency p50 2.0us p99 33.55ms" "^arena 1.0MiB / 4.0MiB" "slow batches 2 " \
 	"^ +2 +4102 .* +20 +48 +64 +0 +4 +live" "^ +1 +4101 .* +12 +5 +64 +4 +0 +live"; do

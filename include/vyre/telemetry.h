@@ -24,7 +24,8 @@
  *   plan               const struct vyre_tm_plan *
  *   arena              const struct vyre_tm_arena *
  *   dispatch_begin     u64 batch_id, u32 launches, u32 backend, u32 mode
- *   dispatch_end       u64 batch_id, s32 status, u32 executed
+ *   dispatch_end       u64 batch_id, s32 status, u32 executed, u64 dispatch_ns,
+ *                      u32 backend, u32 mode
  *   complete           const struct vyre_tm_complete *
  *   error              u32 client_id, u32 pid, s32 code, u32 count
  *                      (per client with failed CQEs in the batch; client 0
@@ -37,7 +38,11 @@
  *   client_disconnect  u32 client_id, u32 pid, s32 reason (0 or a VYRE_E_*)
  *
  * batch_id counts batches from 1 in one vyred process. pid is the client's
- * process id as SO_PEERCRED reported it at connect.
+ * process id as SO_PEERCRED reported it at connect. dispatch_ns is vyred's
+ * own measure of the backend's run (submit to the last poll), and
+ * dispatch_end repeats what dedupe and dispatch_begin say in plan's struct
+ * and its own arguments, so a tracer that wants fewer uprobe hits per batch
+ * can leave those two out (vyre-top does).
  */
 #ifndef VYRE_TELEMETRY_H
 #define VYRE_TELEMETRY_H
@@ -49,11 +54,11 @@
 
 #define VYRE_TM_PROVIDER "vyre"
 
-/* dispatch_begin: backend */
+/* dispatch_begin, dispatch_end: backend */
 #define VYRE_TM_BACKEND_CPU  0u
 #define VYRE_TM_BACKEND_CUDA 1u
 
-/* dispatch_begin: mode (CUDA modes as in DESIGN.md section 8; CPU has none) */
+/* dispatch_begin, dispatch_end: mode (CUDA modes as in DESIGN.md section 8; CPU has none) */
 #define VYRE_TM_MODE_PERSISTENT 0u
 #define VYRE_TM_MODE_LAUNCH	1u
 #define VYRE_TM_MODE_NONE	2u

@@ -86,9 +86,10 @@ vyre_probe_complete_arg(const struct vyre_tm_complete *c)
 #define VYRE_PROBE_DISPATCH_BEGIN(batch_id, launches, backend, mode)                               \
 	STAP_PROBE4(vyre, dispatch_begin, (uint64_t)(batch_id), (uint32_t)(launches),              \
 		    (uint32_t)(backend), (uint32_t)(mode))
-#define VYRE_PROBE_DISPATCH_END(batch_id, status, executed)                                        \
-	STAP_PROBE3(vyre, dispatch_end, (uint64_t)(batch_id), (int32_t)(status),                   \
-		    (uint32_t)(executed))
+#define VYRE_PROBE_DISPATCH_END(batch_id, status, executed, dispatch_ns, backend, mode)            \
+	STAP_PROBE6(vyre, dispatch_end, (uint64_t)(batch_id), (int32_t)(status),                   \
+		    (uint32_t)(executed), (uint64_t)(dispatch_ns), (uint32_t)(backend),            \
+		    (uint32_t)(mode))
 #define VYRE_PROBE_COMPLETE(arg) STAP_PROBE1(vyre, complete, vyre_probe_complete_arg(arg))
 #define VYRE_PROBE_ERROR(client_id, pid, code, count)                                              \
 	STAP_PROBE4(vyre, error, (uint32_t)(client_id), (uint32_t)(pid), (int32_t)(code),          \
@@ -118,8 +119,8 @@ static inline void vyre_probe_discard(int unused, ...)
 #define VYRE_PROBE_ARENA(arg)			    vyre_probe_discard(0, arg)
 #define VYRE_PROBE_DISPATCH_BEGIN(batch_id, launches, backend, mode)                               \
 	vyre_probe_discard(0, batch_id, launches, backend, mode)
-#define VYRE_PROBE_DISPATCH_END(batch_id, status, executed)                                        \
-	vyre_probe_discard(0, batch_id, status, executed)
+#define VYRE_PROBE_DISPATCH_END(batch_id, status, executed, dispatch_ns, backend, mode)            \
+	vyre_probe_discard(0, batch_id, status, executed, dispatch_ns, backend, mode)
 #define VYRE_PROBE_COMPLETE(arg) vyre_probe_discard(0, arg)
 #define VYRE_PROBE_ERROR(client_id, pid, code, count)                                              \
 	vyre_probe_discard(0, client_id, pid, code, count)
