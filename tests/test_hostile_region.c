@@ -128,9 +128,15 @@ static void hostile_main(const char *socket, uint64_t seed, int slots_only,
 			scribble(heap, 0, heap_bytes, &rng, &page->bytes_written, 0);
 	}
 	if (!__atomic_load_n(closed, __ATOMIC_ACQUIRE)) {
-		/* an SQ tail three rings ahead of the head: no honest client can write that */
+		/*
+		 * indices no honest client can write: an SQ tail three rings ahead of
+		 * the head (vyred reads it before sleeping) and a CQ head three rings
+		 * past the tail (read whenever vyred drains this client)
+		 */
 		page->forced = 1;
 		__atomic_store_n(&hdr->sq_tail, hdr->sq_head + 3 * hdr->sq_entries,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&hdr->cq_head, hdr->cq_tail + 3 * hdr->cq_entries,
 				 __ATOMIC_RELEASE);
 		rel_client_force_kick(c);
 	}
