@@ -51,8 +51,8 @@ struct hostile_page {
 };
 
 /* Random bytes at a random place of [base + from, base + bytes), sparing the closed word. */
-static void scribble(uint8_t *base, uint64_t from, uint64_t bytes, uint64_t *rng,
-		     uint64_t *written, int skip_closed)
+static void scribble(uint8_t *base, uint64_t from, uint64_t bytes, uint64_t *rng, uint64_t *written,
+		     int skip_closed)
 {
 	uint64_t r = rel_rand(rng);
 	uint64_t off = from + r % (bytes - from), len = 1 + (r >> 40) % 32;
