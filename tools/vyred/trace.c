@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The out-of-line halves of trace.h: only reached while a tracer is
+ * attached, so they may walk the connection table and fill structs.
+ * Everything read from a client region is read once and clamped.
+ */
+#include <string.h>
+
+#include "trace.h"
+
+/* SQEs reserved or published and not yet consumed: tail - head, at most a ring. */
+static uint32_t sq_waiting(const struct vyre_sq_consumer *sq)
+{
+	uint32_t tail = __atomic_load_n(&sq->hdr->sq_tail, __ATOMIC_ACQUIRE);
+	uint32_t n = tail - sq->head;
+	return n > sq->entries ? sq->entries : n;
+}
+
+void vyre_trace_pressure_fire(struct vyre_daemon *d)
+{
+	for (uint32_t s = 0; s < d->n_conn_slots; s++) {
+		struct vyre_conn *c = &d->conns[s];
+		if (c->state != VYRE_CONN_ACTIVE)
+			continue;
+		uint32_t waiting = sq_waiting(&c->sq);
+		int space = vyre_cq_space(&c->cq);
+		if (waiting >= c->sq.entries)
+			VYRE_PROBE_BACKPRESSURE(c->id, c->pid, VYRE_TM_BP_SQ_FULL, waiting);
+		else if (waiting > 0 && space >= 0 && (uint32_t)space <= c->inflight)
+			VYRE_PROBE_BACKPRESSURE(c->id, c->pid, VYRE_TM_BP_CQ_FULL, waiting);
+	}
+}
+
+static void fire_drains(struct vyre_daemon *d, const struct vyre_batch *b, uint64_t batch_id)
+{
+	for (uint32_t t = 0; t < b->n_touched; t++) {
+		struct vyre_conn *c = &d->conns[b->touched[t]];
+		/* Clients are contiguous in batch order: this one drained up to the next one. */
+		uint32_t end =
+		    t + 1 < b->n_touched ? d->conns[b->touched[t + 1]].batch_first : b->n;
+		uint32_t drained = end > c->batch_first ? end - c->batch_first : 0;
+		uint32_t left = drained > c->batch_count ? drained - c->batch_count : 0;
+		uint32_t waiting = sq_waiting(&c->sq);
+		int space = vyre_cq_space(&c->cq);
+
+		if (c->batch_count && VYRE_PROBE_ENABLED(batch_drained)) {
+			struct vyre_tm_drain dr = {
+			    .bytes = sizeof(dr),
+			    .client_id = c->id,
+			    .pid = (uint32_t)c->pid,
+			    .domain_id = c->domain ? c->domain->id : 0,
+			    .batch_id = batch_id,
+			    .items = c->batch_count,
+			    .sq_depth = waiting > c->batch_count ? waiting - c->batch_count : 0,
+			    .sq_entries = c->sq.entries,
+			    .cq_free = space > 0 ? (uint32_t)space : 0,
+			};
+			VYRE_PROBE_BATCH_DRAINED(&dr);
+		}
+		if (left && VYRE_PROBE_ENABLED(backpressure))
+			VYRE_PROBE_BACKPRESSURE(c->id, c->pid, VYRE_TM_BP_ARENA, left);
+	}
+}
+
+void vyre_trace_plan_fire(struct vyre_daemon *d, const struct vyre_batch *b)
+{
+	uint64_t batch_id = d->batches + 1;
+	const struct vyre_exec_plan *p = &b->plan;
+
+	fire_drains(d, b, batch_id);
+	if (VYRE_PROBE_ENABLED(dedupe))
+		VYRE_PROBE_DEDUPE(batch_id, b->n_accepted, b->stats.deduped);
+	if (!VYRE_PROBE_ENABLED(plan))
+		return;
+	uint32_t invalid = 0;
+	for (uint32_t i = 0; i < b->n_accepted; i++)
+		invalid += b->status[i] != 0;
+	struct vyre_tm_plan tp = {
+	    .bytes = sizeof(tp),
+	    .items = b->n_accepted,
+	    .batch_id = batch_id,
+	    .executed = p->n_order,
+	    .deduped = b->stats.deduped,
+	    .invalid = invalid,
+	    .groups = p->n_groups,
+	    .barriers = p->n_groups ? p->n_groups - 1 : 0,
+	    .launches = p->n_launches,
+	    .launches_avoided = p->n_groups > p->n_launches ? p->n_groups - p->n_launches : 0,
+	    .plan_ns = b->stats.plan_ns,
+	};
+	VYRE_PROBE_PLAN(&tp);
+}
+
+void vyre_trace_arena_fire(const struct vyre_daemon *d, uint64_t used, uint64_t capacity,
+			   uint64_t high_water, int shrunk)
+{
+	struct vyre_tm_arena a = {
+	    .bytes = sizeof(a),
+	    .shrunk = shrunk != 0,
+	    .batch_id = d->batches + 1,
+	    .used = used,
+	    .capacity = capacity,
+	    .high_water = high_water,
+	};
+	VYRE_PROBE_ARENA(&a);
+}
+
+static void backend_mode(const struct vyre_daemon *d, uint32_t *backend, uint32_t *mode)
+{
+	int cpu = d->backend_ops == &vyre_cpu_backend;
+	*backend = cpu ? VYRE_TM_BACKEND_CPU : VYRE_TM_BACKEND_CUDA;
+	*mode = cpu				  ? VYRE_TM_MODE_NONE
+		: d->cfg.mode == VYRE_CUDA_LAUNCH ? VYRE_TM_MODE_LAUNCH
+						  : VYRE_TM_MODE_PERSISTENT;
+}
+
+void vyre_trace_dispatch_begin_fire(struct vyre_daemon *d, const struct vyre_batch *b)
+{
+	uint32_t backend, mode;
+	backend_mode(d, &backend, &mode);
+	VYRE_PROBE_DISPATCH_BEGIN(d->batches + 1, b->plan.n_launches, backend, mode);
+}
+
+void vyre_trace_dispatch_end_fire(struct vyre_daemon *d, const struct vyre_batch *b, int status)
+{
+	uint32_t backend, mode;
+	backend_mode(d, &backend, &mode);
+	VYRE_PROBE_DISPATCH_END(d->batches + 1, status, b->plan.n_order, b->stats.execute_ns,
+				backend, mode);
+}
+
+void vyre_trace_cqes_begin_fire(struct vyre_trace_cqes *t, uint64_t batch_id)
+{
+	memset(&t->batch, 0, sizeof(t->batch));
+	t->batch.bytes = sizeof(t->batch);
+	t->batch.batch_id = batch_id;
+	t->client_errors = 0;
+	t->client_code = 0;
+}
+
+void vyre_trace_client_done_fire(struct vyre_trace_cqes *t, const struct vyre_conn *c)
+{
+	if (VYRE_PROBE_ENABLED(error))
+		VYRE_PROBE_ERROR(c->id, c->pid, t->client_code, t->client_errors);
+	t->client_errors = 0;
+	t->client_code = 0;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/vyred/trace.h - where vyred fires its USDT probes (probes.h).
+ *
+ * One call per pipeline stage, made unconditionally by the stage; each is an
+ * inline check of the probe semaphores that calls into trace.c only while a
+ * tracer is attached, so an untraced batch pays a few loads and branches and
+ * a VYRE_PROBES=0 build pays nothing. Per CQE there is one inline test of a
+ * flag the batch computed once. Probe arguments are documented in
+ * include/vyre/telemetry.h; the batch id is the number the batch gets when it
+ * completes (d->batches + 1 while it runs).
+ */
+#ifndef VYRED_TRACE_H
+#define VYRED_TRACE_H
+
+#include "daemon.h"
+#include "probes.h"
+
+/* Per batch: SQ full / CQ full back-pressure of every client, after draining. */
+void vyre_trace_pressure_fire(struct vyre_daemon *d);
+static inline void vyre_trace_pressure(struct vyre_daemon *d)
+{
+	if (VYRE_PROBE_ENABLED(backpressure))
+		vyre_trace_pressure_fire(d);
+}
+
+/*
+ * Per batch, after the plan stage: batch_drained per client (its accepted
+ * items), arena back-pressure for items left in the rings, dedupe, plan.
+ */
+void vyre_trace_plan_fire(struct vyre_daemon *d, const struct vyre_batch *b);
+static inline void vyre_trace_plan(struct vyre_daemon *d, const struct vyre_batch *b)
+{
+	if (VYRE_PROBE_ENABLED(batch_drained) || VYRE_PROBE_ENABLED(backpressure) ||
+	    VYRE_PROBE_ENABLED(dedupe) || VYRE_PROBE_ENABLED(plan))
+		vyre_trace_plan_fire(d, b);
+}
+
+/*
+ * Per batch, when the plan stage reports its arena: bytes this batch's plan
+ * used, the arena's size and high-water mark, and whether the arena ran out
+ * so the batch was planned shorter.
+ */
+void vyre_trace_arena_fire(const struct vyre_daemon *d, uint64_t used, uint64_t capacity,
+			   uint64_t high_water, int shrunk);
+static inline void vyre_trace_arena(const struct vyre_daemon *d, uint64_t used, uint64_t capacity,
+				    uint64_t high_water, int shrunk)
+{
+	if (VYRE_PROBE_ENABLED(arena))
+		vyre_trace_arena_fire(d, used, capacity, high_water, shrunk);
+}
+
+void vyre_trace_dispatch_begin_fire(struct vyre_daemon *d, const struct vyre_batch *b);
+static inline void vyre_trace_dispatch_begin(struct vyre_daemon *d, const struct vyre_batch *b)
+{
+	if (VYRE_PROBE_ENABLED(dispatch_begin))
+		vyre_trace_dispatch_begin_fire(d, b);
+}
+
+/* After the execute stage timed the backend (b->stats.execute_ns). */
+void vyre_trace_dispatch_end_fire(struct vyre_daemon *d, const struct vyre_batch *b, int status);
+static inline void vyre_trace_dispatch_end(struct vyre_daemon *d, const struct vyre_batch *b,
+					   int status)
+{
+	if (VYRE_PROBE_ENABLED(dispatch_end))
+		vyre_trace_dispatch_end_fire(d, b, status);
+}
+
+/* A daemon-side fault (planner, backend), or a client dropped for a protocol error. */
+static inline void vyre_trace_error(uint32_t client_id, pid_t pid, int code)
+{
+	if (VYRE_PROBE_ENABLED(error))
+		VYRE_PROBE_ERROR(client_id, pid, code, 1);
+}
+
+static inline void vyre_trace_connect(const struct vyre_conn *c)
+{
+	if (VYRE_PROBE_ENABLED(client_connect))
+		VYRE_PROBE_CLIENT_CONNECT(c->id, c->pid, c->uid, c->domain->id);
+}
+
+static inline void vyre_trace_disconnect(const struct vyre_conn *c, int reason)
+{
+	if (VYRE_PROBE_ENABLED(client_disconnect))
+		VYRE_PROBE_CLIENT_DISCONNECT(c->id, c->pid, reason);
+}
+
+/* The complete stage's accounting of the CQEs it posts. */
+struct vyre_trace_cqes {
+	int on; /* the complete or the error probe is attached */
+	uint32_t client_errors;
+	int32_t client_code; /* the first failure of the current client */
+	struct vyre_tm_complete batch;
+};
+
+void vyre_trace_cqes_begin_fire(struct vyre_trace_cqes *t, uint64_t batch_id);
+static inline void vyre_trace_cqes_begin(struct vyre_trace_cqes *t, uint64_t batch_id)
+{
+	t->on = VYRE_PROBE_ENABLED(complete) || VYRE_PROBE_ENABLED(error);
+	if (t->on)
+		vyre_trace_cqes_begin_fire(t, batch_id);
+}
+
+static inline void vyre_trace_cqe(struct vyre_trace_cqes *t, uint64_t submit_ns,
+				  const struct vyre_cqe *cqe)
+{
+	if (!t->on)
+		return;
+	vyre_tm_complete_add(&t->batch, submit_ns, cqe);
+	if (cqe->status != 0 && t->client_errors++ == 0)
+		t->client_code = cqe->status;
+}
+
+/* After the CQEs of one client: the error probe, when some failed. */
+void vyre_trace_client_done_fire(struct vyre_trace_cqes *t, const struct vyre_conn *c);
+static inline void vyre_trace_client_done(struct vyre_trace_cqes *t, const struct vyre_conn *c)
+{
+	if (t->on && t->client_errors)
+		vyre_trace_client_done_fire(t, c);
+}
+
+static inline void vyre_trace_cqes_end(struct vyre_trace_cqes *t)
+{
+	if (t->on && VYRE_PROBE_ENABLED(complete))
+		VYRE_PROBE_COMPLETE(&t->batch);
+}
+
+#endif /* VYRED_TRACE_H */
