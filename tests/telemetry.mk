@@ -39,3 +39,7 @@ TM_PRODUCER := $(BUILD)/tests/vyre-tm-producer
 $(TM_PRODUCER): $(BUILD)/obj/tests/telemetry_producer.o $(BUILD)/libvyre.a
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
+
+# Counts seen by vyre-top and the scripts against a live vyred under a known load.
+TESTS += test_telemetry_vyred
+$(BUILD)/tests/test_telemetry_vyred: $(BUILD)/vyred $(BUILD)/noprobes/vyred $(TM_PRODUCER)

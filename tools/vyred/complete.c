@@ -8,6 +8,7 @@
 #include <inttypes.h>
 
 #include "daemon.h"
+#include "trace.h"
 
 static uint32_t log2_bucket(uint64_t ns)
 {
@@ -38,7 +39,9 @@ void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b)
 {
 	uint64_t now = vyre_now_ns();
 	struct vyre_batch_stats *st = &b->stats;
+	struct vyre_trace_cqes tc;
 
+	vyre_trace_cqes_begin(&tc, d->batches + 1);
 	for (uint32_t t = 0; t < b->n_touched; t++) {
 		struct vyre_conn *c = &d->conns[b->touched[t]];
 		uint32_t n = c->batch_count;
@@ -48,6 +51,7 @@ void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b)
 
 			fill_cqe(b, i, now, &cqe);
 			vyre_cq_post(&c->cq, &cqe);
+			vyre_trace_cqe(&tc, b->sqes[i].submit_ns, &cqe);
 			st->errors += cqe.status != 0;
 			uint64_t lat = now > b->sqes[i].submit_ns ? now - b->sqes[i].submit_ns : 0;
 
@@ -60,6 +64,7 @@ void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b)
 				fprintf(d->accept_log, "%" PRIu32 " %" PRIu64 "\n", c->id,
 					cqe.user_data);
 		}
+		vyre_trace_client_done(&tc, c);
 		if (n == 0)
 			continue;
 		vyre_sq_release(&c->sq, n);
@@ -68,6 +73,7 @@ void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b)
 		if (vyre_cq_flush(&c->cq) & VYRE_CQ_WAKE_EVENTFD)
 			vyre_loop_write_eventfd(d, c);
 	}
+	vyre_trace_cqes_end(&tc);
 	if (d->accept_log)
 		fflush(d->accept_log);
 	st->complete_ns = vyre_now_ns() - now;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "trace.h"
 
 int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, uint32_t cq,
 		       struct vyre_domain *dom, int event_fd)
@@ -31,6 +32,7 @@ int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, 
 	c->inflight = 0;
 	c->state = VYRE_CONN_ACTIVE;
 	d->n_active++;
+	vyre_trace_connect(c);
 	return 0;
 }
 
@@ -58,6 +60,10 @@ void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason)
 		return;
 	if (c->state == VYRE_CONN_ACTIVE) {
 		struct vyre_region_header *h = c->region.hdr;
+
+		vyre_trace_disconnect(c, reason);
+		if (reason == VYRE_E_PROTO)
+			vyre_trace_error(c->id, c->pid, reason);
 
 		vyre_log("client %u (pid %d uid %u) leaves domain %u: %s, %llu items completed",
 			 c->id, (int)c->pid, (unsigned)c->uid, c->domain->id,

@@ -6,6 +6,7 @@
  * sq_head is not advanced here: only for what the plan stage accepts.
  */
 #include "daemon.h"
+#include "trace.h"
 
 static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *c)
 {
@@ -57,4 +58,5 @@ void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b)
 	b->stats.items_in = b->n;
 	b->stats.clients = b->n_touched;
 	b->stats.drain_ns = vyre_now_ns() - t0;
+	vyre_trace_pressure(d);
 }

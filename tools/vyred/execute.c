@@ -5,6 +5,7 @@
  * VYRE_E_DEVICE, which completes normally.
  */
 #include "daemon.h"
+#include "trace.h"
 
 #define POLL_SLICE_NS 1000000000ll
 
@@ -28,10 +29,12 @@ void vyre_stage_execute(struct vyre_daemon *d, struct vyre_batch *b)
 
 	if (b->plan.n_order == 0)
 		return;
+	vyre_trace_dispatch_begin(d, b);
 	int rc = d->backend_ops->submit(d->backend, &eb);
 
 	if (rc != 0) {
 		vyre_log("backend %s: submit failed: %s", d->backend_ops->name, vyre_strerror(rc));
+		vyre_trace_error(0, 0, rc);
 		fail_all(b, VYRE_E_DEVICE);
 	} else {
 		while ((rc = d->backend_ops->poll(d->backend, POLL_SLICE_NS)) == 0)
@@ -39,8 +42,10 @@ void vyre_stage_execute(struct vyre_daemon *d, struct vyre_batch *b)
 		if (rc < 0) {
 			vyre_log("backend %s: device error: %s", d->backend_ops->name,
 				 vyre_strerror(rc));
+			vyre_trace_error(0, 0, rc);
 			fail_all(b, VYRE_E_DEVICE);
 		}
 	}
 	b->stats.execute_ns = vyre_now_ns() - t0;
+	vyre_trace_dispatch_end(d, b, rc < 0 ? rc : 0);
 }

@@ -6,6 +6,7 @@
  * replaced by the sequential plan of the whole batch, which is always right.
  */
 #include "daemon.h"
+#include "trace.h"
 
 static int plan_ok(const struct vyre_batch *b, const struct vyre_plan_output *o)
 {
@@ -63,6 +64,7 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b)
 		vyre_log("plan stage %s (%s): running batch %llu sequentially",
 			 rc ? "failed" : "returned an invalid plan", vyre_strerror(rc),
 			 (unsigned long long)d->batches + 1);
+		vyre_trace_error(0, 0, rc ? rc : VYRE_E_INVAL);
 		sequential_plan(b, &out);
 	}
 	b->plan = out.plan;
@@ -84,4 +86,5 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b)
 		c->batch_count -= left;
 	}
 	b->stats.plan_ns = vyre_now_ns() - t0;
+	vyre_trace_plan(d, b);
 }
