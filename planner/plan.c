@@ -410,6 +410,7 @@ int vyre_planner_plan(struct vyre_planner *p, const struct vyre_plan_batch *batc
 	out->stats.retries = retries;
 	out->stats.arena_used = p->arena.used;
 	out->stats.arena_bytes = p->arena.bytes;
+	out->stats.arena_high_water = p->arena.high_water;
 	out->stats.plan_ns = now_ns() - start;
 	return 0;
 }

@@ -346,8 +346,9 @@ struct vyre_plan_stats {
 	uint64_t bytes_avoided; /* intermediate bytes fusion kept on the device */
 	uint64_t peak_group_bytes;
 	uint64_t plan_ns;
-	uint64_t arena_used;
-	uint64_t arena_bytes;
+	uint64_t arena_used;       /* bytes this plan used (start-up tables included) */
+	uint64_t arena_bytes;      /* the arena's size */
+	uint64_t arena_high_water; /* most bytes any plan has used */
 };
 
 /*
