@@ -30,6 +30,11 @@ enum {
 	OPT_SPIN_US,
 	OPT_CPU_THREADS,
 	OPT_ACCEPT_LOG,
+	OPT_MAX_GROUPS,
+	OPT_MAX_STAGES,
+	OPT_BUDGET_BYTES,
+	OPT_RESIDENT_BYTES,
+	OPT_ARENA_BYTES,
 };
 
 static const struct option options[] = {
@@ -49,6 +54,11 @@ static const struct option options[] = {
     {"spin-us", required_argument, NULL, OPT_SPIN_US},
     {"cpu-threads", required_argument, NULL, OPT_CPU_THREADS},
     {"accept-log", required_argument, NULL, OPT_ACCEPT_LOG},
+    {"max-groups", required_argument, NULL, OPT_MAX_GROUPS},
+    {"max-stages", required_argument, NULL, OPT_MAX_STAGES},
+    {"budget-bytes", required_argument, NULL, OPT_BUDGET_BYTES},
+    {"resident-bytes", required_argument, NULL, OPT_RESIDENT_BYTES},
+    {"arena-bytes", required_argument, NULL, OPT_ARENA_BYTES},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -89,6 +99,17 @@ static void usage(FILE *f)
 		"  --cpu-threads N        cpu backend worker threads (default 0: online CPUs)\n"
 		"  --accept-log PATH      testing aid: append 'client_id user_data' for each\n"
 		"                         accepted item, in acceptance order\n"
+		"  --max-groups N         planner: most dependency layers per batch (default:\n"
+		"                         --max-batch); a deeper batch is planned shorter\n"
+		"  --max-stages N         planner: most groups after memory splitting per batch\n"
+		"                         (default: --max-batch)\n"
+		"  --budget-bytes N       planner: device bytes one fused launch may touch\n"
+		"                         (default 1073741824)\n"
+		"  --resident-bytes N     planner: of the budget, bytes already resident on the\n"
+		"                         device (default 0)\n"
+		"  --arena-bytes N        planner: scratch arena, allocated at start (default:\n"
+		"                         what --max-batch needs); a smaller one plans shorter\n"
+		"                         batches\n"
 		"  -h, --help             this text\n",
 		VYRE_DEFAULT_SOCKET, VYRE_MAX_RING_ENTRIES, VYRE_MAX_RING_ENTRIES);
 }
@@ -204,6 +225,24 @@ static int parse_choice(int opt, const char *arg, struct vyre_daemon_config *cfg
 	return 0;
 }
 
+static int parse_planner(int opt, const char *arg, struct vyre_daemon_config *cfg)
+{
+	switch (opt) {
+	case OPT_MAX_GROUPS:
+		return parse_u32(arg, 1, UINT32_MAX, &cfg->max_groups) ? bad("max-groups", arg) : 0;
+	case OPT_MAX_STAGES:
+		return parse_u32(arg, 1, UINT32_MAX, &cfg->max_stages) ? bad("max-stages", arg) : 0;
+	case OPT_BUDGET_BYTES:
+		return parse_u64(arg, 1, UINT64_MAX, &cfg->budget_bytes) ? bad("budget-bytes", arg)
+									 : 0;
+	case OPT_RESIDENT_BYTES:
+		return parse_u64(arg, 0, UINT64_MAX, &cfg->resident_bytes) ? bad("resident-bytes", arg)
+									   : 0;
+	default: /* OPT_ARENA_BYTES */
+		return parse_u64(arg, 1, 1ull << 40, &cfg->arena_bytes) ? bad("arena-bytes", arg) : 0;
+	}
+}
+
 static int parse_one(int opt, const char *arg, struct vyre_daemon_config *cfg)
 {
 	switch (opt) {
@@ -254,9 +293,11 @@ static int parse_one(int opt, const char *arg, struct vyre_daemon_config *cfg)
 		return parse_u32(arg, 0, 1000000, &cfg->spin_max_us) ? bad("spin-us", arg) : 0;
 	case OPT_CPU_THREADS:
 		return parse_u32(arg, 0, 1024, &cfg->cpu_threads) ? bad("cpu-threads", arg) : 0;
-	default: /* OPT_ACCEPT_LOG */
+	case OPT_ACCEPT_LOG:
 		cfg->accept_log = arg;
 		return 0;
+	default:
+		return parse_planner(opt, arg, cfg);
 	}
 }
 

@@ -43,6 +43,12 @@ struct vyre_daemon_config {
 	uint32_t spin_max_us;
 	uint32_t cpu_threads;
 	const char *accept_log;
+	/* The planner (planner/planner.h); 0 picks its default. */
+	uint32_t max_groups;
+	uint32_t max_stages;
+	uint64_t budget_bytes;
+	uint64_t resident_bytes;
+	uint64_t arena_bytes;
 };
 
 /*

@@ -16,6 +16,12 @@ static int setup_tables(struct vyre_daemon *d)
 	struct vyre_plan_stage_config pc = {
 	    .max_items = d->cfg.max_batch,
 	    .max_domains = d->cfg.max_domains,
+	    .max_clients = d->cfg.max_clients,
+	    .max_groups = d->cfg.max_groups,
+	    .max_stages = d->cfg.max_stages,
+	    .budget_bytes = d->cfg.budget_bytes,
+	    .resident_bytes = d->cfg.resident_bytes,
+	    .arena_bytes = d->cfg.arena_bytes,
 	};
 
 	/* Extra slots hold handshakes that are turned away when the client limit is reached. */

@@ -1,37 +1,73 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The identity plan: every item of the batch is accepted, every valid item
- * runs in batch order, one item per group and one group per launch, nothing
- * is deduplicated. The planner (planner/) replaces this body.
+ * The plan stage: hands vyred's drained batch to the planner
+ * (planner/planner.h) and returns its plan in the pipeline's terms. Items
+ * that already failed resolution are marked invalid (never planned, never a
+ * dedupe source); the planner accepts the longest prefix that fits its
+ * arena and limits (at least one item) and the rest stays in the rings.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "../../planner/planner.h"
 #include "plan_stage.h"
 
 struct vyre_plan_stage {
+	struct vyre_planner *planner;
 	uint32_t cap;
-	uint32_t *order;
-	uint32_t *group_end;
+	uint32_t *flags; /* the SQE flags, plus VYRE_PLAN_F_INVALID for failed items */
+	struct vyre_plan_stats stats;
 };
+
+static void planner_config(const struct vyre_plan_stage_config *cfg, struct vyre_planner_config *pc)
+{
+	vyre_planner_config_default(pc);
+	pc->max_items = cfg->max_items;
+	/* By default only the arena and the budget shorten a batch. */
+	pc->max_clients = cfg->max_items;
+	pc->max_groups = cfg->max_items;
+	pc->max_stages = cfg->max_items;
+	if (cfg->max_clients)
+		pc->max_clients = cfg->max_clients;
+	if (cfg->max_groups)
+		pc->max_groups = cfg->max_groups;
+	if (cfg->max_stages)
+		pc->max_stages = cfg->max_stages;
+	if (cfg->budget_bytes)
+		pc->budget_bytes = cfg->budget_bytes;
+	pc->resident_bytes = cfg->resident_bytes;
+	pc->arena_bytes = cfg->arena_bytes;
+}
 
 int vyre_plan_stage_create(const struct vyre_plan_stage_config *cfg, struct vyre_plan_stage **out)
 {
+	struct vyre_planner_config pc;
+	struct vyre_plan_error err;
 	struct vyre_plan_stage *ps;
+	char msg[256];
+	int rc;
 
+	*out = NULL;
 	if (cfg->max_items == 0)
 		return VYRE_E_INVAL;
 	ps = calloc(1, sizeof(*ps));
 	if (!ps)
 		return VYRE_E_NOMEM;
 	ps->cap = cfg->max_items;
-	ps->order = calloc(cfg->max_items, sizeof(*ps->order));
-	ps->group_end = calloc(cfg->max_items, sizeof(*ps->group_end));
-	if (!ps->order || !ps->group_end) {
+	ps->flags = calloc(cfg->max_items, sizeof(*ps->flags));
+	if (!ps->flags) {
 		vyre_plan_stage_destroy(ps);
 		return VYRE_E_NOMEM;
 	}
-	for (uint32_t i = 0; i < cfg->max_items; i++)
-		ps->group_end[i] = i + 1;
+	planner_config(cfg, &pc);
+	rc = vyre_planner_create(&pc, &ps->planner, &err);
+	if (rc) {
+		vyre_plan_error_format(&err, msg, sizeof(msg));
+		/* Linked without the daemon too (the fuzz replay): plain stderr, vyre_log style. */
+		fprintf(stderr, "vyred: planner: %s\n", msg);
+		vyre_plan_stage_destroy(ps);
+		return rc;
+	}
 	*out = ps;
 	return 0;
 }
@@ -40,32 +76,40 @@ void vyre_plan_stage_destroy(struct vyre_plan_stage *ps)
 {
 	if (!ps)
 		return;
-	free(ps->order);
-	free(ps->group_end);
+	vyre_planner_destroy(ps->planner);
+	free(ps->flags);
 	free(ps);
 }
 
 int vyre_plan_stage_run(struct vyre_plan_stage *ps, const struct vyre_plan_input *in,
 			struct vyre_plan_output *out)
 {
-	uint32_t k = 0;
+	struct vyre_plan plan;
+	int rc;
 
 	if (in->n > ps->cap)
 		return VYRE_E_INVAL;
-	for (uint32_t i = 0; i < in->n; i++) {
-		out->dedup_of[i] = VYRE_PLAN_NO_DEDUPE;
-		if (in->status[i] == 0)
-			ps->order[k++] = i;
-	}
-	/* group_end[g] = g + 1 serves both as groups (one item each) and launches (one group each).
-	 */
-	out->plan.order = ps->order;
-	out->plan.n_order = k;
-	out->plan.group_end = ps->group_end;
-	out->plan.n_groups = k;
-	out->plan.launch_end = ps->group_end;
-	out->plan.n_launches = k;
-	out->n_accepted = in->n;
-	out->n_deduped = 0;
+	for (uint32_t i = 0; i < in->n; i++)
+		ps->flags[i] = (in->flags[i] & VYRE_SQE_VALID_FLAGS) |
+			       (in->status[i] ? VYRE_PLAN_F_INVALID : 0);
+	struct vyre_plan_batch batch = {
+	    .n = in->n,
+	    .items = in->items,
+	    .exec = in->exec,
+	    .domain = in->domain,
+	    .client = in->client,
+	    .flags = ps->flags,
+	};
+	rc = vyre_planner_plan(ps->planner, &batch, &plan, NULL);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < plan.accepted; i++)
+		out->dedup_of[i] =
+		    plan.dedup_from[i] == VYRE_PLAN_NONE ? VYRE_PLAN_NO_DEDUPE : plan.dedup_from[i];
+	ps->stats = plan.stats;
+	out->plan = plan.exec;
+	out->n_accepted = plan.accepted;
+	out->n_deduped = plan.stats.deduped;
+	out->stats = &ps->stats;
 	return 0;
 }

@@ -32,6 +32,9 @@
  *		    result item i takes, with j executed in the plan, or
  *		    VYRE_PLAN_NO_DEDUPE
  *	n_deduped   how many items have dedup_of != VYRE_PLAN_NO_DEDUPE
+ *	stats       the planner's per-batch figures (struct vyre_plan_stats:
+ *		    layers, barriers, launches avoided, bytes avoided, arena
+ *		    use, retries...), for telemetry
  *
  * The semantic contract (DESIGN.md section 6): executing the plan and
  * copying results for deduplicated items must give exactly what
@@ -53,6 +56,13 @@
 struct vyre_plan_stage_config {
 	uint32_t max_items;   /* the largest batch (--max-batch) */
 	uint32_t max_domains; /* heap indices are < max_domains */
+	/* The planner's limits (planner/planner.h); 0 picks the default. */
+	uint32_t max_clients;    /* (domain, client) pairs per plan (--max-clients) */
+	uint32_t max_groups;     /* dependency layers per plan (--max-groups; default max_items) */
+	uint32_t max_stages;     /* groups after memory splitting (--max-stages; default max_items) */
+	uint64_t budget_bytes;   /* device bytes one fused launch may touch (--budget-bytes) */
+	uint64_t resident_bytes; /* of the budget, bytes resident on the device (--resident-bytes) */
+	uint64_t arena_bytes;    /* the planner's arena (--arena-bytes; default: what max_items needs) */
 };
 
 struct vyre_plan_input {
@@ -65,11 +75,15 @@ struct vyre_plan_input {
 	const uint32_t *client;
 };
 
+struct vyre_plan_stats;
+
 struct vyre_plan_output {
 	struct vyre_exec_plan plan;
 	uint32_t *dedup_of;
 	uint32_t n_accepted;
 	uint32_t n_deduped;
+	/* The planner's figures for this batch (planner/planner.h), valid until the next run. */
+	const struct vyre_plan_stats *stats;
 };
 
 struct vyre_plan_stage;
