@@ -5,7 +5,7 @@
 # shows that the properties can fail.
 #
 # usage: models/check.sh [MODEL]
-# VYRE_TEST_SCALE >= 2 adds larger configurations (minutes, gigabytes each).
+# VYRE_TEST_SCALE >= 2 adds larger configurations (minutes, up to 6 GB).
 # Exit 0: all as expected; 1: a check went the wrong way; 77: no spin or cc.
 set -u
 
@@ -24,11 +24,14 @@ if ! command -v "$cc" >/dev/null 2>&1; then
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/vyre-model.XXXXXX") || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
 cp "$model" "$work/model.pml" || exit 1
 cd "$work" || exit 1
 
 failures=0
+# the verifier's memory bound in MB; a search that hits it is incomplete (a failure)
+memlim=2048
 
 # verify EXPECT KIND DEFINES...: KIND is safety (assertions + invalid end
 # states) or ltl (acceptance cycles of no_lost_wakeup with weak fairness).
@@ -43,11 +46,11 @@ verify()
 	[ "$expect" = fail ] && opt=-O0
 	if [ "$kind" = ltl ]; then
 		spin -DCHECK_LTL "$@" -a model.pml >spin.out 2>&1 &&
-			"$cc" $opt -DCOLLAPSE -DNFAIR=3 -w -o pan pan.c >>spin.out 2>&1 &&
+			"$cc" $opt -DCOLLAPSE -DMEMLIM=$memlim -DNFAIR=3 -w -o pan pan.c >>spin.out 2>&1 &&
 			./pan -a -f -m2000000 >pan.out 2>&1
 	else
 		spin "$@" -a model.pml >spin.out 2>&1 &&
-			"$cc" $opt -DSAFETY -DCOLLAPSE -w -o pan pan.c >>spin.out 2>&1 &&
+			"$cc" $opt -DSAFETY -DCOLLAPSE -DMEMLIM=$memlim -w -o pan pan.c >>spin.out 2>&1 &&
 			./pan -m2000000 >pan.out 2>&1
 	fi
 	if [ ! -s pan.out ]; then
@@ -61,6 +64,11 @@ verify()
 	what=$(grep -m1 -o 'pan:1: .*' pan.out)
 	if grep -q 'max search depth too small' pan.out; then
 		echo "FAIL $kind $*: search depth too small, the check is incomplete"
+		failures=$((failures + 1))
+		return
+	fi
+	if [ "$expect" = pass ] && grep -qi 'out of memory\|memlim' pan.out; then
+		echo "FAIL $kind $*: over ${memlim} MB, the check is incomplete"
 		failures=$((failures + 1))
 		return
 	fi
@@ -100,12 +108,13 @@ for bug in BUG_SEQ_FIRST BUG_EARLY_HEAD BUG_PLAIN_RESERVE; do
 	verify fail safety $small -D$bug
 done
 
-# Bigger configurations: tens of millions of states, minutes and gigabytes each.
+# Bigger configurations: 2-entry rings (7 M states, seconds) and three
+# producers (90 M states, about 5 minutes and 4.5 GB).
 if [ "$scale" -ge 2 ]; then
-	verify pass safety -DNPROD=2 -DNITEMS=2 -DSQCAP=1 -DCQCAP=1
-	verify pass ltl -DNPROD=2 -DNITEMS=2 -DSQCAP=1 -DCQCAP=1
-	verify pass safety -DNPROD=3 -DNITEMS=1 -DSQCAP=2 -DCQCAP=1
-	verify pass safety -DNPROD=2 -DNITEMS=2 -DSQCAP=2 -DCQCAP=1
+	memlim=6144
+	verify pass safety -DNPROD=2 -DNITEMS=1 -DSQCAP=2 -DCQCAP=2
+	verify pass ltl -DNPROD=2 -DNITEMS=1 -DSQCAP=2 -DCQCAP=2
+	verify pass safety -DNPROD=3 -DNITEMS=1 -DSQCAP=1 -DCQCAP=1
 fi
 
 if [ "$failures" -ne 0 ]; then
