@@ -30,7 +30,7 @@
 #define WAIT_NS	     (30ll * 1000000000ll)
 #define STATE_POLLS  300000u /* /proc polls before giving up on seeing a sleeper */
 #define OBSERVED     100u    /* rounds where each sleeper is seen asleep */
-#define ALTERNATIONS 20000u  /* x VYRE_TEST_SCALE; 5 gives 100k */
+#define ALTERNATIONS 100000u /* x VYRE_TEST_SCALE */
 
 #define FAIL(...)                                                                                  \
 	do {                                                                                       \
