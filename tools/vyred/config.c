@@ -236,10 +236,12 @@ static int parse_planner(int opt, const char *arg, struct vyre_daemon_config *cf
 		return parse_u64(arg, 1, UINT64_MAX, &cfg->budget_bytes) ? bad("budget-bytes", arg)
 									 : 0;
 	case OPT_RESIDENT_BYTES:
-		return parse_u64(arg, 0, UINT64_MAX, &cfg->resident_bytes) ? bad("resident-bytes", arg)
-									   : 0;
+		return parse_u64(arg, 0, UINT64_MAX, &cfg->resident_bytes)
+			   ? bad("resident-bytes", arg)
+			   : 0;
 	default: /* OPT_ARENA_BYTES */
-		return parse_u64(arg, 1, 1ull << 40, &cfg->arena_bytes) ? bad("arena-bytes", arg) : 0;
+		return parse_u64(arg, 1, 1ull << 40, &cfg->arena_bytes) ? bad("arena-bytes", arg)
+									: 0;
 	}
 }
 

@@ -44,7 +44,6 @@ int vyre_plan_stage_create(const struct vyre_plan_stage_config *cfg, struct vyre
 	struct vyre_planner_config pc;
 	struct vyre_plan_error err;
 	struct vyre_plan_stage *ps;
-	char msg[256];
 	int rc;
 
 	*out = NULL;
@@ -62,6 +61,8 @@ int vyre_plan_stage_create(const struct vyre_plan_stage_config *cfg, struct vyre
 	planner_config(cfg, &pc);
 	rc = vyre_planner_create(&pc, &ps->planner, &err);
 	if (rc) {
+		char msg[256];
+
 		vyre_plan_error_format(&err, msg, sizeof(msg));
 		/* Linked without the daemon too (the fuzz replay): plain stderr, vyre_log style. */
 		fprintf(stderr, "vyred: planner: %s\n", msg);

@@ -56,13 +56,13 @@
 struct vyre_plan_stage_config {
 	uint32_t max_items;   /* the largest batch (--max-batch) */
 	uint32_t max_domains; /* heap indices are < max_domains */
-	/* The planner's limits (planner/planner.h); 0 picks the default. */
-	uint32_t max_clients;    /* (domain, client) pairs per plan (--max-clients) */
-	uint32_t max_groups;     /* dependency layers per plan (--max-groups; default max_items) */
-	uint32_t max_stages;     /* groups after memory splitting (--max-stages; default max_items) */
-	uint64_t budget_bytes;   /* device bytes one fused launch may touch (--budget-bytes) */
-	uint64_t resident_bytes; /* of the budget, bytes resident on the device (--resident-bytes) */
-	uint64_t arena_bytes;    /* the planner's arena (--arena-bytes; default: what max_items needs) */
+	/* The planner's limits (planner/planner.h, vyred flags); 0 picks the default. */
+	uint32_t max_clients;	 /* (domain, client) pairs per plan (--max-clients) */
+	uint32_t max_groups;	 /* dependency layers per plan (--max-groups) */
+	uint32_t max_stages;	 /* groups after memory splitting (--max-stages) */
+	uint64_t budget_bytes;	 /* device bytes one fused launch may touch */
+	uint64_t resident_bytes; /* of the budget, bytes resident on the device */
+	uint64_t arena_bytes;	 /* the planner's arena (default: what max_items needs) */
 };
 
 struct vyre_plan_input {
