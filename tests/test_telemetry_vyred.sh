@@ -68,7 +68,8 @@ assert t["groups"] >= t["launches"] and t["barriers"] < t["groups"] + 1
 assert o["latency_ns"]["total"]["count"] == load["items"]
 assert o["latency_ns"]["total"]["p50"] > 0
 assert o["batch_items"]["total"]["count"] == t["batches"]
-assert abs(o["dedupe_ratio"] - load["deduped"] / load["items"]) < 1e-9
+# vyre-top prints ratios with six significant digits.
+assert abs(o["dedupe_ratio"] - load["deduped"] / load["items"]) < 1e-5, (o["dedupe_ratio"], load)
 rows = o["clients"]
 assert len(rows) == 1, rows
 r = rows[0]
