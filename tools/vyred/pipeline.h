@@ -36,6 +36,8 @@ struct vyre_batch_stats {
 	uint32_t clients; /* clients with items in the batch */
 	uint32_t groups;
 	uint32_t launches;
+	uint32_t frontier_splits; /* groups the memory budget added */
+	uint64_t bytes_avoided;	  /* intermediate bytes fusion kept on the device */
 	uint64_t drain_ns;
 	uint64_t resolve_ns;
 	uint64_t plan_ns;

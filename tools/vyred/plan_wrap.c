@@ -5,6 +5,7 @@
  * rings. A plan stage that fails or returns an impossible plan is logged and
  * replaced by the sequential plan of the whole batch, which is always right.
  */
+#include "../../planner/planner.h"
 #include "daemon.h"
 #include "trace.h"
 
@@ -59,8 +60,10 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b)
 	};
 	struct vyre_plan_output out = {.dedup_of = b->dedup_of};
 	int rc = vyre_plan_stage_run(d->plan_stage, &in, &out);
+	const struct vyre_plan_stats *ps = out.stats;
 
 	if (rc != 0 || !plan_ok(b, &out)) {
+		ps = NULL;
 		vyre_log("plan stage %s (%s): running batch %llu sequentially",
 			 rc ? "failed" : "returned an invalid plan", vyre_strerror(rc),
 			 (unsigned long long)d->batches + 1);
@@ -74,6 +77,8 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b)
 	b->stats.executed = out.plan.n_order;
 	b->stats.groups = out.plan.n_groups;
 	b->stats.launches = out.plan.n_launches;
+	b->stats.frontier_splits = ps && ps->groups > ps->layers ? ps->groups - ps->layers : 0;
+	b->stats.bytes_avoided = ps ? ps->bytes_avoided : 0;
 	/* Items past the accepted prefix stay in their rings: release their CQ credit. */
 	for (uint32_t t = 0; t < b->n_touched; t++) {
 		struct vyre_conn *c = &d->conns[b->touched[t]];
@@ -87,4 +92,7 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b)
 	}
 	b->stats.plan_ns = vyre_now_ns() - t0;
 	vyre_trace_plan(d, b);
+	if (ps)
+		vyre_trace_arena(d, ps->arena_used, ps->arena_bytes, ps->arena_high_water,
+				 ps->retries > 0);
 }

@@ -86,6 +86,8 @@ void vyre_trace_plan_fire(struct vyre_daemon *d, const struct vyre_batch *b)
 	    .barriers = p->n_groups ? p->n_groups - 1 : 0,
 	    .launches = p->n_launches,
 	    .launches_avoided = p->n_groups > p->n_launches ? p->n_groups - p->n_launches : 0,
+	    .frontier_splits = b->stats.frontier_splits,
+	    .bytes_avoided = b->stats.bytes_avoided,
 	    .plan_ns = b->stats.plan_ns,
 	};
 	VYRE_PROBE_PLAN(&tp);
