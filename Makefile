@@ -111,7 +111,7 @@ install: build-all
 	install -m 755 $(BUILD)/libvyre.so $(DESTDIR)$(PREFIX)/lib/libvyre.so.$(VYRE_VERSION)
 	ln -sf libvyre.so.$(VYRE_VERSION) $(DESTDIR)$(PREFIX)/lib/libvyre.so.$(VYRE_SO_MAJOR)
 	ln -sf libvyre.so.$(VYRE_SO_MAJOR) $(DESTDIR)$(PREFIX)/lib/libvyre.so
-	install -m 644 $(BUILD)/vyre.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	sed 's|^prefix=.*|prefix=$(PREFIX)|' $(BUILD)/vyre.pc > $(DESTDIR)$(PREFIX)/lib/pkgconfig/vyre.pc
 	install -m 755 $(addprefix $(BUILD)/,$(PROGRAMS)) $(DESTDIR)$(PREFIX)/bin/
 
 format:
