@@ -33,7 +33,6 @@
 #define MAX_PRODUCERS 8u
 #define MAX_SAMPLES   (1u << 18)
 #define WAIT_NS	      (5ll * 1000000000ll)
-#define START_TRIES   1000 /* 10 ms apart */
 #define IDLE_GAP_NS   1000000
 #define BUFFER_BYTES  64u
 #define MIN_ITEMS     1000u
@@ -66,21 +65,8 @@ static int daemon_start(struct daemon *d, const char *bin)
 		execl(bin, bin, "--socket", d->socket, "--backend", "cpu", (char *)NULL);
 		_exit(127);
 	}
-	struct vyre_connect_opts o = {.socket_path = d->socket};
-
-	for (int i = 0; i < START_TRIES; i++) {
-		struct vyre_client *c;
-
-		if (vyre_connect(&o, &c) == 0) {
-			vyre_close(c);
-			return 0;
-		}
-		if (waitpid(d->pid, NULL, WNOHANG) == d->pid) {
-			d->pid = -1;
-			break;
-		}
-		nanosleep(&(struct timespec){0, 10000000}, NULL);
-	}
+	if (vyre_bench_await_daemon(d->socket, &d->pid) == 0)
+		return 0;
 	fprintf(stderr, "e2e: vyred did not start (see %s)\n", log);
 	return -1;
 }

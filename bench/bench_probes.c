@@ -102,21 +102,8 @@ static int daemon_start(struct daemon *d, const char *bin)
 		execl(bin, bin, "--socket", d->socket, "--backend", "cpu", (char *)NULL);
 		_exit(127);
 	}
-	struct vyre_connect_opts o = {.socket_path = d->socket};
-
-	for (int i = 0; i < START_TRIES; i++) {
-		struct vyre_client *c;
-
-		if (vyre_connect(&o, &c) == 0) {
-			vyre_close(c);
-			return 0;
-		}
-		if (waitpid(d->pid, NULL, WNOHANG) == d->pid) {
-			d->pid = -1;
-			break;
-		}
-		sleep_ns(10000000);
-	}
+	if (vyre_bench_await_daemon(d->socket, &d->pid) == 0)
+		return 0;
 	fprintf(stderr, "probes: %s did not start (see %s)\n", bin, log);
 	return -1;
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "harness.h"
 
+#include "vyre/vyre.h"
+
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -208,4 +210,24 @@ double vyre_bench_paired_ratio(const double *a, const double *b, unsigned n)
 	for (unsigned i = 0; i < n; i++)
 		r[i] = b[i] > 0 ? a[i] / b[i] : 0;
 	return vyre_bench_median(r, n);
+}
+
+int vyre_bench_await_daemon(const char *socket, pid_t *pid)
+{
+	struct vyre_connect_opts o = {.socket_path = socket};
+
+	for (int i = 0; i < 1000; i++) {
+		struct vyre_client *c;
+
+		if (vyre_connect(&o, &c) == 0) {
+			vyre_close(c);
+			return 0;
+		}
+		if (waitpid(*pid, NULL, WNOHANG) == *pid) {
+			*pid = -1;
+			return -1;
+		}
+		nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
+	return -1;
 }

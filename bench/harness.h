@@ -49,6 +49,12 @@ pid_t vyre_bench_spawn(int cpu, int (*fn)(void *arg), void *arg);
 /* Wait for @pid; returns its exit status, or -1 when it died from a signal. */
 int vyre_bench_reap(pid_t pid);
 
+/*
+ * Wait until the vyred started as *@pid answers a connection on @socket:
+ * 0 once it does; -1 after 10 s, or when it exited (then *@pid is -1).
+ */
+int vyre_bench_await_daemon(const char *socket, pid_t *pid);
+
 /* Latency samples in ticks; percentiles in ns. */
 struct vyre_bench_samples {
 	uint64_t *ticks;
