@@ -5,7 +5,7 @@
 # shows that the properties can fail.
 #
 # usage: models/check.sh [MODEL]
-# VYRE_TEST_SCALE >= 2 adds larger configurations (minutes, up to 6 GB).
+# VYRE_TEST_SCALE >= 2 adds 2-entry rings (about a minute, under 1 GB).
 # Exit 0: all as expected; 1: a check went the wrong way; 77: no spin or cc.
 set -u
 
@@ -108,13 +108,13 @@ for bug in BUG_SEQ_FIRST BUG_EARLY_HEAD BUG_PLAIN_RESERVE; do
 	verify fail safety $small -D$bug
 done
 
-# Bigger configurations: 2-entry rings (7 M states, seconds) and three
-# producers (90 M states, about 5 minutes and 4.5 GB).
+# Bigger: 2-entry rings (7 M states, 15 s each). Three producers, or two
+# with two items each, exceed 10^8 states: beyond what this checks exhaustively.
 if [ "$scale" -ge 2 ]; then
-	memlim=6144
+	memlim=4096
 	verify pass safety -DNPROD=2 -DNITEMS=1 -DSQCAP=2 -DCQCAP=2
 	verify pass ltl -DNPROD=2 -DNITEMS=1 -DSQCAP=2 -DCQCAP=2
-	verify pass safety -DNPROD=3 -DNITEMS=1 -DSQCAP=1 -DCQCAP=1
+	verify fail safety -DNPROD=2 -DNITEMS=1 -DSQCAP=2 -DCQCAP=2 -DBUG_TAKEN_UNCHECKED
 fi
 
 if [ "$failures" -ne 0 ]; then
