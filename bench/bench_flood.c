@@ -62,6 +62,7 @@ struct board {
 	struct line flood_again;
 	struct line flood_idle; /* the flooder has drained and is idle */
 	struct line failed;
+	struct line parked[VICTIMS]; /* the victim saw measuring cleared and records nothing */
 	struct line n[VICTIMS][MODES];
 	uint64_t ticks[VICTIMS][MODES][SAMPLES];
 };
@@ -96,9 +97,11 @@ static int victim_main(void *arg)
 		if (mode == STOP)
 			break;
 		if (!__atomic_load_n(&b->measuring.v, __ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&b->parked[a->id].v, 1, __ATOMIC_RELEASE);
 			pause_us(100);
 			continue;
 		}
+		__atomic_store_n(&b->parked[a->id].v, 0, __ATOMIC_RELEASE);
 		struct vyre_work_item it = {VYRE_OP_ADD, in, out, (uint32_t)k};
 		uint64_t t0 = vyre_bench_ticks();
 		int rc = vyre_submit(c, &it, k, 0);
@@ -254,18 +257,24 @@ static const char *find_vyred(char *buf, size_t len)
 	return access(buf, X_OK) == 0 ? buf : NULL;
 }
 
-/* Moves the victims' new samples of @mode into @pool; returns the round's p99 (ns). */
-static double collect(struct board *b, enum mode mode, struct vyre_bench_samples *pool,
-		      uint64_t *taken)
+/*
+ * Once every victim is parked, moves the round's samples of @mode into @pool
+ * and empties the victims' arrays for the next round; returns the round's
+ * p99 (ns), or 0 without samples.
+ */
+static double collect(struct board *b, enum mode mode, struct vyre_bench_samples *pool)
 {
 	size_t from = pool->n;
 
 	for (unsigned v = 0; v < VICTIMS; v++) {
+		for (int i = 0; i < 5000 && !__atomic_load_n(&b->parked[v].v, __ATOMIC_ACQUIRE);
+		     i++)
+			pause_us(1000);
 		uint64_t n = __atomic_load_n(&b->n[v][mode].v, __ATOMIC_ACQUIRE);
 
-		for (uint64_t i = taken[v]; i < n; i++)
+		for (uint64_t i = 0; i < n; i++)
 			vyre_bench_sample(pool, b->ticks[v][mode][i]);
-		taken[v] = n;
+		__atomic_store_n(&b->n[v][mode].v, 0, __ATOMIC_RELEASE);
 	}
 	return pool->n > from ? vyre_bench_quantile_ns_from(pool, from, 0.99) : 0;
 }
@@ -274,13 +283,12 @@ static int run_rounds(struct vyre_bench_ctx *ctx, struct board *b, double *flood
 {
 	unsigned rounds = ctx->quick ? QUICK_ROUNDS : ROUNDS;
 	double p99[MODES][ROUNDS];
-	uint64_t taken[MODES][VICTIMS] = {{0}};
 	struct vyre_bench_samples pool[MODES];
 	uint64_t phase_ns = (uint64_t)(ctx->seconds * 1e9 / rounds);
 	int rc = 0;
 
 	for (unsigned m = 0; m < MODES; m++)
-		if (vyre_bench_samples_init(&pool[m], (size_t)VICTIMS * SAMPLES))
+		if (vyre_bench_samples_init(&pool[m], (size_t)VICTIMS * SAMPLES * rounds))
 			return -1;
 	*flood_s = 0;
 	for (unsigned r = 0; r < rounds && !rc; r++)
@@ -302,7 +310,7 @@ static int run_rounds(struct vyre_bench_ctx *ctx, struct board *b, double *flood
 			__atomic_store_n(&b->measuring.v, 0, __ATOMIC_RELEASE);
 			if (m == REAPING)
 				*flood_s += (double)(vyre_bench_now_ns() - t0) / 1e9;
-			p99[m][r] = collect(b, (enum mode)m, &pool[m], taken[m]);
+			p99[m][r] = collect(b, (enum mode)m, &pool[m]);
 			rc = __atomic_load_n(&b->failed.v, __ATOMIC_ACQUIRE) ? -1 : 0;
 		}
 	for (unsigned m = 0; m < MODES && !rc; m++) {
