@@ -224,16 +224,59 @@ static int run_batch(struct vyre_backend *b, struct workload *w)
 	return err == 1 ? 0 : (err ? err : VYRE_E_TIMEDOUT);
 }
 
+/*
+ * One small item (ADD over 16 words), submit -> poll done. Persistent mode
+ * alternates IMMEDIATE launches with the slab path sample by sample, so both
+ * rows come from the same minutes of the same machine.
+ */
+static int one_item(struct vyre_bench_ctx *ctx, struct vyre_backend *b, struct workload *w,
+		    enum vyre_cuda_mode mode)
+{
+	const uint32_t n_lat = ctx->quick ? 2000 : 20000;
+	const uint32_t kinds = mode == VYRE_CUDA_PERSISTENT ? 2 : 1;
+	static const char *const names[2][2] = {{"1 item persistent", "1 item persistent slab"},
+						{"1 item launch", ""}};
+	struct vyre_bench_samples s[2];
+	int err = vyre_bench_samples_init(&s[0], n_lat);
+
+	if (err)
+		return err;
+	if (kinds == 2 && (err = vyre_bench_samples_init(&s[1], n_lat)) != 0) {
+		vyre_bench_samples_free(&s[0]);
+		return err;
+	}
+	build(w, SHAPE_DFA_MIX, 2);
+	w->batch.items = &w->items[1];
+	w->order[0] = 0;
+	w->batch.n_items = w->batch.plan.n_order = w->group_end[0] = 1;
+	for (uint32_t i = 0; i < 200 && !err; i++)
+		err = run_batch(b, w);
+	for (uint32_t i = 0; i < n_lat * kinds && !err; i++) {
+		const uint32_t k = i % kinds;
+
+		vyre_cuda_set_immediate(b, k == 0);
+		const uint64_t t0 = vyre_bench_ticks();
+		err = run_batch(b, w);
+		vyre_bench_sample(&s[k], vyre_bench_ticks() - t0);
+	}
+	vyre_cuda_set_immediate(b, 1);
+	for (uint32_t k = 0; k < kinds; k++) {
+		if (!err)
+			vyre_bench_report_latency(ctx, SUITE, names[mode != VYRE_CUDA_PERSISTENT][k],
+						  &s[k]);
+		vyre_bench_samples_free(&s[k]);
+	}
+	return err;
+}
+
 static int backend_mode(struct vyre_bench_ctx *ctx, enum vyre_cuda_mode mode, uint8_t *heap,
 			struct workload *w, struct figures *f)
 {
 	const char *mname = mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch";
 	const struct vyre_backend_config cfg = {
 	    .max_heaps = 1, .max_items = MAX_ITEMS, .cuda_mode = mode, .cuda_device = 0};
-	const uint32_t n_lat = ctx->quick ? 2000 : 20000;
 	struct vyre_backend *b;
-	struct vyre_bench_samples s;
-	char why[512], name[64];
+	char why[512];
 	int err = vyre_cuda_backend->init(&b, &cfg, why, sizeof(why));
 
 	if (err) {
@@ -243,28 +286,7 @@ static int backend_mode(struct vyre_bench_ctx *ctx, enum vyre_cuda_mode mode, ui
 	fprintf(stderr, "cuda: %s\n", vyre_cuda_describe(b));
 	err = vyre_cuda_backend->register_heap(b, 0, heap, HEAP_BYTES);
 	if (!err)
-		err = vyre_bench_samples_init(&s, n_lat);
-	if (err) {
-		vyre_cuda_backend->shutdown(b);
-		return err;
-	}
-	/* one small item: ADD over 16 words */
-	build(w, SHAPE_DFA_MIX, 2);
-	w->batch.items = &w->items[1];
-	w->order[0] = 0;
-	w->batch.n_items = w->batch.plan.n_order = w->group_end[0] = 1;
-	for (uint32_t i = 0; i < 200 && !err; i++)
-		err = run_batch(b, w);
-	for (uint32_t i = 0; i < n_lat && !err; i++) {
-		const uint64_t t0 = vyre_bench_ticks();
-		err = run_batch(b, w);
-		vyre_bench_sample(&s, vyre_bench_ticks() - t0);
-	}
-	snprintf(name, sizeof(name), "1 item %s", mname);
-	if (!err)
-		vyre_bench_report_latency(ctx, SUITE, name, &s);
-	vyre_bench_samples_free(&s);
-
+		err = one_item(ctx, b, w, mode);
 	for (int shape = SHAPE_TRIVIAL; shape <= SHAPE_DFA_MIX && !err; shape++) {
 		const uint32_t *sizes = shape == SHAPE_TRIVIAL ? trivial_sizes : dfa_sizes;
 		const uint32_t count = shape == SHAPE_TRIVIAL ? N_TRIVIAL : N_DFA;
@@ -448,6 +470,8 @@ static int e2e(struct vyre_bench_ctx *ctx, const char *mname)
 	if (pid > 0) {
 		kill(pid, SIGTERM);
 		waitpid(pid, NULL, 0);
+		if (!err)
+			show_log(log); /* its last line: where vyred spent each batch */
 	}
 	unlink(log);
 	unlink(sock);

@@ -82,6 +82,12 @@ struct vyre_backend_ops {
 	 * device fault (every result is then VYRE_E_DEVICE).
 	 */
 	int (*poll)(struct vyre_backend *b, int64_t timeout_ns);
+	/*
+	 * 1 while the backend can run work; 0 after a fault it cannot recover
+	 * from inside this process (the owner should exit and be restarted).
+	 * NULL: always 1.
+	 */
+	int (*usable)(struct vyre_backend *b);
 	void (*shutdown)(struct vyre_backend *b);
 };
 

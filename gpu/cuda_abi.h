@@ -62,6 +62,8 @@ struct vyre_mk_result {
 #define VYRE_MK_LAUNCH_FAULT  (1u << 1) /* test hook: store to an unmapped address */
 #define VYRE_MK_LAUNCH_STALL  (1u << 2) /* test hook: block 1 never reaches the barrier */
 #define VYRE_MK_LAUNCH_INLINE (1u << 3) /* persistent: one stage, its units in the doorbell */
+#define VYRE_MK_LAUNCH_IMMEDIATE                                                                   \
+	(1u << 4) /* persistent: one small item, its data in the doorbell and the completion */
 
 /* A launch: what one cuLaunchKernel, or one persistent-mode doorbell, runs. */
 struct vyre_mk_launch_args {
@@ -75,23 +77,39 @@ struct vyre_mk_launch_args {
 };
 
 /*
- * Persistent-mode doorbell: one 256-byte slot per launch in a ring of
- * VYRE_MK_RING_SLOTS, read by one warp in one round trip (a word a lane).
- * Each 8-byte word is (seq << 32 | data): PCIe promises 8-byte atomicity
- * only, so every word says by itself whether it is current (the NCCL "LL"
- * idea) and the host never needs the device to see its stores in order.
+ * Persistent-mode doorbell: one 512-byte slot per launch in a ring of
+ * VYRE_MK_RING_SLOTS, read by one warp in one round trip (two words a lane,
+ * both loads in flight). Each 8-byte word is (seq << 32 | data): PCIe
+ * promises 8-byte atomicity only, so every word says by itself whether it is
+ * current (the NCCL "LL" idea) and the host never needs the device to see
+ * its stores in order.
+ *
  * Header data: [0..1] slab address, [2] units offset, [3] stages offset (an
- * INLINE launch: its block units), [4] results offset, [5] n_stages,
- * [6] n_blocks | flags << 16, [7] n_units. An INLINE launch (one stage, one
- * block, at most VYRE_MK_INLINE_UNITS units) carries its units in the data
- * of words 8.. (12 words a unit), which saves the round trip that fetches
- * descriptors.
+ * INLINE launch: its block units), [4] results offset (an IMMEDIATE launch:
+ * its input words), [5] n_stages, [6] n_blocks | flags << 16, [7] n_units.
+ *
+ * An INLINE launch (one stage, one block, at most VYRE_MK_INLINE_UNITS
+ * units) carries its units in the data of words 8.. (12 words a unit), which
+ * saves the round trip that fetches descriptors.
+ *
+ * An IMMEDIATE launch is one small item and no device address at all: words
+ * 8..11 hold op, param, count (words written, or read by SUM/MAX) and 0, and
+ * words 12.. its input words, which the host copied out of the heap. Warp 0
+ * of block 0 runs it while polling and posts the outcome to the completion
+ * slot of the same index, again one self-validating word each: [0] status,
+ * [1] result, [2..] the output words, which the host then stores into the
+ * heap. Neither direction waits for a heap round trip or a system-scope
+ * fence, which is most of a small item's latency over PCIe.
  */
-#define VYRE_MK_RING_SLOTS   256u
-#define VYRE_MK_SLOT_WORDS   32u
-#define VYRE_MK_HEADER_WORDS 8u
-#define VYRE_MK_UNIT_WORDS   12u
-#define VYRE_MK_INLINE_UNITS 2u
+#define VYRE_MK_RING_SLOTS	 256u
+#define VYRE_MK_SLOT_WORDS	 64u
+#define VYRE_MK_HEADER_WORDS	 8u
+#define VYRE_MK_UNIT_WORDS	 12u
+#define VYRE_MK_INLINE_UNITS	 4u
+#define VYRE_MK_IMM_DESC_WORDS	 4u
+#define VYRE_MK_IMM_IN_WORDS	 (VYRE_MK_SLOT_WORDS - VYRE_MK_HEADER_WORDS - VYRE_MK_IMM_DESC_WORDS)
+#define VYRE_MK_CPL_HEADER_WORDS 2u
+#define VYRE_MK_IMM_OUT_WORDS	 (VYRE_MK_SLOT_WORDS - VYRE_MK_CPL_HEADER_WORDS)
 
 /* vyre_mk_ctrl.state: why the persistent kernel stopped (0 while it runs). */
 #define VYRE_MK_STATE_RUNNING	0u
@@ -123,6 +141,7 @@ struct vyre_mk_devstate {
 struct vyre_mk_persist_args {
 	uint64_t ctrl;		   /* device address of struct vyre_mk_ctrl */
 	uint64_t ring;		   /* device address of the doorbell ring */
+	uint64_t cpl;		   /* device address of the completion ring (IMMEDIATE launches) */
 	uint64_t devstate;	   /* device address of struct vyre_mk_devstate */
 	uint64_t heartbeat_cycles; /* exit when the heartbeat is still this long */
 	uint64_t watchdog_cycles;  /* abort when a barrier sees no progress this long */
@@ -143,12 +162,16 @@ static_assert(sizeof(struct vyre_mk_stage) == 16, "stage is 16 bytes");
 static_assert(sizeof(struct vyre_mk_result) == 16, "result is 16 bytes");
 static_assert(sizeof(struct vyre_mk_launch_args) == 40, "launch args are 40 bytes");
 static_assert(sizeof(struct vyre_mk_ctrl) == 128, "ctrl is two lines");
+static_assert(VYRE_MK_HEADER_WORDS + VYRE_MK_UNIT_WORDS * VYRE_MK_INLINE_UNITS <= VYRE_MK_SLOT_WORDS,
+	      "inline units fit a slot");
 #else
 _Static_assert(sizeof(struct vyre_mk_unit) == 48, "unit is 48 bytes");
 _Static_assert(sizeof(struct vyre_mk_stage) == 16, "stage is 16 bytes");
 _Static_assert(sizeof(struct vyre_mk_result) == 16, "result is 16 bytes");
 _Static_assert(sizeof(struct vyre_mk_launch_args) == 40, "launch args are 40 bytes");
 _Static_assert(sizeof(struct vyre_mk_ctrl) == 128, "ctrl is two lines");
+_Static_assert(VYRE_MK_HEADER_WORDS + VYRE_MK_UNIT_WORDS * VYRE_MK_INLINE_UNITS <= VYRE_MK_SLOT_WORDS,
+	       "inline units fit a slot");
 #endif
 
 #endif /* VYRE_GPU_CUDA_ABI_H */

@@ -32,13 +32,14 @@
 
 #include "cuda_abi.h"
 #include "cuda_device.h"
+#include "cuda_immediate.h"
 #include "cuda_lower.h"
 
 #define BACKEND_MAGIC	  0x76637564u
 #define SLAB_MIN_BYTES	  (256u << 10)
 #define SLAB_INIT_MAX	  (64u << 20)
 #define STOP_TIMEOUT_NS	  2000000000ll
-#define QUERY_EVERY	  32u	/* done-word polls between kernel health checks */
+#define CHECK_EVERY_NS	  50000 /* between kernel health checks while polling */
 #define SPIN_POLLS	  4096u /* busy polls before poll() sleeps between checks */
 #define POLL_SLEEP_NS	  20000l
 #define HEARTBEAT_DEFAULT 1000u
@@ -55,10 +56,11 @@ struct vyre_backend {
 	struct vyre_cuda_device dv;
 	uint32_t max_blocks;
 	CUstream stream;
-	struct vyre_cuda_pinned ctrl_mem, ring_mem, slab;
+	struct vyre_cuda_pinned ctrl_mem, ring_mem, cpl_mem, slab;
 	CUdeviceptr devstate;
 	struct vyre_mk_ctrl *ctrl;
 	uint64_t *ring;
+	uint64_t *cpl; /* completion ring of IMMEDIATE launches */
 	struct vyre_cuda_heap *heaps;
 	struct heap_slot *host_heaps;
 	uint32_t *cls, *order_slot;
@@ -71,8 +73,12 @@ struct vyre_backend {
 	struct vyre_cuda_layout lay;
 	uint32_t next_post; /* persistent: next launch to ring */
 	uint32_t seq_end;   /* persistent: done value that completes the batch */
-	uint32_t polls;
+	int64_t next_check_ns; /* persistent: when poll next asks the driver about the kernel */
 	int in_flight;
+	int immediate;		/* persistent: the batch is one IMMEDIATE launch */
+	uint32_t imm_seq;
+	struct vyre_cuda_immediate imm;
+	int immediate_off; /* test hook: every batch takes the slab path */
 
 	/* persistent kernel */
 	int kernel_live;
@@ -136,6 +142,22 @@ static uint32_t env_ms(const char *name, uint32_t def)
 	return (uint32_t)v;
 }
 
+/* VYRE_CUDA_INJECT: a test hook for processes the test cannot call into (vyred). */
+static uint32_t env_inject(void)
+{
+	const char *s = getenv("VYRE_CUDA_INJECT");
+
+	if (!s)
+		return 0;
+	if (strcmp(s, "fault") == 0)
+		return VYRE_CUDA_INJECT_FAULT;
+	if (strcmp(s, "stall") == 0)
+		return VYRE_CUDA_INJECT_STALL;
+	if (*s)
+		fprintf(stderr, "vyre-cuda: VYRE_CUDA_INJECT=%s ignored: fault or stall\n", s);
+	return 0;
+}
+
 /* ---- heartbeat ------------------------------------------------------------ */
 
 static void *heartbeat_main(void *arg)
@@ -188,18 +210,21 @@ static void stop_heartbeat(struct vyre_backend *b)
 
 /* ---- device resources --------------------------------------------------- */
 
-/* Every ring slot holds the sequence number it had one lap before b->seq, which no doorbell to come
- * uses. */
-static void reset_ring(struct vyre_backend *b)
+/*
+ * Every doorbell and completion slot holds the sequence number it had one lap
+ * before b->seq, which no launch to come uses.
+ */
+static void reset_rings(struct vyre_backend *b)
 {
 	for (uint32_t i = 0; i < VYRE_MK_RING_SLOTS; i++) {
 		const uint32_t seq = b->seq + i;
-		uint64_t *slot =
-		    b->ring + (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
+		const uint64_t at = (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
+		const uint64_t stale = (uint64_t)(seq - VYRE_MK_RING_SLOTS) << 32;
 
-		for (uint32_t j = 0; j < VYRE_MK_SLOT_WORDS; j++)
-			__atomic_store_n(&slot[j], (uint64_t)(seq - VYRE_MK_RING_SLOTS) << 32,
-					 __ATOMIC_RELAXED);
+		for (uint32_t j = 0; j < VYRE_MK_SLOT_WORDS; j++) {
+			__atomic_store_n(&b->ring[at + j], stale, __ATOMIC_RELAXED);
+			__atomic_store_n(&b->cpl[at + j], stale, __ATOMIC_RELAXED);
+		}
 	}
 }
 
@@ -230,6 +255,10 @@ static int setup(struct vyre_backend *b, uint64_t slab_bytes)
 					     (uint64_t)VYRE_MK_RING_SLOTS * VYRE_MK_SLOT_WORDS * 8,
 					     b->why, sizeof(b->why));
 	if (!err)
+		err = vyre_cuda_pinned_alloc(&b->dv, &b->cpl_mem,
+					     (uint64_t)VYRE_MK_RING_SLOTS * VYRE_MK_SLOT_WORDS * 8,
+					     b->why, sizeof(b->why));
+	if (!err)
 		err = vyre_cuda_pinned_alloc(&b->dv, &b->slab, slab_bytes, b->why, sizeof(b->why));
 	if (err) {
 		fprintf(stderr, "vyre-cuda: %s\n", b->why);
@@ -242,7 +271,8 @@ static int setup(struct vyre_backend *b, uint64_t slab_bytes)
 	}
 	b->ctrl = b->ctrl_mem.host;
 	b->ring = b->ring_mem.host;
-	reset_ring(b);
+	b->cpl = b->cpl_mem.host;
+	reset_rings(b);
 	err = clear_devstate(b);
 	if (err)
 		return err;
@@ -260,6 +290,7 @@ static void teardown(struct vyre_backend *b)
 		d->cuMemFree(b->devstate);
 	b->devstate = 0;
 	vyre_cuda_pinned_free(&b->dv, &b->slab);
+	vyre_cuda_pinned_free(&b->dv, &b->cpl_mem);
 	vyre_cuda_pinned_free(&b->dv, &b->ring_mem);
 	vyre_cuda_pinned_free(&b->dv, &b->ctrl_mem);
 	if (b->stream)
@@ -267,6 +298,7 @@ static void teardown(struct vyre_backend *b)
 	b->stream = NULL;
 	b->ctrl = NULL;
 	b->ring = NULL;
+	b->cpl = NULL;
 }
 
 static int register_one(struct vyre_backend *b, uint32_t heap)
@@ -312,6 +344,7 @@ static int start_kernel(struct vyre_backend *b, uint32_t start_seq)
 	struct vyre_mk_persist_args a = {
 	    .ctrl = b->ctrl_mem.dev,
 	    .ring = b->ring_mem.dev,
+	    .cpl = b->cpl_mem.dev,
 	    .devstate = b->devstate,
 	    .heartbeat_cycles = b->heartbeat_cycles,
 	    .watchdog_cycles = b->watchdog_cycles,
@@ -373,6 +406,34 @@ static int stop_kernel(struct vyre_backend *b)
 	return wait_stream(b, STOP_TIMEOUT_NS);
 }
 
+/* Launches the persistent kernel has finished (the seq of the last one + 1). */
+static uint32_t ring_done(struct vyre_backend *b)
+{
+	return __atomic_load_n(&b->ctrl->done, __ATOMIC_ACQUIRE);
+}
+
+/* Descriptor bytes the device reads from the slab. */
+static uint64_t slab_bytes(const struct vyre_backend *b)
+{
+	return (uint64_t)b->lay.n_units * sizeof(struct vyre_mk_unit) +
+	       (uint64_t)b->lay.n_stages * sizeof(struct vyre_mk_stage);
+}
+
+/* The batch is b->imm: its input goes inside the doorbell, the slab is not read. */
+static void post_immediate(struct vyre_backend *b)
+{
+	uint32_t data[VYRE_MK_SLOT_WORDS];
+	const uint32_t words =
+	    vyre_cuda_immediate_doorbell(&b->imm, b->host_heaps[b->imm.heap].base, data);
+
+	b->imm_seq = b->seq;
+	post_slot(b, b->seq, data, words);
+	b->seq++;
+	b->next_post = 1;
+	b->stats.launches++;
+	b->stats.immediates++;
+}
+
 /*
  * Ring the doorbells of the launches not posted yet, as far as the ring has
  * room. A launch of one stage, one block and at most VYRE_MK_INLINE_UNITS
@@ -380,7 +441,7 @@ static int stop_kernel(struct vyre_backend *b)
  */
 static void post_launches(struct vyre_backend *b)
 {
-	const uint32_t done = __atomic_load_n(&b->ctrl->done, __ATOMIC_ACQUIRE);
+	const uint32_t done = ring_done(b);
 	const uint8_t *slab = b->slab.host;
 	const struct vyre_mk_unit *units = (const struct vyre_mk_unit *)(slab + b->lay.units_off);
 	const struct vyre_mk_stage *stages =
@@ -418,12 +479,14 @@ static void post_launches(struct vyre_backend *b)
 
 /* ---- completion and faults ---------------------------------------------- */
 
+static const struct vyre_mk_result *slab_records(const struct vyre_backend *b)
+{
+	return (const struct vyre_mk_result *)((const uint8_t *)b->slab.host + b->lay.results_off);
+}
+
 static void finish(struct vyre_backend *b)
 {
-	const struct vyre_mk_result *records =
-	    (const struct vyre_mk_result *)((const uint8_t *)b->slab.host + b->lay.results_off);
-
-	vyre_cuda_lower_results(b->batch, b->order_slot, records);
+	vyre_cuda_lower_results(b->batch, b->order_slot, slab_records(b));
 	b->stats.bytes_from_device += (uint64_t)b->lay.n_results * sizeof(struct vyre_mk_result);
 	b->in_flight = 0;
 	b->batch = NULL;
@@ -586,6 +649,7 @@ static int cuda_init(struct vyre_backend **out, const struct vyre_backend_config
 	b->heartbeat_ms = env_ms("VYRE_CUDA_HEARTBEAT_MS", HEARTBEAT_DEFAULT);
 	b->watchdog_ms = env_ms("VYRE_CUDA_WATCHDOG_MS", WATCHDOG_DEFAULT);
 	b->max_blocks = env_ms("VYRE_CUDA_MAX_BLOCKS", 0);
+	b->inject = env_inject();
 	err =
 	    vyre_cuda_device_open(&b->dv, cfg->cuda_device, b->max_blocks, b->why, sizeof(b->why));
 	if (!err) {
@@ -758,40 +822,82 @@ static int cuda_submit(struct vyre_backend *b, const struct vyre_exec_batch *bat
 	}
 	vyre_cuda_lower_fill(batch, b->heaps, b->cls, &b->lay, b->slab.host, b->dv.grid,
 			     b->order_slot, b->launches);
+	b->immediate = b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT && !b->immediate_off &&
+		       !b->inject && b->seq - ring_done(b) < VYRE_MK_RING_SLOTS &&
+		       vyre_cuda_lower_immediate(batch, b->cls, &b->lay, &b->imm);
 	apply_injection(b);
 	b->batch = batch;
 	b->in_flight = 1;
 	b->next_post = 0;
-	b->polls = 0;
+	b->next_check_ns = now_ns() + CHECK_EVERY_NS;
 	b->stats.batches++;
-	b->stats.bytes_to_device += (uint64_t)b->lay.n_units * sizeof(struct vyre_mk_unit) +
-				    (uint64_t)b->lay.n_stages * sizeof(struct vyre_mk_stage);
 	if (b->lay.n_launches == 0) {
 		finish(b);
 		return 0;
 	}
-	if (b->cfg.cuda_mode == VYRE_CUDA_LAUNCH)
+	if (b->cfg.cuda_mode == VYRE_CUDA_LAUNCH) {
+		b->stats.bytes_to_device += slab_bytes(b);
 		return launch_all(b);
+	}
 	if (!b->kernel_live && start_kernel(b, b->seq) != 0)
 		return device_fault(b);
 	b->seq_end = b->seq + b->lay.n_launches;
+	if (b->immediate) {
+		post_immediate(b);
+		return 0;
+	}
+	b->stats.bytes_to_device += slab_bytes(b);
 	post_launches(b);
 	return 0;
+}
+
+/* The IMMEDIATE launch in flight is complete: its output is in the heap. */
+static int immediate_done(struct vyre_backend *b)
+{
+	const uint64_t *slot =
+	    b->cpl + (uint64_t)(b->imm_seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
+	struct vyre_exec_result r;
+
+	if (!vyre_cuda_immediate_complete(&b->imm, b->imm_seq, slot,
+					  b->host_heaps[b->imm.heap].base, &r))
+		return 0;
+	b->stats.bytes_from_device +=
+	    8ull * (VYRE_MK_CPL_HEADER_WORDS +
+		    (b->imm.op == VYRE_OP_SUM || b->imm.op == VYRE_OP_MAX ? 0 : b->imm.count));
+	/* the item's own record in the slab is stale: its outcome is r */
+	vyre_cuda_lower_results(b->batch, b->order_slot, slab_records(b));
+	b->batch->results[b->batch->plan.order[b->imm.order_pos]] = r;
+	b->in_flight = 0;
+	b->batch = NULL;
+	return 1;
+}
+
+/* The batch in flight is complete, as far as the host can see without the driver. */
+static int batch_done(struct vyre_backend *b)
+{
+	if (b->immediate)
+		return immediate_done(b);
+	if ((int32_t)(ring_done(b) - b->seq_end) < 0)
+		return 0;
+	finish(b);
+	return 1;
 }
 
 static int poll_persistent(struct vyre_backend *b)
 {
 	uint32_t done, state;
 	CUresult r;
+	int64_t now;
 
-	post_launches(b);
-	done = __atomic_load_n(&b->ctrl->done, __ATOMIC_ACQUIRE);
-	if ((int32_t)(done - b->seq_end) >= 0) {
-		finish(b);
+	if (!b->immediate)
+		post_launches(b);
+	if (batch_done(b))
 		return 1;
-	}
-	if (++b->polls % QUERY_EVERY)
+	/* the driver call costs about a microsecond: not on every poll */
+	now = now_ns();
+	if (now < b->next_check_ns)
 		return 0;
+	b->next_check_ns = now + CHECK_EVERY_NS;
 	r = b->dv.d->cuStreamQuery(b->stream);
 	if (r == CUDA_ERROR_NOT_READY)
 		return 0;
@@ -801,10 +907,13 @@ static int poll_persistent(struct vyre_backend *b)
 	}
 	/* the grid left: finished just before leaving, or stopped */
 	b->kernel_live = 0;
-	done = __atomic_load_n(&b->ctrl->done, __ATOMIC_ACQUIRE);
-	if ((int32_t)(done - b->seq_end) >= 0) {
-		finish(b);
+	if (batch_done(b))
 		return 1;
+	done = ring_done(b);
+	if ((int32_t)(done - b->seq_end) >= 0) {
+		note(b, "the kernel counted launch %u done without posting its completion",
+		     b->seq_end - 1);
+		return device_fault(b);
 	}
 	state = __atomic_load_n(&b->ctrl->state, __ATOMIC_ACQUIRE);
 	if (state == VYRE_MK_STATE_WATCHDOG)
@@ -863,6 +972,11 @@ static int cuda_poll(struct vyre_backend *b, int64_t timeout_ns)
 	}
 }
 
+static int cuda_usable(struct vyre_backend *b)
+{
+	return !b->dead;
+}
+
 static void cuda_shutdown(struct vyre_backend *b)
 {
 	if (b)
@@ -876,6 +990,7 @@ static const struct vyre_backend_ops cuda_ops = {
     .unregister_heap = cuda_unregister_heap,
     .submit = cuda_submit,
     .poll = cuda_poll,
+    .usable = cuda_usable,
     .shutdown = cuda_shutdown,
 };
 
@@ -917,6 +1032,14 @@ int vyre_cuda_inject(struct vyre_backend *b, uint32_t what)
 	if (!is_cuda(b) || (what & ~(VYRE_CUDA_INJECT_FAULT | VYRE_CUDA_INJECT_STALL)))
 		return VYRE_E_INVAL;
 	b->inject = what;
+	return 0;
+}
+
+int vyre_cuda_set_immediate(struct vyre_backend *b, int on)
+{
+	if (!is_cuda(b))
+		return VYRE_E_INVAL;
+	b->immediate_off = !on;
 	return 0;
 }
 

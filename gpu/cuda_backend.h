@@ -11,6 +11,8 @@
  *   VYRE_CUDA_WATCHDOG_MS   a device-wide barrier that sees no progress this
  *                           long aborts the launch (default 10000)
  *   VYRE_CUDA_MAX_BLOCKS    cap on the grid (default: occupancy x SMs)
+ *   VYRE_CUDA_INJECT        test hook: "fault" or "stall", as vyre_cuda_inject
+ *                           on the first batch (for tests of a whole vyred)
  */
 #ifndef VYRE_GPU_CUDA_BACKEND_H
 #define VYRE_GPU_CUDA_BACKEND_H
@@ -22,6 +24,7 @@
 struct vyre_cuda_stats {
 	uint64_t batches;
 	uint64_t launches;	    /* doorbells (persistent) or cuLaunchKernel calls (launch) */
+	uint64_t immediates;	    /* launches whose item travelled inside the doorbell */
 	uint64_t kernel_starts;	    /* persistent kernel (re)starts */
 	uint64_t bytes_to_device;   /* descriptors, stages and doorbells written for the device */
 	uint64_t bytes_from_device; /* result records read back */
@@ -51,6 +54,13 @@ const char *vyre_cuda_last_error(struct vyre_backend *b);
 #define VYRE_CUDA_INJECT_FAULT (1u << 0) /* an illegal address: a sticky context error */
 #define VYRE_CUDA_INJECT_STALL (1u << 1) /* a block misses the barrier: the watchdog fires */
 int vyre_cuda_inject(struct vyre_backend *b, uint32_t what);
+
+/*
+ * Persistent mode runs a batch of one small item as an IMMEDIATE launch (its
+ * data inside the doorbell and the completion slot, see cuda_abi.h) unless
+ * this is turned off (@on 0), for tests and benchmarks of the slab path.
+ */
+int vyre_cuda_set_immediate(struct vyre_backend *b, int on);
 
 /* Test hook: stop (1) or restart (0) the heartbeat, as if vyred were stopped. */
 int vyre_cuda_pause_heartbeat(struct vyre_backend *b, int paused);

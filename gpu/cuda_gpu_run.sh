@@ -14,6 +14,7 @@ mkdir -p "$O"
 	nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
 	uname -r
 	nproc
+	echo "clocksource: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 } >"$O/info.log" 2>&1
 cat "$O/info.log"
 
@@ -28,11 +29,15 @@ step() {
 }
 
 step lower 120 ./tests/test_cuda_lower
+step immediate 120 ./tests/test_cuda_immediate
 step diff "${DIFF_LIMIT:-300}" ./tests/test_cuda_diff
 step fault 180 ./tests/test_cuda_fault
 step e2e "${E2E_LIMIT:-300}" ./tests/test_cuda_e2e
 step bench "${BENCH_LIMIT:-300}" ./vyre-bench --seconds "${BENCH_SECONDS:-0.5}" cuda
 grep -E '^cuda ' "$O/bench.log" | grep -v 'graph\|per-item\|launch per' | head -60
+grep -E 'mean ns per batch' "$O/bench.log"
+# the same host's CPU-backend end to end, for what vyred itself costs there
+step e2e-cpu 120 ./vyre-bench --seconds "${BENCH_SECONDS:-0.5}" e2e
 S=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -x "$S" ] && [ -z "$NO_SANITIZER" ]; then
 	VYRE_CUDA_DIFF_BATCHES=40 step memcheck 200 "$S" --tool memcheck --print-limit 20 ./tests/test_cuda_diff

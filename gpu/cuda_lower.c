@@ -296,6 +296,56 @@ void vyre_cuda_lower_fill(const struct vyre_exec_batch *batch, const struct vyre
 	}
 }
 
+int vyre_cuda_lower_immediate(const struct vyre_exec_batch *batch, const uint32_t *cls,
+			      const struct vyre_cuda_layout *lay, struct vyre_cuda_immediate *imm)
+{
+	const struct vyre_exec_plan *p = &batch->plan;
+	uint32_t k = 0;
+
+	if (lay->n_launches != 1 || lay->n_units != 1 || lay->n_stages != 1)
+		return 0;
+	while (k < p->n_order && !(cls[k] & CLS_DEVICE))
+		k++;
+	if (k == p->n_order || (cls[k] & (CLS_SEQUENTIAL | CLS_BLOCK)))
+		return 0;
+	const struct vyre_exec_item *it = &batch->items[p->order[k]];
+	uint32_t count, in_words;
+
+	switch (it->op) {
+	case VYRE_OP_FILL:
+		count = it->out_bytes / 4;
+		in_words = 0;
+		break;
+	case VYRE_OP_COPY:
+	case VYRE_OP_ADD:
+	case VYRE_OP_XOR:
+	case VYRE_OP_MUL:
+		count = min_words(it);
+		in_words = count;
+		break;
+	case VYRE_OP_SUM:
+	case VYRE_OP_MAX:
+		count = it->in_bytes / 4;
+		in_words = count;
+		break;
+	default:
+		return 0;
+	}
+	if (in_words > VYRE_MK_IMM_IN_WORDS || count > VYRE_MK_IMM_OUT_WORDS)
+		return 0;
+	*imm = (struct vyre_cuda_immediate){
+	    .order_pos = k,
+	    .heap = it->heap,
+	    .op = it->op,
+	    .param = it->param,
+	    .count = count,
+	    .in_words = in_words,
+	    .in_off = it->in_off,
+	    .out_off = it->out_off,
+	};
+	return 1;
+}
+
 void vyre_cuda_lower_results(const struct vyre_exec_batch *batch, const uint32_t *order_slot,
 			     const struct vyre_mk_result *records)
 {

@@ -45,6 +45,7 @@ struct __align__(16) shared_state
 	uint32_t red[VYRE_MK_WARPS];
 	uint32_t words[4];
 	uint32_t cmd;
+	uint32_t seq;
 	int flag;
 };
 
@@ -612,37 +613,104 @@ __device__ bool run_launch(const vyre_mk_launch_args L, uint32_t n_blocks, vyre_
 	return true;
 }
 
+// The data of doorbell word w, which lane w % 32 holds in d0 (w < 32) or d1.
+// Every lane of the warp must call it (a shuffle).
+__device__ __forceinline__ uint32_t slot_word(uint32_t d0, uint32_t d1, uint32_t w)
+{
+	const uint32_t x0 = __shfl_sync(kFull, d0, w % 32);
+	const uint32_t x1 = __shfl_sync(kFull, d1, w % 32);
+	return w < 32 ? x0 : x1;
+}
+
+__device__ __forceinline__ void st_word(unsigned long long *p, unsigned long long v)
+{
+	*(volatile unsigned long long *)p = v;
+}
+
+// Warp 0 of block 0: an IMMEDIATE launch, whose input is in the slot words
+// this warp holds (d0, d1). Its outcome goes to the completion slot, one
+// self-validating word each, so no fence is needed before the host may read
+// it; `done` follows without one too (the host completes this launch from
+// the completion slot, and a later launch's system-scope release orders it).
+__device__ void run_immediate(const vyre_mk_persist_args &a, uint32_t seq, uint32_t d0,
+			      uint32_t d1)
+{
+	const uint32_t lane = threadIdx.x;
+	const uint32_t op = slot_word(d0, d1, VYRE_MK_HEADER_WORDS);
+	const uint32_t param = slot_word(d0, d1, VYRE_MK_HEADER_WORDS + 1);
+	const uint32_t count = slot_word(d0, d1, VYRE_MK_HEADER_WORDS + 2);
+	const uint32_t in0 = VYRE_MK_HEADER_WORDS + VYRE_MK_IMM_DESC_WORDS;
+	unsigned long long *cpl = reinterpret_cast<unsigned long long *>(a.cpl) +
+				  (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
+	const unsigned long long tag = (unsigned long long)seq << 32;
+	uint32_t acc = 0;
+
+#pragma unroll
+	for (uint32_t j = 0; j < 2; j++) {
+		const uint32_t i = lane + 32 * j;
+		const uint32_t w = in0 + i;
+		const uint32_t v = slot_word(d0, d1, w < VYRE_MK_SLOT_WORDS ? w : 0);
+
+		if (op == VYRE_OP_SUM || op == VYRE_OP_MAX) {
+			if (i < count)
+				acc = reduce(op, acc, v);
+		} else if (i < count && i < VYRE_MK_IMM_OUT_WORDS) {
+			st_word(cpl + VYRE_MK_CPL_HEADER_WORDS + i,
+				tag | (op == VYRE_OP_FILL ? param : combine(op, v, param)));
+		}
+	}
+	if (op == VYRE_OP_SUM || op == VYRE_OP_MAX)
+		acc = warp_reduce(op, acc);
+	if (lane == 0) {
+		st_word(cpl + 1, tag | acc);
+		st_word(cpl, tag); // status 0
+		st_volatile(&reinterpret_cast<vyre_mk_ctrl *>(a.ctrl)->done, seq + 1);
+	}
+	__syncwarp();
+}
+
 // Warp 0 of block 0: wait for the doorbell slot of launch `seq`, watching the
-// host heartbeat meanwhile. Leaves the launch in sh.launch (and an inline
-// launch's units and stage in sh.units / sh.stages) and the command in
-// sh.cmd (kRun, or the VYRE_MK_STATE_* to stop with).
+// host heartbeat meanwhile, and run IMMEDIATE launches on the way. Leaves the
+// next launch for the whole block in sh.launch (and an inline launch's units
+// and stage in sh.units / sh.stages), its sequence number in sh.seq and the
+// command in sh.cmd (kRun, or the VYRE_MK_STATE_* to stop with).
 __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, shared_state &sh)
 {
 	const uint32_t lane = threadIdx.x;
-	const unsigned long long *slot =
-	    reinterpret_cast<const unsigned long long *>(a.ring) +
-	    (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
 	vyre_mk_ctrl *ctrl = reinterpret_cast<vyre_mk_ctrl *>(a.ctrl);
 	const uint64_t check_every = a.heartbeat_cycles / 16 + 1;
 	uint64_t checked = clock64(), changed = checked;
 	uint32_t beat = ld_volatile(&ctrl->heartbeat);
-	uint32_t data;
+	uint32_t d0, d1, flags;
 
 	for (;;) {
-		const unsigned long long w = *(const volatile unsigned long long *)(slot + lane);
-		const bool current = (uint32_t)(w >> 32) == seq;
+		const unsigned long long *slot =
+		    reinterpret_cast<const unsigned long long *>(a.ring) +
+		    (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
+		const unsigned long long w0 = *(const volatile unsigned long long *)(slot + lane);
+		const unsigned long long w1 =
+		    *(const volatile unsigned long long *)(slot + 32 + lane);
+		const bool cur0 = (uint32_t)(w0 >> 32) == seq, cur1 = (uint32_t)(w1 >> 32) == seq;
 
-		data = (uint32_t)w;
-		if (__all_sync(kFull, current || lane >= VYRE_MK_HEADER_WORDS)) {
-			const uint32_t flags = __shfl_sync(kFull, data, 6) >> 16;
-			const uint32_t n_units = __shfl_sync(kFull, data, 7);
-			const uint32_t words =
-			    VYRE_MK_HEADER_WORDS +
-			    ((flags & VYRE_MK_LAUNCH_INLINE)
-				 ? VYRE_MK_UNIT_WORDS * min(n_units, VYRE_MK_INLINE_UNITS)
-				 : 0);
-			if (__all_sync(kFull, current || lane >= words))
-				break;
+		d0 = (uint32_t)w0;
+		d1 = (uint32_t)w1;
+		if (__all_sync(kFull, cur0 || lane >= VYRE_MK_HEADER_WORDS)) {
+			flags = __shfl_sync(kFull, d0, 6) >> 16;
+			const uint32_t n_units = __shfl_sync(kFull, d0, 7);
+			const uint32_t in_words = __shfl_sync(kFull, d0, 4);
+			uint32_t words = VYRE_MK_HEADER_WORDS;
+
+			if (flags & VYRE_MK_LAUNCH_INLINE)
+				words += VYRE_MK_UNIT_WORDS * min(n_units, VYRE_MK_INLINE_UNITS);
+			else if (flags & VYRE_MK_LAUNCH_IMMEDIATE)
+				words += VYRE_MK_IMM_DESC_WORDS + min(in_words, VYRE_MK_IMM_IN_WORDS);
+			if (__all_sync(kFull, (cur0 || lane >= words) && (cur1 || lane + 32 >= words))) {
+				if (!(flags & VYRE_MK_LAUNCH_IMMEDIATE))
+					break;
+				run_immediate(a, seq, d0, d1);
+				seq++;
+				continue;
+			}
 		}
 		int stop = 0;
 		if (lane == 0) {
@@ -659,8 +727,10 @@ __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, share
 			}
 		}
 		if (__shfl_sync(kFull, stop, 0)) {
-			if (lane == 0)
+			if (lane == 0) {
 				sh.cmd = VYRE_MK_STATE_HEARTBEAT;
+				sh.seq = seq;
+			}
 			return;
 		}
 	}
@@ -669,10 +739,13 @@ __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, share
 	uint32_t d[VYRE_MK_HEADER_WORDS];
 #pragma unroll
 	for (uint32_t j = 0; j < VYRE_MK_HEADER_WORDS; j++)
-		d[j] = __shfl_sync(kFull, data, j);
-	const uint32_t flags = d[6] >> 16;
-	if ((flags & VYRE_MK_LAUNCH_INLINE) && lane >= VYRE_MK_HEADER_WORDS)
-		reinterpret_cast<uint32_t *>(sh.units)[lane - VYRE_MK_HEADER_WORDS] = data;
+		d[j] = __shfl_sync(kFull, d0, j);
+	if (flags & VYRE_MK_LAUNCH_INLINE) {
+		uint32_t *u = reinterpret_cast<uint32_t *>(sh.units);
+		if (lane >= VYRE_MK_HEADER_WORDS)
+			u[lane - VYRE_MK_HEADER_WORDS] = d0;
+		u[32 - VYRE_MK_HEADER_WORDS + lane] = d1;
+	}
 	if (lane == 0) {
 		const uint64_t slab = (uint64_t)d[0] | (uint64_t)d[1] << 32;
 		sh.launch.units = slab + d[2];
@@ -685,6 +758,7 @@ __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, share
 		if (flags & VYRE_MK_LAUNCH_INLINE)
 			sh.stages[0] = vyre_mk_stage{0, d[3], d[7] - d[3], 0};
 		sh.cmd = (flags & VYRE_MK_LAUNCH_EXIT) ? VYRE_MK_STATE_EXITED : kRun;
+		sh.seq = seq;
 	}
 }
 
@@ -708,6 +782,7 @@ extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
 				poll_doorbell(a, seq, sh);
 			__syncthreads();
 			const uint32_t cmd = sh.cmd;
+			seq = sh.seq;
 			if (threadIdx.x == 0 && gridDim.x > 1 &&
 			    (cmd != kRun || sh.launch.n_blocks > 1)) {
 				ds->go = sh.launch;

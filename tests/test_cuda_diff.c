@@ -7,6 +7,9 @@
  * Between plan kinds the heap is unregistered and registered again, which
  * stops and restarts the persistent kernel.
  *
+ * A third of the batches are one item, so persistent mode's IMMEDIATE
+ * launches (the item inside its doorbell) are compared too.
+ *
  * Exits 77 where no GPU is present. VYRE_TEST_SCALE multiplies the batches
  * (default 1000 per mode and plan); VYRE_CUDA_DIFF_BATCHES sets the count
  * per mode and plan outright (small runs under compute-sanitizer).
@@ -63,8 +66,9 @@ static int run_mode(enum vyre_cuda_mode mode, uint32_t per_plan, struct totals *
 			break;
 		}
 		for (uint32_t i = 0; i < per_plan; i++, n++) {
+			/* a third are one item: persistent mode runs the small ones IMMEDIATE */
 			gen_batch(&rng, heap, HEAP_BYTES, (enum gen_plan)plan,
-				  i % 10 ? 64 : GEN_MAX_ITEMS, g);
+				  i % 3 == 0 ? 1 : i % 10 ? 64 : GEN_MAX_ITEMS, g);
 			memcpy(want, heap, HEAP_BYTES);
 			gen_oracle(want, HEAP_BYTES, g, expect);
 			err = vyre_cuda_backend->submit(b, &g->batch);
@@ -97,13 +101,19 @@ static int run_mode(enum vyre_cuda_mode mode, uint32_t per_plan, struct totals *
 		}
 	}
 	vyre_cuda_get_stats(b, &stats);
-	printf("%s: %u batches, %u failed; %llu device launches, %llu kernel starts, %llu B to "
-	       "device, %llu B back, %llu faults\n",
+	printf("%s: %u batches, %u failed; %llu device launches (%llu immediate), %llu kernel "
+	       "starts, %llu B to device, %llu B back, %llu faults\n",
 	       mode_name, n, fails, (unsigned long long)stats.launches,
+	       (unsigned long long)stats.immediates,
 	       (unsigned long long)stats.kernel_starts, (unsigned long long)stats.bytes_to_device,
 	       (unsigned long long)stats.bytes_from_device, (unsigned long long)stats.faults);
 	if (stats.faults != 0 || stats.bytes_to_device == 0 || stats.bytes_from_device == 0) {
 		printf("FAIL %s: unexpected counters\n", mode_name);
+		fails++;
+	}
+	if ((mode == VYRE_CUDA_PERSISTENT) != (stats.immediates > 0)) {
+		printf("FAIL %s: %llu immediate launches\n", mode_name,
+		       (unsigned long long)stats.immediates);
 		fails++;
 	}
 	if (mode == VYRE_CUDA_PERSISTENT && stats.kernel_starts != 2) {

@@ -8,10 +8,18 @@
  *   2. vyred --backend cuda --mode persistent is killed with SIGKILL while
  *      its persistent kernel is resident; a new vyred then starts on the same
  *      GPU and a client session passes. How long that took is printed (a
- *      figure, not an assertion).
+ *      figure, not an assertion);
+ *   3. a device fault inside vyred (VYRE_CUDA_INJECT=fault: an illegal
+ *      address, which CUDA keeps for the life of the context): the item in
+ *      flight completes with VYRE_E_DEVICE, vyred says why and exits 1 within
+ *      seconds, and a new vyred passes a session;
+ *   4. a stalled device-wide barrier (VYRE_CUDA_INJECT=stall): the watchdog
+ *      fails the item with VYRE_E_DEVICE and the same vyred recovers.
  * Exits 77 without a GPU.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -191,6 +199,141 @@ static void kill_vyred(void)
 	vyre_test_daemon_cleanup(&d);
 }
 
+/* One ADD over a 64-byte buffer; its CQE status, or a negative error of the wait. */
+static int one_item(const char *sock, struct vyre_client **out)
+{
+	const struct vyre_connect_opts o = {.socket_path = sock};
+	struct vyre_client *c;
+	struct vyre_cqe cqe;
+	uint32_t buf;
+	int err = vyre_connect(&o, &c);
+
+	if (err)
+		return err;
+	err = vyre_buffer_alloc(c, 64, 0, &buf);
+	if (!err) {
+		const struct vyre_work_item it = {VYRE_OP_ADD, buf, buf, 1};
+		err = vyre_submit(c, &it, 7, 0);
+	}
+	if (!err) {
+		const int n = vyre_wait(c, &cqe, 1, 10000000000ll);
+		err = n == 1 ? cqe.status : n < 0 ? n : VYRE_E_TIMEDOUT;
+	}
+	*out = c;
+	return err;
+}
+
+/* The exit status of @d within @ms, or -1 (then it is killed). */
+static int exit_within(struct vyre_test_daemon *d, double ms)
+{
+	const double t0 = now_ms();
+	int st;
+
+	while (now_ms() - t0 < ms) {
+		const pid_t r = waitpid(d->pid, &st, WNOHANG);
+
+		if (r == d->pid) {
+			d->pid = 0;
+			return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+		}
+		if (r < 0 && errno != EINTR)
+			return -1;
+		usleep(10000);
+	}
+	return -1;
+}
+
+static int log_has(const struct vyre_test_daemon *d, const char *what)
+{
+	char line[1024];
+	FILE *f = fopen(d->log, "r");
+	int found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, what) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static void device_fault(void)
+{
+	const char *const extra[] = {"--backend", "cuda", "--mode", "persistent", NULL};
+	struct vyre_test_daemon d;
+	struct vyre_client *c = NULL;
+
+	printf("== a device fault inside vyred\n");
+	setenv("VYRE_CUDA_INJECT", "fault", 1);
+	const int started = vyre_test_daemon_start(&d, extra);
+	unsetenv("VYRE_CUDA_INJECT");
+	if (started != 0) {
+		failures++;
+		return;
+	}
+	const double t0 = now_ms();
+	const int status = one_item(d.socket, &c);
+	const int rc = exit_within(&d, 10000);
+	const double gone_ms = now_ms() - t0;
+	int ok = status == VYRE_E_DEVICE && rc == 1 && log_has(&d, "device fault") &&
+		 log_has(&d, "exit status 1");
+
+	if (c) {
+		struct vyre_cqe cqe;
+		/* the client learns that vyred is gone */
+		const int w = vyre_wait(c, &cqe, 1, 5000000000ll);
+		if (w != VYRE_E_DISCONNECTED) {
+			printf("FAIL: after vyred exited, vyre_wait returned %d\n", w);
+			ok = 0;
+		}
+		vyre_close(c);
+	}
+	printf("device fault: item status %d (%s), vyred exit %d after %.0f ms\n", status,
+	       vyre_strerror(status), rc, gone_ms);
+	if (!ok) {
+		printf("FAIL: want status VYRE_E_DEVICE, exit 1 and the cause in the log\n");
+		vyre_test_daemon_dump_log(&d);
+		failures++;
+	}
+	vyre_test_daemon_cleanup(&d);
+	if (vyre_test_daemon_start(&d, extra) != 0 || session(d.socket, 5) != 0) {
+		printf("FAIL: a new vyred after the device fault\n");
+		vyre_test_daemon_dump_log(&d);
+		failures++;
+	} else if (vyre_test_daemon_stop(&d) != 0) {
+		printf("FAIL: the new vyred did not stop cleanly\n");
+		failures++;
+	}
+	vyre_test_daemon_cleanup(&d);
+}
+
+static void watchdog(void)
+{
+	const char *const extra[] = {"--backend", "cuda", "--mode", "persistent", NULL};
+	struct vyre_test_daemon d;
+	struct vyre_client *c = NULL;
+
+	printf("== a stalled barrier inside vyred: the watchdog, then recovery\n");
+	setenv("VYRE_CUDA_INJECT", "stall", 1);
+	setenv("VYRE_CUDA_WATCHDOG_MS", "300", 1);
+	const int started = vyre_test_daemon_start(&d, extra);
+	unsetenv("VYRE_CUDA_INJECT");
+	unsetenv("VYRE_CUDA_WATCHDOG_MS");
+	if (started != 0) {
+		failures++;
+		return;
+	}
+	const int status = one_item(d.socket, &c);
+	if (c)
+		vyre_close(c);
+	printf("watchdog: item status %d (%s)\n", status, vyre_strerror(status));
+	if (status != VYRE_E_DEVICE || session(d.socket, 5) != 0 || vyre_test_daemon_stop(&d) != 0) {
+		printf("FAIL: want VYRE_E_DEVICE, then sessions on the same vyred\n");
+		vyre_test_daemon_dump_log(&d);
+		failures++;
+	}
+	vyre_test_daemon_cleanup(&d);
+}
+
 int main(void)
 {
 	char why[512];
@@ -205,6 +348,8 @@ int main(void)
 		return 77;
 	}
 	kill_vyred();
+	device_fault();
+	watchdog();
 	integration("persistent");
 	integration("launch");
 	printf("cuda e2e: %u failure(s)\n", failures);

@@ -60,5 +60,10 @@ int vyre_pipeline_run(struct vyre_daemon *d)
 	vyre_stage_complete(d, b);
 	b->stats.seq = ++d->batches;
 	d->items_total += b->n_accepted;
+	d->stage_ns[0] += b->stats.drain_ns;
+	d->stage_ns[1] += b->stats.resolve_ns;
+	d->stage_ns[2] += b->stats.plan_ns;
+	d->stage_ns[3] += b->stats.execute_ns;
+	d->stage_ns[4] += b->stats.complete_ns;
 	return (int)b->n_accepted;
 }

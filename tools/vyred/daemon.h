@@ -104,6 +104,9 @@ struct vyre_daemon {
 	uint32_t spin_ns; /* adaptive spin before sleeping */
 	uint64_t batches;
 	uint64_t items_total;
+	int device_lost; /* the backend cannot run work any more: exit 1 */
+	/* per stage (drain, resolve, plan, execute, complete): ns summed over batches */
+	uint64_t stage_ns[5];
 };
 
 /* Logging to stderr with a "vyred:" prefix. */

@@ -2,7 +2,11 @@
 /*
  * Execute: hand the plan to the backend and wait for it. The backend's own
  * watchdog bounds a device; a device error turns every executed item into
- * VYRE_E_DEVICE, which completes normally.
+ * VYRE_E_DEVICE, which completes normally. A fault the backend cannot
+ * recover from in this process (CUDA keeps such errors for the life of the
+ * context) stops vyred: it completes what it holds with VYRE_E_DEVICE,
+ * disconnects its clients and exits 1 for a supervisor to restart it, rather
+ * than fail every later item.
  */
 #include "daemon.h"
 #include "trace.h"
@@ -45,6 +49,14 @@ void vyre_stage_execute(struct vyre_daemon *d, struct vyre_batch *b)
 			vyre_trace_error(0, 0, rc);
 			fail_all(b, VYRE_E_DEVICE);
 		}
+	}
+	if (rc < 0 && !d->device_lost && d->backend_ops->usable &&
+	    !d->backend_ops->usable(d->backend)) {
+		vyre_log("backend %s cannot recover from this device fault inside the process: "
+			 "stopping (exit status 1) so that vyred can be restarted",
+			 d->backend_ops->name);
+		d->device_lost = 1;
+		d->stopping = 1;
 	}
 	b->stats.execute_ns = vyre_now_ns() - t0;
 	vyre_trace_dispatch_end(d, b, rc < 0 ? rc : 0);

@@ -97,5 +97,5 @@ int main(int argc, char **argv)
 		 d.cfg.max_batch, d.cfg.max_clients, d.cfg.max_domains);
 	rc = vyre_loop_run(&d);
 	teardown(&d);
-	return rc == 0 ? 0 : 1;
+	return rc == 0 && !d.device_lost ? 0 : 1;
 }

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpu/cuda_immediate.h - the host half of IMMEDIATE launches (cuda_abi.h):
+ * one small item whose input travels inside its doorbell slot and whose
+ * output comes back inside a completion slot. Pure: no CUDA, so tested
+ * without a GPU against the oracle.
+ */
+#ifndef VYRE_GPU_CUDA_IMMEDIATE_H
+#define VYRE_GPU_CUDA_IMMEDIATE_H
+
+#include <stdint.h>
+
+#include "backend.h"
+#include "cuda_lower.h"
+
+/*
+ * The data of doorbell slot words 0.. for @imm (the low halves; the caller
+ * adds the sequence number), its input read from @heap_base. Returns the
+ * number of words, at most VYRE_MK_SLOT_WORDS.
+ */
+uint32_t vyre_cuda_immediate_doorbell(const struct vyre_cuda_immediate *imm,
+				      const uint8_t *heap_base, uint32_t *data);
+
+/*
+ * Completion slot @cpl of launch @seq: 0 while any word @imm needs is not yet
+ * current; else 1, with the output stored into the heap at @heap_base and the
+ * item's outcome in @out. The slot's words may arrive in any order.
+ */
+int vyre_cuda_immediate_complete(const struct vyre_cuda_immediate *imm, uint32_t seq,
+				 const uint64_t *cpl, uint8_t *heap_base,
+				 struct vyre_exec_result *out);
+
+#endif /* VYRE_GPU_CUDA_IMMEDIATE_H */
