@@ -226,8 +226,8 @@ static int run_batch(struct vyre_backend *b, struct workload *w)
 
 /*
  * One small item (ADD over 16 words), submit -> poll done. Persistent mode
- * alternates IMMEDIATE launches with the slab path sample by sample, so both
- * rows come from the same minutes of the same machine.
+ * alternates IMMEDIATE launches with the slab path in blocks of samples, so
+ * both rows come from the same minutes of the same machine.
  */
 static int one_item(struct vyre_bench_ctx *ctx, struct vyre_backend *b, struct workload *w,
 		    enum vyre_cuda_mode mode)
@@ -251,8 +251,9 @@ static int one_item(struct vyre_bench_ctx *ctx, struct vyre_backend *b, struct w
 	w->batch.n_items = w->batch.plan.n_order = w->group_end[0] = 1;
 	for (uint32_t i = 0; i < 200 && !err; i++)
 		err = run_batch(b, w);
+	/* blocks of 500 samples, so one path does not disturb the other's next sample */
 	for (uint32_t i = 0; i < n_lat * kinds && !err; i++) {
-		const uint32_t k = i % kinds;
+		const uint32_t k = i / 500 % kinds;
 
 		vyre_cuda_set_immediate(b, k == 0);
 		const uint64_t t0 = vyre_bench_ticks();
@@ -389,7 +390,8 @@ static void show_log(const char *log)
 		fclose(fp);
 }
 
-static int e2e_session(struct vyre_bench_ctx *ctx, const char *sock, const char *mname)
+static int e2e_session(struct vyre_bench_ctx *ctx, const char *sock, const char *mname,
+		       const char *pollers)
 {
 	const struct vyre_connect_opts o = {.socket_path = sock};
 	const uint32_t n = ctx->quick ? 2000 : 20000;
@@ -422,7 +424,10 @@ static int e2e_session(struct vyre_bench_ctx *ctx, const char *sock, const char 
 		if (i >= 200)
 			vyre_bench_sample(&s, vyre_bench_ticks() - t0);
 	}
-	snprintf(name, sizeof(name), "e2e vyred %s", mname);
+	if (pollers)
+		snprintf(name, sizeof(name), "e2e vyred %s %s poller(s)", mname, pollers);
+	else
+		snprintf(name, sizeof(name), "e2e vyred %s", mname);
 	if (!err)
 		vyre_bench_report_latency(ctx, SUITE, name, &s);
 	vyre_bench_samples_free(&s);
@@ -430,7 +435,8 @@ static int e2e_session(struct vyre_bench_ctx *ctx, const char *sock, const char 
 	return err;
 }
 
-static int e2e(struct vyre_bench_ctx *ctx, const char *mname)
+/* @pollers: VYRE_CUDA_POLL_WARPS for vyred, or NULL for its default. */
+static int e2e(struct vyre_bench_ctx *ctx, const char *mname, const char *pollers)
 {
 	char self[PATH_MAX], vyred[PATH_MAX + 8], dir[] = "/tmp/vyre-bench-cuda-XXXXXX";
 	char sock[64], log[64];
@@ -454,6 +460,8 @@ static int e2e(struct vyre_bench_ctx *ctx, const char *mname)
 	if (pid == 0) {
 		if (!freopen(log, "w", stderr))
 			_exit(127);
+		if (pollers)
+			setenv("VYRE_CUDA_POLL_WARPS", pollers, 1);
 		execl(vyred, "vyred", "--socket", sock, "--backend", "cuda", "--mode", mname,
 		      (char *)NULL);
 		_exit(127);
@@ -463,7 +471,7 @@ static int e2e(struct vyre_bench_ctx *ctx, const char *mname)
 		show_log(log);
 		err = -1;
 	} else {
-		err = e2e_session(ctx, sock, mname);
+		err = e2e_session(ctx, sock, mname, pollers);
 		if (err)
 			fprintf(stderr, "cuda: e2e %s: %s\n", mname, vyre_strerror(err));
 	}
@@ -522,10 +530,12 @@ static int run_cuda(struct vyre_bench_ctx *ctx)
 		err = backend_mode(ctx, VYRE_CUDA_LAUNCH, heap, w, f);
 	if (!err) {
 		report_throughput(ctx, f, ctx->quick);
-		err = e2e(ctx, "persistent");
+		err = e2e(ctx, "persistent", NULL);
 	}
 	if (!err)
-		err = e2e(ctx, "launch");
+		err = e2e(ctx, "persistent", "1");
+	if (!err)
+		err = e2e(ctx, "launch", NULL);
 	free(w);
 	free(f);
 	vyre_bench_shared_free(heap, HEAP_BYTES);

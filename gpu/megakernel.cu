@@ -34,6 +34,8 @@ namespace
 constexpr uint32_t kFull = 0xffffffffu;
 constexpr uint32_t kRun = 0;
 constexpr uint32_t kUnroll = 4;
+// about one PCIe read round trip in SM cycles: the pollers' stagger spans it
+constexpr uint64_t kPollPeriodCycles = 2000;
 
 struct __align__(16) shared_state
 {
@@ -46,6 +48,13 @@ struct __align__(16) shared_state
 	uint32_t words[4];
 	uint32_t cmd;
 	uint32_t seq;
+	// block 0's doorbell pollers and dispatcher (poll_slots, dispatch)
+	uint32_t slot[VYRE_MK_MAX_POLL_WARPS][VYRE_MK_SLOT_WORDS];
+	uint32_t want;	   // the doorbell the pollers read
+	uint32_t claim;	   // the doorbell no poller has claimed yet
+	uint32_t hit;	   // seq + 1 of the doorbell in slot[owner]
+	uint32_t owner;	   // the poller whose buffer holds it
+	uint32_t block_go; // the dispatcher has a launch for the whole block: pollers return
 	int flag;
 };
 
@@ -669,12 +678,76 @@ __device__ void run_immediate(const vyre_mk_persist_args &a, uint32_t seq, uint3
 	__syncwarp();
 }
 
-// Warp 0 of block 0: wait for the doorbell slot of launch `seq`, watching the
-// host heartbeat meanwhile, and run IMMEDIATE launches on the way. Leaves the
+// Warps 1..a.poll_warps of block 0: read the doorbell slot the dispatcher
+// wants, over and over, each read one PCIe round trip. Several pollers with
+// staggered phases notice a doorbell sooner than one (a new read reaches
+// host memory every round trip / pollers instead of every round trip). The
+// first to see a whole slot claims it, copies it to its own buffer in shared
+// memory and tells the dispatcher. Returns when the dispatcher has a launch
+// for the whole block (or stops).
+__device__ void poll_slots(const vyre_mk_persist_args &a, shared_state &sh, uint32_t poller)
+{
+	const uint32_t lane = threadIdx.x % 32;
+	volatile uint32_t *vsh = &sh.want;
+	const uint64_t stagger = (uint64_t)(poller - 1) * kPollPeriodCycles / a.poll_warps;
+	const uint64_t t0 = clock64();
+
+	while (clock64() - t0 < stagger)
+		;
+	for (;;) {
+		if (*(volatile uint32_t *)&sh.block_go)
+			return;
+		const uint32_t seq = *vsh;
+		const unsigned long long *slot =
+		    reinterpret_cast<const unsigned long long *>(a.ring) +
+		    (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
+		const unsigned long long w0 = *(const volatile unsigned long long *)(slot + lane);
+		const unsigned long long w1 =
+		    *(const volatile unsigned long long *)(slot + 32 + lane);
+		const bool cur0 = (uint32_t)(w0 >> 32) == seq, cur1 = (uint32_t)(w1 >> 32) == seq;
+		const uint32_t d0 = (uint32_t)w0, d1 = (uint32_t)w1;
+
+		if (!__all_sync(kFull, cur0 || lane >= VYRE_MK_HEADER_WORDS))
+			continue;
+		const uint32_t flags = __shfl_sync(kFull, d0, 6) >> 16;
+		const uint32_t n_units = __shfl_sync(kFull, d0, 7);
+		const uint32_t in_words = __shfl_sync(kFull, d0, 4);
+		uint32_t words = VYRE_MK_HEADER_WORDS;
+
+		if (flags & VYRE_MK_LAUNCH_INLINE)
+			words += VYRE_MK_UNIT_WORDS * min(n_units, VYRE_MK_INLINE_UNITS);
+		else if (flags & VYRE_MK_LAUNCH_IMMEDIATE)
+			words += VYRE_MK_IMM_DESC_WORDS + min(in_words, VYRE_MK_IMM_IN_WORDS);
+		if (!__all_sync(kFull, (cur0 || lane >= words) && (cur1 || lane + 32 >= words)))
+			continue;
+		uint32_t won = 0;
+		if (lane == 0)
+			won = atomicCAS(&sh.claim, seq, seq + 1) == seq;
+		if (!__shfl_sync(kFull, won, 0))
+			continue;
+		// acquire: the units, tables and heap words the host wrote before the
+		// doorbell (an IMMEDIATE launch reads nothing but its slot)
+		if (!(flags & VYRE_MK_LAUNCH_IMMEDIATE))
+			asm volatile("fence.acq_rel.sys;" ::: "memory");
+		uint32_t *buf = sh.slot[poller - 1];
+		buf[lane] = d0;
+		buf[32 + lane] = d1;
+		__syncwarp();
+		if (lane == 0) {
+			sh.owner = poller - 1;
+			__threadfence_block();
+			*(volatile uint32_t *)&sh.hit = seq + 1;
+		}
+	}
+}
+
+// Warp 0 of block 0: take doorbell `seq` from the pollers, watching the host
+// heartbeat meanwhile, and run IMMEDIATE launches on the way. Leaves the
 // next launch for the whole block in sh.launch (and an inline launch's units
 // and stage in sh.units / sh.stages), its sequence number in sh.seq and the
-// command in sh.cmd (kRun, or the VYRE_MK_STATE_* to stop with).
-__device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, shared_state &sh)
+// command in sh.cmd (kRun, or the VYRE_MK_STATE_* to stop with), then sets
+// sh.block_go so that the pollers return.
+__device__ void dispatch(const vyre_mk_persist_args &a, uint32_t seq, shared_state &sh)
 {
 	const uint32_t lane = threadIdx.x;
 	vyre_mk_ctrl *ctrl = reinterpret_cast<vyre_mk_ctrl *>(a.ctrl);
@@ -684,38 +757,12 @@ __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, share
 	uint32_t d0, d1, flags;
 
 	for (;;) {
-		const unsigned long long *slot =
-		    reinterpret_cast<const unsigned long long *>(a.ring) +
-		    (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
-		const unsigned long long w0 = *(const volatile unsigned long long *)(slot + lane);
-		const unsigned long long w1 =
-		    *(const volatile unsigned long long *)(slot + 32 + lane);
-		const bool cur0 = (uint32_t)(w0 >> 32) == seq, cur1 = (uint32_t)(w1 >> 32) == seq;
-
-		d0 = (uint32_t)w0;
-		d1 = (uint32_t)w1;
-		if (__all_sync(kFull, cur0 || lane >= VYRE_MK_HEADER_WORDS)) {
-			flags = __shfl_sync(kFull, d0, 6) >> 16;
-			const uint32_t n_units = __shfl_sync(kFull, d0, 7);
-			const uint32_t in_words = __shfl_sync(kFull, d0, 4);
-			uint32_t words = VYRE_MK_HEADER_WORDS;
-
-			if (flags & VYRE_MK_LAUNCH_INLINE)
-				words += VYRE_MK_UNIT_WORDS * min(n_units, VYRE_MK_INLINE_UNITS);
-			else if (flags & VYRE_MK_LAUNCH_IMMEDIATE)
-				words += VYRE_MK_IMM_DESC_WORDS + min(in_words, VYRE_MK_IMM_IN_WORDS);
-			if (__all_sync(kFull, (cur0 || lane >= words) && (cur1 || lane + 32 >= words))) {
-				if (!(flags & VYRE_MK_LAUNCH_IMMEDIATE))
-					break;
-				run_immediate(a, seq, d0, d1);
-				seq++;
-				continue;
-			}
-		}
 		int stop = 0;
 		if (lane == 0) {
-			const uint64_t now = clock64();
-			if (now - checked > check_every) {
+			while (*(volatile uint32_t *)&sh.hit != seq + 1) {
+				const uint64_t now = clock64();
+				if (now - checked <= check_every)
+					continue;
 				checked = now;
 				const uint32_t b = ld_volatile(&ctrl->heartbeat);
 				if (b != beat) {
@@ -723,19 +770,30 @@ __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, share
 					changed = now;
 				} else if (now - changed > a.heartbeat_cycles) {
 					stop = 1;
+					break;
 				}
 			}
+			__threadfence_block();
 		}
 		if (__shfl_sync(kFull, stop, 0)) {
 			if (lane == 0) {
 				sh.cmd = VYRE_MK_STATE_HEARTBEAT;
 				sh.seq = seq;
+				*(volatile uint32_t *)&sh.block_go = 1;
 			}
 			return;
 		}
+		const uint32_t *buf = sh.slot[*(volatile uint32_t *)&sh.owner];
+		d0 = buf[lane];
+		d1 = buf[32 + lane];
+		flags = __shfl_sync(kFull, d0, 6) >> 16;
+		if (!(flags & VYRE_MK_LAUNCH_IMMEDIATE))
+			break;
+		run_immediate(a, seq, d0, d1);
+		seq++;
+		if (lane == 0)
+			*(volatile uint32_t *)&sh.want = seq;
 	}
-	// acquire: the units, tables and heap words the host wrote before the doorbell
-	asm volatile("fence.acq_rel.sys;" ::: "memory");
 	uint32_t d[VYRE_MK_HEADER_WORDS];
 #pragma unroll
 	for (uint32_t j = 0; j < VYRE_MK_HEADER_WORDS; j++)
@@ -759,6 +817,8 @@ __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, share
 			sh.stages[0] = vyre_mk_stage{0, d[3], d[7] - d[3], 0};
 		sh.cmd = (flags & VYRE_MK_LAUNCH_EXIT) ? VYRE_MK_STATE_EXITED : kRun;
 		sh.seq = seq;
+		*(volatile uint32_t *)&sh.want = seq + 1;
+		*(volatile uint32_t *)&sh.block_go = 1;
 	}
 }
 
@@ -776,13 +836,24 @@ extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
 	vyre_mk_devstate *ds = reinterpret_cast<vyre_mk_devstate *>(a.devstate);
 	uint32_t seq = a.start_seq, go_seen = 0;
 
+	if (blockIdx.x == 0 && threadIdx.x == 0) {
+		sh.want = sh.claim = seq;
+		sh.hit = seq;
+		sh.block_go = 0;
+	}
 	for (;;) {
 		if (blockIdx.x == 0) {
-			if (threadIdx.x < 32)
-				poll_doorbell(a, seq, sh);
+			const uint32_t warp = threadIdx.x / 32;
+			__syncthreads();
+			if (warp == 0)
+				dispatch(a, seq, sh);
+			else if (warp <= a.poll_warps)
+				poll_slots(a, sh, warp);
 			__syncthreads();
 			const uint32_t cmd = sh.cmd;
 			seq = sh.seq;
+			if (threadIdx.x == 0)
+				sh.block_go = 0; // read by the pollers only after the next barrier
 			if (threadIdx.x == 0 && gridDim.x > 1 &&
 			    (cmd != kRun || sh.launch.n_blocks > 1)) {
 				ds->go = sh.launch;

@@ -31,7 +31,8 @@ int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, 
 	vyre_cq_producer_init(&c->cq, &c->region, -1);
 	c->inflight = 0;
 	c->state = VYRE_CONN_ACTIVE;
-	d->n_active++;
+	c->active_pos = d->n_active;
+	d->active[d->n_active++] = c->slot;
 	vyre_trace_connect(c);
 	return 0;
 }
@@ -78,7 +79,10 @@ void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason)
 			vyre_loop_write_eventfd(d, c);
 		vyre_domain_leave(d, c->domain);
 		c->domain = NULL;
-		d->n_active--;
+		/* the last active slot takes this one's place */
+		const uint32_t last = d->active[--d->n_active];
+		d->active[c->active_pos] = last;
+		d->conns[last].active_pos = c->active_pos;
 	}
 	c->state = VYRE_CONN_CLOSING;
 	/* The peer sees the hang-up now, not when the cancellations come back. */

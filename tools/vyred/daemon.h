@@ -71,6 +71,7 @@ struct vyre_conn {
 	uint32_t batch_first; /* this batch's items of this conn: [first, first + count) */
 	uint32_t batch_count;
 	uint64_t items_done;
+	uint32_t active_pos; /* index in d->active while ACTIVE */
 };
 
 struct vyre_daemon {
@@ -87,6 +88,9 @@ struct vyre_daemon {
 	struct vyre_conn *conns;
 	uint32_t n_conn_slots;
 	uint32_t n_active;
+	/* slots of the ACTIVE connections, in no order: drain walks only these */
+	uint32_t *active;
+	uint32_t *active_snapshot; /* drain's copy of @active */
 	uint32_t next_client_id;
 	uint32_t rr_cursor; /* where the next drain starts, for fairness */
 

@@ -42,19 +42,29 @@ static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *
 void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b)
 {
 	uint64_t t0 = vyre_now_ns();
-	uint32_t slots = d->n_conn_slots;
+	const uint32_t n = d->n_active;
 
 	b->n = 0;
 	b->n_touched = 0;
 	b->n_accepted = 0;
-	for (uint32_t k = 0; k < slots && b->n < b->cap; k++) {
-		struct vyre_conn *c = &d->conns[(d->rr_cursor + k) % slots];
+	if (d->rr_cursor >= n)
+		d->rr_cursor = 0;
+	/*
+	 * Only active connections are walked: the table has max-clients + 16
+	 * slots, and touching each cost about a microsecond per batch. take()
+	 * may close a connection, which moves the last active one into its
+	 * place: a snapshot of the slots keeps the walk exact.
+	 */
+	for (uint32_t k = 0; k < n && b->n < b->cap; k++)
+		d->active_snapshot[k] = d->active[(d->rr_cursor + k) % n];
+	for (uint32_t k = 0; k < n && b->n < b->cap; k++) {
+		struct vyre_conn *c = &d->conns[d->active_snapshot[k]];
 
 		if (c->state == VYRE_CONN_ACTIVE)
 			take(d, b, c);
 	}
 	/* Start one client later next time, so a busy client cannot starve the others. */
-	d->rr_cursor = (d->rr_cursor + 1) % slots;
+	d->rr_cursor++;
 	b->stats.items_in = b->n;
 	b->stats.clients = b->n_touched;
 	b->stats.drain_ns = vyre_now_ns() - t0;

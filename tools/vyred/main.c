@@ -27,8 +27,10 @@ static int setup_tables(struct vyre_daemon *d)
 	/* Extra slots hold handshakes that are turned away when the client limit is reached. */
 	d->n_conn_slots = d->cfg.max_clients + 16;
 	d->conns = calloc(d->n_conn_slots, sizeof(*d->conns));
+	d->active = calloc(d->n_conn_slots, sizeof(*d->active));
+	d->active_snapshot = calloc(d->n_conn_slots, sizeof(*d->active_snapshot));
 	d->domains = calloc(d->cfg.max_domains, sizeof(*d->domains));
-	if (!d->conns || !d->domains)
+	if (!d->conns || !d->active || !d->active_snapshot || !d->domains)
 		return VYRE_E_NOMEM;
 	for (uint32_t s = 0; s < d->n_conn_slots; s++) {
 		d->conns[s].slot = s;
@@ -61,6 +63,8 @@ static void teardown(struct vyre_daemon *d)
 	vyre_batch_fini(&d->batch);
 	vyre_handles_fini(&d->handles);
 	free(d->conns);
+	free(d->active);
+	free(d->active_snapshot);
 	free(d->domains);
 	if (d->accept_log)
 		fclose(d->accept_log);
