@@ -648,33 +648,36 @@ __device__ void run_immediate(const vyre_mk_persist_args &a, uint32_t seq, uint3
 	const uint32_t op = slot_word(d0, d1, VYRE_MK_HEADER_WORDS);
 	const uint32_t param = slot_word(d0, d1, VYRE_MK_HEADER_WORDS + 1);
 	const uint32_t count = slot_word(d0, d1, VYRE_MK_HEADER_WORDS + 2);
+	const bool reduction = op == VYRE_OP_SUM || op == VYRE_OP_MAX;
+	// input word i is slot word in0 + i; completion word w >= 2 is output word w - 2
 	const uint32_t in0 = VYRE_MK_HEADER_WORDS + VYRE_MK_IMM_DESC_WORDS;
+	const uint32_t out_in0 = in0 - VYRE_MK_CPL_HEADER_WORDS;
 	unsigned long long *cpl = reinterpret_cast<unsigned long long *>(a.cpl) +
 				  (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
 	const unsigned long long tag = (unsigned long long)seq << 32;
-	uint32_t acc = 0;
+	const uint32_t n_words = VYRE_MK_CPL_HEADER_WORDS + (reduction ? 0 : count);
+	uint32_t acc = 0, val[2];
 
 #pragma unroll
 	for (uint32_t j = 0; j < 2; j++) {
-		const uint32_t i = lane + 32 * j;
-		const uint32_t w = in0 + i;
+		const uint32_t i = lane + 32 * j, w = in0 + i, ow = out_in0 + i;
 		const uint32_t v = slot_word(d0, d1, w < VYRE_MK_SLOT_WORDS ? w : 0);
+		const uint32_t x = slot_word(d0, d1, ow < VYRE_MK_SLOT_WORDS ? ow : 0);
 
-		if (op == VYRE_OP_SUM || op == VYRE_OP_MAX) {
-			if (i < count)
-				acc = reduce(op, acc, v);
-		} else if (i < count && i < VYRE_MK_IMM_OUT_WORDS) {
-			st_word(cpl + VYRE_MK_CPL_HEADER_WORDS + i,
-				tag | (op == VYRE_OP_FILL ? param : combine(op, v, param)));
-		}
+		if (reduction && i < count)
+			acc = reduce(op, acc, v);
+		val[j] = op == VYRE_OP_FILL ? param : combine(op, x, param);
 	}
-	if (op == VYRE_OP_SUM || op == VYRE_OP_MAX)
+	if (reduction)
 		acc = warp_reduce(op, acc);
-	if (lane == 0) {
-		st_word(cpl + 1, tag | acc);
-		st_word(cpl, tag); // status 0
+	val[0] = lane == 0 ? 0u : lane == 1 ? acc : val[0]; // status 0, result
+	// one store instruction per half: the words leave together
+#pragma unroll
+	for (uint32_t j = 0; j < 2; j++)
+		if (lane + 32 * j < n_words)
+			st_word(cpl + lane + 32 * j, tag | val[j]);
+	if (lane == 0)
 		st_volatile(&reinterpret_cast<vyre_mk_ctrl *>(a.ctrl)->done, seq + 1);
-	}
 	__syncwarp();
 }
 
@@ -741,12 +744,49 @@ __device__ void poll_slots(const vyre_mk_persist_args &a, shared_state &sh, uint
 	}
 }
 
+// An INLINE launch of warp units alone (small elementwise and reductions):
+// the dispatcher warp runs it by itself, so the pollers go on polling and the
+// block never gathers.
+__device__ __forceinline__ bool is_warp_launch(uint32_t flags, uint32_t d0)
+{
+	const uint32_t n_blocks = __shfl_sync(kFull, d0, 6) & 0xffffu;
+	const uint32_t n_block_units = __shfl_sync(kFull, d0, 3);
+	return (flags & VYRE_MK_LAUNCH_INLINE) && n_blocks == 1 && n_block_units == 0 &&
+	       !(flags & (VYRE_MK_LAUNCH_EXIT | VYRE_MK_LAUNCH_FAULT | VYRE_MK_LAUNCH_STALL));
+}
+
+__device__ void run_warp_launch(const vyre_mk_persist_args &a, uint32_t seq, uint32_t d0,
+				uint32_t d1, shared_state &sh)
+{
+	const uint32_t lane = threadIdx.x;
+	const uint32_t lo = __shfl_sync(kFull, d0, 4), hi0 = __shfl_sync(kFull, d0, 0),
+		       hi1 = __shfl_sync(kFull, d0, 1);
+	const uint32_t n_units = min(__shfl_sync(kFull, d0, 7), VYRE_MK_INLINE_UNITS);
+	const uint64_t results = ((uint64_t)hi0 | (uint64_t)hi1 << 32) + lo;
+	uint32_t *u = reinterpret_cast<uint32_t *>(sh.units);
+	vyre_mk_devstate *ds = reinterpret_cast<vyre_mk_devstate *>(a.devstate);
+
+	if (lane >= VYRE_MK_HEADER_WORDS)
+		u[lane - VYRE_MK_HEADER_WORDS] = d0;
+	u[32 - VYRE_MK_HEADER_WORDS + lane] = d1;
+	__syncwarp();
+	for (uint32_t i = 0; i < n_units; i++)
+		warp_unit(sh.units[i], results, lane, ds);
+	// release: every lane's heap and result writes, then `done` for the host
+	__threadfence_system();
+	__syncwarp();
+	if (lane == 0)
+		st_release_sys(&reinterpret_cast<vyre_mk_ctrl *>(a.ctrl)->done, seq + 1);
+	__syncwarp();
+}
+
 // Warp 0 of block 0: take doorbell `seq` from the pollers, watching the host
 // heartbeat meanwhile, and run IMMEDIATE launches on the way. Leaves the
 // next launch for the whole block in sh.launch (and an inline launch's units
 // and stage in sh.units / sh.stages), its sequence number in sh.seq and the
 // command in sh.cmd (kRun, or the VYRE_MK_STATE_* to stop with), then sets
-// sh.block_go so that the pollers return.
+// sh.block_go so that the pollers return. Small INLINE launches of warp units
+// run here too (run_warp_launch).
 __device__ void dispatch(const vyre_mk_persist_args &a, uint32_t seq, shared_state &sh)
 {
 	const uint32_t lane = threadIdx.x;
@@ -787,9 +827,12 @@ __device__ void dispatch(const vyre_mk_persist_args &a, uint32_t seq, shared_sta
 		d0 = buf[lane];
 		d1 = buf[32 + lane];
 		flags = __shfl_sync(kFull, d0, 6) >> 16;
-		if (!(flags & VYRE_MK_LAUNCH_IMMEDIATE))
+		if (flags & VYRE_MK_LAUNCH_IMMEDIATE)
+			run_immediate(a, seq, d0, d1);
+		else if (is_warp_launch(flags, d0))
+			run_warp_launch(a, seq, d0, d1, sh);
+		else
 			break;
-		run_immediate(a, seq, d0, d1);
 		seq++;
 		if (lane == 0)
 			*(volatile uint32_t *)&sh.want = seq;

@@ -176,6 +176,13 @@ int vyre_sq_pending(const struct vyre_sq_consumer *c)
 	return __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE) == c->head + 1;
 }
 
+int vyre_sq_published(const struct vyre_sq_consumer *c)
+{
+	const struct vyre_sqe *slot = &c->sq[c->head & c->mask];
+
+	return __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE) == c->head + 1;
+}
+
 /* ---- CQ producer (vyred) ---- */
 
 void vyre_cq_producer_init(struct vyre_cq_producer *p, const struct vyre_region *r, int wake_fd)

@@ -189,6 +189,14 @@ void vyre_sq_release(struct vyre_sq_consumer *c, uint32_t n);
  */
 int vyre_sq_pending(const struct vyre_sq_consumer *c);
 
+/*
+ * vyre_sq_published - 1 when the slot at the private head carries its
+ * publish marker. Reads that slot's marker alone, never sq_tail, so a
+ * spinning consumer leaves the producers' lines in their caches; a hostile
+ * marker only makes the caller look closer (vyre_sq_peek checks everything).
+ */
+int vyre_sq_published(const struct vyre_sq_consumer *c);
+
 /* ---- CQ, producer side (vyred) ---- */
 
 struct vyre_cq_producer {

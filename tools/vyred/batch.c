@@ -50,14 +50,27 @@ int vyre_pipeline_run(struct vyre_daemon *d)
 {
 	struct vyre_batch *b = &d->batch;
 
+	uint64_t t[6];
+
+	t[0] = vyre_now_ns();
 	memset(&b->stats, 0, sizeof(b->stats));
 	vyre_stage_drain(d, b);
 	if (b->n == 0)
 		return 0;
+	t[1] = vyre_now_ns();
 	vyre_stage_resolve(d, b);
-	vyre_stage_plan(d, b);
-	vyre_stage_execute(d, b);
-	vyre_stage_complete(d, b);
+	t[2] = vyre_now_ns();
+	vyre_stage_plan(d, b, t[2]);
+	t[3] = vyre_now_ns();
+	vyre_stage_execute(d, b, t[3]);
+	t[4] = vyre_now_ns();
+	vyre_stage_complete(d, b, t[4]);
+	t[5] = vyre_now_ns();
+	b->stats.drain_ns = t[1] - t[0];
+	b->stats.resolve_ns = t[2] - t[1];
+	b->stats.plan_ns = t[3] - t[2];
+	b->stats.execute_ns = t[4] - t[3];
+	b->stats.complete_ns = t[5] - t[4];
 	b->stats.seq = ++d->batches;
 	d->items_total += b->n_accepted;
 	d->stage_ns[0] += b->stats.drain_ns;

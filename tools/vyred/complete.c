@@ -35,9 +35,8 @@ static void fill_cqe(const struct vyre_batch *b, uint32_t i, uint64_t now, struc
 	}
 }
 
-void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b)
+void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t now)
 {
-	uint64_t now = vyre_now_ns();
 	struct vyre_batch_stats *st = &b->stats;
 	struct vyre_trace_cqes tc;
 
@@ -76,5 +75,4 @@ void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b)
 	vyre_trace_cqes_end(&tc);
 	if (d->accept_log)
 		fflush(d->accept_log);
-	st->complete_ns = vyre_now_ns() - now;
 }

@@ -41,7 +41,6 @@ static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *
 
 void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b)
 {
-	uint64_t t0 = vyre_now_ns();
 	const uint32_t n = d->n_active;
 
 	b->n = 0;
@@ -67,6 +66,5 @@ void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b)
 	d->rr_cursor++;
 	b->stats.items_in = b->n;
 	b->stats.clients = b->n_touched;
-	b->stats.drain_ns = vyre_now_ns() - t0;
 	vyre_trace_pressure(d);
 }

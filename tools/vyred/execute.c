@@ -21,9 +21,8 @@ static void fail_all(struct vyre_batch *b, int status)
 	}
 }
 
-void vyre_stage_execute(struct vyre_daemon *d, struct vyre_batch *b)
+void vyre_stage_execute(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start)
 {
-	uint64_t t0 = vyre_now_ns();
 	struct vyre_exec_batch eb = {
 	    .items = b->exec,
 	    .n_items = b->n_accepted,
@@ -58,6 +57,5 @@ void vyre_stage_execute(struct vyre_daemon *d, struct vyre_batch *b)
 		d->device_lost = 1;
 		d->stopping = 1;
 	}
-	b->stats.execute_ns = vyre_now_ns() - t0;
-	vyre_trace_dispatch_end(d, b, rc < 0 ? rc : 0);
+	vyre_trace_dispatch_end(d, b, rc < 0 ? rc : 0, start);
 }

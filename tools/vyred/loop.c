@@ -412,6 +412,15 @@ static void adapt_spin(struct vyre_daemon *d, uint64_t gap_ns)
 		d->spin_ns /= 2;
 }
 
+/* Some active client's next SQE is published (its markers alone are read). */
+static int any_published(const struct vyre_daemon *d)
+{
+	for (uint32_t k = 0; k < d->n_active; k++)
+		if (vyre_sq_published(&d->conns[d->active[k]].sq))
+			return 1;
+	return 0;
+}
+
 int vyre_loop_run(struct vyre_daemon *d)
 {
 	uint64_t idle_since = 0;
@@ -438,7 +447,12 @@ int vyre_loop_run(struct vyre_daemon *d)
 		if (!idle_since)
 			idle_since = now;
 		if (now - idle_since < d->spin_ns) {
-			for (int i = 0; i < 32; i++)
+			/*
+			 * A pause costs about 140 cycles on recent Xeons: look for a
+			 * published SQE after each one, not after a train of them,
+			 * or the train is added to the latency of the next item.
+			 */
+			for (int i = 0; i < 32 && !any_published(d); i++)
 				vyre_cpu_relax();
 			continue;
 		}

@@ -73,11 +73,16 @@ struct vyre_daemon;
 int vyre_batch_init(struct vyre_batch *b, uint32_t cap);
 void vyre_batch_fini(struct vyre_batch *b);
 
-/* The stages, in order. A stage's failure is handled inside it (logged, items completed). */
+/*
+ * The stages, in order. A stage's failure is handled inside it (logged, items
+ * completed). vyre_pipeline_run times them: one clock read between stages.
+ */
 void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b);
 void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b);
-void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b);
-void vyre_stage_execute(struct vyre_daemon *d, struct vyre_batch *b);
-void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b);
+/* @start: when the stage began, for its probe */
+void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start);
+void vyre_stage_execute(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start);
+/* @now: the completion time every CQE of the batch carries */
+void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t now);
 
 #endif /* VYRED_PIPELINE_H */

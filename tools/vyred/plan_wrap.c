@@ -46,9 +46,8 @@ static void sequential_plan(struct vyre_batch *b, struct vyre_plan_output *o)
 	o->n_deduped = 0;
 }
 
-void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b)
+void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start)
 {
-	uint64_t t0 = vyre_now_ns();
 	struct vyre_plan_input in = {
 	    .n = b->n,
 	    .items = b->items,
@@ -90,8 +89,7 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b)
 		c->inflight -= left;
 		c->batch_count -= left;
 	}
-	b->stats.plan_ns = vyre_now_ns() - t0;
-	vyre_trace_plan(d, b);
+	vyre_trace_plan(d, b, start);
 	if (ps)
 		vyre_trace_arena(d, ps->arena_used, ps->arena_bytes, ps->arena_high_water,
 				 ps->retries > 0);

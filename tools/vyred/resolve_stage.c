@@ -5,8 +5,6 @@
 
 void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b)
 {
-	uint64_t t0 = vyre_now_ns();
-
 	for (uint32_t i = 0; i < b->n; i++) {
 		const struct vyre_domain *dom = &d->domains[b->domain[i]];
 
@@ -16,5 +14,4 @@ void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b)
 			b->status[i] = vyre_resolve(&d->handles, dom->id, dom->slot, &b->items[i],
 						    &b->exec[i]);
 	}
-	b->stats.resolve_ns = vyre_now_ns() - t0;
 }

@@ -62,7 +62,7 @@ static void fire_drains(struct vyre_daemon *d, const struct vyre_batch *b, uint6
 	}
 }
 
-void vyre_trace_plan_fire(struct vyre_daemon *d, const struct vyre_batch *b)
+void vyre_trace_plan_fire(struct vyre_daemon *d, const struct vyre_batch *b, uint64_t start)
 {
 	uint64_t batch_id = d->batches + 1;
 	const struct vyre_exec_plan *p = &b->plan;
@@ -88,7 +88,7 @@ void vyre_trace_plan_fire(struct vyre_daemon *d, const struct vyre_batch *b)
 	    .launches_avoided = p->n_groups > p->n_launches ? p->n_groups - p->n_launches : 0,
 	    .frontier_splits = b->stats.frontier_splits,
 	    .bytes_avoided = b->stats.bytes_avoided,
-	    .plan_ns = b->stats.plan_ns,
+	    .plan_ns = vyre_now_ns() - start,
 	};
 	VYRE_PROBE_PLAN(&tp);
 }
@@ -123,11 +123,12 @@ void vyre_trace_dispatch_begin_fire(struct vyre_daemon *d, const struct vyre_bat
 	VYRE_PROBE_DISPATCH_BEGIN(d->batches + 1, b->plan.n_launches, backend, mode);
 }
 
-void vyre_trace_dispatch_end_fire(struct vyre_daemon *d, const struct vyre_batch *b, int status)
+void vyre_trace_dispatch_end_fire(struct vyre_daemon *d, const struct vyre_batch *b, int status,
+				  uint64_t start)
 {
 	uint32_t backend, mode;
 	backend_mode(d, &backend, &mode);
-	VYRE_PROBE_DISPATCH_END(d->batches + 1, status, b->plan.n_order, b->stats.execute_ns,
+	VYRE_PROBE_DISPATCH_END(d->batches + 1, status, b->plan.n_order, vyre_now_ns() - start,
 				backend, mode);
 }
 

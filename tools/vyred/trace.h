@@ -28,12 +28,14 @@ static inline void vyre_trace_pressure(struct vyre_daemon *d)
  * Per batch, after the plan stage: batch_drained per client (its accepted
  * items), arena back-pressure for items left in the rings, dedupe, plan.
  */
-void vyre_trace_plan_fire(struct vyre_daemon *d, const struct vyre_batch *b);
-static inline void vyre_trace_plan(struct vyre_daemon *d, const struct vyre_batch *b)
+/* @start: when the plan stage began (the clock is read only while traced) */
+void vyre_trace_plan_fire(struct vyre_daemon *d, const struct vyre_batch *b, uint64_t start);
+static inline void vyre_trace_plan(struct vyre_daemon *d, const struct vyre_batch *b,
+				   uint64_t start)
 {
 	if (VYRE_PROBE_ENABLED(batch_drained) || VYRE_PROBE_ENABLED(backpressure) ||
 	    VYRE_PROBE_ENABLED(dedupe) || VYRE_PROBE_ENABLED(plan))
-		vyre_trace_plan_fire(d, b);
+		vyre_trace_plan_fire(d, b, start);
 }
 
 /*
@@ -57,13 +59,14 @@ static inline void vyre_trace_dispatch_begin(struct vyre_daemon *d, const struct
 		vyre_trace_dispatch_begin_fire(d, b);
 }
 
-/* After the execute stage timed the backend (b->stats.execute_ns). */
-void vyre_trace_dispatch_end_fire(struct vyre_daemon *d, const struct vyre_batch *b, int status);
+/* After the backend ran the batch; @start: when the execute stage began. */
+void vyre_trace_dispatch_end_fire(struct vyre_daemon *d, const struct vyre_batch *b, int status,
+				  uint64_t start);
 static inline void vyre_trace_dispatch_end(struct vyre_daemon *d, const struct vyre_batch *b,
-					   int status)
+					   int status, uint64_t start)
 {
 	if (VYRE_PROBE_ENABLED(dispatch_end))
-		vyre_trace_dispatch_end_fire(d, b, status);
+		vyre_trace_dispatch_end_fire(d, b, status, start);
 }
 
 /* A daemon-side fault (planner, backend), or a client dropped for a protocol error. */
