@@ -631,6 +631,18 @@ __device__ __forceinline__ uint32_t slot_word(uint32_t d0, uint32_t d1, uint32_t
 	return w < 32 ? x0 : x1;
 }
 
+// Block 0's pollers and dispatcher pass doorbells through shared memory with
+// atomics and block fences only (no barrier: the pollers never stop reading).
+__device__ __forceinline__ uint32_t sh_load(uint32_t *p)
+{
+	return atomicAdd(p, 0u);
+}
+
+__device__ __forceinline__ void sh_store(uint32_t *p, uint32_t v)
+{
+	atomicExch(p, v);
+}
+
 __device__ __forceinline__ void st_word(unsigned long long *p, unsigned long long v)
 {
 	*(volatile unsigned long long *)p = v;
@@ -691,16 +703,15 @@ __device__ void run_immediate(const vyre_mk_persist_args &a, uint32_t seq, uint3
 __device__ void poll_slots(const vyre_mk_persist_args &a, shared_state &sh, uint32_t poller)
 {
 	const uint32_t lane = threadIdx.x % 32;
-	volatile uint32_t *vsh = &sh.want;
 	const uint64_t stagger = (uint64_t)(poller - 1) * kPollPeriodCycles / a.poll_warps;
 	const uint64_t t0 = clock64();
 
 	while (clock64() - t0 < stagger)
 		;
 	for (;;) {
-		if (*(volatile uint32_t *)&sh.block_go)
+		if (sh_load(&sh.block_go))
 			return;
-		const uint32_t seq = *vsh;
+		const uint32_t seq = sh_load(&sh.want);
 		const unsigned long long *slot =
 		    reinterpret_cast<const unsigned long long *>(a.ring) +
 		    (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
@@ -733,13 +744,13 @@ __device__ void poll_slots(const vyre_mk_persist_args &a, shared_state &sh, uint
 		if (!(flags & VYRE_MK_LAUNCH_IMMEDIATE))
 			asm volatile("fence.acq_rel.sys;" ::: "memory");
 		uint32_t *buf = sh.slot[poller - 1];
-		buf[lane] = d0;
-		buf[32 + lane] = d1;
+		sh_store(&buf[lane], d0);
+		sh_store(&buf[32 + lane], d1);
 		__syncwarp();
 		if (lane == 0) {
-			sh.owner = poller - 1;
+			sh_store(&sh.owner, poller - 1);
 			__threadfence_block();
-			*(volatile uint32_t *)&sh.hit = seq + 1;
+			sh_store(&sh.hit, seq + 1);
 		}
 	}
 }
@@ -799,7 +810,7 @@ __device__ void dispatch(const vyre_mk_persist_args &a, uint32_t seq, shared_sta
 	for (;;) {
 		int stop = 0;
 		if (lane == 0) {
-			while (*(volatile uint32_t *)&sh.hit != seq + 1) {
+			while (sh_load(&sh.hit) != seq + 1) {
 				const uint64_t now = clock64();
 				if (now - checked <= check_every)
 					continue;
@@ -819,13 +830,13 @@ __device__ void dispatch(const vyre_mk_persist_args &a, uint32_t seq, shared_sta
 			if (lane == 0) {
 				sh.cmd = VYRE_MK_STATE_HEARTBEAT;
 				sh.seq = seq;
-				*(volatile uint32_t *)&sh.block_go = 1;
+				sh_store(&sh.block_go, 1);
 			}
 			return;
 		}
-		const uint32_t *buf = sh.slot[*(volatile uint32_t *)&sh.owner];
-		d0 = buf[lane];
-		d1 = buf[32 + lane];
+		uint32_t *buf = sh.slot[sh_load(&sh.owner)];
+		d0 = sh_load(&buf[lane]);
+		d1 = sh_load(&buf[32 + lane]);
 		flags = __shfl_sync(kFull, d0, 6) >> 16;
 		if (flags & VYRE_MK_LAUNCH_IMMEDIATE)
 			run_immediate(a, seq, d0, d1);
@@ -835,7 +846,7 @@ __device__ void dispatch(const vyre_mk_persist_args &a, uint32_t seq, shared_sta
 			break;
 		seq++;
 		if (lane == 0)
-			*(volatile uint32_t *)&sh.want = seq;
+			sh_store(&sh.want, seq);
 	}
 	uint32_t d[VYRE_MK_HEADER_WORDS];
 #pragma unroll
@@ -860,8 +871,8 @@ __device__ void dispatch(const vyre_mk_persist_args &a, uint32_t seq, shared_sta
 			sh.stages[0] = vyre_mk_stage{0, d[3], d[7] - d[3], 0};
 		sh.cmd = (flags & VYRE_MK_LAUNCH_EXIT) ? VYRE_MK_STATE_EXITED : kRun;
 		sh.seq = seq;
-		*(volatile uint32_t *)&sh.want = seq + 1;
-		*(volatile uint32_t *)&sh.block_go = 1;
+		sh_store(&sh.want, seq + 1);
+		sh_store(&sh.block_go, 1);
 	}
 }
 
@@ -896,7 +907,7 @@ extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
 			const uint32_t cmd = sh.cmd;
 			seq = sh.seq;
 			if (threadIdx.x == 0)
-				sh.block_go = 0; // read by the pollers only after the next barrier
+				sh_store(&sh.block_go, 0); // the pollers read it after the next barrier
 			if (threadIdx.x == 0 && gridDim.x > 1 &&
 			    (cmd != kRun || sh.launch.n_blocks > 1)) {
 				ds->go = sh.launch;
