@@ -102,7 +102,6 @@ struct vyre_mk_launch_args {
  * fence, which is most of a small item's latency over PCIe.
  */
 #define VYRE_MK_RING_SLOTS	 256u
-#define VYRE_MK_MAX_POLL_WARPS	 8u
 #define VYRE_MK_SLOT_WORDS	 64u
 #define VYRE_MK_HEADER_WORDS	 8u
 #define VYRE_MK_UNIT_WORDS	 12u
@@ -147,7 +146,7 @@ struct vyre_mk_persist_args {
 	uint64_t heartbeat_cycles; /* exit when the heartbeat is still this long */
 	uint64_t watchdog_cycles;  /* abort when a barrier sees no progress this long */
 	uint32_t start_seq;	   /* the next launch's sequence number */
-	uint32_t poll_warps;	   /* warps of block 0 that read the doorbell ring, 1..MAX */
+	uint32_t reserved;
 };
 
 struct vyre_mk_launch_kargs {

@@ -44,7 +44,6 @@
 #define POLL_SLEEP_NS	  20000l
 #define HEARTBEAT_DEFAULT 1000u
 #define WATCHDOG_DEFAULT  10000u
-#define POLL_WARPS_DEFAULT 4u
 
 struct heap_slot {
 	uint8_t *base;
@@ -67,7 +66,6 @@ struct vyre_backend {
 	uint32_t *cls, *order_slot;
 	struct vyre_cuda_launch *launches;
 	uint32_t heartbeat_ms, watchdog_ms;
-	uint32_t poll_warps; /* persistent: block 0's warps that read the doorbell ring */
 	uint64_t heartbeat_cycles, watchdog_cycles;
 
 	/* the batch in flight */
@@ -351,7 +349,6 @@ static int start_kernel(struct vyre_backend *b, uint32_t start_seq)
 	    .heartbeat_cycles = b->heartbeat_cycles,
 	    .watchdog_cycles = b->watchdog_cycles,
 	    .start_seq = start_seq,
-	    .poll_warps = b->poll_warps,
 	};
 	void *params[] = {&a};
 	CUresult r;
@@ -609,10 +606,10 @@ static void describe(struct vyre_backend *b)
 
 	snprintf(b->desc, sizeof(b->desc),
 		 "%s (sm_%u%u, %u SMs), grid %u x %u threads, driver %d.%d, %s mode, "
-		 "%u doorbell pollers, heartbeat %u ms, watchdog %u ms",
+		 "heartbeat %u ms, watchdog %u ms",
 		 dv->name, dv->cc_major, dv->cc_minor, dv->sm_count, dv->grid, VYRE_MK_THREADS,
 		 dv->d->version / 1000, dv->d->version % 1000 / 10,
-		 b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch", b->poll_warps,
+		 b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch",
 		 b->heartbeat_ms, b->watchdog_ms);
 }
 
@@ -653,9 +650,6 @@ static int cuda_init(struct vyre_backend **out, const struct vyre_backend_config
 	b->watchdog_ms = env_ms("VYRE_CUDA_WATCHDOG_MS", WATCHDOG_DEFAULT);
 	b->max_blocks = env_ms("VYRE_CUDA_MAX_BLOCKS", 0);
 	b->inject = env_inject();
-	b->poll_warps = env_ms("VYRE_CUDA_POLL_WARPS", POLL_WARPS_DEFAULT);
-	b->poll_warps = b->poll_warps > VYRE_MK_MAX_POLL_WARPS ? VYRE_MK_MAX_POLL_WARPS
-							       : b->poll_warps;
 	err =
 	    vyre_cuda_device_open(&b->dv, cfg->cuda_device, b->max_blocks, b->why, sizeof(b->why));
 	if (!err) {

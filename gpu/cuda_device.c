@@ -112,14 +112,28 @@ static int load_module(struct vyre_cuda_device *dv, uint32_t max_blocks, char *w
 	return 0;
 }
 
+/*
+ * Which open (struct vyre_cuda_device.opened) this thread last made current.
+ * Binding happens twice a batch on the latency path and the driver call
+ * costs more than the check; nothing else in a process that uses this
+ * backend changes a thread's current context behind it. Keyed on the open,
+ * not the context handle, which a later retain may reuse.
+ */
+static uint64_t opens;
+static _Thread_local uint64_t bound_open;
+
 int vyre_cuda_device_bind(const struct vyre_cuda_device *dv, char *why, uint32_t why_len)
 {
+	if (dv->ctx && bound_open == dv->opened)
+		return 0;
 	CUresult r = dv->d->cuCtxSetCurrent(dv->ctx);
 
 	if (r != CUDA_SUCCESS) {
+		bound_open = 0;
 		vyre_cuda_error(dv->d, why, why_len, "cuCtxSetCurrent", r);
 		return VYRE_E_DEVICE;
 	}
+	bound_open = dv->opened;
 	return 0;
 }
 
@@ -149,6 +163,7 @@ int vyre_cuda_device_open(struct vyre_cuda_device *dv, int ordinal, uint32_t max
 
 	memset(dv, 0, sizeof(*dv));
 	dv->ordinal = ordinal;
+	dv->opened = __atomic_add_fetch(&opens, 1, __ATOMIC_RELAXED);
 	dv->d = vyre_cuda_driver_load(why, why_len);
 	if (!dv->d)
 		return VYRE_E_DEVICE;

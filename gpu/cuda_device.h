@@ -16,6 +16,7 @@ struct vyre_cuda_device {
 	int ordinal;
 	CUdevice dev;
 	CUcontext ctx; /* the retained primary context, NULL when not held */
+	uint64_t opened; /* which open this is, process-wide: vyre_cuda_device_bind's cache key */
 	CUmodule mod;  /* NULL when not loaded */
 	CUfunction persistent, launch, item, empty, pingpong;
 	uint32_t sm_count;

@@ -33,7 +33,14 @@ step immediate 120 ./tests/test_cuda_immediate
 step diff "${DIFF_LIMIT:-300}" ./tests/test_cuda_diff
 step fault 180 ./tests/test_cuda_fault
 step e2e "${E2E_LIMIT:-300}" ./tests/test_cuda_e2e
+# the SM clock while the benchmark runs: an idle GPU clocks down, which a
+# single-item latency feels
+nvidia-smi --query-gpu=timestamp,clocks.sm,utilization.gpu --format=csv,noheader -lms 500 \
+	>"$O/clocks.log" 2>&1 &
+SMI=$!
 step bench "${BENCH_LIMIT:-300}" ./vyre-bench --seconds "${BENCH_SECONDS:-0.5}" cuda
+kill "$SMI" 2>/dev/null
+sort -t, -k2 -n "$O/clocks.log" | awk -F, '{ c[NR] = $2 } END { if (NR) print "SM clock during the bench (min / median / max):", c[1], "/", c[int((NR + 1) / 2)], "/", c[NR] }' 
 grep -E '^cuda ' "$O/bench.log" | grep -v 'graph\|per-item\|launch per' | head -60
 grep -E 'mean ns per batch' "$O/bench.log"
 # the same host's CPU-backend end to end, for what vyred itself costs there

@@ -34,8 +34,6 @@ namespace
 constexpr uint32_t kFull = 0xffffffffu;
 constexpr uint32_t kRun = 0;
 constexpr uint32_t kUnroll = 4;
-// about one PCIe read round trip in SM cycles: the pollers' stagger spans it
-constexpr uint64_t kPollPeriodCycles = 2000;
 
 struct __align__(16) shared_state
 {
@@ -48,13 +46,6 @@ struct __align__(16) shared_state
 	uint32_t words[4];
 	uint32_t cmd;
 	uint32_t seq;
-	// block 0's doorbell pollers and dispatcher (poll_slots, dispatch)
-	uint32_t slot[VYRE_MK_MAX_POLL_WARPS][VYRE_MK_SLOT_WORDS];
-	uint32_t want;	   // the doorbell the pollers read
-	uint32_t claim;	   // the doorbell no poller has claimed yet
-	uint32_t hit;	   // seq + 1 of the doorbell in slot[owner]
-	uint32_t owner;	   // the poller whose buffer holds it
-	uint32_t block_go; // the dispatcher has a launch for the whole block: pollers return
 	int flag;
 };
 
@@ -631,18 +622,6 @@ __device__ __forceinline__ uint32_t slot_word(uint32_t d0, uint32_t d1, uint32_t
 	return w < 32 ? x0 : x1;
 }
 
-// Block 0's pollers and dispatcher pass doorbells through shared memory with
-// atomics and block fences only (no barrier: the pollers never stop reading).
-__device__ __forceinline__ uint32_t sh_load(uint32_t *p)
-{
-	return atomicAdd(p, 0u);
-}
-
-__device__ __forceinline__ void sh_store(uint32_t *p, uint32_t v)
-{
-	atomicExch(p, v);
-}
-
 __device__ __forceinline__ void st_word(unsigned long long *p, unsigned long long v)
 {
 	*(volatile unsigned long long *)p = v;
@@ -693,71 +672,8 @@ __device__ void run_immediate(const vyre_mk_persist_args &a, uint32_t seq, uint3
 	__syncwarp();
 }
 
-// Warps 1..a.poll_warps of block 0: read the doorbell slot the dispatcher
-// wants, over and over, each read one PCIe round trip. Several pollers with
-// staggered phases notice a doorbell sooner than one (a new read reaches
-// host memory every round trip / pollers instead of every round trip). The
-// first to see a whole slot claims it, copies it to its own buffer in shared
-// memory and tells the dispatcher. Returns when the dispatcher has a launch
-// for the whole block (or stops).
-__device__ void poll_slots(const vyre_mk_persist_args &a, shared_state &sh, uint32_t poller)
-{
-	const uint32_t lane = threadIdx.x % 32;
-	const uint64_t stagger = (uint64_t)(poller - 1) * kPollPeriodCycles / a.poll_warps;
-	const uint64_t t0 = clock64();
-
-	while (clock64() - t0 < stagger)
-		;
-	for (;;) {
-		if (sh_load(&sh.block_go))
-			return;
-		const uint32_t seq = sh_load(&sh.want);
-		const unsigned long long *slot =
-		    reinterpret_cast<const unsigned long long *>(a.ring) +
-		    (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
-		const unsigned long long w0 = *(const volatile unsigned long long *)(slot + lane);
-		const unsigned long long w1 =
-		    *(const volatile unsigned long long *)(slot + 32 + lane);
-		const bool cur0 = (uint32_t)(w0 >> 32) == seq, cur1 = (uint32_t)(w1 >> 32) == seq;
-		const uint32_t d0 = (uint32_t)w0, d1 = (uint32_t)w1;
-
-		if (!__all_sync(kFull, cur0 || lane >= VYRE_MK_HEADER_WORDS))
-			continue;
-		const uint32_t flags = __shfl_sync(kFull, d0, 6) >> 16;
-		const uint32_t n_units = __shfl_sync(kFull, d0, 7);
-		const uint32_t in_words = __shfl_sync(kFull, d0, 4);
-		uint32_t words = VYRE_MK_HEADER_WORDS;
-
-		if (flags & VYRE_MK_LAUNCH_INLINE)
-			words += VYRE_MK_UNIT_WORDS * min(n_units, VYRE_MK_INLINE_UNITS);
-		else if (flags & VYRE_MK_LAUNCH_IMMEDIATE)
-			words += VYRE_MK_IMM_DESC_WORDS + min(in_words, VYRE_MK_IMM_IN_WORDS);
-		if (!__all_sync(kFull, (cur0 || lane >= words) && (cur1 || lane + 32 >= words)))
-			continue;
-		uint32_t won = 0;
-		if (lane == 0)
-			won = atomicCAS(&sh.claim, seq, seq + 1) == seq;
-		if (!__shfl_sync(kFull, won, 0))
-			continue;
-		// acquire: the units, tables and heap words the host wrote before the
-		// doorbell (an IMMEDIATE launch reads nothing but its slot)
-		if (!(flags & VYRE_MK_LAUNCH_IMMEDIATE))
-			asm volatile("fence.acq_rel.sys;" ::: "memory");
-		uint32_t *buf = sh.slot[poller - 1];
-		sh_store(&buf[lane], d0);
-		sh_store(&buf[32 + lane], d1);
-		__syncwarp();
-		if (lane == 0) {
-			sh_store(&sh.owner, poller - 1);
-			__threadfence_block();
-			sh_store(&sh.hit, seq + 1);
-		}
-	}
-}
-
 // An INLINE launch of warp units alone (small elementwise and reductions):
-// the dispatcher warp runs it by itself, so the pollers go on polling and the
-// block never gathers.
+// the polling warp runs it by itself and the block never gathers.
 __device__ __forceinline__ bool is_warp_launch(uint32_t flags, uint32_t d0)
 {
 	const uint32_t n_blocks = __shfl_sync(kFull, d0, 6) & 0xffffu;
@@ -791,14 +707,18 @@ __device__ void run_warp_launch(const vyre_mk_persist_args &a, uint32_t seq, uin
 	__syncwarp();
 }
 
-// Warp 0 of block 0: take doorbell `seq` from the pollers, watching the host
-// heartbeat meanwhile, and run IMMEDIATE launches on the way. Leaves the
-// next launch for the whole block in sh.launch (and an inline launch's units
-// and stage in sh.units / sh.stages), its sequence number in sh.seq and the
-// command in sh.cmd (kRun, or the VYRE_MK_STATE_* to stop with), then sets
-// sh.block_go so that the pollers return. Small INLINE launches of warp units
-// run here too (run_warp_launch).
-__device__ void dispatch(const vyre_mk_persist_args &a, uint32_t seq, shared_state &sh)
+// Warp 0 of block 0: wait for the doorbell slot of launch `seq`, watching the
+// host heartbeat meanwhile, and run IMMEDIATE and warp launches on the way
+// (run_immediate, run_warp_launch). Leaves the next launch for the whole
+// block in sh.launch (and an inline launch's units and stage in sh.units /
+// sh.stages), its sequence number in sh.seq and the command in sh.cmd (kRun,
+// or the VYRE_MK_STATE_* to stop with).
+//
+// One warp reads the whole slot in one round trip, two words a lane. Four
+// warps reading in staggered phases were tried (2026-11-22, H100): a single
+// item was no faster (3.33 vs 3.19 us) and a launch for the whole block was
+// much slower (15.2 vs 8.7 us), as it had to wait for every poller's read.
+__device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, shared_state &sh)
 {
 	const uint32_t lane = threadIdx.x;
 	vyre_mk_ctrl *ctrl = reinterpret_cast<vyre_mk_ctrl *>(a.ctrl);
@@ -808,12 +728,45 @@ __device__ void dispatch(const vyre_mk_persist_args &a, uint32_t seq, shared_sta
 	uint32_t d0, d1, flags;
 
 	for (;;) {
+		const unsigned long long *slot =
+		    reinterpret_cast<const unsigned long long *>(a.ring) +
+		    (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
+		const unsigned long long w0 = *(const volatile unsigned long long *)(slot + lane);
+		const unsigned long long w1 =
+		    *(const volatile unsigned long long *)(slot + 32 + lane);
+		const bool cur0 = (uint32_t)(w0 >> 32) == seq, cur1 = (uint32_t)(w1 >> 32) == seq;
+
+		d0 = (uint32_t)w0;
+		d1 = (uint32_t)w1;
+		if (__all_sync(kFull, cur0 || lane >= VYRE_MK_HEADER_WORDS)) {
+			flags = __shfl_sync(kFull, d0, 6) >> 16;
+			const uint32_t n_units = __shfl_sync(kFull, d0, 7);
+			const uint32_t in_words = __shfl_sync(kFull, d0, 4);
+			uint32_t words = VYRE_MK_HEADER_WORDS;
+
+			if (flags & VYRE_MK_LAUNCH_INLINE)
+				words += VYRE_MK_UNIT_WORDS * min(n_units, VYRE_MK_INLINE_UNITS);
+			else if (flags & VYRE_MK_LAUNCH_IMMEDIATE)
+				words += VYRE_MK_IMM_DESC_WORDS + min(in_words, VYRE_MK_IMM_IN_WORDS);
+			if (__all_sync(kFull, (cur0 || lane >= words) && (cur1 || lane + 32 >= words))) {
+				if (flags & VYRE_MK_LAUNCH_IMMEDIATE) {
+					run_immediate(a, seq, d0, d1);
+				} else {
+					// acquire: the units, tables and heap words the host wrote
+					// before the doorbell
+					asm volatile("fence.acq_rel.sys;" ::: "memory");
+					if (!is_warp_launch(flags, d0))
+						break;
+					run_warp_launch(a, seq, d0, d1, sh);
+				}
+				seq++;
+				continue;
+			}
+		}
 		int stop = 0;
 		if (lane == 0) {
-			while (sh_load(&sh.hit) != seq + 1) {
-				const uint64_t now = clock64();
-				if (now - checked <= check_every)
-					continue;
+			const uint64_t now = clock64();
+			if (now - checked > check_every) {
 				checked = now;
 				const uint32_t b = ld_volatile(&ctrl->heartbeat);
 				if (b != beat) {
@@ -821,32 +774,16 @@ __device__ void dispatch(const vyre_mk_persist_args &a, uint32_t seq, shared_sta
 					changed = now;
 				} else if (now - changed > a.heartbeat_cycles) {
 					stop = 1;
-					break;
 				}
 			}
-			__threadfence_block();
 		}
 		if (__shfl_sync(kFull, stop, 0)) {
 			if (lane == 0) {
 				sh.cmd = VYRE_MK_STATE_HEARTBEAT;
 				sh.seq = seq;
-				sh_store(&sh.block_go, 1);
 			}
 			return;
 		}
-		uint32_t *buf = sh.slot[sh_load(&sh.owner)];
-		d0 = sh_load(&buf[lane]);
-		d1 = sh_load(&buf[32 + lane]);
-		flags = __shfl_sync(kFull, d0, 6) >> 16;
-		if (flags & VYRE_MK_LAUNCH_IMMEDIATE)
-			run_immediate(a, seq, d0, d1);
-		else if (is_warp_launch(flags, d0))
-			run_warp_launch(a, seq, d0, d1, sh);
-		else
-			break;
-		seq++;
-		if (lane == 0)
-			sh_store(&sh.want, seq);
 	}
 	uint32_t d[VYRE_MK_HEADER_WORDS];
 #pragma unroll
@@ -871,8 +808,6 @@ __device__ void dispatch(const vyre_mk_persist_args &a, uint32_t seq, shared_sta
 			sh.stages[0] = vyre_mk_stage{0, d[3], d[7] - d[3], 0};
 		sh.cmd = (flags & VYRE_MK_LAUNCH_EXIT) ? VYRE_MK_STATE_EXITED : kRun;
 		sh.seq = seq;
-		sh_store(&sh.want, seq + 1);
-		sh_store(&sh.block_go, 1);
 	}
 }
 
@@ -890,24 +825,13 @@ extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
 	vyre_mk_devstate *ds = reinterpret_cast<vyre_mk_devstate *>(a.devstate);
 	uint32_t seq = a.start_seq, go_seen = 0;
 
-	if (blockIdx.x == 0 && threadIdx.x == 0) {
-		sh.want = sh.claim = seq;
-		sh.hit = seq;
-		sh.block_go = 0;
-	}
 	for (;;) {
 		if (blockIdx.x == 0) {
-			const uint32_t warp = threadIdx.x / 32;
-			__syncthreads();
-			if (warp == 0)
-				dispatch(a, seq, sh);
-			else if (warp <= a.poll_warps)
-				poll_slots(a, sh, warp);
+			if (threadIdx.x < 32)
+				poll_doorbell(a, seq, sh);
 			__syncthreads();
 			const uint32_t cmd = sh.cmd;
 			seq = sh.seq;
-			if (threadIdx.x == 0)
-				sh_store(&sh.block_go, 0); // the pollers read it after the next barrier
 			if (threadIdx.x == 0 && gridDim.x > 1 &&
 			    (cmd != kRun || sh.launch.n_blocks > 1)) {
 				ds->go = sh.launch;
