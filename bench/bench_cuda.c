@@ -263,8 +263,8 @@ static int one_item(struct vyre_bench_ctx *ctx, struct vyre_backend *b, struct w
 	vyre_cuda_set_immediate(b, 1);
 	for (uint32_t k = 0; k < kinds; k++) {
 		if (!err)
-			vyre_bench_report_latency(ctx, SUITE, names[mode != VYRE_CUDA_PERSISTENT][k],
-						  &s[k]);
+			vyre_bench_report_latency(ctx, SUITE,
+						  names[mode != VYRE_CUDA_PERSISTENT][k], &s[k]);
 		vyre_bench_samples_free(&s[k]);
 	}
 	return err;
@@ -396,7 +396,7 @@ static int e2e_session(struct vyre_bench_ctx *ctx, const char *sock, const char 
 	const uint32_t n = ctx->quick ? 2000 : 20000;
 	struct vyre_client *c;
 	struct vyre_bench_samples s;
-	struct vyre_cqe cqe;
+	struct vyre_cqe cqe = {0};
 	uint32_t in, out;
 	char name[64];
 	int err = vyre_connect(&o, &c);

@@ -57,12 +57,12 @@ enum vyre_cuda_mode {
 };
 
 struct vyre_backend_config {
-	uint32_t max_heaps;     /* highest heap index + 1 */
-	uint32_t max_items;     /* largest batch */
-	uint32_t cpu_threads;   /* cpu: worker threads, 0 = online CPUs */
+	uint32_t max_heaps;		 /* highest heap index + 1 */
+	uint32_t max_items;		 /* largest batch */
+	uint32_t cpu_threads;		 /* cpu: worker threads, 0 = online CPUs */
 	uint32_t cpu_parallel_min_bytes; /* cpu: smaller groups run on one thread; 0 = 64 KiB */
 	enum vyre_cuda_mode cuda_mode;
-	int cuda_device;        /* cuda: device ordinal */
+	int cuda_device; /* cuda: device ordinal */
 };
 
 struct vyre_backend;
@@ -70,8 +70,8 @@ struct vyre_backend;
 struct vyre_backend_ops {
 	const char *name;
 	/* Allocate everything the backend will need; errors leave nothing allocated. */
-	int (*init)(struct vyre_backend **out, const struct vyre_backend_config *cfg,
-		    char *why, uint32_t why_len);
+	int (*init)(struct vyre_backend **out, const struct vyre_backend_config *cfg, char *why,
+		    uint32_t why_len);
 	int (*register_heap)(struct vyre_backend *b, uint32_t heap, uint8_t *base, uint64_t bytes);
 	int (*unregister_heap)(struct vyre_backend *b, uint32_t heap);
 	/* Start executing @batch; it (and its results array) stay valid until poll says done. */

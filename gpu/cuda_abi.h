@@ -162,7 +162,8 @@ static_assert(sizeof(struct vyre_mk_stage) == 16, "stage is 16 bytes");
 static_assert(sizeof(struct vyre_mk_result) == 16, "result is 16 bytes");
 static_assert(sizeof(struct vyre_mk_launch_args) == 40, "launch args are 40 bytes");
 static_assert(sizeof(struct vyre_mk_ctrl) == 128, "ctrl is two lines");
-static_assert(VYRE_MK_HEADER_WORDS + VYRE_MK_UNIT_WORDS * VYRE_MK_INLINE_UNITS <= VYRE_MK_SLOT_WORDS,
+static_assert(VYRE_MK_HEADER_WORDS + VYRE_MK_UNIT_WORDS * VYRE_MK_INLINE_UNITS <=
+		  VYRE_MK_SLOT_WORDS,
 	      "inline units fit a slot");
 #else
 _Static_assert(sizeof(struct vyre_mk_unit) == 48, "unit is 48 bytes");
@@ -170,7 +171,8 @@ _Static_assert(sizeof(struct vyre_mk_stage) == 16, "stage is 16 bytes");
 _Static_assert(sizeof(struct vyre_mk_result) == 16, "result is 16 bytes");
 _Static_assert(sizeof(struct vyre_mk_launch_args) == 40, "launch args are 40 bytes");
 _Static_assert(sizeof(struct vyre_mk_ctrl) == 128, "ctrl is two lines");
-_Static_assert(VYRE_MK_HEADER_WORDS + VYRE_MK_UNIT_WORDS * VYRE_MK_INLINE_UNITS <= VYRE_MK_SLOT_WORDS,
+_Static_assert(VYRE_MK_HEADER_WORDS + VYRE_MK_UNIT_WORDS * VYRE_MK_INLINE_UNITS <=
+		   VYRE_MK_SLOT_WORDS,
 	       "inline units fit a slot");
 #endif
 

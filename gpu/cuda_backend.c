@@ -71,11 +71,11 @@ struct vyre_backend {
 	/* the batch in flight */
 	const struct vyre_exec_batch *batch;
 	struct vyre_cuda_layout lay;
-	uint32_t next_post; /* persistent: next launch to ring */
-	uint32_t seq_end;   /* persistent: done value that completes the batch */
+	uint32_t next_post;    /* persistent: next launch to ring */
+	uint32_t seq_end;      /* persistent: done value that completes the batch */
 	int64_t next_check_ns; /* persistent: when poll next asks the driver about the kernel */
 	int in_flight;
-	int immediate;		/* persistent: the batch is one IMMEDIATE launch */
+	int immediate; /* persistent: the batch is one IMMEDIATE launch */
 	uint32_t imm_seq;
 	struct vyre_cuda_immediate imm;
 	int immediate_off; /* test hook: every batch takes the slab path */

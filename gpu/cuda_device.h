@@ -15,9 +15,9 @@ struct vyre_cuda_device {
 	const struct vyre_cuda_driver *d;
 	int ordinal;
 	CUdevice dev;
-	CUcontext ctx; /* the retained primary context, NULL when not held */
+	CUcontext ctx;	 /* the retained primary context, NULL when not held */
 	uint64_t opened; /* which open this is, process-wide: vyre_cuda_device_bind's cache key */
-	CUmodule mod;  /* NULL when not loaded */
+	CUmodule mod;	 /* NULL when not loaded */
 	CUfunction persistent, launch, item, empty, pingpong;
 	uint32_t sm_count;
 	uint32_t clock_khz;

@@ -632,8 +632,7 @@ __device__ __forceinline__ void st_word(unsigned long long *p, unsigned long lon
 // self-validating word each, so no fence is needed before the host may read
 // it; `done` follows without one too (the host completes this launch from
 // the completion slot, and a later launch's system-scope release orders it).
-__device__ void run_immediate(const vyre_mk_persist_args &a, uint32_t seq, uint32_t d0,
-			      uint32_t d1)
+__device__ void run_immediate(const vyre_mk_persist_args &a, uint32_t seq, uint32_t d0, uint32_t d1)
 {
 	const uint32_t lane = threadIdx.x;
 	const uint32_t op = slot_word(d0, d1, VYRE_MK_HEADER_WORDS);
@@ -747,8 +746,10 @@ __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, share
 			if (flags & VYRE_MK_LAUNCH_INLINE)
 				words += VYRE_MK_UNIT_WORDS * min(n_units, VYRE_MK_INLINE_UNITS);
 			else if (flags & VYRE_MK_LAUNCH_IMMEDIATE)
-				words += VYRE_MK_IMM_DESC_WORDS + min(in_words, VYRE_MK_IMM_IN_WORDS);
-			if (__all_sync(kFull, (cur0 || lane >= words) && (cur1 || lane + 32 >= words))) {
+				words +=
+				    VYRE_MK_IMM_DESC_WORDS + min(in_words, VYRE_MK_IMM_IN_WORDS);
+			if (__all_sync(kFull,
+				       (cur0 || lane >= words) && (cur1 || lane + 32 >= words))) {
 				if (flags & VYRE_MK_LAUNCH_IMMEDIATE) {
 					run_immediate(a, seq, d0, d1);
 				} else {

@@ -68,7 +68,10 @@ static int run_mode(enum vyre_cuda_mode mode, uint32_t per_plan, struct totals *
 		for (uint32_t i = 0; i < per_plan; i++, n++) {
 			/* a third are one item: persistent mode runs the small ones IMMEDIATE */
 			gen_batch(&rng, heap, HEAP_BYTES, (enum gen_plan)plan,
-				  i % 3 == 0 ? 1 : i % 10 ? 64 : GEN_MAX_ITEMS, g);
+				  i % 3 == 0 ? 1
+				  : i % 10   ? 64
+					     : GEN_MAX_ITEMS,
+				  g);
 			memcpy(want, heap, HEAP_BYTES);
 			gen_oracle(want, HEAP_BYTES, g, expect);
 			err = vyre_cuda_backend->submit(b, &g->batch);
@@ -104,8 +107,8 @@ static int run_mode(enum vyre_cuda_mode mode, uint32_t per_plan, struct totals *
 	printf("%s: %u batches, %u failed; %llu device launches (%llu immediate), %llu kernel "
 	       "starts, %llu B to device, %llu B back, %llu faults\n",
 	       mode_name, n, fails, (unsigned long long)stats.launches,
-	       (unsigned long long)stats.immediates,
-	       (unsigned long long)stats.kernel_starts, (unsigned long long)stats.bytes_to_device,
+	       (unsigned long long)stats.immediates, (unsigned long long)stats.kernel_starts,
+	       (unsigned long long)stats.bytes_to_device,
 	       (unsigned long long)stats.bytes_from_device, (unsigned long long)stats.faults);
 	if (stats.faults != 0 || stats.bytes_to_device == 0 || stats.bytes_from_device == 0) {
 		printf("FAIL %s: unexpected counters\n", mode_name);

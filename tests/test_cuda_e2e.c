@@ -326,7 +326,8 @@ static void watchdog(void)
 	if (c)
 		vyre_close(c);
 	printf("watchdog: item status %d (%s)\n", status, vyre_strerror(status));
-	if (status != VYRE_E_DEVICE || session(d.socket, 5) != 0 || vyre_test_daemon_stop(&d) != 0) {
+	if (status != VYRE_E_DEVICE || session(d.socket, 5) != 0 ||
+	    vyre_test_daemon_stop(&d) != 0) {
 		printf("FAIL: want VYRE_E_DEVICE, then sessions on the same vyred\n");
 		vyre_test_daemon_dump_log(&d);
 		failures++;

@@ -67,9 +67,12 @@ static void test_which_batches(void **state)
 
 	(void)state;
 	assert_non_null(o);
-	it = (struct vyre_exec_item){
-	    .op = VYRE_OP_ADD, .param = 3, .in_off = 0, .in_bytes = 4 * in_max,
-	    .out_off = 4096, .out_bytes = 4 * in_max};
+	it = (struct vyre_exec_item){.op = VYRE_OP_ADD,
+				     .param = 3,
+				     .in_off = 0,
+				     .in_bytes = 4 * in_max,
+				     .out_off = 4096,
+				     .out_bytes = 4 * in_max};
 	assert_int_equal(qualifies(o, &it, 1, &imm), 1);
 	assert_int_equal(imm.count, in_max);
 	assert_int_equal(imm.in_words, in_max);
@@ -172,7 +175,8 @@ static void test_random_items(void **state)
 		struct vyre_cuda_layout lay;
 		struct vyre_cuda_immediate imm;
 		struct vyre_exec_result r;
-		uint32_t data[VYRE_MK_SLOT_WORDS], out[VYRE_MK_SLOT_WORDS], pending[VYRE_MK_SLOT_WORDS];
+		uint32_t data[VYRE_MK_SLOT_WORDS], out[VYRE_MK_SLOT_WORDS],
+		    pending[VYRE_MK_SLOT_WORDS];
 
 		gen_batch(&rng, heap, HEAP_BYTES, GEN_PLAN_SERIAL, 1, g);
 		memcpy(want, heap, HEAP_BYTES);
@@ -190,8 +194,9 @@ static void test_random_items(void **state)
 		model_device(data, out);
 
 		/* the completion words arrive one at a time, in random order */
-		const uint32_t need = VYRE_MK_CPL_HEADER_WORDS +
-				      (imm.op == VYRE_OP_SUM || imm.op == VYRE_OP_MAX ? 0 : imm.count);
+		const uint32_t need =
+		    VYRE_MK_CPL_HEADER_WORDS +
+		    (imm.op == VYRE_OP_SUM || imm.op == VYRE_OP_MAX ? 0 : imm.count);
 		for (uint32_t w = 0; w < VYRE_MK_SLOT_WORDS; w++) {
 			cpl[w] = (uint64_t)(seq - VYRE_MK_RING_SLOTS) << 32 | 0xdeadu;
 			pending[w] = w;

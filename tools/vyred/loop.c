@@ -388,8 +388,9 @@ static int shut_down(struct vyre_daemon *d)
 
 		vyre_log("mean ns per batch: drain %.0f, resolve %.0f, plan %.0f, execute %.0f, "
 			 "complete %.0f",
-			 d->stage_ns[0] / n, d->stage_ns[1] / n, d->stage_ns[2] / n,
-			 d->stage_ns[3] / n, d->stage_ns[4] / n);
+			 (double)d->stage_ns[0] / n, (double)d->stage_ns[1] / n,
+			 (double)d->stage_ns[2] / n, (double)d->stage_ns[3] / n,
+			 (double)d->stage_ns[4] / n);
 	}
 	return 0;
 }
