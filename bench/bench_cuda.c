@@ -14,7 +14,9 @@
  *              launch, one cuLaunchKernel per item, one CUDA graph per batch
  *              (capture + instantiate + run; and replay alone); ratios
  *   e2e        with vyred next to vyre-bench: producer submit -> CQE seen by
- *              the producer, through vyred --backend cuda in both modes
+ *              the producer, through vyred --backend cuda in both modes, and
+ *              in persistent mode again with vyred's loop and the producer
+ *              pinned to CPUs of different cores (vyred --cpu)
  *
  * Without nvcc at build time, or without a GPU, it says so and skips.
  */
@@ -26,6 +28,7 @@
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,7 +393,7 @@ static void show_log(const char *log)
 		fclose(fp);
 }
 
-static int e2e_session(struct vyre_bench_ctx *ctx, const char *sock, const char *mname)
+static int e2e_session(struct vyre_bench_ctx *ctx, const char *sock, const char *mname, int pinned)
 {
 	const struct vyre_connect_opts o = {.socket_path = sock};
 	const uint32_t n = ctx->quick ? 2000 : 20000;
@@ -423,7 +426,7 @@ static int e2e_session(struct vyre_bench_ctx *ctx, const char *sock, const char 
 		if (i >= 200)
 			vyre_bench_sample(&s, vyre_bench_ticks() - t0);
 	}
-	snprintf(name, sizeof(name), "e2e vyred %s", mname);
+	snprintf(name, sizeof(name), "e2e vyred %s%s", mname, pinned ? " pinned" : "");
 	if (!err)
 		vyre_bench_report_latency(ctx, SUITE, name, &s);
 	vyre_bench_samples_free(&s);
@@ -431,16 +434,82 @@ static int e2e_session(struct vyre_bench_ctx *ctx, const char *sock, const char 
 	return err;
 }
 
-static int e2e(struct vyre_bench_ctx *ctx, const char *mname)
+/* 1 when @cpu and @other share a core (SMT siblings), per sysfs. */
+static int siblings(int cpu, int other)
+{
+	char path[96], list[256];
+	FILE *f;
+	int lo, hi, n, sib = 0;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list",
+		 cpu);
+	f = fopen(path, "r");
+	if (!f || !fgets(list, sizeof(list), f)) {
+		if (f)
+			fclose(f);
+		return 0;
+	}
+	fclose(f);
+	for (char *p = list; !sib && *p;) {
+		if (sscanf(p, "%d%n", &lo, &n) != 1)
+			break;
+		p += n;
+		hi = lo;
+		if (*p == '-' && sscanf(p + 1, "%d%n", &hi, &n) == 1)
+			p += 1 + n;
+		sib = other >= lo && other <= hi;
+		if (*p == ',')
+			p++;
+	}
+	return sib;
+}
+
+/*
+ * Two CPUs this process may use, on different cores, avoiding CPU 0 (where
+ * interrupts usually land): vyred's loop and the producer. 0 when found.
+ */
+static int pick_cpus(int *daemon, int *client)
+{
+	cpu_set_t set;
+
+	*daemon = *client = -1;
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return -1;
+	for (int c = 1; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &set))
+			continue;
+		if (*daemon < 0)
+			*daemon = c;
+		else if (!siblings(*daemon, c)) {
+			*client = c;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * vyred --backend cuda --mode @mname and one producer; with @pinned, vyred's
+ * loop and the producer each on a CPU of their own (pick_cpus).
+ */
+static int e2e(struct vyre_bench_ctx *ctx, const char *mname, int pinned)
 {
 	char self[PATH_MAX], vyred[PATH_MAX + 8], dir[] = "/tmp/vyre-bench-cuda-XXXXXX";
-	char sock[64], log[64];
+	char sock[64], log[64], loop_cpu[16];
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int dcpu = -1, ccpu = -1;
+	cpu_set_t mine;
 	pid_t pid;
 	int err;
 
 	if (len < 0)
 		return 0;
+	if (pinned &&
+	    (pick_cpus(&dcpu, &ccpu) != 0 || sched_getaffinity(0, sizeof(mine), &mine) != 0)) {
+		fprintf(stderr, "cuda: pinned e2e rows skipped: no two CPUs on different cores\n");
+		return 0;
+	}
+	snprintf(loop_cpu, sizeof(loop_cpu), "%d", dcpu);
 	self[len] = '\0';
 	snprintf(vyred, sizeof(vyred), "%s/vyred", dirname(self));
 	if (access(vyred, X_OK) != 0) {
@@ -455,8 +524,12 @@ static int e2e(struct vyre_bench_ctx *ctx, const char *mname)
 	if (pid == 0) {
 		if (!freopen(log, "w", stderr))
 			_exit(127);
-		execl(vyred, "vyred", "--socket", sock, "--backend", "cuda", "--mode", mname,
-		      (char *)NULL);
+		if (pinned)
+			execl(vyred, "vyred", "--socket", sock, "--backend", "cuda", "--mode",
+			      mname, "--cpu", loop_cpu, (char *)NULL);
+		else
+			execl(vyred, "vyred", "--socket", sock, "--backend", "cuda", "--mode",
+			      mname, (char *)NULL);
 		_exit(127);
 	}
 	if (pid < 0 || !vyred_ready(log, pid)) {
@@ -464,7 +537,15 @@ static int e2e(struct vyre_bench_ctx *ctx, const char *mname)
 		show_log(log);
 		err = -1;
 	} else {
-		err = e2e_session(ctx, sock, mname);
+		cpu_set_t one;
+
+		CPU_ZERO(&one);
+		CPU_SET(ccpu, &one);
+		if (pinned)
+			sched_setaffinity(0, sizeof(one), &one);
+		err = e2e_session(ctx, sock, mname, pinned);
+		if (pinned)
+			sched_setaffinity(0, sizeof(mine), &mine);
 		if (err)
 			fprintf(stderr, "cuda: e2e %s: %s\n", mname, vyre_strerror(err));
 	}
@@ -523,10 +604,12 @@ static int run_cuda(struct vyre_bench_ctx *ctx)
 		err = backend_mode(ctx, VYRE_CUDA_LAUNCH, heap, w, f);
 	if (!err) {
 		report_throughput(ctx, f, ctx->quick);
-		err = e2e(ctx, "persistent");
+		err = e2e(ctx, "persistent", 0);
 	}
 	if (!err)
-		err = e2e(ctx, "launch");
+		err = e2e(ctx, "persistent", 1);
+	if (!err)
+		err = e2e(ctx, "launch", 0);
 	free(w);
 	free(f);
 	vyre_bench_shared_free(heap, HEAP_BYTES);

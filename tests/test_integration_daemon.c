@@ -17,7 +17,7 @@
 
 #define START_TIMEOUT_S 60
 
-static const char *vyred_path(char *buf, size_t len)
+const char *vyre_test_vyred_path(char *buf, size_t len)
 {
 	const char *env = getenv("VYRED");
 	char self[PATH_MAX];
@@ -63,7 +63,7 @@ int vyre_test_daemon_start(struct vyre_test_daemon *d, const char *const *extra)
 	snprintf(d->socket, sizeof(d->socket), "%s/vyre.sock", d->dir);
 	snprintf(d->log, sizeof(d->log), "%s/vyred.log", d->dir);
 	snprintf(d->accept_log, sizeof(d->accept_log), "%s/accept.log", d->dir);
-	argv[argc++] = vyred_path(path, sizeof(path));
+	argv[argc++] = vyre_test_vyred_path(path, sizeof(path));
 	argv[argc++] = "--socket";
 	argv[argc++] = d->socket;
 	argv[argc++] = "--accept-log";

@@ -21,6 +21,9 @@ struct vyre_test_daemon {
 	char accept_log[192];
 };
 
+/* The vyred binary: $VYRED, else $(BUILD)/vyred beside the test (in @buf). */
+const char *vyre_test_vyred_path(char *buf, size_t len);
+
 /*
  * Start vyred with --socket and --accept-log in a new temporary directory
  * plus @extra (NULL-terminated, may be NULL) and wait until it says it is

@@ -12,3 +12,8 @@ EXTRA_ALL += $(BUILD)/vyre-demo
 $(BUILD)/vyre-demo: $(call obj,tools/vyre-demo.c) $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -o $@ $< $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a $(LDLIBS)
+
+# vyred's command line: bad values refused, --cpu pins the loop
+TESTS += test_vyred_cli
+TEST_EXTRA_OBJS_test_vyred_cli := $(BUILD)/obj/tests/test_integration_daemon.o
+$(BUILD)/tests/test_vyred_cli: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred

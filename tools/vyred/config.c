@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ enum {
 	OPT_HEAP_MAX,
 	OPT_SPIN_US,
 	OPT_CPU_THREADS,
+	OPT_CPU,
 	OPT_ACCEPT_LOG,
 	OPT_MAX_GROUPS,
 	OPT_MAX_STAGES,
@@ -53,6 +55,7 @@ static const struct option options[] = {
     {"heap-bytes-max", required_argument, NULL, OPT_HEAP_MAX},
     {"spin-us", required_argument, NULL, OPT_SPIN_US},
     {"cpu-threads", required_argument, NULL, OPT_CPU_THREADS},
+    {"cpu", required_argument, NULL, OPT_CPU},
     {"accept-log", required_argument, NULL, OPT_ACCEPT_LOG},
     {"max-groups", required_argument, NULL, OPT_MAX_GROUPS},
     {"max-stages", required_argument, NULL, OPT_MAX_STAGES},
@@ -97,6 +100,8 @@ static void usage(FILE *f)
 		"                         (default 1073741824)\n"
 		"  --spin-us N            longest adaptive spin before sleeping (default 50)\n"
 		"  --cpu-threads N        cpu backend worker threads (default 0: online CPUs)\n"
+		"  --cpu N                pin the event loop (drain, plan, submit, complete) to\n"
+		"                         CPU N; backend threads keep every CPU (default: none)\n"
 		"  --accept-log PATH      testing aid: append 'client_id user_data' for each\n"
 		"                         accepted item, in acceptance order\n"
 		"  --max-groups N         planner: most dependency layers per batch (default:\n"
@@ -186,6 +191,7 @@ static void defaults(struct vyre_daemon_config *cfg)
 	cfg->cq_entries_max = VYRE_MAX_RING_ENTRIES;
 	cfg->heap_bytes_max = 1ull << 30;
 	cfg->spin_max_us = 50;
+	cfg->loop_cpu = -1;
 }
 
 static int bad(const char *flag, const char *arg)
@@ -295,6 +301,14 @@ static int parse_one(int opt, const char *arg, struct vyre_daemon_config *cfg)
 		return parse_u32(arg, 0, 1000000, &cfg->spin_max_us) ? bad("spin-us", arg) : 0;
 	case OPT_CPU_THREADS:
 		return parse_u32(arg, 0, 1024, &cfg->cpu_threads) ? bad("cpu-threads", arg) : 0;
+	case OPT_CPU: {
+		uint32_t cpu;
+
+		if (parse_u32(arg, 0, CPU_SETSIZE - 1, &cpu))
+			return bad("cpu", arg);
+		cfg->loop_cpu = (int)cpu;
+		return 0;
+	}
 	case OPT_ACCEPT_LOG:
 		cfg->accept_log = arg;
 		return 0;

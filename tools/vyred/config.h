@@ -42,6 +42,7 @@ struct vyre_daemon_config {
 	uint64_t heap_bytes_max;
 	uint32_t spin_max_us;
 	uint32_t cpu_threads;
+	int loop_cpu; /* --cpu: the event loop's CPU, or -1 */
 	const char *accept_log;
 	/* The planner (planner/planner.h); 0 picks its default. */
 	uint32_t max_groups;

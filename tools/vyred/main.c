@@ -5,6 +5,7 @@
  * event loop until SIGTERM/SIGINT.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -70,6 +71,23 @@ static void teardown(struct vyre_daemon *d)
 		fclose(d->accept_log);
 }
 
+/* --cpu: the calling (loop) thread runs on that CPU alone. */
+static int pin_loop(const struct vyre_daemon *d)
+{
+	cpu_set_t set;
+
+	if (d->cfg.loop_cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(d->cfg.loop_cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+		vyre_log("--cpu %d: %s", d->cfg.loop_cpu, strerror(errno));
+		return -1;
+	}
+	vyre_log("event loop pinned to CPU %d", d->cfg.loop_cpu);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct vyre_daemon d;
@@ -92,7 +110,8 @@ int main(int argc, char **argv)
 		teardown(&d);
 		return 1;
 	}
-	if (vyre_backend_select(&d) != 0 || vyre_loop_init(&d) != 0 ||
+	/* after the backend made its threads, so that only the loop is pinned */
+	if (vyre_backend_select(&d) != 0 || pin_loop(&d) != 0 || vyre_loop_init(&d) != 0 ||
 	    vyre_server_listen(&d) != 0) {
 		teardown(&d);
 		return 1;
