@@ -206,6 +206,11 @@ int vyre_cq_space(struct vyre_cq_producer *p)
 	return (int)(p->entries - used);
 }
 
+void vyre_cq_stage(struct vyre_cq_producer *p, uint32_t k, uint64_t user_data)
+{
+	p->cq[(p->tail + k) & p->mask].user_data = user_data;
+}
+
 void vyre_cq_post(struct vyre_cq_producer *p, const struct vyre_cqe *cqe)
 {
 	memcpy(&p->cq[p->tail & p->mask], cqe, sizeof(*cqe));

@@ -217,6 +217,14 @@ void vyre_cq_producer_init(struct vyre_cq_producer *p, const struct vyre_region 
  */
 int vyre_cq_space(struct vyre_cq_producer *p);
 
+/*
+ * vyre_cq_stage - store the user_data of the CQE that the @k-th next
+ * vyre_cq_post will write, ahead of it. The client reads no slot beyond
+ * cq_tail, so this only brings the slot's line to us early (while a device
+ * runs) instead of when the CQE is due. The caller checked the space.
+ */
+void vyre_cq_stage(struct vyre_cq_producer *p, uint32_t k, uint64_t user_data);
+
 /* vyre_cq_post - write one CQE at the private tail; the caller checked the space. */
 void vyre_cq_post(struct vyre_cq_producer *p, const struct vyre_cqe *cqe);
 

@@ -54,6 +54,7 @@ int vyre_pipeline_run(struct vyre_daemon *d)
 
 	t[0] = vyre_now_ns();
 	memset(&b->stats, 0, sizeof(b->stats));
+	b->released = 0;
 	vyre_stage_drain(d, b);
 	if (b->n == 0)
 		return 0;

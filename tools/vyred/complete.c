@@ -2,8 +2,15 @@
 /*
  * Complete: one CQE per accepted item, posted to its client's CQ in
  * acceptance order (so a FENCE item's CQE always follows every earlier one
- * of its client), then each client's SQ head advances by what was accepted
- * and its CQ tail is published with a wake-up if it sleeps.
+ * of its client), and each client's CQ tail is published with a wake-up if
+ * it sleeps.
+ *
+ * Release: each client's SQ head advances by what was accepted (the items
+ * are copied), and the first CQ slots of the batch are written with their
+ * user_data. The execute stage calls it right after the backend started, so
+ * that the stores which must take lines from the clients' caches happen
+ * while the device runs, not after; never before the doorbell, whose stores
+ * would queue behind them.
  */
 #include <inttypes.h>
 
@@ -35,11 +42,32 @@ static void fill_cqe(const struct vyre_batch *b, uint32_t i, uint64_t now, struc
 	}
 }
 
+/* CQEs per client whose slot lines vyre_stage_release brings in early. */
+#define STAGED_CQES 4u
+
+void vyre_stage_release(struct vyre_daemon *d, struct vyre_batch *b)
+{
+	if (b->released)
+		return;
+	b->released = 1;
+	for (uint32_t t = 0; t < b->n_touched; t++) {
+		struct vyre_conn *c = &d->conns[b->touched[t]];
+		const uint32_t n = c->batch_count;
+
+		if (n == 0)
+			continue;
+		vyre_sq_release(&c->sq, n);
+		for (uint32_t k = 0; k < n && k < STAGED_CQES; k++)
+			vyre_cq_stage(&c->cq, k, b->sqes[c->batch_first + k].user_data);
+	}
+}
+
 void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t now)
 {
 	struct vyre_batch_stats *st = &b->stats;
 	struct vyre_trace_cqes tc;
 
+	vyre_stage_release(d, b);
 	vyre_trace_cqes_begin(&tc, d->batches + 1);
 	for (uint32_t t = 0; t < b->n_touched; t++) {
 		struct vyre_conn *c = &d->conns[b->touched[t]];
@@ -66,7 +94,6 @@ void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t n
 		vyre_trace_client_done(&tc, c);
 		if (n == 0)
 			continue;
-		vyre_sq_release(&c->sq, n);
 		c->inflight -= n;
 		c->items_done += n;
 		if (vyre_cq_flush(&c->cq) & VYRE_CQ_WAKE_EVENTFD)

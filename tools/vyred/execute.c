@@ -40,6 +40,7 @@ void vyre_stage_execute(struct vyre_daemon *d, struct vyre_batch *b, uint64_t st
 		vyre_trace_error(0, 0, rc);
 		fail_all(b, VYRE_E_DEVICE);
 	} else {
+		vyre_stage_release(d, b);
 		while ((rc = d->backend_ops->poll(d->backend, POLL_SLICE_NS)) == 0)
 			;
 		if (rc < 0) {

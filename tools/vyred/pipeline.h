@@ -62,6 +62,7 @@ struct vyre_batch {
 	uint32_t *touched;  /* connection slots with items in this batch, in batch order */
 	uint32_t n_touched;
 	uint32_t n_accepted;
+	int released; /* vyre_stage_release ran for this batch */
 	struct vyre_exec_plan plan;
 	uint32_t *seq_order; /* the sequential plan used when the plan stage fails */
 	uint32_t *seq_ends;
@@ -82,6 +83,8 @@ void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b);
 /* @start: when the stage began, for its probe */
 void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start);
 void vyre_stage_execute(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start);
+/* Advance SQ heads and stage CQ slots (complete.c); once per batch. */
+void vyre_stage_release(struct vyre_daemon *d, struct vyre_batch *b);
 /* @now: the completion time every CQE of the batch carries */
 void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t now);
 
