@@ -193,6 +193,7 @@ void vyre_cq_producer_init(struct vyre_cq_producer *p, const struct vyre_region 
 	p->mask = r->cq_entries - 1;
 	p->tail = 0;
 	p->published = 0;
+	p->head_seen = 0;
 	p->wake_fd = wake_fd;
 }
 
@@ -203,7 +204,14 @@ int vyre_cq_space(struct vyre_cq_producer *p)
 
 	if (used > p->entries)
 		return VYRE_E_PROTO;
+	p->head_seen = head;
 	return (int)(p->entries - used);
+}
+
+uint32_t vyre_cq_space_seen(const struct vyre_cq_producer *p)
+{
+	/* head_seen passed vyre_cq_space's check, and tail only grew within that space */
+	return p->entries - ring_used(p->tail, p->head_seen);
 }
 
 void vyre_cq_stage(struct vyre_cq_producer *p, uint32_t k, uint64_t user_data)

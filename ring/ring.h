@@ -206,6 +206,7 @@ struct vyre_cq_producer {
 	uint32_t entries;
 	uint32_t tail;	    /* private; published by vyre_cq_flush */
 	uint32_t published; /* last value stored to cq_tail */
+	uint32_t head_seen; /* cq_head at the last vyre_cq_space that passed */
 	int wake_fd;	    /* the client's eventfd, or -1 */
 };
 
@@ -216,6 +217,13 @@ void vyre_cq_producer_init(struct vyre_cq_producer *p, const struct vyre_region 
  * when cq_head claims entries that were never posted.
  */
 int vyre_cq_space(struct vyre_cq_producer *p);
+
+/*
+ * vyre_cq_space_seen - free CQ slots as of the last vyre_cq_space that
+ * passed: a lower bound (the client only frees slots) that leaves the
+ * client's cq_head line in its cache.
+ */
+uint32_t vyre_cq_space_seen(const struct vyre_cq_producer *p);
 
 /*
  * vyre_cq_stage - store the user_data of the CQE that the @k-th next

@@ -6,7 +6,8 @@
  * it sleeps.
  *
  * Release: each client's SQ head advances by what was accepted (the items
- * are copied), and the first CQ slots of the batch are written with their
+ * are copied), its cq_head is read and checked (the drain trusted the last
+ * value), and the first CQ slots of the batch are written with their
  * user_data. The execute stage calls it right after the backend started, so
  * that the stores which must take lines from the clients' caches happen
  * while the device runs, not after; never before the doorbell, whose stores
@@ -57,6 +58,7 @@ void vyre_stage_release(struct vyre_daemon *d, struct vyre_batch *b)
 		if (n == 0)
 			continue;
 		vyre_sq_release(&c->sq, n);
+		c->cq_garbage = vyre_cq_space(&c->cq) < 0;
 		for (uint32_t k = 0; k < n && k < STAGED_CQES; k++)
 			vyre_cq_stage(&c->cq, k, b->sqes[c->batch_first + k].user_data);
 	}
@@ -73,6 +75,12 @@ void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t n
 		struct vyre_conn *c = &d->conns[b->touched[t]];
 		uint32_t n = c->batch_count;
 
+		if (n && c->cq_garbage) {
+			/* its cq_head claims CQEs never posted: no CQE is safe to post */
+			c->inflight -= n;
+			vyre_conn_close(d, c, VYRE_E_PROTO);
+			continue;
+		}
 		for (uint32_t i = c->batch_first; i < c->batch_first + n; i++) {
 			struct vyre_cqe cqe;
 

@@ -72,6 +72,7 @@ struct vyre_conn {
 	uint32_t batch_count;
 	uint64_t items_done;
 	uint32_t active_pos; /* index in d->active while ACTIVE */
+	int cq_garbage;	     /* release stage: cq_head failed its check; complete drops it */
 };
 
 struct vyre_daemon {

@@ -10,14 +10,25 @@
 
 static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *c)
 {
-	int space = vyre_cq_space(&c->cq);
-
-	if (space < 0) {
-		vyre_conn_close(d, c, VYRE_E_PROTO);
-		return;
-	}
-	uint32_t credit = (uint32_t)space > c->inflight ? (uint32_t)space - c->inflight : 0;
 	uint32_t room = b->cap - b->n;
+	uint32_t space = vyre_cq_space_seen(&c->cq);
+	uint32_t credit = space > c->inflight ? space - c->inflight : 0;
+
+	/*
+	 * cq_head is the client's line, and reading it costs a transfer before
+	 * the batch can start: the last value is used unless it limits us. The
+	 * release stage reads it again while the batch runs and drops a client
+	 * that wrote garbage there.
+	 */
+	if (credit < room) {
+		int fresh = vyre_cq_space(&c->cq);
+
+		if (fresh < 0) {
+			vyre_conn_close(d, c, VYRE_E_PROTO);
+			return;
+		}
+		credit = (uint32_t)fresh > c->inflight ? (uint32_t)fresh - c->inflight : 0;
+	}
 	uint32_t want = credit < room ? credit : room;
 
 	if (want == 0)
