@@ -233,7 +233,7 @@ static int run_batch(struct vyre_backend *b, struct workload *w)
  * both rows come from the same minutes of the same machine.
  */
 static int one_item(struct vyre_bench_ctx *ctx, struct vyre_backend *b, struct workload *w,
-		    enum vyre_cuda_mode mode, const char *suffix)
+		    enum vyre_cuda_mode mode)
 {
 	const uint32_t n_lat = ctx->quick ? 2000 : 20000;
 	const uint32_t kinds = mode == VYRE_CUDA_PERSISTENT ? 2 : 1;
@@ -265,12 +265,9 @@ static int one_item(struct vyre_bench_ctx *ctx, struct vyre_backend *b, struct w
 	}
 	vyre_cuda_set_immediate(b, 1);
 	for (uint32_t k = 0; k < kinds; k++) {
-		char name[64];
-
-		snprintf(name, sizeof(name), "%s%s", names[mode != VYRE_CUDA_PERSISTENT][k],
-			 suffix);
 		if (!err)
-			vyre_bench_report_latency(ctx, SUITE, name, &s[k]);
+			vyre_bench_report_latency(ctx, SUITE,
+						  names[mode != VYRE_CUDA_PERSISTENT][k], &s[k]);
 		vyre_bench_samples_free(&s[k]);
 	}
 	return err;
@@ -293,7 +290,7 @@ static int backend_mode(struct vyre_bench_ctx *ctx, enum vyre_cuda_mode mode, ui
 	fprintf(stderr, "cuda: %s\n", vyre_cuda_describe(b));
 	err = vyre_cuda_backend->register_heap(b, 0, heap, HEAP_BYTES);
 	if (!err)
-		err = one_item(ctx, b, w, mode, "");
+		err = one_item(ctx, b, w, mode);
 	for (int shape = SHAPE_TRIVIAL; shape <= SHAPE_DFA_MIX && !err; shape++) {
 		const uint32_t *sizes = shape == SHAPE_TRIVIAL ? trivial_sizes : dfa_sizes;
 		const uint32_t count = shape == SHAPE_TRIVIAL ? N_TRIVIAL : N_DFA;
@@ -317,35 +314,6 @@ static int backend_mode(struct vyre_bench_ctx *ctx, enum vyre_cuda_mode mode, ui
 	}
 	if (err)
 		fprintf(stderr, "cuda: %s: %s\n", mname, vyre_cuda_last_error(b));
-	vyre_cuda_backend->unregister_heap(b, 0);
-	vyre_cuda_backend->shutdown(b);
-	return err;
-}
-
-/*
- * The single-item rows again with one copy of each doorbell
- * (VYRE_CUDA_DOORBELL_COPIES=1): what the staggered reads of the copies buy.
- */
-static int one_copy(struct vyre_bench_ctx *ctx, uint8_t *heap, struct workload *w)
-{
-	const struct vyre_backend_config cfg = {.max_heaps = 1,
-						.max_items = MAX_ITEMS,
-						.cuda_mode = VYRE_CUDA_PERSISTENT,
-						.cuda_device = 0};
-	struct vyre_backend *b;
-	char why[512];
-	int err;
-
-	setenv("VYRE_CUDA_DOORBELL_COPIES", "1", 1);
-	err = vyre_cuda_backend->init(&b, &cfg, why, sizeof(why));
-	unsetenv("VYRE_CUDA_DOORBELL_COPIES");
-	if (err) {
-		fprintf(stderr, "cuda: one copy: init: %s\n", why);
-		return err;
-	}
-	err = vyre_cuda_backend->register_heap(b, 0, heap, HEAP_BYTES);
-	if (!err)
-		err = one_item(ctx, b, w, VYRE_CUDA_PERSISTENT, " 1 copy");
 	vyre_cuda_backend->unregister_heap(b, 0);
 	vyre_cuda_backend->shutdown(b);
 	return err;
@@ -425,8 +393,7 @@ static void show_log(const char *log)
 		fclose(fp);
 }
 
-static int e2e_session(struct vyre_bench_ctx *ctx, const char *sock, const char *mname, int pinned,
-		       const char *copies)
+static int e2e_session(struct vyre_bench_ctx *ctx, const char *sock, const char *mname, int pinned)
 {
 	const struct vyre_connect_opts o = {.socket_path = sock};
 	const uint32_t n = ctx->quick ? 2000 : 20000;
@@ -459,8 +426,7 @@ static int e2e_session(struct vyre_bench_ctx *ctx, const char *sock, const char 
 		if (i >= 200)
 			vyre_bench_sample(&s, vyre_bench_ticks() - t0);
 	}
-	snprintf(name, sizeof(name), "e2e vyred %s%s%s%s", mname, pinned ? " pinned" : "",
-		 copies ? " copies " : "", copies ? copies : "");
+	snprintf(name, sizeof(name), "e2e vyred %s%s", mname, pinned ? " pinned" : "");
 	if (!err)
 		vyre_bench_report_latency(ctx, SUITE, name, &s);
 	vyre_bench_samples_free(&s);
@@ -526,7 +492,7 @@ static int pick_cpus(int *daemon, int *client)
  * vyred --backend cuda --mode @mname and one producer; with @pinned, vyred's
  * loop and the producer each on a CPU of their own (pick_cpus).
  */
-static int e2e(struct vyre_bench_ctx *ctx, const char *mname, int pinned, const char *copies)
+static int e2e(struct vyre_bench_ctx *ctx, const char *mname, int pinned)
 {
 	char self[PATH_MAX], vyred[PATH_MAX + 8], dir[] = "/tmp/vyre-bench-cuda-XXXXXX";
 	char sock[64], log[64], loop_cpu[16];
@@ -558,8 +524,6 @@ static int e2e(struct vyre_bench_ctx *ctx, const char *mname, int pinned, const 
 	if (pid == 0) {
 		if (!freopen(log, "w", stderr))
 			_exit(127);
-		if (copies)
-			setenv("VYRE_CUDA_DOORBELL_COPIES", copies, 1);
 		if (pinned)
 			execl(vyred, "vyred", "--socket", sock, "--backend", "cuda", "--mode",
 			      mname, "--cpu", loop_cpu, (char *)NULL);
@@ -579,7 +543,7 @@ static int e2e(struct vyre_bench_ctx *ctx, const char *mname, int pinned, const 
 		CPU_SET(ccpu, &one);
 		if (pinned)
 			sched_setaffinity(0, sizeof(one), &one);
-		err = e2e_session(ctx, sock, mname, pinned, copies);
+		err = e2e_session(ctx, sock, mname, pinned);
 		if (pinned)
 			sched_setaffinity(0, sizeof(mine), &mine);
 		if (err)
@@ -637,19 +601,15 @@ static int run_cuda(struct vyre_bench_ctx *ctx)
 	if (!err)
 		err = backend_mode(ctx, VYRE_CUDA_PERSISTENT, heap, w, f);
 	if (!err)
-		err = one_copy(ctx, heap, w);
-	if (!err)
 		err = backend_mode(ctx, VYRE_CUDA_LAUNCH, heap, w, f);
 	if (!err) {
 		report_throughput(ctx, f, ctx->quick);
-		err = e2e(ctx, "persistent", 0, NULL);
+		err = e2e(ctx, "persistent", 0);
 	}
 	if (!err)
-		err = e2e(ctx, "persistent", 0, "1");
+		err = e2e(ctx, "persistent", 1);
 	if (!err)
-		err = e2e(ctx, "persistent", 1, NULL);
-	if (!err)
-		err = e2e(ctx, "launch", 0, NULL);
+		err = e2e(ctx, "launch", 0);
 	free(w);
 	free(f);
 	vyre_bench_shared_free(heap, HEAP_BYTES);

@@ -79,9 +79,7 @@ struct vyre_mk_launch_args {
 /*
  * Persistent-mode doorbell: one 512-byte slot per launch in a ring of
  * VYRE_MK_RING_SLOTS, read by one warp in one round trip (two words a lane,
- * both loads in flight). The host writes each doorbell to `copies` copies
- * of its slot (VYRE_MK_DOORBELL_COPIES places, consecutive), which the
- * poller reads in staggered phases. Each 8-byte word is (seq << 32 | data): PCIe
+ * both loads in flight). Each 8-byte word is (seq << 32 | data): PCIe
  * promises 8-byte atomicity only, so every word says by itself whether it is
  * current (the NCCL "LL" idea) and the host never needs the device to see
  * its stores in order.
@@ -104,7 +102,6 @@ struct vyre_mk_launch_args {
  * fence, which is most of a small item's latency over PCIe.
  */
 #define VYRE_MK_RING_SLOTS	 256u
-#define VYRE_MK_DOORBELL_COPIES	 4u /* a slot's copies, consecutive: slot * COPIES + copy */
 #define VYRE_MK_SLOT_WORDS	 64u
 #define VYRE_MK_HEADER_WORDS	 8u
 #define VYRE_MK_UNIT_WORDS	 12u
@@ -149,8 +146,7 @@ struct vyre_mk_persist_args {
 	uint64_t heartbeat_cycles; /* exit when the heartbeat is still this long */
 	uint64_t watchdog_cycles;  /* abort when a barrier sees no progress this long */
 	uint32_t start_seq;	   /* the next launch's sequence number */
-	uint32_t copies;	   /* copies of each doorbell the host writes, 1..DOORBELL_COPIES */
-	uint64_t poll_gap;	   /* cycles between the poller's reads of successive copies */
+	uint32_t reserved;
 };
 
 struct vyre_mk_launch_kargs {

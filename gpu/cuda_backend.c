@@ -35,16 +35,15 @@
 #include "cuda_immediate.h"
 #include "cuda_lower.h"
 
-#define BACKEND_MAGIC	   0x76637564u
-#define SLAB_MIN_BYTES	   (256u << 10)
-#define SLAB_INIT_MAX	   (64u << 20)
-#define STOP_TIMEOUT_NS	   2000000000ll
-#define CHECK_EVERY_NS	   50000 /* between kernel health checks while polling */
-#define SPIN_POLLS	   4096u /* busy polls before poll() sleeps between checks */
-#define POLL_SLEEP_NS	   20000l
-#define HEARTBEAT_DEFAULT  1000u
-#define WATCHDOG_DEFAULT   10000u
-#define PCIE_ROUND_TRIP_NS 1200u /* a mapped read's round trip on the H100 host, about */
+#define BACKEND_MAGIC	  0x76637564u
+#define SLAB_MIN_BYTES	  (256u << 10)
+#define SLAB_INIT_MAX	  (64u << 20)
+#define STOP_TIMEOUT_NS	  2000000000ll
+#define CHECK_EVERY_NS	  50000 /* between kernel health checks while polling */
+#define SPIN_POLLS	  4096u /* busy polls before poll() sleeps between checks */
+#define POLL_SLEEP_NS	  20000l
+#define HEARTBEAT_DEFAULT 1000u
+#define WATCHDOG_DEFAULT  10000u
 
 struct heap_slot {
 	uint8_t *base;
@@ -67,7 +66,6 @@ struct vyre_backend {
 	uint32_t *cls, *order_slot;
 	struct vyre_cuda_launch *launches;
 	uint32_t heartbeat_ms, watchdog_ms;
-	uint32_t copies; /* persistent: copies of each doorbell, read in staggered phases */
 	uint64_t heartbeat_cycles, watchdog_cycles;
 
 	/* the batch in flight */
@@ -224,10 +222,7 @@ static void reset_rings(struct vyre_backend *b)
 		const uint64_t stale = (uint64_t)(seq - VYRE_MK_RING_SLOTS) << 32;
 
 		for (uint32_t j = 0; j < VYRE_MK_SLOT_WORDS; j++) {
-			for (uint32_t c = 0; c < VYRE_MK_DOORBELL_COPIES; c++)
-				__atomic_store_n(&b->ring[at * VYRE_MK_DOORBELL_COPIES +
-							  c * VYRE_MK_SLOT_WORDS + j],
-						 stale, __ATOMIC_RELAXED);
+			__atomic_store_n(&b->ring[at + j], stale, __ATOMIC_RELAXED);
 			__atomic_store_n(&b->cpl[at + j], stale, __ATOMIC_RELAXED);
 		}
 	}
@@ -257,8 +252,7 @@ static int setup(struct vyre_backend *b, uint64_t slab_bytes)
 				     sizeof(b->why));
 	if (!err)
 		err = vyre_cuda_pinned_alloc(&b->dv, &b->ring_mem,
-					     (uint64_t)VYRE_MK_RING_SLOTS *
-						 VYRE_MK_DOORBELL_COPIES * VYRE_MK_SLOT_WORDS * 8,
+					     (uint64_t)VYRE_MK_RING_SLOTS * VYRE_MK_SLOT_WORDS * 8,
 					     b->why, sizeof(b->why));
 	if (!err)
 		err = vyre_cuda_pinned_alloc(&b->dv, &b->cpl_mem,
@@ -335,18 +329,13 @@ static int register_one(struct vyre_backend *b, uint32_t heap)
 
 /* ---- the persistent kernel ---------------------------------------------- */
 
-/*
- * The first @words words of doorbell slot @seq, in each of its copies; each
- * word is current on its own.
- */
+/* The first @words words of doorbell slot @seq; each word is current on its own. */
 static void post_slot(struct vyre_backend *b, uint32_t seq, const uint32_t *data, uint32_t words)
 {
-	uint64_t *slot = b->ring + (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) *
-				       VYRE_MK_DOORBELL_COPIES * VYRE_MK_SLOT_WORDS;
+	uint64_t *slot = b->ring + (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
 
-	for (uint32_t c = 0; c < b->copies; c++, slot += VYRE_MK_SLOT_WORDS)
-		for (uint32_t j = 0; j < words; j++)
-			__atomic_store_n(&slot[j], (uint64_t)seq << 32 | data[j], __ATOMIC_RELEASE);
+	for (uint32_t j = 0; j < words; j++)
+		__atomic_store_n(&slot[j], (uint64_t)seq << 32 | data[j], __ATOMIC_RELEASE);
 	b->stats.bytes_to_device += (uint64_t)words * 8;
 }
 
@@ -360,8 +349,6 @@ static int start_kernel(struct vyre_backend *b, uint32_t start_seq)
 	    .heartbeat_cycles = b->heartbeat_cycles,
 	    .watchdog_cycles = b->watchdog_cycles,
 	    .start_seq = start_seq,
-	    .copies = b->copies,
-	    .poll_gap = (uint64_t)PCIE_ROUND_TRIP_NS * b->dv.clock_khz / 1000000u / b->copies,
 	};
 	void *params[] = {&a};
 	CUresult r;
@@ -619,10 +606,10 @@ static void describe(struct vyre_backend *b)
 
 	snprintf(b->desc, sizeof(b->desc),
 		 "%s (sm_%u%u, %u SMs), grid %u x %u threads, driver %d.%d, %s mode, "
-		 "%u doorbell copies, heartbeat %u ms, watchdog %u ms",
+		 "heartbeat %u ms, watchdog %u ms",
 		 dv->name, dv->cc_major, dv->cc_minor, dv->sm_count, dv->grid, VYRE_MK_THREADS,
 		 dv->d->version / 1000, dv->d->version % 1000 / 10,
-		 b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch", b->copies,
+		 b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch",
 		 b->heartbeat_ms, b->watchdog_ms);
 }
 
@@ -663,8 +650,6 @@ static int cuda_init(struct vyre_backend **out, const struct vyre_backend_config
 	b->watchdog_ms = env_ms("VYRE_CUDA_WATCHDOG_MS", WATCHDOG_DEFAULT);
 	b->max_blocks = env_ms("VYRE_CUDA_MAX_BLOCKS", 0);
 	b->inject = env_inject();
-	b->copies = env_ms("VYRE_CUDA_DOORBELL_COPIES", VYRE_MK_DOORBELL_COPIES);
-	b->copies = b->copies > VYRE_MK_DOORBELL_COPIES ? VYRE_MK_DOORBELL_COPIES : b->copies;
 	err =
 	    vyre_cuda_device_open(&b->dv, cfg->cuda_device, b->max_blocks, b->why, sizeof(b->why));
 	if (!err) {

@@ -11,10 +11,6 @@
  *   VYRE_CUDA_WATCHDOG_MS   a device-wide barrier that sees no progress this
  *                           long aborts the launch (default 10000)
  *   VYRE_CUDA_MAX_BLOCKS    cap on the grid (default: occupancy x SMs)
- *   VYRE_CUDA_DOORBELL_COPIES  copies of each doorbell the host writes and
- *                           the persistent kernel reads in staggered phases,
- *                           1..4 (default 4): more notice a doorbell sooner
- *                           and read more PCIe while idle
  *   VYRE_CUDA_INJECT        test hook: "fault" or "stall", as vyre_cuda_inject
  *                           on the first batch (for tests of a whole vyred)
  */

@@ -706,45 +706,6 @@ __device__ void run_warp_launch(const vyre_mk_persist_args &a, uint32_t seq, uin
 	__syncwarp();
 }
 
-// Whether every word of a doorbell slot (lane's words w0 and w1) is current
-// for launch `seq`; leaves the data in d0, d1 and the flags in flags. All
-// lanes of the warp must call it.
-__device__ __forceinline__ bool slot_complete(unsigned long long w0, unsigned long long w1,
-					      uint32_t seq, uint32_t &d0, uint32_t &d1,
-					      uint32_t &flags)
-{
-	const uint32_t lane = threadIdx.x;
-	const bool cur0 = (uint32_t)(w0 >> 32) == seq, cur1 = (uint32_t)(w1 >> 32) == seq;
-
-	d0 = (uint32_t)w0;
-	d1 = (uint32_t)w1;
-	if (!__all_sync(kFull, cur0 || lane >= VYRE_MK_HEADER_WORDS))
-		return false;
-	flags = __shfl_sync(kFull, d0, 6) >> 16;
-	const uint32_t n_units = __shfl_sync(kFull, d0, 7);
-	const uint32_t in_words = __shfl_sync(kFull, d0, 4);
-	uint32_t words = VYRE_MK_HEADER_WORDS;
-
-	if (flags & VYRE_MK_LAUNCH_INLINE)
-		words += VYRE_MK_UNIT_WORDS * min(n_units, VYRE_MK_INLINE_UNITS);
-	else if (flags & VYRE_MK_LAUNCH_IMMEDIATE)
-		words += VYRE_MK_IMM_DESC_WORDS + min(in_words, VYRE_MK_IMM_IN_WORDS);
-	return __all_sync(kFull, (cur0 || lane >= words) && (cur1 || lane + 32 >= words));
-}
-
-__device__ __forceinline__ const unsigned long long *slot_copy(const vyre_mk_persist_args &a,
-							       uint32_t seq, uint32_t copy)
-{
-	return reinterpret_cast<const unsigned long long *>(a.ring) +
-	       ((uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_DOORBELL_COPIES + copy) *
-		   VYRE_MK_SLOT_WORDS;
-}
-
-__device__ __forceinline__ unsigned long long ld_word(const unsigned long long *p)
-{
-	return *(const volatile unsigned long long *)p;
-}
-
 // Warp 0 of block 0: wait for the doorbell slot of launch `seq`, watching the
 // host heartbeat meanwhile, and run IMMEDIATE and warp launches on the way
 // (run_immediate, run_warp_launch). Leaves the next launch for the whole
@@ -752,88 +713,78 @@ __device__ __forceinline__ unsigned long long ld_word(const unsigned long long *
 // sh.stages), its sequence number in sh.seq and the command in sh.cmd (kRun,
 // or the VYRE_MK_STATE_* to stop with).
 //
-// The host writes each doorbell to a.copies copies of its slot, and the warp
-// keeps one read of each copy in flight, issued a.poll_gap cycles apart: a
-// read reaches host memory every round trip / copies instead of every round
-// trip, so a doorbell waits less for the next one. The copies must be
-// different lines: four warps reading the same slot were measured no faster
-// than one (2026-11-22; reads of one line in flight together seem to be
-// served by one PCIe read).
+// One warp reads the whole slot in one round trip, two words a lane. Four
+// warps reading in staggered phases were tried (2026-11-22, H100): a single
+// item was no faster (3.33 vs 3.19 us) and a launch for the whole block was
+// much slower (15.2 vs 8.7 us), as it had to wait for every poller's read.
 __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, shared_state &sh)
 {
 	const uint32_t lane = threadIdx.x;
 	vyre_mk_ctrl *ctrl = reinterpret_cast<vyre_mk_ctrl *>(a.ctrl);
 	const uint64_t check_every = a.heartbeat_cycles / 16 + 1;
-	const uint32_t copies = a.copies;
 	uint64_t checked = clock64(), changed = checked;
 	uint32_t beat = ld_volatile(&ctrl->heartbeat);
-	uint32_t d0 = 0, d1 = 0, flags = 0;
-	unsigned long long x0[VYRE_MK_DOORBELL_COPIES], x1[VYRE_MK_DOORBELL_COPIES];
+	uint32_t d0, d1, flags;
 
 	for (;;) {
-		// one read of each copy in flight, staggered
-#pragma unroll
-		for (uint32_t c = 0; c < VYRE_MK_DOORBELL_COPIES; c++) {
-			if (c >= copies)
-				break;
-			if (c) {
-				const uint64_t t0 = clock64();
-				while (clock64() - t0 < a.poll_gap)
-					;
-			}
-			const unsigned long long *p = slot_copy(a, seq, c);
-			x0[c] = ld_word(p + lane);
-			x1[c] = ld_word(p + 32 + lane);
-		}
-		bool found = false;
-		while (!found) {
-#pragma unroll
-			for (uint32_t c = 0; c < VYRE_MK_DOORBELL_COPIES; c++) {
-				if (c >= copies || found)
-					break;
-				if (slot_complete(x0[c], x1[c], seq, d0, d1, flags)) {
-					found = true;
-					break;
+		const unsigned long long *slot =
+		    reinterpret_cast<const unsigned long long *>(a.ring) +
+		    (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
+		const unsigned long long w0 = *(const volatile unsigned long long *)(slot + lane);
+		const unsigned long long w1 =
+		    *(const volatile unsigned long long *)(slot + 32 + lane);
+		const bool cur0 = (uint32_t)(w0 >> 32) == seq, cur1 = (uint32_t)(w1 >> 32) == seq;
+
+		d0 = (uint32_t)w0;
+		d1 = (uint32_t)w1;
+		if (__all_sync(kFull, cur0 || lane >= VYRE_MK_HEADER_WORDS)) {
+			flags = __shfl_sync(kFull, d0, 6) >> 16;
+			const uint32_t n_units = __shfl_sync(kFull, d0, 7);
+			const uint32_t in_words = __shfl_sync(kFull, d0, 4);
+			uint32_t words = VYRE_MK_HEADER_WORDS;
+
+			if (flags & VYRE_MK_LAUNCH_INLINE)
+				words += VYRE_MK_UNIT_WORDS * min(n_units, VYRE_MK_INLINE_UNITS);
+			else if (flags & VYRE_MK_LAUNCH_IMMEDIATE)
+				words +=
+				    VYRE_MK_IMM_DESC_WORDS + min(in_words, VYRE_MK_IMM_IN_WORDS);
+			if (__all_sync(kFull,
+				       (cur0 || lane >= words) && (cur1 || lane + 32 >= words))) {
+				if (flags & VYRE_MK_LAUNCH_IMMEDIATE) {
+					run_immediate(a, seq, d0, d1);
+				} else {
+					// acquire: the units, tables and heap words the host wrote
+					// before the doorbell
+					asm volatile("fence.acq_rel.sys;" ::: "memory");
+					if (!is_warp_launch(flags, d0))
+						break;
+					run_warp_launch(a, seq, d0, d1, sh);
 				}
-				const unsigned long long *p = slot_copy(a, seq, c);
-				x0[c] = ld_word(p + lane);
-				x1[c] = ld_word(p + 32 + lane);
+				seq++;
+				continue;
 			}
-			if (found)
-				break;
-			int stop = 0;
+		}
+		int stop = 0;
+		if (lane == 0) {
+			const uint64_t now = clock64();
+			if (now - checked > check_every) {
+				checked = now;
+				const uint32_t b = ld_volatile(&ctrl->heartbeat);
+				if (b != beat) {
+					beat = b;
+					changed = now;
+				} else if (now - changed > a.heartbeat_cycles) {
+					stop = 1;
+				}
+			}
+		}
+		if (__shfl_sync(kFull, stop, 0)) {
 			if (lane == 0) {
-				const uint64_t now = clock64();
-				if (now - checked > check_every) {
-					checked = now;
-					const uint32_t b = ld_volatile(&ctrl->heartbeat);
-					if (b != beat) {
-						beat = b;
-						changed = now;
-					} else if (now - changed > a.heartbeat_cycles) {
-						stop = 1;
-					}
-				}
+				sh.cmd = VYRE_MK_STATE_HEARTBEAT;
+				sh.seq = seq;
 			}
-			if (__shfl_sync(kFull, stop, 0)) {
-				if (lane == 0) {
-					sh.cmd = VYRE_MK_STATE_HEARTBEAT;
-					sh.seq = seq;
-				}
-				return;
-			}
+			return;
 		}
-		if (flags & VYRE_MK_LAUNCH_IMMEDIATE) {
-			run_immediate(a, seq, d0, d1);
-		} else {
-			// acquire: the units, tables and heap words the host wrote
-			// before the doorbell
-			asm volatile("fence.acq_rel.sys;" ::: "memory");
-			if (!is_warp_launch(flags, d0))
-				break;
-			run_warp_launch(a, seq, d0, d1, sh);
-		}
-		seq++;
 	}
 	uint32_t d[VYRE_MK_HEADER_WORDS];
 #pragma unroll
