@@ -713,10 +713,12 @@ __device__ void run_warp_launch(const vyre_mk_persist_args &a, uint32_t seq, uin
 // sh.stages), its sequence number in sh.seq and the command in sh.cmd (kRun,
 // or the VYRE_MK_STATE_* to stop with).
 //
-// One warp reads the whole slot in one round trip, two words a lane. Four
-// warps reading in staggered phases were tried (2026-11-22, H100): a single
-// item was no faster (3.33 vs 3.19 us) and a launch for the whole block was
-// much slower (15.2 vs 8.7 us), as it had to wait for every poller's read.
+// One warp polls the slot's first half, a word a lane: one read of the host's
+// memory in flight, never more. The second half is read only when the header
+// says the launch fills it. More reads in flight made everything slower on
+// the H100 (2026-11-22): four warps polling the slot, 3.33 vs 3.19 us for a
+// single item and 15.2 vs 8.7 us down the slab path; one warp polling four
+// copies of the slot in staggered phases, 7.7 vs 3.3 us.
 __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, shared_state &sh)
 {
 	const uint32_t lane = threadIdx.x;
@@ -731,12 +733,11 @@ __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, share
 		    reinterpret_cast<const unsigned long long *>(a.ring) +
 		    (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
 		const unsigned long long w0 = *(const volatile unsigned long long *)(slot + lane);
-		const unsigned long long w1 =
-		    *(const volatile unsigned long long *)(slot + 32 + lane);
-		const bool cur0 = (uint32_t)(w0 >> 32) == seq, cur1 = (uint32_t)(w1 >> 32) == seq;
+		const bool cur0 = (uint32_t)(w0 >> 32) == seq;
+		bool cur1 = true;
 
 		d0 = (uint32_t)w0;
-		d1 = (uint32_t)w1;
+		d1 = 0;
 		if (__all_sync(kFull, cur0 || lane >= VYRE_MK_HEADER_WORDS)) {
 			flags = __shfl_sync(kFull, d0, 6) >> 16;
 			const uint32_t n_units = __shfl_sync(kFull, d0, 7);
@@ -748,6 +749,14 @@ __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, share
 			else if (flags & VYRE_MK_LAUNCH_IMMEDIATE)
 				words +=
 				    VYRE_MK_IMM_DESC_WORDS + min(in_words, VYRE_MK_IMM_IN_WORDS);
+			if (words > 32) {
+				// the slot's second half: one more round trip, paid only by
+				// the launches that fill it
+				const unsigned long long w1 =
+				    *(const volatile unsigned long long *)(slot + 32 + lane);
+				cur1 = (uint32_t)(w1 >> 32) == seq;
+				d1 = (uint32_t)w1;
+			}
 			if (__all_sync(kFull,
 				       (cur0 || lane >= words) && (cur1 || lane + 32 >= words))) {
 				if (flags & VYRE_MK_LAUNCH_IMMEDIATE) {
