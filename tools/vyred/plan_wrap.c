@@ -58,9 +58,19 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start
 	    .client = b->conn,
 	};
 	struct vyre_plan_output out = {.dedup_of = b->dedup_of};
-	int rc = vyre_plan_stage_run(d->plan_stage, &in, &out);
-	const struct vyre_plan_stats *ps = out.stats;
+	const struct vyre_plan_stats *ps = NULL;
+	int rc = 0;
 
+	/*
+	 * One item has nothing to deduplicate, order or fuse: its plan is the
+	 * sequential one, without the planner's call (the latency path).
+	 */
+	if (b->n == 1) {
+		sequential_plan(b, &out);
+	} else {
+		rc = vyre_plan_stage_run(d->plan_stage, &in, &out);
+		ps = out.stats;
+	}
 	if (rc != 0 || !plan_ok(b, &out)) {
 		ps = NULL;
 		vyre_log("plan stage %s (%s): running batch %llu sequentially",
