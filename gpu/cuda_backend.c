@@ -39,9 +39,9 @@
 #define SLAB_MIN_BYTES	  (256u << 10)
 #define SLAB_INIT_MAX	  (64u << 20)
 #define STOP_TIMEOUT_NS	  2000000000ll
-#define CHECK_EVERY_NS	  50000 /* between kernel health checks while polling */
-#define CLOCK_EVERY	  32u	/* polls between clock reads */
-#define SPIN_POLLS	  4096u /* busy polls before poll() sleeps between checks */
+#define CHECK_EVERY_NS	  50000	 /* between kernel health checks while polling */
+#define CLOCK_EVERY	  32u	 /* polls between clock reads */
+#define SPIN_NS		  200000 /* busy polling before poll() sleeps between checks */
 #define POLL_SLEEP_NS	  20000l
 #define HEARTBEAT_DEFAULT 1000u
 #define WATCHDOG_DEFAULT  10000u
@@ -972,9 +972,13 @@ static int cuda_poll(struct vyre_backend *b, int64_t timeout_ns)
 		    b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT ? poll_persistent(b) : poll_launch(b);
 		if (r)
 			return r;
-		if (++n % CLOCK_EVERY == 0 && timeout_ns >= 0 && now_ns() - start >= timeout_ns)
+		if (++n % CLOCK_EVERY)
+			continue;
+		const int64_t now = now_ns();
+		if (timeout_ns >= 0 && now - start >= timeout_ns)
 			return 0;
-		if (n > SPIN_POLLS)
+		/* by time, not by count: a poll costs 10-50 ns depending on the path */
+		if (now - start > SPIN_NS)
 			nanosleep(&pause, NULL);
 	}
 }
