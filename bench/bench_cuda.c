@@ -16,7 +16,9 @@
  *   e2e        with vyred next to vyre-bench: producer submit -> CQE seen by
  *              the producer, through vyred --backend cuda in both modes, and
  *              in persistent mode again with vyred's loop and the producer
- *              pinned to CPUs of different cores (vyred --cpu)
+ *              pinned to CPUs of different cores (vyred --cpu); each item
+ *              back to back, and (the "random gaps" rows) after a random
+ *              0-4 us pause
  *
  * Without nvcc at build time, or without a GPU, it says so and skips.
  */
@@ -398,10 +400,10 @@ static int e2e_session(struct vyre_bench_ctx *ctx, const char *sock, const char 
 	const struct vyre_connect_opts o = {.socket_path = sock};
 	const uint32_t n = ctx->quick ? 2000 : 20000;
 	struct vyre_client *c;
-	struct vyre_bench_samples s;
+	struct vyre_bench_samples s[2];
 	struct vyre_cqe cqe = {0};
 	uint32_t in, out;
-	char name[64];
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
 	int err = vyre_connect(&o, &c);
 
 	if (err)
@@ -410,13 +412,31 @@ static int e2e_session(struct vyre_bench_ctx *ctx, const char *sock, const char 
 	if (!err)
 		err = vyre_buffer_alloc(c, 64, 0, &out);
 	if (!err)
-		err = vyre_bench_samples_init(&s, n);
+		err = vyre_bench_samples_init(&s[0], n);
+	if (!err && (err = vyre_bench_samples_init(&s[1], n)) != 0)
+		vyre_bench_samples_free(&s[0]);
 	if (err) {
 		vyre_close(c);
 		return err;
 	}
 	const struct vyre_work_item it = {VYRE_OP_ADD, in, out, 1};
-	for (uint32_t i = 0; i < n + 200 && !err; i++) {
+	/*
+	 * Blocks of 500 back-to-back items alternate with blocks where each item
+	 * waits a random 0-4 us first: back to back, the loop's period can lock
+	 * onto the device's poll reads, for better or worse; random gaps give the
+	 * latency of items that arrive at any moment.
+	 */
+	for (uint32_t i = 0; i < 2 * n + 200 && !err; i++) {
+		const uint32_t k = i < 200 ? 0 : (i - 200) / 500 % 2;
+
+		if (k) {
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			const uint64_t until = vyre_bench_now_ns() + rng % 4000;
+			while (vyre_bench_now_ns() < until)
+				;
+		}
 		const uint64_t t0 = vyre_bench_ticks();
 		while ((err = vyre_submit(c, &it, i, VYRE_SQE_NODEDUPE)) == VYRE_E_AGAIN)
 			;
@@ -424,12 +444,17 @@ static int e2e_session(struct vyre_bench_ctx *ctx, const char *sock, const char 
 			err = vyre_wait(c, &cqe, 1, 1000000000ll);
 		err = err == 1 ? cqe.status : (err ? err : VYRE_E_TIMEDOUT);
 		if (i >= 200)
-			vyre_bench_sample(&s, vyre_bench_ticks() - t0);
+			vyre_bench_sample(&s[k], vyre_bench_ticks() - t0);
 	}
-	snprintf(name, sizeof(name), "e2e vyred %s%s", mname, pinned ? " pinned" : "");
-	if (!err)
-		vyre_bench_report_latency(ctx, SUITE, name, &s);
-	vyre_bench_samples_free(&s);
+	for (uint32_t k = 0; k < 2; k++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "e2e vyred %s%s%s", mname, pinned ? " pinned" : "",
+			 k ? " random gaps" : "");
+		if (!err)
+			vyre_bench_report_latency(ctx, SUITE, name, &s[k]);
+		vyre_bench_samples_free(&s[k]);
+	}
 	vyre_close(c);
 	return err;
 }
