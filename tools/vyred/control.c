@@ -67,8 +67,10 @@ static int check_hello(struct vyre_daemon *d, const struct vyre_conn *c, const s
 		return VYRE_E_DISCONNECTED;
 	if (m->u.hello.flags != 0 || nfds != 1 || !is_eventfd(fds[0]))
 		return VYRE_E_INVAL;
-	if (d->n_active >= d->cfg.max_clients)
+	if (d->n_active >= d->cfg.max_clients) {
+		vyre_log("client %u: --max-clients %u reached", c->id, d->cfg.max_clients);
 		return VYRE_E_NOMEM;
+	}
 	return 0;
 }
 
@@ -134,11 +136,23 @@ static void handle_alloc(struct vyre_daemon *d, struct vyre_conn *c, const struc
 	uint32_t handle = 0;
 	int rc = VYRE_E_INVAL;
 
-	if (m->u.buffer.flags == 0 && (ref.bytes & 3u) == 0)
+	if (m->u.buffer.flags == 0 && (ref.bytes & 3u) == 0) {
 		rc = vyre_heap_alloc(&dom->heap, ref.bytes, &ref.off);
+		if (rc == VYRE_E_NOMEM && !(c->limits_logged & LIMIT_HEAP)) {
+			c->limits_logged |= LIMIT_HEAP; /* once per client: no log flood */
+			vyre_log("client %u: no room for %llu bytes in domain %u's %llu-byte heap",
+				 c->id, (unsigned long long)ref.bytes, dom->id,
+				 (unsigned long long)dom->heap.bytes);
+		}
+	}
 	if (rc == 0 && vyre_handles_add(&d->handles, &ref, &handle) != 0) {
 		vyre_heap_free(&dom->heap, ref.off, ref.bytes);
 		rc = VYRE_E_NOMEM;
+		if (!(c->limits_logged & LIMIT_BUFFERS)) {
+			c->limits_logged |= LIMIT_BUFFERS;
+			vyre_log("client %u: --max-buffers %u reached", c->id,
+				 d->cfg.max_buffers);
+		}
 	}
 	buffer_reply(rep, rc, handle, &ref);
 }

@@ -44,6 +44,10 @@ enum vyre_conn_state {
 	VYRE_CONN_CLOSING,   /* waiting for its io_uring operations to finish */
 };
 
+/* struct vyre_conn.limits_logged */
+#define LIMIT_HEAP    (1u << 0)
+#define LIMIT_BUFFERS (1u << 1)
+
 struct vyre_conn {
 	enum vyre_conn_state state;
 	uint32_t slot;
@@ -71,6 +75,7 @@ struct vyre_conn {
 	uint32_t batch_first; /* this batch's items of this conn: [first, first + count) */
 	uint32_t batch_count;
 	uint64_t items_done;
+	uint32_t limits_logged; /* LIMIT_* already logged for this client */
 	uint32_t active_pos; /* index in d->active while ACTIVE */
 	int cq_garbage;	     /* release stage: cq_head failed its check; complete drops it */
 };

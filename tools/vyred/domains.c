@@ -36,8 +36,10 @@ static int create(struct vyre_daemon *d, const struct vyre_conn *c, const char *
 	for (uint32_t s = 0; s < d->cfg.max_domains && !dom; s++)
 		if (!d->domains[s].live)
 			dom = &d->domains[s];
-	if (!dom)
+	if (!dom) {
+		vyre_log("client %u: --max-domains %u reached", c->id, d->cfg.max_domains);
 		return VYRE_E_NOMEM;
+	}
 	int rc = vyre_heap_create(heap_bytes, &dom->heap);
 
 	if (rc != 0)
