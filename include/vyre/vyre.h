@@ -88,7 +88,11 @@ int vyre_submit(struct vyre_client *c, const struct vyre_work_item *it, uint64_t
 int vyre_submit_batch(struct vyre_client *c, const struct vyre_work_item *its,
 		      const uint64_t *user_data, uint32_t n);
 
-/* vyre_reap - copy up to @max ready CQEs into @out without blocking; returns the count. */
+/*
+ * vyre_reap - copy up to @max ready CQEs into @out without blocking; returns
+ * the count, or VYRE_E_DISCONNECTED once vyred closed the connection or died
+ * (every 1024th call that finds nothing looks at the socket).
+ */
 int vyre_reap(struct vyre_client *c, struct vyre_cqe *out, uint32_t max);
 
 /*
