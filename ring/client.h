@@ -28,8 +28,8 @@ struct vyre_client {
 	uint64_t heap_bytes;
 	uint32_t client_id;
 	uint32_t domain_id;
-	uint32_t next_id; /* control request ids */
-	uint32_t spin_ns; /* adaptive spin of vyre_wait before it sleeps */
+	uint32_t next_id;     /* control request ids */
+	uint32_t spin_ns;     /* adaptive spin of vyre_wait before it sleeps */
 	uint32_t empty_reaps; /* vyre_reap calls that found nothing, for its liveness check */
 	int event_armed;
 	struct vyre_client_buffer *bufs; /* open addressing, linear probing */

@@ -15,6 +15,7 @@
  * nothing submitted is lost. Existing clients keep working throughout.
  */
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,11 +267,25 @@ static void handshake_slots(void)
 		 "%u connections that never say HELLO: a real client gets %s (not a hang)", n,
 		 vyre_strerror(rc));
 	check(n == HANDSHAKE_MAX && rc == VYRE_E_NOMEM, line);
-	for (uint32_t i = 0; i < n; i++)
-		close(idle[i]);
+	/* --hello-timeout-ms 1000: vyred hangs up on every one of them */
+	uint32_t hung_up = 0;
+	const uint64_t t0 = rel_now_ns();
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct pollfd p = {.fd = idle[i], .events = POLLIN | POLLRDHUP};
+
+		if (poll(&p, 1, 5000) == 1 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP)))
+			hung_up++;
+	}
+	snprintf(line, sizeof(line),
+		 "vyred hangs up on all %u after the HELLO timeout (%.0f ms for the last)", n,
+		 (double)(rel_now_ns() - t0) / 1e6);
+	check(hung_up == n, line);
 	for (int i = 0; i < 500 && (rc = try_connect(NULL, 0, 0, 0, NULL)) == VYRE_E_NOMEM; i++)
 		rel_sleep_ns(10000000);
-	check(rc == 0, "once they hang up, the client gets in");
+	check(rc == 0, "then a real client gets in");
+	for (uint32_t i = 0; i < n; i++)
+		close(idle[i]);
 }
 
 static void back_pressure(void)
@@ -339,6 +354,8 @@ int main(void)
 			       "512",
 			       "--heap-bytes-max",
 			       "1048576",
+			       "--hello-timeout-ms",
+			       "1000",
 			       NULL};
 	struct vyre_test_daemon d;
 

@@ -112,6 +112,8 @@ int main(void)
 	refused((const char *const[]){"--backend", "tpu", NULL}, 2, "--backend");
 	refused((const char *const[]){"--spin-us", "99999999999", NULL}, 2,
 		"invalid value for --spin-us");
+	refused((const char *const[]){"--hello-timeout-ms", "0", NULL}, 2,
+		"invalid value for --hello-timeout-ms");
 	refused((const char *const[]){"--no-such-flag", NULL}, 2, "");
 	const int c = forbidden_cpu();
 	if (c >= 0) {

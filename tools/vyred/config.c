@@ -31,6 +31,7 @@ enum {
 	OPT_SPIN_US,
 	OPT_CPU_THREADS,
 	OPT_CPU,
+	OPT_HELLO_TIMEOUT,
 	OPT_ACCEPT_LOG,
 	OPT_MAX_GROUPS,
 	OPT_MAX_STAGES,
@@ -56,6 +57,7 @@ static const struct option options[] = {
     {"spin-us", required_argument, NULL, OPT_SPIN_US},
     {"cpu-threads", required_argument, NULL, OPT_CPU_THREADS},
     {"cpu", required_argument, NULL, OPT_CPU},
+    {"hello-timeout-ms", required_argument, NULL, OPT_HELLO_TIMEOUT},
     {"accept-log", required_argument, NULL, OPT_ACCEPT_LOG},
     {"max-groups", required_argument, NULL, OPT_MAX_GROUPS},
     {"max-stages", required_argument, NULL, OPT_MAX_STAGES},
@@ -102,6 +104,8 @@ static void usage(FILE *f)
 		"  --cpu-threads N        cpu backend worker threads (default 0: online CPUs)\n"
 		"  --cpu N                pin the event loop (drain, plan, submit, complete) to\n"
 		"                         CPU N; backend threads keep every CPU (default: none)\n"
+		"  --hello-timeout-ms N   close a connection that sent no HELLO for this long\n"
+		"                         (default 5000)\n"
 		"  --accept-log PATH      testing aid: append 'client_id user_data' for each\n"
 		"                         accepted item, in acceptance order\n"
 		"  --max-groups N         planner: most dependency layers per batch (default:\n"
@@ -192,6 +196,7 @@ static void defaults(struct vyre_daemon_config *cfg)
 	cfg->heap_bytes_max = 1ull << 30;
 	cfg->spin_max_us = 50;
 	cfg->loop_cpu = -1;
+	cfg->hello_timeout_ms = 5000;
 }
 
 static int bad(const char *flag, const char *arg)
@@ -301,6 +306,10 @@ static int parse_one(int opt, const char *arg, struct vyre_daemon_config *cfg)
 		return parse_u32(arg, 0, 1000000, &cfg->spin_max_us) ? bad("spin-us", arg) : 0;
 	case OPT_CPU_THREADS:
 		return parse_u32(arg, 0, 1024, &cfg->cpu_threads) ? bad("cpu-threads", arg) : 0;
+	case OPT_HELLO_TIMEOUT:
+		return parse_u32(arg, 1, 3600000, &cfg->hello_timeout_ms)
+			   ? bad("hello-timeout-ms", arg)
+			   : 0;
 	case OPT_CPU: {
 		uint32_t cpu;
 

@@ -42,7 +42,8 @@ struct vyre_daemon_config {
 	uint64_t heap_bytes_max;
 	uint32_t spin_max_us;
 	uint32_t cpu_threads;
-	int loop_cpu; /* --cpu: the event loop's CPU, or -1 */
+	int loop_cpu;		   /* --cpu: the event loop's CPU, or -1 */
+	uint32_t hello_timeout_ms; /* a connection without HELLO is closed after this */
 	const char *accept_log;
 	/* The planner (planner/planner.h); 0 picks its default. */
 	uint32_t max_groups;

@@ -150,8 +150,7 @@ static void handle_alloc(struct vyre_daemon *d, struct vyre_conn *c, const struc
 		rc = VYRE_E_NOMEM;
 		if (!(c->limits_logged & LIMIT_BUFFERS)) {
 			c->limits_logged |= LIMIT_BUFFERS;
-			vyre_log("client %u: --max-buffers %u reached", c->id,
-				 d->cfg.max_buffers);
+			vyre_log("client %u: --max-buffers %u reached", c->id, d->cfg.max_buffers);
 		}
 	}
 	buffer_reply(rep, rc, handle, &ref);

@@ -76,8 +76,9 @@ struct vyre_conn {
 	uint32_t batch_count;
 	uint64_t items_done;
 	uint32_t limits_logged; /* LIMIT_* already logged for this client */
-	uint32_t active_pos; /* index in d->active while ACTIVE */
-	int cq_garbage;	     /* release stage: cq_head failed its check; complete drops it */
+	uint64_t accepted_ns;	/* when the socket was accepted (handshake timeout) */
+	uint32_t active_pos;	/* index in d->active while ACTIVE */
+	int cq_garbage;		/* release stage: cq_head failed its check; complete drops it */
 };
 
 struct vyre_daemon {
@@ -87,6 +88,8 @@ struct vyre_daemon {
 	int signal_fd;
 	int accept_armed;
 	int signal_armed;
+	int tick_armed; /* the handshake-timeout tick is in the ring */
+	struct __kernel_timespec tick;
 	int stopping;
 	int use_futex; /* doorbell waits: 1 io_uring FUTEX_WAIT, 0 eventfd reads */
 	uint8_t signal_buf[128];
@@ -148,6 +151,8 @@ int vyre_loop_block_signals(void);
 int vyre_loop_init(struct vyre_daemon *d);
 int vyre_loop_run(struct vyre_daemon *d);
 void vyre_loop_arm_poll(struct vyre_daemon *d, struct vyre_conn *c);
+/* A connection is in its handshake: make sure a tick will check its age. */
+void vyre_loop_arm_tick(struct vyre_daemon *d);
 void vyre_loop_cancel(struct vyre_daemon *d, struct vyre_conn *c);
 void vyre_loop_write_eventfd(struct vyre_daemon *d, struct vyre_conn *c);
 

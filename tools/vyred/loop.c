@@ -38,6 +38,7 @@ enum op_kind {
 	OP_EFD_WRITE,
 	OP_CANCEL,
 	OP_PROBE,
+	OP_TICK,
 };
 
 static uint64_t op_data(enum op_kind kind, uint32_t slot)
@@ -92,6 +93,50 @@ static void arm_signal(struct vyre_daemon *d)
 	io_uring_prep_read(sqe, d->signal_fd, d->signal_buf, sizeof(struct signalfd_siginfo), 0);
 	io_uring_sqe_set_data64(sqe, op_data(OP_SIGNAL, 0));
 	d->signal_armed = 1;
+}
+
+/* The tick's period: a quarter of the HELLO timeout, at least 10 ms. */
+void vyre_loop_arm_tick(struct vyre_daemon *d)
+{
+	const uint64_t ns = d->cfg.hello_timeout_ms * 250000ull;
+	struct io_uring_sqe *sqe;
+
+	if (d->tick_armed || d->stopping)
+		return;
+	d->tick.tv_sec = (long long)(ns / 1000000000u);
+	d->tick.tv_nsec = ns < 10000000u ? 10000000 : (long long)(ns % 1000000000u);
+	sqe = get_sqe(d);
+	io_uring_prep_timeout(sqe, &d->tick, 0, 0);
+	io_uring_sqe_set_data64(sqe, op_data(OP_TICK, 0));
+	d->tick_armed = 1;
+}
+
+/*
+ * Close connections that sent no HELLO within --hello-timeout-ms: they hold
+ * a slot each (max clients + 16), and a peer that never speaks must not keep
+ * real clients out. Ticks go on while handshakes are pending.
+ */
+static void on_tick(struct vyre_daemon *d)
+{
+	const uint64_t now = vyre_now_ns(), limit = d->cfg.hello_timeout_ms * 1000000ull;
+	int pending = 0;
+
+	d->tick_armed = 0;
+	for (uint32_t s = 0; s < d->n_conn_slots; s++) {
+		struct vyre_conn *c = &d->conns[s];
+
+		if (c->state != VYRE_CONN_HANDSHAKE)
+			continue;
+		if (now - c->accepted_ns < limit) {
+			pending = 1;
+			continue;
+		}
+		vyre_log("client %u (pid %d uid %u): no HELLO within %u ms: closing", c->id,
+			 (int)c->pid, (unsigned)c->uid, d->cfg.hello_timeout_ms);
+		vyre_conn_close(d, c, VYRE_E_TIMEDOUT);
+	}
+	if (pending)
+		vyre_loop_arm_tick(d);
 }
 
 void vyre_loop_arm_poll(struct vyre_daemon *d, struct vyre_conn *c)
@@ -306,6 +351,8 @@ static void reap_cqes(struct vyre_daemon *d)
 		io_uring_cqe_seen(&d->ring, cqe);
 		if (kind == OP_ACCEPT)
 			on_accept(d, res);
+		else if (kind == OP_TICK)
+			on_tick(d);
 		else if (kind == OP_SIGNAL)
 			on_signal(d, res);
 		else if ((kind == OP_POLL || kind == OP_WAIT || kind == OP_EFD_WRITE) &&

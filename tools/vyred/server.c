@@ -152,6 +152,7 @@ void vyre_server_accepted(struct vyre_daemon *d, int fd)
 	c->sock = fd;
 	c->id = ++d->next_client_id;
 	c->state = VYRE_CONN_HANDSHAKE;
+	c->accepted_ns = vyre_now_ns();
 	if (read_credentials(c) != 0) {
 		vyre_log("client %u: SO_PEERCRED failed: %s", c->id, strerror(errno));
 		vyre_conn_close(d, c, VYRE_E_PERM);
@@ -159,4 +160,5 @@ void vyre_server_accepted(struct vyre_daemon *d, int fd)
 	}
 	c->allowed = peer_allowed(d, c);
 	vyre_loop_arm_poll(d, c);
+	vyre_loop_arm_tick(d);
 }
