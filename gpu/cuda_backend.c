@@ -983,11 +983,6 @@ static int cuda_poll(struct vyre_backend *b, int64_t timeout_ns)
 	}
 }
 
-static int cuda_usable(struct vyre_backend *b)
-{
-	return !b->dead;
-}
-
 static void cuda_shutdown(struct vyre_backend *b)
 {
 	if (b)
@@ -1001,7 +996,7 @@ static const struct vyre_backend_ops cuda_ops = {
     .unregister_heap = cuda_unregister_heap,
     .submit = cuda_submit,
     .poll = cuda_poll,
-    .usable = cuda_usable,
+    .usable = vyre_cuda_usable,
     .shutdown = cuda_shutdown,
 };
 

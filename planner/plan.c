@@ -389,16 +389,6 @@ int vyre_planner_plan(struct vyre_planner *p, const struct vyre_plan_batch *batc
 	n = batch->n < p->cfg.max_items ? batch->n : p->cfg.max_items;
 	p->last_error = (struct vyre_plan_error){0};
 	*out = (struct vyre_plan){0};
-	/*
-	 * One item has nothing to deduplicate, order or fuse: the solo plan is
-	 * the whole answer, and skipping the tables saves most of a microsecond
-	 * on the single-item latency path.
-	 */
-	if (n == 1) {
-		vyre_arena_reset(&p->arena);
-		plan_solo(p, batch, out);
-		n = 0;
-	}
 	while (n > 0) {
 		uint32_t shrink = 0;
 
