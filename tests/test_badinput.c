@@ -29,14 +29,6 @@
 
 #define WAIT_NS (30ll * 1000000000ll)
 
-#define FAIL(...)                                                                                  \
-	do {                                                                                       \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                               \
-		fprintf(stderr, __VA_ARGS__);                                                      \
-		fputc('\n', stderr);                                                               \
-		return -1;                                                                         \
-	} while (0)
-
 #define EXPECT(cond, ...)                                                                          \
 	do {                                                                                       \
 		if (!(cond))                                                                       \

@@ -24,14 +24,6 @@
 #define GROUP	4242u
 #define WAIT_NS (30ll * 1000000000ll)
 
-#define FAIL(...)                                                                                  \
-	do {                                                                                       \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                               \
-		fprintf(stderr, __VA_ARGS__);                                                      \
-		fputc('\n', stderr);                                                               \
-		return -1;                                                                         \
-	} while (0)
-
 static struct vyre_test_daemon dmn;
 
 /* One ADD through @c, checked: proves the connection is served. */

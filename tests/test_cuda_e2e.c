@@ -243,19 +243,6 @@ static int exit_within(struct vyre_test_daemon *d, double ms)
 	return -1;
 }
 
-static int log_has(const struct vyre_test_daemon *d, const char *what)
-{
-	char line[1024];
-	FILE *f = fopen(d->log, "r");
-	int found = 0;
-
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = strstr(line, what) != NULL;
-	if (f)
-		fclose(f);
-	return found;
-}
-
 static void device_fault(void)
 {
 	const char *const extra[] = {"--backend", "cuda", "--mode", "persistent", NULL};
@@ -274,8 +261,8 @@ static void device_fault(void)
 	const int status = one_item(d.socket, &c);
 	const int rc = exit_within(&d, 10000);
 	const double gone_ms = now_ms() - t0;
-	int ok = status == VYRE_E_DEVICE && rc == 1 && log_has(&d, "device fault") &&
-		 log_has(&d, "exit status 1");
+	int ok = status == VYRE_E_DEVICE && rc == 1 && vyre_test_log_has(d.log, "device fault") &&
+		 vyre_test_log_has(d.log, "exit status 1");
 
 	if (c) {
 		struct vyre_cqe cqe;

@@ -27,14 +27,6 @@
 #define BIG_BYTES (256u << 10)
 #define IN_FLIGHT 256u
 
-#define FAIL(...)                                                                                  \
-	do {                                                                                       \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                               \
-		fprintf(stderr, __VA_ARGS__);                                                      \
-		fputc('\n', stderr);                                                               \
-		return -1;                                                                         \
-	} while (0)
-
 static struct vyre_test_daemon dmn;
 
 /* Mappings of vyred's memfds of one kind ("vyre-region", "vyre-heap"). */

@@ -36,14 +36,6 @@
 
 static const uint32_t data_sizes[N_DATA] = {0, 4, 12, 64, 256, 512, 1024, 4096};
 
-#define FAIL(...)                                                                                  \
-	do {                                                                                       \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                               \
-		fprintf(stderr, __VA_ARGS__);                                                      \
-		fputc('\n', stderr);                                                               \
-		return -1;                                                                         \
-	} while (0)
-
 struct buf {
 	uint32_t handle;
 	uint32_t bytes;

@@ -34,18 +34,18 @@ const char *vyre_test_vyred_path(char *buf, size_t len)
 	return buf;
 }
 
-static int log_says_ready(const char *log)
+int vyre_test_log_has(const char *log, const char *what)
 {
 	char line[512];
-	int ready = 0;
+	int found = 0;
 	FILE *f = fopen(log, "r");
 
 	if (!f)
 		return 0;
-	while (!ready && fgets(line, sizeof(line), f))
-		ready = strstr(line, "vyred: ready") != NULL;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, what) != NULL;
 	fclose(f);
-	return ready;
+	return found;
 }
 
 int vyre_test_daemon_start(struct vyre_test_daemon *d, const char *const *extra)
@@ -90,7 +90,7 @@ int vyre_test_daemon_start(struct vyre_test_daemon *d, const char *const *extra)
 	for (int i = 0; i < START_TIMEOUT_S * 100; i++) {
 		int st;
 
-		if (log_says_ready(d->log))
+		if (vyre_test_log_has(d->log, "vyred: ready"))
 			return 0;
 		if (waitpid(d->pid, &st, WNOHANG) == d->pid) {
 			fprintf(stderr, "vyred (%s) exited during start-up:\n", argv[0]);

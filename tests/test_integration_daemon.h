@@ -11,6 +11,7 @@
 #define VYRE_TEST_INTEGRATION_DAEMON_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 struct vyre_test_daemon {
@@ -20,6 +21,18 @@ struct vyre_test_daemon {
 	char log[192];
 	char accept_log[192];
 };
+
+/* A failed check in a test function that returns int: says where, returns -1. */
+#define FAIL(...)                                                                                  \
+	do {                                                                                       \
+		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                               \
+		fprintf(stderr, __VA_ARGS__);                                                      \
+		fputc('\n', stderr);                                                               \
+		return -1;                                                                         \
+	} while (0)
+
+/* 1 when a line of the file @log contains @what (0 also when it cannot be read). */
+int vyre_test_log_has(const char *log, const char *what);
 
 /* The vyred binary: $VYRED, else $(BUILD)/vyred beside the test (in @buf). */
 const char *vyre_test_vyred_path(char *buf, size_t len);

@@ -47,20 +47,6 @@ static void check(int ok, const char *what)
 }
 
 /* Waits until vyred has let go of every closed client (no memfd mapped). */
-/* 1 when a line of @log contains @what. */
-static int log_says(const char *log, const char *what)
-{
-	char line[512];
-	FILE *f = fopen(log, "r");
-	int found = 0;
-
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = strstr(line, what) != NULL;
-	if (f)
-		fclose(f);
-	return found;
-}
-
 static void settle(void)
 {
 	struct rel_maps m;
@@ -370,10 +356,13 @@ int main(void)
 	back_pressure();
 	check(rel_child_running(d.pid), "vyred still up");
 	check(vyre_test_daemon_stop(&d) == 0, "vyred stops cleanly");
-	check(log_says(d.log, "--max-clients 4 reached"), "vyred's log names the client limit");
-	check(log_says(d.log, "--max-domains 3 reached"), "vyred's log names the domain limit");
-	check(log_says(d.log, "--max-buffers 16 reached"), "vyred's log names the buffer limit");
-	check(log_says(d.log, "-byte heap"), "vyred's log says a heap was full");
+	check(vyre_test_log_has(d.log, "--max-clients 4 reached"),
+	      "vyred's log names the client limit");
+	check(vyre_test_log_has(d.log, "--max-domains 3 reached"),
+	      "vyred's log names the domain limit");
+	check(vyre_test_log_has(d.log, "--max-buffers 16 reached"),
+	      "vyred's log names the buffer limit");
+	check(vyre_test_log_has(d.log, "-byte heap"), "vyred's log says a heap was full");
 	if (failed)
 		vyre_test_daemon_dump_log(&d);
 	vyre_test_daemon_cleanup(&d);

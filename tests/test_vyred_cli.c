@@ -127,14 +127,8 @@ int main(void)
 		printf("FAIL: vyred --cpu 0 did not start\n");
 		return 1;
 	}
-	char line[512];
-	int pinned = 0;
-	FILE *f = fopen(d.log, "r");
-	while (f && fgets(line, sizeof(line), f))
-		pinned |= strstr(line, "event loop pinned to CPU 0") != NULL;
-	if (f)
-		fclose(f);
-	CHECK(pinned, "vyred --cpu 0 did not say it pinned its loop");
+	CHECK(vyre_test_log_has(d.log, "event loop pinned to CPU 0"),
+	      "vyred --cpu 0 did not say it pinned its loop");
 	CHECK(vyre_test_daemon_stop(&d) == 0, "vyred --cpu 0 did not stop cleanly");
 	vyre_test_daemon_cleanup(&d);
 	printf("vyred cli: %d failure(s)\n", failures);

@@ -32,14 +32,6 @@
 #define OBSERVED     100u    /* rounds where each sleeper is seen asleep */
 #define ALTERNATIONS 100000u /* x VYRE_TEST_SCALE */
 
-#define FAIL(...)                                                                                  \
-	do {                                                                                       \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                               \
-		fprintf(stderr, __VA_ARGS__);                                                      \
-		fputc('\n', stderr);                                                               \
-		return -1;                                                                         \
-	} while (0)
-
 struct rig {
 	struct vyre_test_daemon d;
 	struct vyre_client *c;
