@@ -671,6 +671,18 @@ __device__ void run_immediate(const vyre_mk_persist_args &a, uint32_t seq, uint3
 	__syncwarp();
 }
 
+// An INLINE launch's units, slot words 8.. (this lane's d0 and d1), into
+// sh.units, where the launch reads its first units.
+__device__ __forceinline__ void inline_units_to_shared(uint32_t d0, uint32_t d1, shared_state &sh)
+{
+	const uint32_t lane = threadIdx.x % 32;
+	uint32_t *u = reinterpret_cast<uint32_t *>(sh.units);
+
+	if (lane >= VYRE_MK_HEADER_WORDS)
+		u[lane - VYRE_MK_HEADER_WORDS] = d0;
+	u[32 - VYRE_MK_HEADER_WORDS + lane] = d1;
+}
+
 // An INLINE launch of warp units alone (small elementwise and reductions):
 // the polling warp runs it by itself and the block never gathers.
 __device__ __forceinline__ bool is_warp_launch(uint32_t flags, uint32_t d0)
@@ -689,12 +701,9 @@ __device__ void run_warp_launch(const vyre_mk_persist_args &a, uint32_t seq, uin
 		       hi1 = __shfl_sync(kFull, d0, 1);
 	const uint32_t n_units = min(__shfl_sync(kFull, d0, 7), VYRE_MK_INLINE_UNITS);
 	const uint64_t results = ((uint64_t)hi0 | (uint64_t)hi1 << 32) + lo;
-	uint32_t *u = reinterpret_cast<uint32_t *>(sh.units);
 	vyre_mk_devstate *ds = reinterpret_cast<vyre_mk_devstate *>(a.devstate);
 
-	if (lane >= VYRE_MK_HEADER_WORDS)
-		u[lane - VYRE_MK_HEADER_WORDS] = d0;
-	u[32 - VYRE_MK_HEADER_WORDS + lane] = d1;
+	inline_units_to_shared(d0, d1, sh);
 	__syncwarp();
 	for (uint32_t i = 0; i < n_units; i++)
 		warp_unit(sh.units[i], results, lane, ds);
@@ -800,10 +809,7 @@ __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, share
 	for (uint32_t j = 0; j < VYRE_MK_HEADER_WORDS; j++)
 		d[j] = __shfl_sync(kFull, d0, j);
 	if (flags & VYRE_MK_LAUNCH_INLINE) {
-		uint32_t *u = reinterpret_cast<uint32_t *>(sh.units);
-		if (lane >= VYRE_MK_HEADER_WORDS)
-			u[lane - VYRE_MK_HEADER_WORDS] = d0;
-		u[32 - VYRE_MK_HEADER_WORDS + lane] = d1;
+		inline_units_to_shared(d0, d1, sh);
 	}
 	if (lane == 0) {
 		const uint64_t slab = (uint64_t)d[0] | (uint64_t)d[1] << 32;
