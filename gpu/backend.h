@@ -2,14 +2,21 @@
 /*
  * gpu/backend.h - the execution backend interface (DESIGN.md section 8).
  *
- * vyred hands a backend one planned batch at a time: resolved items plus the
- * plan's execution order. Items inside one group are independent (no RAW,
- * WAR or WAW hazard between them) and may run in any order or in parallel;
- * groups run in order. Launches fuse consecutive groups into one device
- * submission (a device-wide barrier separates the groups inside it).
+ * vyred hands a backend planned batches: resolved items plus the plan's
+ * execution order. Items inside one group are independent (no RAW, WAR or
+ * WAW hazard between them) and may run in any order or in parallel; groups
+ * run in order. Launches fuse consecutive groups into one device submission
+ * (a device-wide barrier separates the groups inside it).
  *
- * Flow: init -> register_heap* -> (submit -> poll until done)* -> shutdown.
- * A backend owns no handles and never sees the rings.
+ * Up to cfg.max_inflight batches run at once, each in its own slot
+ * (0 .. max_inflight - 1). The caller guarantees that batches in different
+ * slots have no hazard between them (docs/design.md section 8), so a
+ * backend may run them side by side in any order; it never orders one slot
+ * after another.
+ *
+ * Flow: init -> register_heap* -> (submit(slot) ... reap)* -> shutdown.
+ * A heap is unregistered only while no slot's batch uses it. A backend owns
+ * no handles and never sees the rings.
  */
 #ifndef VYRE_GPU_BACKEND_H
 #define VYRE_GPU_BACKEND_H
@@ -61,8 +68,21 @@ struct vyre_backend_config {
 	uint32_t max_items;		 /* largest batch */
 	uint32_t cpu_threads;		 /* cpu: worker threads, 0 = online CPUs */
 	uint32_t cpu_parallel_min_bytes; /* cpu: smaller groups run on one thread; 0 = 64 KiB */
+	uint32_t max_inflight;		 /* slots: batches running at once; 0 = 1 */
 	enum vyre_cuda_mode cuda_mode;
 	int cuda_device; /* cuda: device ordinal */
+};
+
+/* One finished slot, as reap reports it. */
+struct vyre_slot_done {
+	uint32_t slot;
+	/*
+	 * 0: every result of the batch is written. Negative (VYRE_E_DEVICE after
+	 * a device fault, VYRE_E_TIMEDOUT after the watchdog stopped the batch):
+	 * the batch failed as a whole and its results are undefined; the caller
+	 * completes every executed item with VYRE_E_DEVICE.
+	 */
+	int32_t status;
 };
 
 struct vyre_backend;
@@ -74,14 +94,30 @@ struct vyre_backend_ops {
 		    uint32_t why_len);
 	int (*register_heap)(struct vyre_backend *b, uint32_t heap, uint8_t *base, uint64_t bytes);
 	int (*unregister_heap)(struct vyre_backend *b, uint32_t heap);
-	/* Start executing @batch; it (and its results array) stay valid until poll says done. */
-	int (*submit)(struct vyre_backend *b, const struct vyre_exec_batch *batch);
 	/*
-	 * Returns 1 when the submitted batch is complete (results written), 0 when
-	 * still running after waiting up to @timeout_ns, or VYRE_E_DEVICE after a
-	 * device fault (every result is then VYRE_E_DEVICE).
+	 * Start executing @batch in @slot, which must be idle (never submitted, or
+	 * reported by reap since). The batch, its arrays and its results stay
+	 * valid until reap reports the slot. Returns 0, VYRE_E_INVAL for a bad
+	 * slot, a busy slot or a malformed plan (nothing started, the slot stays
+	 * idle), or VYRE_E_DEVICE when the device cannot take work.
 	 */
-	int (*poll)(struct vyre_backend *b, int64_t timeout_ns);
+	int (*submit)(struct vyre_backend *b, uint32_t slot, const struct vyre_exec_batch *batch);
+	/*
+	 * Writes up to @max finished slots to @done, each slot once per submit,
+	 * and returns how many. When none has finished it waits up to
+	 * @timeout_ns for one (0: only looks; negative: no limit). Never blocks
+	 * longer than that, whatever the device does. After a device fault every
+	 * busy slot is reported with VYRE_E_DEVICE.
+	 */
+	int (*reap)(struct vyre_backend *b, struct vyre_slot_done *done, uint32_t max,
+		    int64_t timeout_ns);
+	/*
+	 * A descriptor that becomes readable when reap may find a finished slot
+	 * (an eventfd: the owner reads it, then reaps with timeout 0), so an
+	 * event loop can sleep on it. -1 (or NULL): none; the owner calls reap
+	 * while slots are busy.
+	 */
+	int (*completion_fd)(struct vyre_backend *b);
 	/*
 	 * 1 while the backend can run work; 0 after a fault it cannot recover
 	 * from inside this process (the owner should exit and be restarted).

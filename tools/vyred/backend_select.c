@@ -15,6 +15,7 @@ static int init(struct vyre_daemon *d, const struct vyre_backend_ops *ops, char 
 	    .max_heaps = d->cfg.max_domains,
 	    .max_items = d->cfg.max_batch,
 	    .cpu_threads = d->cfg.cpu_threads,
+	    .max_inflight = d->n_slots,
 	    .cuda_mode = d->cfg.mode,
 	    .cuda_device = 0,
 	};

@@ -70,15 +70,24 @@ void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t n
 	struct vyre_trace_cqes tc;
 
 	vyre_stage_release(d, b);
-	vyre_trace_cqes_begin(&tc, d->batches + 1);
+	vyre_trace_cqes_begin(&tc, b->stats.seq);
 	for (uint32_t t = 0; t < b->n_touched; t++) {
 		struct vyre_conn *c = &d->conns[b->touched[t]];
 		uint32_t n = c->batch_count;
 
-		if (n && c->cq_garbage) {
+		if (n == 0)
+			continue;
+		if (c->state != VYRE_CONN_ACTIVE) {
+			/* it left while its batch ran: nobody reads these CQEs */
+			c->inflight -= n;
+			vyre_conn_batch_done(d, c);
+			continue;
+		}
+		c->busy = 0;
+		if (c->cq_garbage) {
 			/* its cq_head claims CQEs never posted: no CQE is safe to post */
 			c->inflight -= n;
-			vyre_conn_close(d, c, VYRE_E_PROTO);
+			vyre_conn_drop_later(d, c, VYRE_E_PROTO);
 			continue;
 		}
 		for (uint32_t i = c->batch_first; i < c->batch_first + n; i++) {
@@ -100,12 +109,10 @@ void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t n
 					cqe.user_data);
 		}
 		vyre_trace_client_done(&tc, c);
-		if (n == 0)
-			continue;
 		c->inflight -= n;
 		c->items_done += n;
 		if (vyre_cq_flush(&c->cq) & VYRE_CQ_WAKE_EVENTFD)
-			vyre_loop_write_eventfd(d, c);
+			vyre_conn_wake_later(d, c);
 	}
 	vyre_trace_cqes_end(&tc);
 	if (d->accept_log)

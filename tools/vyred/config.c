@@ -38,6 +38,8 @@ enum {
 	OPT_BUDGET_BYTES,
 	OPT_RESIDENT_BYTES,
 	OPT_ARENA_BYTES,
+	OPT_INFLIGHT,
+	OPT_MIN_SHARE,
 };
 
 static const struct option options[] = {
@@ -64,6 +66,8 @@ static const struct option options[] = {
     {"budget-bytes", required_argument, NULL, OPT_BUDGET_BYTES},
     {"resident-bytes", required_argument, NULL, OPT_RESIDENT_BYTES},
     {"arena-bytes", required_argument, NULL, OPT_ARENA_BYTES},
+    {"inflight", required_argument, NULL, OPT_INFLIGHT},
+    {"min-share", required_argument, NULL, OPT_MIN_SHARE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -93,6 +97,11 @@ static void usage(FILE *f)
 		"                         io_uring FUTEX_WAIT if the kernel has it, else\n"
 		"                         eventfd reads)\n"
 		"  --max-batch N          most items drained per batch (default 4096)\n"
+		"  --inflight N           most batches running at once, 1-64 (default %u); a\n"
+		"                         client has one batch in flight at a time\n"
+		"  --min-share N          when several clients have work, each gets an equal\n"
+		"                         share of a batch, but never fewer than N items\n"
+		"                         (default %u)\n"
 		"  --max-clients N        most connected clients (default 256)\n"
 		"  --max-domains N        most live domains (default 256)\n"
 		"  --max-buffers N        most live buffers, all domains (default 262144)\n"
@@ -120,7 +129,8 @@ static void usage(FILE *f)
 		"                         what --max-batch needs); a smaller one plans shorter\n"
 		"                         batches\n"
 		"  -h, --help             this text\n",
-		VYRE_DEFAULT_SOCKET, VYRE_MAX_RING_ENTRIES, VYRE_MAX_RING_ENTRIES);
+		VYRE_DEFAULT_SOCKET, VYRED_DEFAULT_INFLIGHT, VYRED_DEFAULT_MIN_SHARE,
+		VYRE_MAX_RING_ENTRIES, VYRE_MAX_RING_ENTRIES);
 }
 
 static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -188,6 +198,8 @@ static void defaults(struct vyre_daemon_config *cfg)
 	cfg->mode = VYRE_CUDA_PERSISTENT;
 	cfg->doorbell = VYRE_DOORBELL_AUTO;
 	cfg->max_batch = 4096;
+	cfg->inflight = VYRED_DEFAULT_INFLIGHT;
+	cfg->min_share = VYRED_DEFAULT_MIN_SHARE;
 	cfg->max_clients = 256;
 	cfg->max_domains = 256;
 	cfg->max_buffers = 262144;
@@ -282,6 +294,11 @@ static int parse_one(int opt, const char *arg, struct vyre_daemon_config *cfg)
 		return parse_choice(opt, arg, cfg);
 	case OPT_MAX_BATCH:
 		return parse_u32(arg, 1, 1u << 20, &cfg->max_batch) ? bad("max-batch", arg) : 0;
+	case OPT_INFLIGHT:
+		return parse_u32(arg, 1, VYRED_MAX_INFLIGHT, &cfg->inflight) ? bad("inflight", arg)
+									     : 0;
+	case OPT_MIN_SHARE:
+		return parse_u32(arg, 1, 1u << 20, &cfg->min_share) ? bad("min-share", arg) : 0;
 	case OPT_MAX_CLIENTS:
 		return parse_u32(arg, 1, 65536, &cfg->max_clients) ? bad("max-clients", arg) : 0;
 	case OPT_MAX_DOMAINS:

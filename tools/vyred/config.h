@@ -10,7 +10,10 @@
 
 #include "../../gpu/backend.h"
 
-#define VYRED_MAX_ALLOW 32u
+#define VYRED_MAX_ALLOW		32u
+#define VYRED_MAX_INFLIGHT	64u
+#define VYRED_DEFAULT_INFLIGHT	4u
+#define VYRED_DEFAULT_MIN_SHARE 64u
 
 enum vyre_backend_choice {
 	VYRE_BACKEND_CHOICE_AUTO,
@@ -34,6 +37,8 @@ struct vyre_daemon_config {
 	enum vyre_cuda_mode mode;
 	enum vyre_doorbell_choice doorbell;
 	uint32_t max_batch;
+	uint32_t inflight;  /* batch slots */
+	uint32_t min_share; /* fewest items a client's share of a batch may be */
 	uint32_t max_clients;
 	uint32_t max_domains;
 	uint32_t max_buffers;

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Connection lifecycle. A connection is freed only when no io_uring
- * operation names it any more: closing cancels them and the last completion
- * releases the region, the descriptors and the slot.
+ * operation names it any more and no batch in flight holds its items:
+ * closing cancels the operations, the last completion (or its batch's)
+ * releases the region, the descriptors and the slot. A connection that
+ * closes while its batch runs leaves its domain when the batch completes,
+ * so the heap stays mapped (and registered with the backend) until then.
  */
 #include <string.h>
 #include <sys/eventfd.h>
@@ -77,8 +80,14 @@ void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason)
 		vyre_futex_wake(&h->cq_doorbell);
 		if (__atomic_load_n(&h->cq_need_wakeup, __ATOMIC_ACQUIRE) & VYRE_CQ_WAKE_EVENTFD)
 			vyre_loop_write_eventfd(d, c);
-		vyre_domain_leave(d, c->domain);
-		c->domain = NULL;
+		if (!c->busy) {
+			vyre_domain_leave(d, c->domain);
+			c->domain = NULL;
+		}
+		if (c->has_deferred) {
+			c->has_deferred = 0;
+			d->n_deferred--;
+		}
 		/* the last active slot takes this one's place */
 		const uint32_t last = d->active[--d->n_active];
 		d->active[c->active_pos] = last;
@@ -88,15 +97,42 @@ void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason)
 	/* The peer sees the hang-up now, not when the cancellations come back. */
 	shutdown(c->sock, SHUT_RDWR);
 	vyre_loop_cancel(d, c);
-	if (c->pending_ops == 0)
+	if (c->pending_ops == 0 && !c->busy)
 		conn_free(c);
 }
 
 void vyre_conn_op_done(struct vyre_conn *c)
 {
 	c->pending_ops--;
+	if (c->state == VYRE_CONN_CLOSING && c->pending_ops == 0 && !c->busy)
+		conn_free(c);
+}
+
+void vyre_conn_batch_done(struct vyre_daemon *d, struct vyre_conn *c)
+{
+	c->busy = 0;
+	if (c->domain) {
+		vyre_domain_leave(d, c->domain);
+		c->domain = NULL;
+	}
 	if (c->state == VYRE_CONN_CLOSING && c->pending_ops == 0)
 		conn_free(c);
+}
+
+void vyre_conn_drop_later(struct vyre_daemon *d, struct vyre_conn *c, int reason)
+{
+	if (c->drop_reason)
+		return;
+	c->drop_reason = reason;
+	d->drop[d->n_drop++] = c->slot;
+}
+
+void vyre_conn_wake_later(struct vyre_daemon *d, struct vyre_conn *c)
+{
+	if (c->wake_listed)
+		return;
+	c->wake_listed = 1;
+	d->wake[d->n_wake++] = c->slot;
 }
 
 int vyre_conn_has_work(struct vyre_daemon *d, struct vyre_conn *c)

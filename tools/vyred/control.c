@@ -4,6 +4,11 @@
  * list, ring and heap sizes, domain join, region creation) and buffer
  * alloc/free/lookup. Every field is checked; a bad request gets an error
  * reply, a malformed message an ERROR and a disconnect.
+ *
+ * A FREE of a buffer that an in-flight batch uses waits for that batch: the
+ * message is kept, the socket is not read meanwhile (so the client's later
+ * messages keep their order), and vyre_control_retry handles it once the
+ * buffer is idle.
  */
 #include <stdio.h>
 #include <string.h>
@@ -170,6 +175,12 @@ static void handle_buffer(struct vyre_daemon *d, struct vyre_conn *c, const stru
 		handle_alloc(d, c, m, &rep);
 		break;
 	case VYRE_MSG_FREE:
+		if (vyre_hazards_busy(&d->hazards, handle)) {
+			c->deferred = *m;
+			c->has_deferred = 1;
+			d->n_deferred++;
+			return;
+		}
 		rc = vyre_handles_remove(&d->handles, handle, c->domain->id, &ref);
 		if (rc == 0)
 			vyre_heap_free(&c->domain->heap, ref.off, ref.bytes);
@@ -229,10 +240,31 @@ void vyre_control_readable(struct vyre_daemon *d, struct vyre_conn *c)
 	for (int i = 0; i < MESSAGES_PER_WAKE; i++) {
 		int open = handle_one(d, c);
 
-		if (open == 0)
+		if (open == 0 || c->has_deferred)
 			return;
 		if (open == 2)
 			break;
 	}
 	vyre_loop_arm_poll(d, c);
+}
+
+void vyre_control_retry(struct vyre_daemon *d)
+{
+	for (uint32_t k = 0; k < d->n_active && d->n_deferred; k++) {
+		struct vyre_conn *c = &d->conns[d->active[k]];
+
+		if (!c->has_deferred || vyre_hazards_busy(&d->hazards, c->deferred.u.buffer.handle))
+			continue;
+		c->has_deferred = 0;
+		d->n_deferred--;
+		handle_buffer(d, c, &c->deferred);
+		/* closing may move the last active connection into this place */
+		if (c->state != VYRE_CONN_ACTIVE) {
+			k--;
+			continue;
+		}
+		vyre_control_readable(d, c);
+		if (c->state != VYRE_CONN_ACTIVE)
+			k--;
+	}
 }

@@ -3,9 +3,11 @@
  * tools/vyred/daemon.h - vyred's state, shared by its source files.
  *
  * One thread does everything: the io_uring event loop (accept, control
- * messages, signals, doorbell waits) and the pipeline drain -> resolve ->
- * plan -> execute -> complete. Control messages are handled only between
- * batches, so a buffer is never freed while an item that uses it runs.
+ * messages, signals, doorbell waits, the backend's completion eventfd) and
+ * the pipeline drain -> resolve -> plan -> dispatch, then complete when the
+ * backend reports the batch (pipeline.h); several batches are in flight at
+ * once. A buffer is never freed, and a heap never unmapped, while an
+ * in-flight item uses it: control.c and conns.c wait for the batch.
  */
 #ifndef VYRED_DAEMON_H
 #define VYRED_DAEMON_H
@@ -21,6 +23,7 @@
 #include "../../ring/proto.h"
 #include "../../ring/ring.h"
 #include "config.h"
+#include "hazards.h"
 #include "pipeline.h"
 #include "plan_stage.h"
 
@@ -72,8 +75,13 @@ struct vyre_conn {
 	int efd_write_armed;
 	int efd_write_again;  /* a wake-up came while a write was in flight */
 	uint32_t inflight;    /* accepted items whose CQE is not posted yet */
-	uint32_t batch_first; /* this batch's items of this conn: [first, first + count) */
+	uint32_t busy;	      /* 1 + the slot of its batch in flight, 0 when none */
+	uint32_t batch_first; /* its items in its current batch: [first, first + count) */
 	uint32_t batch_count;
+	int drop_reason; /* a stage found it broken: the loop closes it with this */
+	int wake_listed; /* in d->wake: the loop writes its eventfd */
+	int has_deferred; /* @deferred waits for an in-flight batch; its socket is not read */
+	struct vyre_msg deferred;
 	uint64_t items_done;
 	uint32_t limits_logged; /* LIMIT_* already logged for this client */
 	uint64_t accepted_ns;	/* when the socket was accepted (handshake timeout) */
@@ -110,15 +118,29 @@ struct vyre_daemon {
 	const struct vyre_backend_ops *backend_ops;
 	struct vyre_backend *backend;
 
-	struct vyre_batch batch;
+	struct vyre_batch *slots; /* one batch per backend slot */
+	uint32_t n_slots;	  /* --inflight, or fewer if memory ran short */
+	uint32_t n_running;
+	struct vyre_slot_done *done; /* n_slots entries, for the backend's reap */
+	struct vyre_hazards hazards;
+	int backend_fd; /* the backend's completion eventfd, or -1 */
+	int backend_read_armed;
+	uint64_t backend_efd_buf;
+	uint64_t batch_seq; /* ids given to batches as they are drained */
+	/* left by the stages for the loop: connection slots to wake, and to drop */
+	uint32_t *wake;
+	uint32_t n_wake;
+	uint32_t *drop;
+	uint32_t n_drop;
+	uint32_t n_deferred; /* connections with a deferred control message */
 	struct vyre_plan_stage *plan_stage;
 	FILE *accept_log;
 
 	uint32_t spin_ns; /* adaptive spin before sleeping */
-	uint64_t batches;
+	uint64_t batches; /* completed */
 	uint64_t items_total;
 	int device_lost; /* the backend cannot run work any more: exit 1 */
-	/* per stage (drain, resolve, plan, execute, complete): ns summed over batches */
+	/* per stage (drain, resolve, plan, in flight, complete): ns summed over batches */
 	uint64_t stage_ns[5];
 };
 
@@ -136,6 +158,12 @@ int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, 
 void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason);
 void vyre_conn_op_done(struct vyre_conn *c);
 int vyre_conn_has_work(struct vyre_daemon *d, struct vyre_conn *c);
+/* Its batch completed: a connection closed meanwhile now leaves its domain. */
+void vyre_conn_batch_done(struct vyre_daemon *d, struct vyre_conn *c);
+/* For stages: the loop closes @c with @reason after this pipeline step. */
+void vyre_conn_drop_later(struct vyre_daemon *d, struct vyre_conn *c, int reason);
+/* For stages: the loop writes @c's eventfd after this pipeline step. */
+void vyre_conn_wake_later(struct vyre_daemon *d, struct vyre_conn *c);
 
 /* domains.c: named and private domains and their heaps. */
 int vyre_domain_join(struct vyre_daemon *d, const struct vyre_conn *c, const char *name,
@@ -144,6 +172,8 @@ void vyre_domain_leave(struct vyre_daemon *d, struct vyre_domain *dom);
 
 /* control.c: control messages of one connection (readable socket). */
 void vyre_control_readable(struct vyre_daemon *d, struct vyre_conn *c);
+/* After batches completed: handle the deferred messages whose buffer is no longer in flight. */
+void vyre_control_retry(struct vyre_daemon *d);
 
 /* loop.c: io_uring submissions and the event loop. */
 /* Block SIGTERM/SIGINT before any thread exists, so only the signalfd sees them. */
@@ -159,7 +189,15 @@ void vyre_loop_write_eventfd(struct vyre_daemon *d, struct vyre_conn *c);
 /* backend_select.c: --backend auto|cpu|cuda. */
 int vyre_backend_select(struct vyre_daemon *d);
 
-/* pipeline: one batch through every stage; returns items accepted (0: none). */
-int vyre_pipeline_run(struct vyre_daemon *d);
+/* pipeline.c: the batch slots and one step of the pipeline. */
+int vyre_pipeline_init(struct vyre_daemon *d);
+void vyre_pipeline_fini(struct vyre_daemon *d);
+/*
+ * Completes the batches the backend reports (waiting up to @timeout_ns for
+ * one when some run and none is done), then dispatches new batches while a
+ * slot is free and clients have work. Returns items completed plus items
+ * accepted (0: nothing happened).
+ */
+int vyre_pipeline_step(struct vyre_daemon *d, int64_t timeout_ns);
 
 #endif /* VYRED_DAEMON_H */

@@ -4,13 +4,34 @@
  * A client gets at most as many items as it has free CQ slots not already
  * promised to items in flight, so its CQ can never overflow. The shared
  * sq_head is not advanced here: only for what the plan stage accepts.
+ *
+ * With batches in flight:
+ * - a client that has one is skipped: its later items wait for its CQEs,
+ *   which keeps per-client order (and FENCE) exact across batches;
+ * - a client's items are taken up to the first one that has a hazard with
+ *   an in-flight item (hazards.h), so batches in different slots never
+ *   depend on each other and the first batch's items still come first in
+ *   acceptance order;
+ * - when several clients have work, each gets a fair share of the batch,
+ *   so one that floods cannot fill every batch.
  */
 #include "daemon.h"
 #include "trace.h"
 
-static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *c)
+static uint32_t hazard_free_prefix(const struct vyre_daemon *d, const struct vyre_batch *b,
+				   uint32_t from, uint32_t n)
 {
-	uint32_t room = b->cap - b->n;
+	if (d->n_running == 0)
+		return n;
+	for (uint32_t k = 0; k < n; k++)
+		if (vyre_hazards_conflict(&d->hazards, &b->sqes[from + k].item))
+			return k;
+	return n;
+}
+
+static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *c, uint32_t share)
+{
+	uint32_t room = b->cap - b->n < share ? b->cap - b->n : share;
 	uint32_t space = vyre_cq_space_seen(&c->cq);
 	uint32_t credit = space > c->inflight ? space - c->inflight : 0;
 
@@ -24,7 +45,7 @@ static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *
 		int fresh = vyre_cq_space(&c->cq);
 
 		if (fresh < 0) {
-			vyre_conn_close(d, c, VYRE_E_PROTO);
+			vyre_conn_drop_later(d, c, VYRE_E_PROTO);
 			return;
 		}
 		credit = (uint32_t)fresh > c->inflight ? (uint32_t)fresh - c->inflight : 0;
@@ -35,19 +56,48 @@ static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *
 		return;
 	int got = vyre_sq_peek(&c->sq, &b->sqes[b->n], want);
 
-	if (got == 0)
+	if (got <= 0)
+		return;
+	uint32_t n = hazard_free_prefix(d, b, b->n, (uint32_t)got);
+
+	if (n == 0)
 		return;
 	c->batch_first = b->n;
-	c->batch_count = (uint32_t)got;
-	c->inflight += (uint32_t)got;
+	c->batch_count = n;
+	c->inflight += n;
 	b->touched[b->n_touched++] = c->slot;
-	for (uint32_t i = b->n; i < b->n + (uint32_t)got; i++) {
+	for (uint32_t i = b->n; i < b->n + n; i++) {
 		b->items[i] = b->sqes[i].item;
 		b->flags[i] = b->sqes[i].flags;
 		b->conn[i] = c->slot;
 		b->domain[i] = c->domain->slot;
 	}
-	b->n += (uint32_t)got;
+	b->n += n;
+}
+
+static int may_take(const struct vyre_conn *c)
+{
+	return c->state == VYRE_CONN_ACTIVE && !c->busy && !c->drop_reason;
+}
+
+/*
+ * Each client's share of a batch: all of it for a lone client, else an
+ * equal part of it, but never less than --min-share items.
+ */
+static uint32_t fair_share(struct vyre_daemon *d, uint32_t cap, uint32_t n)
+{
+	uint32_t ready = 0;
+
+	for (uint32_t k = 0; k < n; k++) {
+		const struct vyre_conn *c = &d->conns[d->active_snapshot[k]];
+
+		ready += may_take(c) && vyre_sq_published(&c->sq);
+	}
+	if (ready < 2)
+		return cap;
+	uint32_t share = cap / ready + (cap % ready != 0);
+
+	return share > d->cfg.min_share ? share : d->cfg.min_share;
 }
 
 void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b)
@@ -61,17 +111,17 @@ void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b)
 		d->rr_cursor = 0;
 	/*
 	 * Only active connections are walked: the table has max-clients + 16
-	 * slots, and touching each cost about a microsecond per batch. take()
-	 * may close a connection, which moves the last active one into its
-	 * place: a snapshot of the slots keeps the walk exact.
+	 * slots, and touching each cost about a microsecond per batch.
 	 */
-	for (uint32_t k = 0; k < n && b->n < b->cap; k++)
+	for (uint32_t k = 0; k < n; k++)
 		d->active_snapshot[k] = d->active[(d->rr_cursor + k) % n];
+	const uint32_t share = fair_share(d, b->cap, n);
+
 	for (uint32_t k = 0; k < n && b->n < b->cap; k++) {
 		struct vyre_conn *c = &d->conns[d->active_snapshot[k]];
 
-		if (c->state == VYRE_CONN_ACTIVE)
-			take(d, b, c);
+		if (may_take(c))
+			take(d, b, c, share);
 	}
 	/* Start one client later next time, so a busy client cannot starve the others. */
 	d->rr_cursor++;

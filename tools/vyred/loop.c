@@ -5,8 +5,14 @@
  * on each client socket, and while idle one doorbell wait per client: an
  * IORING_OP_FUTEX_WAIT on its SQ doorbell word, or, when the kernel lacks
  * futex operations (or --doorbell eventfd), a read of an eventfd the client
- * writes. After a batch the loop spins adaptively before sleeping, so busy
- * clients never need a syscall to reach it.
+ * writes, and a read of the backend's completion eventfd while batches run
+ * (a backend without one is polled: the loop does not sleep while its
+ * batches run). After a batch the loop spins adaptively before sleeping, so
+ * busy clients never need a syscall to reach it.
+ *
+ * The loop owns the sockets, io_uring, timers and signals; the pipeline
+ * (pipeline.h) takes batches through their stages and leaves what the loop
+ * must do afterwards in the daemon's wake and drop lists.
  */
 #include <errno.h>
 #include <poll.h>
@@ -39,6 +45,7 @@ enum op_kind {
 	OP_CANCEL,
 	OP_PROBE,
 	OP_TICK,
+	OP_BACKEND,
 };
 
 static uint64_t op_data(enum op_kind kind, uint32_t slot)
@@ -93,6 +100,18 @@ static void arm_signal(struct vyre_daemon *d)
 	io_uring_prep_read(sqe, d->signal_fd, d->signal_buf, sizeof(struct signalfd_siginfo), 0);
 	io_uring_sqe_set_data64(sqe, op_data(OP_SIGNAL, 0));
 	d->signal_armed = 1;
+}
+
+static void arm_backend(struct vyre_daemon *d)
+{
+	struct io_uring_sqe *sqe;
+
+	if (d->backend_read_armed || d->backend_fd < 0)
+		return;
+	sqe = get_sqe(d);
+	io_uring_prep_read(sqe, d->backend_fd, &d->backend_efd_buf, sizeof(d->backend_efd_buf), 0);
+	io_uring_sqe_set_data64(sqe, op_data(OP_BACKEND, 0));
+	d->backend_read_armed = 1;
 }
 
 /* The tick's period: a quarter of the HELLO timeout, at least 10 ms. */
@@ -280,6 +299,8 @@ int vyre_loop_init(struct vyre_daemon *d)
 			 have_futex ? "--doorbell eventfd"
 				    : "this kernel's io_uring has no FUTEX_WAIT");
 	d->spin_ns = d->cfg.spin_max_us * 1000u;
+	d->backend_fd =
+	    d->backend_ops->completion_fd ? d->backend_ops->completion_fd(d->backend) : -1;
 	return 0;
 }
 
@@ -351,6 +372,8 @@ static void reap_cqes(struct vyre_daemon *d)
 		io_uring_cqe_seen(&d->ring, cqe);
 		if (kind == OP_ACCEPT)
 			on_accept(d, res);
+		else if (kind == OP_BACKEND)
+			d->backend_read_armed = 0;
 		else if (kind == OP_TICK)
 			on_tick(d);
 		else if (kind == OP_SIGNAL)
@@ -387,8 +410,11 @@ static void sleep_on_doorbells(struct vyre_daemon *d)
 		}
 		arm_waiter(d, c, seen);
 	}
-	if (!work)
+	if (!work) {
+		if (d->n_running)
+			arm_backend(d);
 		io_uring_submit_and_wait(&d->ring, 1);
+	}
 	/* Awake: producers need no syscall to reach us until we sleep again. */
 	for (uint32_t s = 0; s < d->n_conn_slots; s++)
 		if (d->conns[s].state == VYRE_CONN_ACTIVE)
@@ -403,25 +429,61 @@ static int all_conns_free(const struct vyre_daemon *d)
 	return 1;
 }
 
+/* What the stages left for the loop: clients to drop, clients to wake, deferred frees. */
+static void after_step(struct vyre_daemon *d)
+{
+	for (uint32_t k = 0; k < d->n_drop; k++) {
+		struct vyre_conn *c = &d->conns[d->drop[k]];
+		int reason = c->drop_reason;
+
+		c->drop_reason = 0;
+		if (reason)
+			vyre_conn_close(d, c, reason);
+	}
+	d->n_drop = 0;
+	for (uint32_t k = 0; k < d->n_wake; k++) {
+		struct vyre_conn *c = &d->conns[d->wake[k]];
+
+		c->wake_listed = 0;
+		if (c->state == VYRE_CONN_ACTIVE)
+			vyre_loop_write_eventfd(d, c);
+	}
+	d->n_wake = 0;
+	if (d->n_deferred)
+		vyre_control_retry(d);
+}
+
+static int step(struct vyre_daemon *d, int64_t timeout_ns)
+{
+	int n = vyre_pipeline_step(d, timeout_ns);
+
+	after_step(d);
+	return n;
+}
+
 /*
- * After SIGTERM: every accepted item is already complete (batches are
- * synchronous); keep accepting what clients had queued, for a bounded time,
+ * After SIGTERM (or a device that cannot recover): keep accepting what
+ * clients had queued, for a bounded time, complete every batch in flight,
  * then close every client.
  */
 static int shut_down(struct vyre_daemon *d)
 {
 	uint64_t until = vyre_now_ns() + SHUTDOWN_DRAIN_NS;
 
-	while (vyre_pipeline_run(d) > 0 && vyre_now_ns() < until)
-		;
+	while (d->n_running || vyre_now_ns() < until) {
+		if (step(d, d->n_running ? 1000000 : 0) == 0 && !d->n_running)
+			break;
+	}
 	for (uint32_t s = 0; s < d->n_conn_slots; s++)
 		vyre_conn_close(d, &d->conns[s], VYRE_E_DISCONNECTED);
 	if (d->accept_armed)
 		cancel_op(d, OP_ACCEPT, 0);
 	if (d->signal_armed)
 		cancel_op(d, OP_SIGNAL, 0);
+	if (d->backend_read_armed)
+		cancel_op(d, OP_BACKEND, 0);
 	io_uring_submit(&d->ring);
-	while (!all_conns_free(d) || d->accept_armed || d->signal_armed) {
+	while (!all_conns_free(d) || d->accept_armed || d->signal_armed || d->backend_read_armed) {
 		struct io_uring_cqe *cqe;
 
 		if (io_uring_wait_cqe(&d->ring, &cqe) != 0)
@@ -433,7 +495,7 @@ static int shut_down(struct vyre_daemon *d)
 	if (d->batches) {
 		const double n = (double)d->batches;
 
-		vyre_log("mean ns per batch: drain %.0f, resolve %.0f, plan %.0f, execute %.0f, "
+		vyre_log("mean ns per batch: drain %.0f, resolve %.0f, plan %.0f, in flight %.0f, "
 			 "complete %.0f",
 			 (double)d->stage_ns[0] / n, (double)d->stage_ns[1] / n,
 			 (double)d->stage_ns[2] / n, (double)d->stage_ns[3] / n,
@@ -483,7 +545,7 @@ int vyre_loop_run(struct vyre_daemon *d)
 		/* Re-armed polls and eventfd writes go out now, not when we next idle. */
 		if (io_uring_sq_ready(&d->ring))
 			io_uring_submit(&d->ring);
-		int n = vyre_pipeline_run(d);
+		int n = step(d, 0);
 		uint64_t now = vyre_now_ns();
 
 		if (n > 0) {
@@ -494,7 +556,8 @@ int vyre_loop_run(struct vyre_daemon *d)
 		}
 		if (!idle_since)
 			idle_since = now;
-		if (now - idle_since < d->spin_ns) {
+		/* A backend without a completion fd is watched by polling while it runs. */
+		if (now - idle_since < d->spin_ns || (d->n_running && d->backend_fd < 0)) {
 			/*
 			 * A pause costs about 140 cycles on recent Xeons: look for a
 			 * published SQE after each one, not after a train of them,

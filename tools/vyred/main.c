@@ -45,7 +45,7 @@ static int setup_tables(struct vyre_daemon *d)
 	int rc = vyre_handles_init(&d->handles, d->cfg.max_buffers);
 
 	if (rc == 0)
-		rc = vyre_batch_init(&d->batch, d->cfg.max_batch);
+		rc = vyre_pipeline_init(d);
 	if (rc == 0)
 		rc = vyre_plan_stage_create(&pc, &d->plan_stage);
 	return rc;
@@ -61,7 +61,7 @@ static void teardown(struct vyre_daemon *d)
 	if (d->backend)
 		d->backend_ops->shutdown(d->backend);
 	vyre_plan_stage_destroy(d->plan_stage);
-	vyre_batch_fini(&d->batch);
+	vyre_pipeline_fini(d);
 	vyre_handles_fini(&d->handles);
 	free(d->conns);
 	free(d->active);
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
-	d.listen_fd = d.signal_fd = -1;
+	d.listen_fd = d.signal_fd = d.backend_fd = -1;
 	if (vyre_loop_block_signals() != 0) {
 		vyre_log("cannot block SIGTERM/SIGINT: %s", strerror(errno));
 		return 1;
@@ -116,8 +116,9 @@ int main(int argc, char **argv)
 		teardown(&d);
 		return 1;
 	}
-	vyre_log("ready (pid %d): max batch %u, max clients %u, max domains %u", (int)getpid(),
-		 d.cfg.max_batch, d.cfg.max_clients, d.cfg.max_domains);
+	vyre_log("ready (pid %d): max batch %u, %u batches in flight, max clients %u, max "
+		 "domains %u",
+		 (int)getpid(), d.cfg.max_batch, d.n_slots, d.cfg.max_clients, d.cfg.max_domains);
 	rc = vyre_loop_run(&d);
 	teardown(&d);
 	return rc == 0 && !d.device_lost ? 0 : 1;

@@ -1,16 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/vyred/pipeline.h - one batch through vyred's stages:
+ * tools/vyred/pipeline.h - vyred's batches and the stages they go through:
  *
- *	drain    copy SQEs from every ready client (a client's items contiguous
- *		 and in submission order; never more than its free CQ slots)
+ *	drain    copy SQEs from every ready client that has no batch in flight
+ *		 (a client's items contiguous and in submission order; never
+ *		 more than its free CQ slots nor its fair share; only the prefix
+ *		 that has no hazard with an in-flight item, hazards.h)
  *	resolve  handles -> heap ranges; static errors get their status here
  *	plan     plan_stage.h: which prefix is accepted, in what order/groups
- *	execute  the backend runs the plan
- *	complete CQEs in acceptance order per client; SQ heads advance by the
- *		 accepted count only, so unaccepted items stay in the rings
+ *	dispatch the backend starts the plan in the batch's slot; SQ heads
+ *		 advance by the accepted count only, so unaccepted items stay in
+ *		 the rings
+ *	complete when the backend reports the slot: CQEs in acceptance order
+ *		 per client
  *
- * Every array is allocated once at start-up for --max-batch items.
+ * Up to --inflight batches are in flight, one per backend slot; each slot's
+ * arrays are allocated once at start-up for --max-batch items. The stages
+ * never call into the event loop: what the loop must do afterwards (wake a
+ * client, drop one) is left in the daemon's wake and drop lists.
  */
 #ifndef VYRED_PIPELINE_H
 #define VYRED_PIPELINE_H
@@ -48,6 +55,9 @@ struct vyre_batch_stats {
 };
 
 struct vyre_batch {
+	uint32_t slot;	       /* the backend slot this batch runs in */
+	int running;	       /* dispatched, not yet completed */
+	uint64_t dispatch_ns;  /* when the backend took it */
 	uint32_t cap;	       /* --max-batch */
 	uint32_t n;	       /* items drained */
 	struct vyre_sqe *sqes; /* the copies taken from the rings */
@@ -63,7 +73,11 @@ struct vyre_batch {
 	uint32_t n_touched;
 	uint32_t n_accepted;
 	int released; /* vyre_stage_release ran for this batch */
-	struct vyre_exec_plan plan;
+	struct vyre_exec_batch exec_batch; /* what the backend holds while the batch runs */
+	struct vyre_exec_plan plan; /* over the arrays below: the planner's are reused by the next batch */
+	uint32_t *plan_order;
+	uint32_t *plan_group_end;
+	uint32_t *plan_launch_end;
 	uint32_t *seq_order; /* the sequential plan used when the plan stage fails */
 	uint32_t *seq_ends;
 	struct vyre_batch_stats stats;
@@ -76,13 +90,24 @@ void vyre_batch_fini(struct vyre_batch *b);
 
 /*
  * The stages, in order. A stage's failure is handled inside it (logged, items
- * completed). vyre_pipeline_run times them: one clock read between stages.
+ * completed). The pipeline times them: one clock read between stages.
  */
 void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b);
 void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b);
 /* @start: when the stage began, for its probe */
 void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start);
-void vyre_stage_execute(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start);
+/*
+ * Start the plan in the batch's slot and count its items as in flight.
+ * Returns 1 when the batch runs (the backend reports it later), 0 when it is
+ * already finished (nothing to run, or the backend refused it: its items
+ * failed with VYRE_E_DEVICE) and must be completed now.
+ */
+int vyre_stage_dispatch(struct vyre_daemon *d, struct vyre_batch *b);
+/*
+ * The backend reported the batch's slot with @status (0, or a failure of the
+ * whole batch): results are final; the hazards it held are released.
+ */
+void vyre_stage_finish(struct vyre_daemon *d, struct vyre_batch *b, int status);
 /* Advance SQ heads and stage CQ slots (complete.c); once per batch. */
 void vyre_stage_release(struct vyre_daemon *d, struct vyre_batch *b);
 /* @now: the completion time every CQE of the batch carries */

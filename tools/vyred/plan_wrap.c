@@ -4,7 +4,11 @@
  * it returned, and gives back the in-flight credit of items it left in the
  * rings. A plan stage that fails or returns an impossible plan is logged and
  * replaced by the sequential plan of the whole batch, which is always right.
+ * The planner's arrays are reused by the next batch's plan, while this one
+ * may still run: the plan is copied into the batch.
  */
+#include <string.h>
+
 #include "../../planner/planner.h"
 #include "daemon.h"
 #include "trace.h"
@@ -28,6 +32,15 @@ static int plan_ok(const struct vyre_batch *b, const struct vyre_plan_output *o)
 	    (p->n_launches && p->launch_end[p->n_launches - 1] != p->n_groups))
 		return 0;
 	return 1;
+}
+
+static void keep_plan(struct vyre_batch *b, const struct vyre_exec_plan *p)
+{
+	memcpy(b->plan_order, p->order, (size_t)p->n_order * sizeof(*p->order));
+	memcpy(b->plan_group_end, p->group_end, (size_t)p->n_groups * sizeof(*p->group_end));
+	memcpy(b->plan_launch_end, p->launch_end, (size_t)p->n_launches * sizeof(*p->launch_end));
+	b->plan = (struct vyre_exec_plan){b->plan_order,     p->n_order,	 b->plan_group_end,
+					  p->n_groups,	     b->plan_launch_end, p->n_launches};
 }
 
 static void sequential_plan(struct vyre_batch *b, struct vyre_plan_output *o)
@@ -75,11 +88,14 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start
 		ps = NULL;
 		vyre_log("plan stage %s (%s): running batch %llu sequentially",
 			 rc ? "failed" : "returned an invalid plan", vyre_strerror(rc),
-			 (unsigned long long)d->batches + 1);
+			 (unsigned long long)b->stats.seq);
 		vyre_trace_error(0, 0, rc ? rc : VYRE_E_INVAL);
 		sequential_plan(b, &out);
 	}
-	b->plan = out.plan;
+	if (out.plan.order == b->seq_order)
+		b->plan = out.plan;
+	else
+		keep_plan(b, &out.plan);
 	b->n_accepted = out.n_accepted;
 	b->stats.accepted = out.n_accepted;
 	b->stats.deduped = out.n_deduped;
@@ -101,6 +117,6 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start
 	}
 	vyre_trace_plan(d, b, start);
 	if (ps)
-		vyre_trace_arena(d, ps->arena_used, ps->arena_bytes, ps->arena_high_water,
+		vyre_trace_arena(b, ps->arena_used, ps->arena_bytes, ps->arena_high_water,
 				 ps->retries > 0);
 }

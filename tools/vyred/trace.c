@@ -64,7 +64,7 @@ static void fire_drains(struct vyre_daemon *d, const struct vyre_batch *b, uint6
 
 void vyre_trace_plan_fire(struct vyre_daemon *d, const struct vyre_batch *b, uint64_t start)
 {
-	uint64_t batch_id = d->batches + 1;
+	uint64_t batch_id = b->stats.seq;
 	const struct vyre_exec_plan *p = &b->plan;
 
 	fire_drains(d, b, batch_id);
@@ -93,13 +93,13 @@ void vyre_trace_plan_fire(struct vyre_daemon *d, const struct vyre_batch *b, uin
 	VYRE_PROBE_PLAN(&tp);
 }
 
-void vyre_trace_arena_fire(const struct vyre_daemon *d, uint64_t used, uint64_t capacity,
+void vyre_trace_arena_fire(const struct vyre_batch *b, uint64_t used, uint64_t capacity,
 			   uint64_t high_water, int shrunk)
 {
 	struct vyre_tm_arena a = {
 	    .bytes = sizeof(a),
 	    .shrunk = shrunk != 0,
-	    .batch_id = d->batches + 1,
+	    .batch_id = b->stats.seq,
 	    .used = used,
 	    .capacity = capacity,
 	    .high_water = high_water,
@@ -120,7 +120,7 @@ void vyre_trace_dispatch_begin_fire(struct vyre_daemon *d, const struct vyre_bat
 {
 	uint32_t backend, mode;
 	backend_mode(d, &backend, &mode);
-	VYRE_PROBE_DISPATCH_BEGIN(d->batches + 1, b->plan.n_launches, backend, mode);
+	VYRE_PROBE_DISPATCH_BEGIN(b->stats.seq, b->plan.n_launches, backend, mode);
 }
 
 void vyre_trace_dispatch_end_fire(struct vyre_daemon *d, const struct vyre_batch *b, int status,
@@ -128,7 +128,7 @@ void vyre_trace_dispatch_end_fire(struct vyre_daemon *d, const struct vyre_batch
 {
 	uint32_t backend, mode;
 	backend_mode(d, &backend, &mode);
-	VYRE_PROBE_DISPATCH_END(d->batches + 1, status, b->plan.n_order, vyre_now_ns() - start,
+	VYRE_PROBE_DISPATCH_END(b->stats.seq, status, b->plan.n_order, vyre_now_ns() - start,
 				backend, mode);
 }
 

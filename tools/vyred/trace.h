@@ -7,8 +7,8 @@
  * tracer is attached, so an untraced batch pays a few loads and branches and
  * a VYRE_PROBES=0 build pays nothing. Per CQE there is one inline test of a
  * flag the batch computed once. Probe arguments are documented in
- * include/vyre/telemetry.h; the batch id is the number the batch gets when it
- * completes (d->batches + 1 while it runs).
+ * include/vyre/telemetry.h; the batch id is the number the batch got when it
+ * was drained (b->stats.seq); batches in flight complete in any order.
  */
 #ifndef VYRED_TRACE_H
 #define VYRED_TRACE_H
@@ -43,13 +43,13 @@ static inline void vyre_trace_plan(struct vyre_daemon *d, const struct vyre_batc
  * used, the arena's size and high-water mark, and whether the arena ran out
  * so the batch was planned shorter.
  */
-void vyre_trace_arena_fire(const struct vyre_daemon *d, uint64_t used, uint64_t capacity,
+void vyre_trace_arena_fire(const struct vyre_batch *b, uint64_t used, uint64_t capacity,
 			   uint64_t high_water, int shrunk);
-static inline void vyre_trace_arena(const struct vyre_daemon *d, uint64_t used, uint64_t capacity,
+static inline void vyre_trace_arena(const struct vyre_batch *b, uint64_t used, uint64_t capacity,
 				    uint64_t high_water, int shrunk)
 {
 	if (VYRE_PROBE_ENABLED(arena))
-		vyre_trace_arena_fire(d, used, capacity, high_water, shrunk);
+		vyre_trace_arena_fire(b, used, capacity, high_water, shrunk);
 }
 
 void vyre_trace_dispatch_begin_fire(struct vyre_daemon *d, const struct vyre_batch *b);

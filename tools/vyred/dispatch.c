@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Dispatch: hand the plan to the backend in the batch's slot and count its
+ * items' buffers as in flight; finish: release them when the backend
+ * reports the slot. The backend's own watchdog bounds a device; a failed
+ * batch turns every executed item into VYRE_E_DEVICE, which completes
+ * normally. A fault the backend cannot recover from in this process (CUDA
+ * keeps such errors for the life of the context) stops vyred: it completes
+ * what it holds with VYRE_E_DEVICE, disconnects its clients and exits 1 for
+ * a supervisor to restart it, rather than fail every later item.
+ */
+#include "daemon.h"
+#include "trace.h"
+
+static void fail_all(struct vyre_batch *b, int status)
+{
+	for (uint32_t k = 0; k < b->plan.n_order; k++) {
+		b->results[b->plan.order[k]].status = status;
+		b->results[b->plan.order[k]].result = 0;
+	}
+}
+
+/* Accepted items that run (deduplicated ones too: their source runs). */
+static void track(struct vyre_daemon *d, const struct vyre_batch *b, int delta)
+{
+	for (uint32_t i = 0; i < b->n_accepted; i++)
+		if (b->status[i] == 0)
+			vyre_hazards_track(&d->hazards, &b->items[i], delta);
+}
+
+static void check_usable(struct vyre_daemon *d)
+{
+	if (d->device_lost || !d->backend_ops->usable || d->backend_ops->usable(d->backend))
+		return;
+	vyre_log("backend %s cannot recover from this device fault inside the process: "
+		 "stopping (exit status 1) so that vyred can be restarted",
+		 d->backend_ops->name);
+	d->device_lost = 1;
+	d->stopping = 1;
+}
+
+int vyre_stage_dispatch(struct vyre_daemon *d, struct vyre_batch *b)
+{
+	b->exec_batch = (struct vyre_exec_batch){
+	    .items = b->exec,
+	    .n_items = b->n_accepted,
+	    .plan = b->plan,
+	    .results = b->results,
+	};
+	if (b->plan.n_order == 0) {
+		vyre_stage_release(d, b);
+		return 0;
+	}
+	vyre_trace_dispatch_begin(d, b);
+	int rc = d->backend_ops->submit(d->backend, b->slot, &b->exec_batch);
+
+	if (rc != 0) {
+		vyre_log("backend %s: submit failed: %s", d->backend_ops->name, vyre_strerror(rc));
+		vyre_trace_error(0, 0, rc);
+		fail_all(b, VYRE_E_DEVICE);
+		vyre_stage_release(d, b);
+		check_usable(d);
+		vyre_trace_dispatch_end(d, b, rc, b->dispatch_ns);
+		return 0;
+	}
+	track(d, b, 1);
+	vyre_stage_release(d, b);
+	for (uint32_t t = 0; t < b->n_touched; t++) {
+		struct vyre_conn *c = &d->conns[b->touched[t]];
+
+		if (c->batch_count)
+			c->busy = b->slot + 1;
+	}
+	return 1;
+}
+
+void vyre_stage_finish(struct vyre_daemon *d, struct vyre_batch *b, int status)
+{
+	if (status < 0) {
+		vyre_log("backend %s: batch %llu failed: %s", d->backend_ops->name,
+			 (unsigned long long)b->stats.seq, vyre_strerror(status));
+		vyre_trace_error(0, 0, status);
+		fail_all(b, VYRE_E_DEVICE);
+		check_usable(d);
+	}
+	track(d, b, -1);
+	vyre_trace_dispatch_end(d, b, status < 0 ? status : 0, b->dispatch_ns);
+}

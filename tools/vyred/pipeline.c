@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The batch slots and one step of the pipeline: complete what the backend
+ * finished, then fill free slots. A batch takes only clients that have no
+ * batch in flight and only items without a hazard against one (drain.c), so
+ * batches in different slots never need an order between them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+static int batch_init(struct vyre_batch *b, uint32_t slot, uint32_t cap)
+{
+	memset(b, 0, sizeof(*b));
+	b->slot = slot;
+	b->cap = cap;
+	b->sqes = calloc(cap, sizeof(*b->sqes));
+	b->items = calloc(cap, sizeof(*b->items));
+	b->exec = calloc(cap, sizeof(*b->exec));
+	b->results = calloc(cap, sizeof(*b->results));
+	b->status = calloc(cap, sizeof(*b->status));
+	b->domain = calloc(cap, sizeof(*b->domain));
+	b->flags = calloc(cap, sizeof(*b->flags));
+	b->conn = calloc(cap, sizeof(*b->conn));
+	b->dedup_of = calloc(cap, sizeof(*b->dedup_of));
+	b->touched = calloc(cap, sizeof(*b->touched));
+	b->plan_order = calloc(cap, sizeof(*b->plan_order));
+	b->plan_group_end = calloc(cap, sizeof(*b->plan_group_end));
+	b->plan_launch_end = calloc(cap, sizeof(*b->plan_launch_end));
+	b->seq_order = calloc(cap, sizeof(*b->seq_order));
+	b->seq_ends = calloc(cap, sizeof(*b->seq_ends));
+	if (!b->sqes || !b->items || !b->exec || !b->results || !b->status || !b->domain ||
+	    !b->flags || !b->conn || !b->dedup_of || !b->touched || !b->plan_order ||
+	    !b->plan_group_end || !b->plan_launch_end || !b->seq_order || !b->seq_ends)
+		return VYRE_E_NOMEM;
+	return 0;
+}
+
+static void batch_fini(struct vyre_batch *b)
+{
+	free(b->sqes);
+	free(b->items);
+	free(b->exec);
+	free(b->results);
+	free(b->status);
+	free(b->domain);
+	free(b->flags);
+	free(b->conn);
+	free(b->dedup_of);
+	free(b->touched);
+	free(b->plan_order);
+	free(b->plan_group_end);
+	free(b->plan_launch_end);
+	free(b->seq_order);
+	free(b->seq_ends);
+	memset(b, 0, sizeof(*b));
+}
+
+/*
+ * One slot is required; more are taken while memory allows, since fewer
+ * slots only mean fewer batches in flight.
+ */
+int vyre_pipeline_init(struct vyre_daemon *d)
+{
+	const uint32_t want = d->cfg.inflight;
+
+	d->slots = calloc(want, sizeof(*d->slots));
+	d->done = calloc(want, sizeof(*d->done));
+	d->wake = calloc(d->n_conn_slots, sizeof(*d->wake));
+	d->drop = calloc(d->n_conn_slots, sizeof(*d->drop));
+	if (!d->slots || !d->done || !d->wake || !d->drop)
+		return VYRE_E_NOMEM;
+	for (d->n_slots = 0; d->n_slots < want; d->n_slots++) {
+		struct vyre_batch *b = &d->slots[d->n_slots];
+
+		if (batch_init(b, d->n_slots, d->cfg.max_batch) != 0) {
+			batch_fini(b);
+			break;
+		}
+	}
+	if (d->n_slots == 0)
+		return VYRE_E_NOMEM;
+	if (d->n_slots < want)
+		vyre_log("--inflight %u: memory for %u batches of %u items only", want,
+			 d->n_slots, d->cfg.max_batch);
+	return vyre_hazards_init(&d->hazards, d->cfg.max_buffers);
+}
+
+void vyre_pipeline_fini(struct vyre_daemon *d)
+{
+	for (uint32_t s = 0; s < d->n_slots; s++)
+		batch_fini(&d->slots[s]);
+	free(d->slots);
+	free(d->done);
+	free(d->wake);
+	free(d->drop);
+	vyre_hazards_fini(&d->hazards);
+	d->slots = NULL;
+	d->n_slots = 0;
+}
+
+static void complete(struct vyre_daemon *d, struct vyre_batch *b)
+{
+	uint64_t t = vyre_now_ns();
+
+	b->stats.execute_ns = t - b->dispatch_ns;
+	vyre_stage_complete(d, b, t);
+	b->stats.complete_ns = vyre_now_ns() - t;
+	d->batches++;
+	d->items_total += b->n_accepted;
+	d->stage_ns[0] += b->stats.drain_ns;
+	d->stage_ns[1] += b->stats.resolve_ns;
+	d->stage_ns[2] += b->stats.plan_ns;
+	d->stage_ns[3] += b->stats.execute_ns;
+	d->stage_ns[4] += b->stats.complete_ns;
+}
+
+static int reap(struct vyre_daemon *d, int64_t timeout_ns)
+{
+	int items = 0;
+
+	if (d->n_running == 0)
+		return 0;
+	int n = d->backend_ops->reap(d->backend, d->done, d->n_slots, timeout_ns);
+
+	for (int k = 0; k < n; k++) {
+		const uint32_t s = d->done[k].slot;
+		struct vyre_batch *b = s < d->n_slots ? &d->slots[s] : NULL;
+
+		if (!b || !b->running) {
+			vyre_log("backend %s reported slot %u, which runs nothing: ignored",
+				 d->backend_ops->name, s);
+			continue;
+		}
+		vyre_stage_finish(d, b, d->done[k].status);
+		b->running = 0;
+		d->n_running--;
+		complete(d, b);
+		items += (int)b->n_accepted;
+	}
+	if (n < 0)
+		vyre_log("backend %s: reap failed: %s", d->backend_ops->name, vyre_strerror(n));
+	return items;
+}
+
+static struct vyre_batch *free_slot(struct vyre_daemon *d)
+{
+	if (d->n_running == d->n_slots)
+		return NULL;
+	for (uint32_t s = 0; s < d->n_slots; s++)
+		if (!d->slots[s].running)
+			return &d->slots[s];
+	return NULL;
+}
+
+/* Drain, resolve, plan and start one batch; returns the items it accepted. */
+static int dispatch_one(struct vyre_daemon *d, struct vyre_batch *b)
+{
+	uint64_t t[4];
+
+	t[0] = vyre_now_ns();
+	memset(&b->stats, 0, sizeof(b->stats));
+	b->released = 0;
+	vyre_stage_drain(d, b);
+	if (b->n == 0)
+		return 0;
+	b->stats.seq = ++d->batch_seq;
+	t[1] = vyre_now_ns();
+	vyre_stage_resolve(d, b);
+	t[2] = vyre_now_ns();
+	vyre_stage_plan(d, b, t[2]);
+	t[3] = vyre_now_ns();
+	b->stats.drain_ns = t[1] - t[0];
+	b->stats.resolve_ns = t[2] - t[1];
+	b->stats.plan_ns = t[3] - t[2];
+	b->dispatch_ns = t[3];
+	if (vyre_stage_dispatch(d, b)) {
+		b->running = 1;
+		d->n_running++;
+	} else {
+		complete(d, b);
+	}
+	return (int)b->n_accepted;
+}
+
+int vyre_pipeline_step(struct vyre_daemon *d, int64_t timeout_ns)
+{
+	int items = reap(d, 0);
+	struct vyre_batch *b;
+
+	while ((b = free_slot(d)) != NULL) {
+		int n = dispatch_one(d, b);
+
+		if (n == 0)
+			break;
+		items += n;
+	}
+	if (items == 0 && timeout_ns != 0)
+		items = reap(d, timeout_ns);
+	return items;
+}
