@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench/bench_e2e.c - suite "e2e": producer processes against a running
- * vyred with the CPU backend, through the public client API (DESIGN.md 11).
+ * vyred with the CPU backend, through the public client API (docs/design.md 11).
  *
  *   cpu/latency       submit one item, vyre_wait for its CQE: submit -> CQE
  *                     seen by the producer, back to back (vyred stays awake)

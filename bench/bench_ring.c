@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench/bench_ring.c - suite "ring": 64-byte entries handed from producer
- * processes to a consumer process through shared memory (DESIGN.md 11).
+ * processes to a consumer process through shared memory (docs/design.md 11).
  *
  * Peers, all measured in the same run with the same entries (struct
  * vyre_sqe), the same ring size and the same pinning (consumer on the last

@@ -2,7 +2,7 @@
 /*
  * bench/bench_wake.c - suite "wake": how long a sleeping consumer takes to
  * run again after a producer in another process stores to a shared word and
- * wakes it (DESIGN.md 11). The consumer sleeps, per sample, through
+ * wakes it (docs/design.md 11). The consumer sleeps, per sample, through
  *   io_uring  IORING_OP_FUTEX_WAIT on the shared word, as vyred idles
  *             (io_uring_submit_and_wait; the producer calls FUTEX_WAKE)
  *   futex     a raw FUTEX_WAIT syscall on the same word

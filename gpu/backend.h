@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gpu/backend.h - the execution backend interface (DESIGN.md section 8).
+ * gpu/backend.h - the execution backend interface (docs/design.md section 8).
  *
  * vyred hands a backend planned batches: resolved items plus the plan's
  * execution order. Items inside one group are independent (no RAW, WAR or

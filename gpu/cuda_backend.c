@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CUDA backend (DESIGN.md section 8). A submitted batch is lowered into
+ * The CUDA backend (docs/design.md section 8). A submitted batch is lowered into
  * one pinned, device-mapped slab (units, stages, result records; see
  * cuda_lower.h) and run either by the resident persistent kernel, one
  * doorbell per launch, or by one cuLaunchKernel per launch. Heaps are

@@ -2,7 +2,7 @@
 //
 // gpu/megakernel.cu - the device side of the CUDA backend.
 //
-// Every operation of DESIGN.md section 6, with the results of gpu/ops.c's
+// Every operation of docs/design.md section 6, with the results of gpu/ops.c's
 // vyre_exec_one, executed over units lowered by gpu/cuda_lower.c. Buffers
 // live in host heaps registered with cuMemHostRegister, so every load and
 // store here crosses PCIe: the code keeps several loads in flight per thread

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gpu/ops.h - the semantics of vyre operations (DESIGN.md section 6).
+ * gpu/ops.h - the semantics of vyre operations (docs/design.md section 6).
  *
  * This is the one definition of what an item does: the sequential CPU oracle
  * every test compares against, the read/write sets the planner builds its

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Barrier planning (DESIGN.md 7.3): Kahn layering of a wave dependency
+ * Barrier planning (docs/design.md 7.3): Kahn layering of a wave dependency
  * graph. Each layer is one barrier-free group; a wave lands in the layer
  * after its latest predecessor, so the number of global barriers is the
  * longest dependency chain and no smaller grouping exists.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Hazard-correct dedupe (DESIGN.md 7.1) and the seed's prune built on it.
+ * Hazard-correct dedupe (docs/design.md 7.1) and the seed's prune built on it.
  *
  * Item k is satisfied by an earlier identical item s (same domain, op,
  * input, output and param) only when re-running k could not change anything:

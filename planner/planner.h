@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * planner/planner.h - the vyre planner (DESIGN.md section 7).
+ * planner/planner.h - the vyre planner (docs/design.md section 7).
  *
  * Pure: arrays and arenas in, plans out. Nothing here does I/O, touches
  * shared memory or CUDA, or allocates after vyre_planner_create(): every
@@ -11,7 +11,7 @@
  * Layers, lowest first (each usable on its own, each ported from the vyre
  * seeds with their error cases):
  *   arena     - bump reservations with a fault-injection hook
- *   barrier   - Kahn layering of a wave dependency graph (DESIGN 7.3)
+ *   barrier   - Kahn layering of a wave dependency graph (docs/design.md 7.3)
  *   frontier  - splitting barrier groups under a memory budget
  *               (megakernel_frontier.rs)
  *   fusion    - fusing adjacent stages into launches (launch_fusion.rs)
@@ -146,7 +146,7 @@ struct vyre_barrier_plan {
 };
 
 /*
- * Kahn layering (DESIGN 7.3): group 0 holds every wave without an incoming
+ * Kahn layering (docs/design.md 7.3): group 0 holds every wave without an incoming
  * edge in ascending index; each later group is found by walking the previous
  * group in order and each wave's outgoing edges in input order. Errors:
  * INVALID_WAVE, SELF_DEPENDENCY, CYCLE, OVERFLOW, RESERVE.
@@ -260,7 +260,7 @@ struct vyre_redundancy {
 int vyre_output_handles_dense_unique(const struct vyre_work_item *items, uint32_t n);
 
 /*
- * The seed's prune with DESIGN 7.1's hazard rules, over one domain: copy
+ * The seed's prune with docs/design.md 7.1's hazard rules, over one domain: copy
  * the items that must run into @out (capacity n) in order, report every
  * dropped item as (source, late, 0). Like the seed, *n_out is 0 when nothing
  * was dropped so the caller keeps its original array.

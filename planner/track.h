@@ -100,7 +100,7 @@ int dedupe_table_reserve(struct vyre_arena *a, uint32_t n_items, struct dedupe_t
 void dedupe_table_begin(struct dedupe_table *t, uint32_t n_items);
 
 /*
- * DESIGN 7.1 for item @k (not yet executed): returns the earlier item that
+ * docs/design.md 7.1 for item @k (not yet executed): returns the earlier item that
  * satisfies it, or VYRE_PLAN_NONE when it must run (and then remembers it
  * as the source for its key when it may be one). @domain may be NULL.
  */

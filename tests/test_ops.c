@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The sequential semantics of every operation (DESIGN.md section 6). */
+/* The sequential semantics of every operation (docs/design.md section 6). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
 /*
  * Goldens of the planner's building blocks: every test vector of the seeds
  * (launch_fusion.rs, megakernel_frontier.rs, whole_megakernel_opt.rs) and of
- * DESIGN.md 7.3, plus the hazard rules of DESIGN 7.1 the seeds lack.
+ * docs/design.md 7.3, plus the hazard rules of docs/design.md 7.1 the seeds lack.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -61,7 +61,7 @@ static void assert_group(const struct vyre_barrier_plan *p, uint32_t g, const ui
 		assert_int_equal(p->order[start + i], waves[i]);
 }
 
-/* ------------------------------------------------------------ DESIGN 7.3 */
+/* ------------------------------------------------------------ docs/design.md 7.3 */
 
 static void test_barrier_goldens(void **state)
 {
@@ -759,7 +759,7 @@ static void test_prune_goldens(void **state)
 	assert_items(out, n, (const struct vyre_work_item[]){wi(1, 0, 5), wi(2, 0, 6)}, 2);
 }
 
-/* Where the seed's prune would drop an item, DESIGN 7.1 says it must run. */
+/* Where the seed's prune would drop an item, docs/design.md 7.1 says it must run. */
 static void test_prune_hazards(void **state)
 {
 	struct vyre_work_item out[16];

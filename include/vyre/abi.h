@@ -24,7 +24,7 @@
 #define VYRE_ABI_VERSION  1u
 #define VYRE_REGION_MAGIC 0x45525956u /* "VYRE" little-endian */
 
-/* Operation ids (DESIGN.md section 6). */
+/* Operation ids (docs/design.md section 6). */
 enum vyre_op {
 	VYRE_OP_NOP = 0,
 	VYRE_OP_FILL = 1,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vyre/telemetry.h - what vyred's USDT probes carry (DESIGN.md section 9).
+ * vyre/telemetry.h - what vyred's USDT probes carry (docs/design.md section 9).
  *
  * vyred fires probes of provider "vyre" once per batch, never per item: an
  * attached uprobe costs about half a microsecond a hit, and an unattached one
@@ -58,7 +58,7 @@
 #define VYRE_TM_BACKEND_CPU  0u
 #define VYRE_TM_BACKEND_CUDA 1u
 
-/* dispatch_begin, dispatch_end: mode (CUDA modes as in DESIGN.md section 8; CPU has none) */
+/* dispatch_begin, dispatch_end: mode (CUDA modes as in docs/design.md section 8; CPU has none) */
 #define VYRE_TM_MODE_PERSISTENT 0u
 #define VYRE_TM_MODE_LAUNCH	1u
 #define VYRE_TM_MODE_NONE	2u
@@ -88,7 +88,7 @@ struct vyre_tm_drain {
 	uint32_t cq_free;    /* free CQ slots when the batch was drained */
 };
 
-/* plan: what the planner did with the batch (DESIGN.md section 7). */
+/* plan: what the planner did with the batch (docs/design.md section 7). */
 struct vyre_tm_plan {
 	uint32_t bytes; /* sizeof(struct vyre_tm_plan) */
 	uint32_t items; /* items in the batch */

@@ -18,7 +18,7 @@
 #define MODE_UNALIGNED 2u
 #define SENTINEL       0xa5a5a5a5u
 
-/* DESIGN.md section 6, written independently of gpu/ops.c. */
+/* docs/design.md section 6, written independently of gpu/ops.c. */
 static int reference_valid(const uint8_t *t, uint32_t bytes)
 {
 	if (bytes < 8)

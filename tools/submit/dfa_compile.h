@@ -2,7 +2,7 @@
 /*
  * tools/submit/dfa_compile.h - compile literal patterns into a DFA_SCAN table.
  *
- * The table (DESIGN.md section 6: u32 n_states, u32 start, u32
+ * The table (docs/design.md section 6: u32 n_states, u32 start, u32
  * accept[ceil(n_states/32)], u32 next[n_states][256]) is an Aho-Corasick
  * automaton with its failure links folded into the transitions: after each
  * input byte it is in an accepting state exactly when some pattern ends at

@@ -36,7 +36,7 @@
  *		    layers, barriers, launches avoided, bytes avoided, arena
  *		    use, retries...), for telemetry
  *
- * The semantic contract (DESIGN.md section 6): executing the plan and
+ * The semantic contract (docs/design.md section 6): executing the plan and
  * copying results for deduplicated items must give exactly what
  * vyre_exec_sequential gives over the accepted prefix.
  *
