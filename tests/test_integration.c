@@ -10,6 +10,10 @@
  * vyre_exec_sequential run in this process over the same items in the order
  * of vyred's accept log.
  *
+ * It runs twice: with vyred's defaults, and with many small batches in
+ * flight at once (--inflight 8 --max-batch 24 --min-share 2), where items
+ * of one domain meet hazards against batches that still run.
+ *
  * 8 x 100000 items (the issue's size); VYRE_TEST_SCALE=N multiplies them.
  */
 #include <errno.h>
@@ -524,6 +528,17 @@ static int verify(struct vyre_client *shared_conn)
 	uint64_t n, errors = 0;
 	char path[256];
 
+	/* what a previous run left */
+	for (uint32_t h = 0; h <= PRODUCERS; h++) {
+		free(od[h].heap);
+		for (uint32_t i = 0; i < N_BUFS; i++)
+			free(od[h].final_expected[i]);
+	}
+	for (uint32_t p = 0; p < PRODUCERS; p++)
+		for (uint32_t k = 0; k < 2; k++)
+			free(ld[p].recs[k]);
+	memset(od, 0, sizeof(od));
+	memset(ld, 0, sizeof(ld));
 	oracle_layout(&od[0], shared_bufs.b, shared_bufs.initial);
 	for (uint32_t p = 0; p < PRODUCERS; p++) {
 		snprintf(path, sizeof(path), "%s/producer-%u.bin", daemon_.dir, p);
@@ -574,7 +589,7 @@ static int verify(struct vyre_client *shared_conn)
 	return 0;
 }
 
-static int run(void)
+static int run(const char *const *extra)
 {
 	uint32_t items = (uint32_t)(BASE_ITEMS * vyre_test_scale());
 	struct vyre_connect_opts o = {.domain = "shared", .heap_bytes = 1u << 20};
@@ -582,7 +597,10 @@ static int run(void)
 	pid_t kids[PRODUCERS];
 	int rc, failed = 0;
 
-	if (vyre_test_daemon_start(&daemon_, NULL) != 0)
+	for (uint32_t i = 0; i < N_BUFS; i++)
+		free(shared_bufs.initial[i]);
+	memset(&shared_bufs, 0, sizeof(shared_bufs));
+	if (vyre_test_daemon_start(&daemon_, extra) != 0)
 		return -1;
 	o.socket_path = daemon_.socket;
 	if ((rc = vyre_connect(&o, &shared_conn)) != 0)
@@ -615,6 +633,11 @@ static int run(void)
 		FAIL("vyred exit %d, producers %s", rc, failed ? "failed" : "ok");
 	}
 	printf("%u producers x %u items, vyred exited 0\n", PRODUCERS, items);
+	if (extra && (vyre_test_log_has(daemon_.log, "at most 1 batches in flight") ||
+		      vyre_test_log_has(daemon_.log, " 0 holds for hazards"))) {
+		vyre_test_daemon_dump_log(&daemon_);
+		FAIL("batches never overlapped, or never met a hazard across batches");
+	}
 	rc = verify(shared_conn);
 	vyre_close(shared_conn);
 	return rc;
@@ -622,9 +645,16 @@ static int run(void)
 
 int main(void)
 {
-	int rc = run();
+	static const char *const small_batches[] = {"--inflight", "8", "--max-batch", "24",
+						    "--min-share", "2", NULL};
+	int rc = run(NULL);
 
 	vyre_test_daemon_cleanup(&daemon_);
+	if (rc == 0) {
+		printf("again with many small batches in flight\n");
+		rc = run(small_batches);
+		vyre_test_daemon_cleanup(&daemon_);
+	}
 	if (rc == 0)
 		printf("PASS\n");
 	return rc == 0 ? 0 : 1;

@@ -17,3 +17,8 @@ $(BUILD)/vyre-demo: $(call obj,tools/vyre-demo.c) $(BUILD)/libvyre-core.a $(BUIL
 TESTS += test_vyred_cli
 TEST_EXTRA_OBJS_test_vyred_cli := $(BUILD)/obj/tests/test_integration_daemon.o
 $(BUILD)/tests/test_vyred_cli: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
+
+# several batches in flight: independence, hazards across batches, deferred frees and leaves
+TESTS += test_inflight
+TEST_EXTRA_OBJS_test_inflight := $(BUILD)/obj/tests/test_integration_daemon.o
+$(BUILD)/tests/test_inflight: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred

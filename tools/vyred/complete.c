@@ -2,13 +2,15 @@
 /*
  * Complete: one CQE per accepted item, posted to its client's CQ in
  * acceptance order (so a FENCE item's CQE always follows every earlier one
- * of its client), and each client's CQ tail is published with a wake-up if
- * it sleeps.
+ * of its client: a client's earlier items were in an earlier batch, which
+ * completed before this one was drained), and each client's CQ tail is
+ * published with a wake-up if it sleeps.
  *
  * Release: each client's SQ head advances by what was accepted (the items
  * are copied), its cq_head is read and checked (the drain trusted the last
- * value), and the first CQ slots of the batch are written with their
- * user_data. The execute stage calls it right after the backend started, so
+ * value), the first CQ slots of the batch are written with their user_data,
+ * and --accept-log records the items in acceptance order, which is dispatch
+ * order. The dispatch stage calls it right after the backend started, so
  * that the stores which must take lines from the clients' caches happen
  * while the device runs, not after; never before the doorbell, whose stores
  * would queue behind them.
@@ -61,7 +63,12 @@ void vyre_stage_release(struct vyre_daemon *d, struct vyre_batch *b)
 		c->cq_garbage = vyre_cq_space(&c->cq) < 0;
 		for (uint32_t k = 0; k < n && k < STAGED_CQES; k++)
 			vyre_cq_stage(&c->cq, k, b->sqes[c->batch_first + k].user_data);
+		for (uint32_t k = 0; d->accept_log && k < n; k++)
+			fprintf(d->accept_log, "%" PRIu32 " %" PRIu64 "\n", c->id,
+				b->sqes[c->batch_first + k].user_data);
 	}
+	if (d->accept_log)
+		fflush(d->accept_log);
 }
 
 void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t now)
@@ -104,9 +111,6 @@ void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t n
 			st->latency_log2[bucket < VYRE_LATENCY_BUCKETS
 					     ? bucket
 					     : VYRE_LATENCY_BUCKETS - 1]++;
-			if (d->accept_log)
-				fprintf(d->accept_log, "%" PRIu32 " %" PRIu64 "\n", c->id,
-					cqe.user_data);
 		}
 		vyre_trace_client_done(&tc, c);
 		c->inflight -= n;
@@ -115,6 +119,4 @@ void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t n
 			vyre_conn_wake_later(d, c);
 	}
 	vyre_trace_cqes_end(&tc);
-	if (d->accept_log)
-		fflush(d->accept_log);
 }

@@ -144,6 +144,9 @@ int vyre_conn_has_work(struct vyre_daemon *d, struct vyre_conn *c)
 		vyre_conn_close(d, c, VYRE_E_PROTO);
 		return 1;
 	}
-	/* Items waiting on a full CQ are not work: the client's reap kicks us. */
-	return pending > 0 && (uint32_t)space > c->inflight;
+	/*
+	 * Items waiting on a full CQ are not work: the client's reap kicks us.
+	 * Nor are those of a client whose batch runs: its completion wakes us.
+	 */
+	return pending > 0 && (uint32_t)space > c->inflight && !c->busy;
 }

@@ -127,6 +127,8 @@ struct vyre_daemon {
 	int backend_read_armed;
 	uint64_t backend_efd_buf;
 	uint64_t batch_seq; /* ids given to batches as they are drained */
+	uint32_t most_running; /* the most batches in flight at once */
+	uint64_t hazard_holds; /* times a client's items waited for an in-flight hazard */
 	/* left by the stages for the loop: connection slots to wake, and to drop */
 	uint32_t *wake;
 	uint32_t n_wake;

@@ -18,7 +18,7 @@
 #include "daemon.h"
 #include "trace.h"
 
-static uint32_t hazard_free_prefix(const struct vyre_daemon *d, const struct vyre_batch *b,
+static uint32_t hazard_free_prefix(struct vyre_daemon *d, const struct vyre_batch *b,
 				   uint32_t from, uint32_t n)
 {
 	if (d->n_running == 0)
@@ -60,6 +60,7 @@ static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *
 		return;
 	uint32_t n = hazard_free_prefix(d, b, b->n, (uint32_t)got);
 
+	d->hazard_holds += n < (uint32_t)got;
 	if (n == 0)
 		return;
 	c->batch_first = b->n;

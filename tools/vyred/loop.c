@@ -490,8 +490,10 @@ static int shut_down(struct vyre_daemon *d)
 			break;
 		reap_cqes(d);
 	}
-	vyre_log("stopped after %llu batches, %llu items", (unsigned long long)d->batches,
-		 (unsigned long long)d->items_total);
+	vyre_log("stopped after %llu batches, %llu items; at most %u batches in flight at once, "
+		 "%llu holds for hazards against them",
+		 (unsigned long long)d->batches, (unsigned long long)d->items_total,
+		 d->most_running, (unsigned long long)d->hazard_holds);
 	if (d->batches) {
 		const double n = (double)d->batches;
 

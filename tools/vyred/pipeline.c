@@ -177,7 +177,8 @@ static int dispatch_one(struct vyre_daemon *d, struct vyre_batch *b)
 	b->dispatch_ns = t[3];
 	if (vyre_stage_dispatch(d, b)) {
 		b->running = 1;
-		d->n_running++;
+		if (++d->n_running > d->most_running)
+			d->most_running = d->n_running;
 	} else {
 		complete(d, b);
 	}
