@@ -7,7 +7,7 @@
  *              kernel; a mapped-memory doorbell round trip to a resident
  *              kernel (latency p50/p99/p999)
  *   latency    one small item (ADD over 16 words) submitted to the backend
- *              and polled to completion, persistent and launch modes
+ *              and reaped to completion, persistent and launch modes
  *   throughput items/s for batches of 1..65536 trivial items (FILL of one
  *              word each, all independent) and of a DFA mix (1 in 4 items a
  *              DFA_SCAN of 64 bytes, the rest ADD over 16 words): persistent,
@@ -222,15 +222,18 @@ static int peer_throughput(struct vyre_bench_ctx *ctx, struct vyre_cuda_peers *p
 
 static int run_batch(struct vyre_backend *b, struct workload *w)
 {
-	int err = vyre_cuda_backend->submit(b, &w->batch);
+	struct vyre_slot_done done;
+	int err = vyre_cuda_backend->submit(b, 0, &w->batch);
 
 	if (!err)
-		err = vyre_cuda_backend->poll(b, POLL_NS);
-	return err == 1 ? 0 : (err ? err : VYRE_E_TIMEDOUT);
+		err = vyre_cuda_backend->reap(b, &done, 1, POLL_NS);
+	if (err < 0)
+		return err;
+	return err == 0 ? VYRE_E_TIMEDOUT : done.status;
 }
 
 /*
- * One small item (ADD over 16 words), submit -> poll done. Persistent mode
+ * One small item (ADD over 16 words), submit -> reap done. Persistent mode
  * alternates IMMEDIATE launches with the slab path in blocks of samples, so
  * both rows come from the same minutes of the same machine.
  */

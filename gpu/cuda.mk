@@ -10,7 +10,7 @@ NVCC ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc
 ifneq ($(NVCC),)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_SRCS := gpu/cuda_driver.c gpu/cuda_device.c gpu/cuda_lower.c gpu/cuda_immediate.c \
-	gpu/cuda_backend.c \
+	gpu/cuda_backend.c gpu/cuda_persistent.c gpu/cuda_launch.c gpu/cuda_hooks.c \
 	gpu/cuda_peers.c
 CORE_SRCS += $(CUDA_SRCS) $(BUILD)/gen/megakernel_fatbin.c
 $(foreach s,$(CUDA_SRCS),$(eval CFLAGS_$(subst /,_,$(s:.c=)) := -I$(CUDA_HOME)/include))
@@ -43,7 +43,8 @@ $(BUILD)/gen/megakernel.sm_%.ptx: gpu/megakernel.cu gpu/cuda_abi.h include/vyre/
 	$(NVCC) -std=c++17 -O3 -Iinclude -Igpu -arch=compute_$* -ptx $< -o $@
 
 # test_cuda_lower runs anywhere; the others exit 77 without a GPU.
-CUDA_TESTS := test_cuda_lower test_cuda_immediate test_cuda_diff test_cuda_fault test_cuda_e2e
+CUDA_TESTS := test_cuda_lower test_cuda_immediate test_cuda_diff test_cuda_fault test_cuda_inflight \
+	test_cuda_e2e
 TESTS += $(CUDA_TESTS)
 $(foreach t,$(CUDA_TESTS),$(eval TEST_EXTRA_OBJS_$(t) := $(BUILD)/obj/tests/test_cuda_gen.o))
 $(foreach t,$(CUDA_TESTS) test_cuda_gen,$(eval CFLAGS_tests_$(t) := -I$(CUDA_HOME)/include -Igpu))

@@ -1,127 +1,63 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CUDA backend (docs/design.md section 8). A submitted batch is lowered into
- * one pinned, device-mapped slab (units, stages, result records; see
- * cuda_lower.h) and run either by the resident persistent kernel, one
- * doorbell per launch, or by one cuLaunchKernel per launch. Heaps are
- * registered with cuMemHostRegister, so the kernels work on them in place.
+ * The CUDA backend (docs/design.md section 8): context and memory lifecycle, the
+ * heartbeat thread, heap registration, the ops table, and the slot
+ * bookkeeping both modes share (submit lowers a batch into its slot's slab;
+ * reap reports finished slots). The modes themselves live in
+ * cuda_persistent.c and cuda_launch.c; see cuda_backend_internal.h for how
+ * slots and lanes relate.
  *
  * Faults: a CUDA error while running (an illegal address, a lost context)
- * fails every in-flight item with VYRE_E_DEVICE and is logged with its
- * cause. Such errors are sticky: CUDA cannot recover them inside the process
- * (a primary context reset does not clear them), so the backend then stays
- * unusable and says so, every later submit fails at once with VYRE_E_DEVICE,
- * and vyred must exit and be restarted. A watchdog trip (a barrier without
- * progress) fails the batch the same way but is no CUDA error: the backend
- * recovers by itself. A persistent kernel that left because the heartbeat
- * stopped is restarted where it left off.
+ * fails every busy slot with VYRE_E_DEVICE and is logged with its cause.
+ * Such errors are sticky: CUDA cannot recover them inside the process (a
+ * primary context reset does not clear them), so the backend then stays
+ * unusable and says so, every later submit fails at once with
+ * VYRE_E_DEVICE, and vyred must exit and be restarted. A watchdog trip (a
+ * barrier without progress) fails only the slot whose launch tripped it and
+ * is no CUDA error: the backend recovers by itself.
  *
- * Freeing or unregistering memory may wait for the device to go idle, which
- * a resident kernel never does: the persistent kernel is stopped first and
- * restarted by the next submit.
+ * Unregistering memory waits for the device to go idle, which a resident
+ * kernel never does: the persistent kernel is stopped first and restarted
+ * by the next poll that finds work.
  */
-#include "cuda_backend.h"
+#include "cuda_backend_internal.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "cuda_abi.h"
-#include "cuda_device.h"
-#include "cuda_immediate.h"
-#include "cuda_lower.h"
-
-#define BACKEND_MAGIC	  0x76637564u
 #define SLAB_MIN_BYTES	  (256u << 10)
 #define SLAB_INIT_MAX	  (64u << 20)
-#define STOP_TIMEOUT_NS	  2000000000ll
-#define CHECK_EVERY_NS	  50000	 /* between kernel health checks while polling */
-#define CLOCK_EVERY	  32u	 /* polls between clock reads */
-#define SPIN_NS		  200000 /* busy polling before poll() sleeps between checks */
+#define SPIN_NS		  200000 /* busy polling before reap sleeps between checks */
 #define POLL_SLEEP_NS	  20000l
 #define HEARTBEAT_DEFAULT 1000u
 #define WATCHDOG_DEFAULT  10000u
+#define MAX_SLOTS	  1024u
 
-struct heap_slot {
-	uint8_t *base;
-	uint64_t bytes;
-};
-
-struct vyre_backend {
-	uint32_t magic;
-	struct vyre_backend_config cfg;
-	struct vyre_cuda_device dv;
-	uint32_t max_blocks;
-	CUstream stream;
-	struct vyre_cuda_pinned ctrl_mem, ring_mem, cpl_mem, slab;
-	CUdeviceptr devstate;
-	struct vyre_mk_ctrl *ctrl;
-	uint64_t *ring;
-	uint64_t *cpl; /* completion ring of IMMEDIATE launches */
-	struct vyre_cuda_heap *heaps;
-	struct heap_slot *host_heaps;
-	uint32_t *cls, *order_slot;
-	struct vyre_cuda_launch *launches;
-	uint32_t heartbeat_ms, watchdog_ms;
-	uint64_t heartbeat_cycles, watchdog_cycles;
-
-	/* the batch in flight */
-	const struct vyre_exec_batch *batch;
-	struct vyre_cuda_layout lay;
-	uint32_t next_post;    /* persistent: next launch to ring */
-	uint32_t seq_end;      /* persistent: done value that completes the batch */
-	int64_t next_check_ns; /* persistent: when poll next asks the driver about the kernel */
-	uint32_t polls;
-	int in_flight;
-	int immediate; /* persistent: the batch is one IMMEDIATE launch */
-	uint32_t imm_seq;
-	struct vyre_cuda_immediate imm;
-	int immediate_off; /* test hook: every batch takes the slab path */
-
-	/* persistent kernel */
-	int kernel_live;
-	uint32_t seq; /* sequence number of the next doorbell */
-
-	pthread_t hb_thread;
-	pthread_mutex_t hb_lock;
-	pthread_cond_t hb_cond;
-	int hb_sync_ready, hb_running, hb_stop, hb_paused;
-
-	uint32_t inject;
-	int dead;
-	struct vyre_cuda_stats stats;
-	char why[320];
-	char desc[256];
-};
-
-static void note(struct vyre_backend *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* Records @fmt as the last error and logs it: vyred logs to stderr. */
-static void note(struct vyre_backend *b, const char *fmt, ...)
+void vyre_cuda_note(struct vyre_backend *b, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(b->why, sizeof(b->why), fmt, ap);
 	va_end(ap);
+	/* vyred logs to stderr */
 	fprintf(stderr, "vyre-cuda: %s\n", b->why);
 }
 
-static int cu_note(struct vyre_backend *b, const char *call, CUresult r)
+int vyre_cuda_cu_note(struct vyre_backend *b, const char *call, CUresult r)
 {
 	char msg[256];
 
 	vyre_cuda_error(b->dv.d, msg, sizeof(msg), call, r);
-	note(b, "%s", msg);
+	vyre_cuda_note(b, "%s", msg);
 	return vyre_cuda_status(r);
 }
 
-static int64_t now_ns(void)
+int64_t vyre_cuda_now_ns(void)
 {
 	struct timespec ts;
 
@@ -160,7 +96,108 @@ static uint32_t env_inject(void)
 	return 0;
 }
 
-/* ---- heartbeat ------------------------------------------------------------ */
+uint64_t vyre_cuda_ctrl_dev(const struct vyre_backend *b, uint32_t i)
+{
+	return b->ctrl_mem.dev + (uint64_t)i * sizeof(struct vyre_mk_ctrl);
+}
+
+CUdeviceptr vyre_cuda_devstate_dev(const struct vyre_backend *b, uint32_t i)
+{
+	return b->devstate + (CUdeviceptr)i * sizeof(struct vyre_mk_devstate);
+}
+
+int vyre_cuda_clear_devstate(struct vyre_backend *b, uint32_t i, uint32_t n, CUstream stream)
+{
+	CUresult r = b->dv.d->cuMemsetD8Async(vyre_cuda_devstate_dev(b, i), 0,
+					      (size_t)n * sizeof(struct vyre_mk_devstate), stream);
+
+	if (r != CUDA_SUCCESS)
+		return vyre_cuda_cu_note(b, "cuMemsetD8Async(devstate)", r);
+	return 0;
+}
+
+int vyre_cuda_wait_stream(struct vyre_backend *b, CUstream stream, int64_t timeout_ns)
+{
+	const int64_t deadline = vyre_cuda_now_ns() + timeout_ns;
+	const struct timespec pause = {0, 50000};
+
+	for (;;) {
+		CUresult r = b->dv.d->cuStreamQuery(stream);
+
+		if (r == CUDA_SUCCESS)
+			return 0;
+		if (r != CUDA_ERROR_NOT_READY) {
+			vyre_cuda_cu_note(b, "cuStreamQuery", r);
+			return VYRE_E_DEVICE;
+		}
+		if (vyre_cuda_now_ns() > deadline) {
+			vyre_cuda_note(b, "the kernel did not finish within %lld ms",
+				       (long long)(timeout_ns / 1000000));
+			return VYRE_E_TIMEDOUT;
+		}
+		nanosleep(&pause, NULL);
+	}
+}
+
+int64_t vyre_cuda_stop_timeout_ns(const struct vyre_backend *b)
+{
+	/* a launch in flight may run until its watchdog gives up on it */
+	return (int64_t)b->watchdog_ms * 1000000 + STOP_EXTRA_NS;
+}
+
+/* ---- slots ------------------------------------------------------------------ */
+
+void vyre_cuda_slot_finish(struct vyre_backend *b, struct cuda_slot *s, int32_t status)
+{
+	if (status == 0) {
+		vyre_cuda_lower_results(s->batch, s->order_slot, vyre_cuda_slot_records(s));
+		b->stats.bytes_from_device +=
+		    (uint64_t)s->lay.n_results * sizeof(struct vyre_mk_result);
+	} else {
+		vyre_cuda_fail_results(s->batch, VYRE_E_DEVICE);
+		b->stats.faults++;
+	}
+	if (b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT && s->lane < b->n_lanes)
+		b->lanes[s->lane].busy--;
+	s->lane = NO_SLOT;
+	s->state = SLOT_FINISHED;
+	s->status = status;
+}
+
+int vyre_cuda_device_fault(struct vyre_backend *b)
+{
+	char cause[sizeof(b->why)];
+	uint32_t items = 0, slots = 0;
+
+	memcpy(cause, b->why, sizeof(cause));
+	for (uint32_t i = 0; i < b->n_slots; i++) {
+		struct cuda_slot *s = &b->slots[i];
+
+		if (s->state != SLOT_BUSY)
+			continue;
+		items += s->batch->plan.n_order;
+		slots++;
+		vyre_cuda_slot_finish(b, s, VYRE_E_DEVICE);
+	}
+	b->dead = 1;
+	b->kernel_live = 0;
+	vyre_cuda_note(b,
+		       "device fault: %.200s; %u in-flight item(s) of %u batch(es) complete with "
+		       "VYRE_E_DEVICE; CUDA cannot recover this process, so the backend is "
+		       "unusable: restart vyred",
+		       cause, items, slots);
+	return VYRE_E_DEVICE;
+}
+
+static int any_busy(const struct vyre_backend *b)
+{
+	for (uint32_t i = 0; i < b->n_slots; i++)
+		if (b->slots[i].state == SLOT_BUSY)
+			return 1;
+	return 0;
+}
+
+/* ---- heartbeat ---------------------------------------------------------------- */
 
 static void *heartbeat_main(void *arg)
 {
@@ -171,7 +208,9 @@ static void *heartbeat_main(void *arg)
 	pthread_mutex_lock(&b->hb_lock);
 	while (!b->hb_stop) {
 		if (!b->hb_paused)
-			__atomic_fetch_add(&b->ctrl->heartbeat, 1u, __ATOMIC_RELAXED);
+			for (uint32_t l = 0; l < b->n_lanes; l++)
+				__atomic_fetch_add(&b->lanes[l].ctrl->heartbeat, 1u,
+						   __ATOMIC_RELAXED);
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_nsec += period_ns;
 		ts.tv_sec += ts.tv_nsec / 1000000000l;
@@ -191,7 +230,7 @@ static int start_heartbeat(struct vyre_backend *b)
 	b->hb_stop = 0;
 	err = pthread_create(&b->hb_thread, NULL, heartbeat_main, b);
 	if (err) {
-		note(b, "pthread_create(heartbeat) failed: %s", strerror(err));
+		vyre_cuda_note(b, "pthread_create(heartbeat) failed: %s", strerror(err));
 		return VYRE_E_NOMEM;
 	}
 	b->hb_running = 1;
@@ -210,77 +249,85 @@ static void stop_heartbeat(struct vyre_backend *b)
 	b->hb_running = 0;
 }
 
-/* ---- device resources --------------------------------------------------- */
+/* ---- device resources --------------------------------------------------------- */
 
-/*
- * Every doorbell and completion slot holds the sequence number it had one lap
- * before b->seq, which no launch to come uses.
- */
-static void reset_rings(struct vyre_backend *b)
+static int alloc_slot_arrays(struct vyre_backend *b)
 {
-	for (uint32_t i = 0; i < VYRE_MK_RING_SLOTS; i++) {
-		const uint32_t seq = b->seq + i;
-		const uint64_t at = (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
-		const uint64_t stale = (uint64_t)(seq - VYRE_MK_RING_SLOTS) << 32;
+	const uint32_t n = b->cfg.max_items;
 
-		for (uint32_t j = 0; j < VYRE_MK_SLOT_WORDS; j++) {
-			__atomic_store_n(&b->ring[at + j], stale, __ATOMIC_RELAXED);
-			__atomic_store_n(&b->cpl[at + j], stale, __ATOMIC_RELAXED);
-		}
+	b->slots = calloc(b->n_slots, sizeof(*b->slots));
+	if (!b->slots)
+		return VYRE_E_NOMEM;
+	for (uint32_t i = 0; i < b->n_slots; i++) {
+		struct cuda_slot *s = &b->slots[i];
+
+		s->lane = NO_SLOT;
+		s->cls = calloc(n, sizeof(*s->cls));
+		s->order_slot = calloc(n, sizeof(*s->order_slot));
+		s->launches = calloc(n, sizeof(*s->launches));
+		if (!s->cls || !s->order_slot || !s->launches)
+			return VYRE_E_NOMEM;
 	}
+	return 0;
 }
 
-static int clear_devstate(struct vyre_backend *b)
+static void free_slot_arrays(struct vyre_backend *b)
 {
-	CUresult r =
-	    b->dv.d->cuMemsetD8Async(b->devstate, 0, sizeof(struct vyre_mk_devstate), b->stream);
-
-	if (r != CUDA_SUCCESS)
-		return cu_note(b, "cuMemsetD8Async(devstate)", r);
-	return 0;
+	for (uint32_t i = 0; b->slots && i < b->n_slots; i++) {
+		free(b->slots[i].cls);
+		free(b->slots[i].order_slot);
+		free(b->slots[i].launches);
+	}
+	free(b->slots);
+	b->slots = NULL;
 }
 
 static int setup(struct vyre_backend *b, uint64_t slab_bytes)
 {
 	const struct vyre_cuda_driver *d = b->dv.d;
 	CUresult r = d->cuStreamCreate(&b->stream, CU_STREAM_NON_BLOCKING);
+	uint64_t devstate_bytes;
 	int err;
 
 	if (r != CUDA_SUCCESS) {
 		b->stream = NULL;
-		return cu_note(b, "cuStreamCreate", r);
+		return vyre_cuda_cu_note(b, "cuStreamCreate", r);
 	}
-	err = vyre_cuda_pinned_alloc(&b->dv, &b->ctrl_mem, sizeof(struct vyre_mk_ctrl), b->why,
+	/* a control page and device state per lane (persistent) or per slot (launch) */
+	if (b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT) {
+		err = vyre_cuda_persist_plan(b);
+		if (err)
+			return err;
+		b->n_ctrl = b->n_lanes;
+	} else {
+		b->n_ctrl = b->n_slots;
+	}
+	devstate_bytes = (uint64_t)(b->n_ctrl + 1) * sizeof(struct vyre_mk_devstate);
+	err = vyre_cuda_pinned_alloc(&b->dv, &b->ctrl_mem,
+				     (uint64_t)b->n_ctrl * sizeof(struct vyre_mk_ctrl), b->why,
 				     sizeof(b->why));
-	if (!err)
-		err = vyre_cuda_pinned_alloc(&b->dv, &b->ring_mem,
-					     (uint64_t)VYRE_MK_RING_SLOTS * VYRE_MK_SLOT_WORDS * 8,
-					     b->why, sizeof(b->why));
-	if (!err)
-		err = vyre_cuda_pinned_alloc(&b->dv, &b->cpl_mem,
-					     (uint64_t)VYRE_MK_RING_SLOTS * VYRE_MK_SLOT_WORDS * 8,
-					     b->why, sizeof(b->why));
-	if (!err)
-		err = vyre_cuda_pinned_alloc(&b->dv, &b->slab, slab_bytes, b->why, sizeof(b->why));
+	for (uint32_t i = 0; !err && i < b->n_slots; i++)
+		err = vyre_cuda_pinned_alloc(&b->dv, &b->slots[i].slab, slab_bytes, b->why,
+					     sizeof(b->why));
 	if (err) {
 		fprintf(stderr, "vyre-cuda: %s\n", b->why);
 		return err;
 	}
-	r = d->cuMemAlloc(&b->devstate, sizeof(struct vyre_mk_devstate));
+	/* one more than the pages: the grid-wide state of the persistent kernel */
+	r = d->cuMemAlloc(&b->devstate, devstate_bytes);
 	if (r != CUDA_SUCCESS) {
 		b->devstate = 0;
-		return cu_note(b, "cuMemAlloc(devstate)", r);
+		return vyre_cuda_cu_note(b, "cuMemAlloc(devstate)", r);
 	}
-	b->ctrl = b->ctrl_mem.host;
-	b->ring = b->ring_mem.host;
-	b->cpl = b->cpl_mem.host;
-	reset_rings(b);
-	err = clear_devstate(b);
+	err = vyre_cuda_clear_devstate(b, 0, b->n_ctrl + 1, b->stream);
+	if (!err)
+		err = b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT ? vyre_cuda_persist_setup(b)
+							       : vyre_cuda_launch_setup(b);
 	if (err)
 		return err;
 	r = d->cuStreamSynchronize(b->stream);
 	if (r != CUDA_SUCCESS)
-		return cu_note(b, "cuStreamSynchronize", r);
+		return vyre_cuda_cu_note(b, "cuStreamSynchronize", r);
 	return 0;
 }
 
@@ -288,19 +335,18 @@ static void teardown(struct vyre_backend *b)
 {
 	const struct vyre_cuda_driver *d = b->dv.d;
 
+	vyre_cuda_launch_teardown(b);
 	if (b->devstate)
 		d->cuMemFree(b->devstate);
 	b->devstate = 0;
-	vyre_cuda_pinned_free(&b->dv, &b->slab);
+	for (uint32_t i = 0; b->slots && i < b->n_slots; i++)
+		vyre_cuda_pinned_free(&b->dv, &b->slots[i].slab);
 	vyre_cuda_pinned_free(&b->dv, &b->cpl_mem);
 	vyre_cuda_pinned_free(&b->dv, &b->ring_mem);
 	vyre_cuda_pinned_free(&b->dv, &b->ctrl_mem);
 	if (b->stream)
 		d->cuStreamDestroy(b->stream);
 	b->stream = NULL;
-	b->ctrl = NULL;
-	b->ring = NULL;
-	b->cpl = NULL;
 }
 
 static int register_one(struct vyre_backend *b, uint32_t heap)
@@ -313,7 +359,7 @@ static int register_one(struct vyre_backend *b, uint32_t heap)
 				 CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE);
 
 	if (r != CUDA_SUCCESS) {
-		cu_note(b, "cuMemHostRegister(heap)", r);
+		vyre_cuda_cu_note(b, "cuMemHostRegister(heap)", r);
 		if (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
 			return VYRE_E_INVAL;
 		return vyre_cuda_status(r);
@@ -321,7 +367,7 @@ static int register_one(struct vyre_backend *b, uint32_t heap)
 	r = d->cuMemHostGetDevicePointer(&p, hs->base, 0);
 	if (r != CUDA_SUCCESS) {
 		d->cuMemHostUnregister(hs->base);
-		return cu_note(b, "cuMemHostGetDevicePointer(heap)", r);
+		return vyre_cuda_cu_note(b, "cuMemHostGetDevicePointer(heap)", r);
 	}
 	b->heaps[heap].dptr = p;
 	b->heaps[heap].bytes = hs->bytes;
@@ -329,238 +375,25 @@ static int register_one(struct vyre_backend *b, uint32_t heap)
 	return 0;
 }
 
-/* ---- the persistent kernel ---------------------------------------------- */
-
-/* The first @words words of doorbell slot @seq; each word is current on its own. */
-static void post_slot(struct vyre_backend *b, uint32_t seq, const uint32_t *data, uint32_t words)
+/* Stop the resident kernel (persistent mode); a failure is a device fault. */
+static int quiesce(struct vyre_backend *b)
 {
-	uint64_t *slot = b->ring + (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
-
-	for (uint32_t j = 0; j < words; j++)
-		__atomic_store_n(&slot[j], (uint64_t)seq << 32 | data[j], __ATOMIC_RELEASE);
-	b->stats.bytes_to_device += (uint64_t)words * 8;
-}
-
-static int start_kernel(struct vyre_backend *b, uint32_t start_seq)
-{
-	struct vyre_mk_persist_args a = {
-	    .ctrl = b->ctrl_mem.dev,
-	    .ring = b->ring_mem.dev,
-	    .cpl = b->cpl_mem.dev,
-	    .devstate = b->devstate,
-	    .heartbeat_cycles = b->heartbeat_cycles,
-	    .watchdog_cycles = b->watchdog_cycles,
-	    .start_seq = start_seq,
-	};
-	void *params[] = {&a};
-	CUresult r;
-	int err;
-
-	__atomic_store_n(&b->ctrl->state, VYRE_MK_STATE_RUNNING, __ATOMIC_RELAXED);
-	__atomic_store_n(&b->ctrl->done, start_seq, __ATOMIC_RELEASE);
-	err = clear_devstate(b);
-	if (err)
-		return err;
-	r = b->dv.d->cuLaunchKernel(b->dv.persistent, b->dv.grid, 1, 1, VYRE_MK_THREADS, 1, 1, 0,
-				    b->stream, params, NULL);
-	if (r != CUDA_SUCCESS)
-		return cu_note(b, "cuLaunchKernel(vyre_mk_persistent)", r);
-	b->kernel_live = 1;
-	b->stats.kernel_starts++;
-	return 0;
-}
-
-/* 0 when the stream drained, VYRE_E_TIMEDOUT, or VYRE_E_DEVICE on a CUDA error. */
-static int wait_stream(struct vyre_backend *b, int64_t timeout_ns)
-{
-	const int64_t deadline = now_ns() + timeout_ns;
-	const struct timespec pause = {0, 50000};
-
-	for (;;) {
-		CUresult r = b->dv.d->cuStreamQuery(b->stream);
-
-		if (r == CUDA_SUCCESS)
-			return 0;
-		if (r != CUDA_ERROR_NOT_READY) {
-			cu_note(b, "cuStreamQuery", r);
-			return VYRE_E_DEVICE;
-		}
-		if (now_ns() > deadline) {
-			note(b, "the kernel did not finish within %lld ms",
-			     (long long)(timeout_ns / 1000000));
-			return VYRE_E_TIMEDOUT;
-		}
-		nanosleep(&pause, NULL);
-	}
-}
-
-/* Ring the EXIT doorbell and wait for the grid to leave. */
-static int stop_kernel(struct vyre_backend *b)
-{
-	uint32_t data[VYRE_MK_SLOT_WORDS] = {0};
-
-	if (!b->kernel_live)
+	if (b->cfg.cuda_mode != VYRE_CUDA_PERSISTENT)
 		return 0;
-	data[6] = VYRE_MK_LAUNCH_EXIT << 16;
-	post_slot(b, b->seq, data, VYRE_MK_HEADER_WORDS);
-	b->seq++;
-	b->kernel_live = 0;
-	return wait_stream(b, STOP_TIMEOUT_NS);
+	if (vyre_cuda_persist_stop(b) == 0)
+		return 0;
+	return b->dead ? VYRE_E_DEVICE : vyre_cuda_device_fault(b);
 }
 
-/* Launches the persistent kernel has finished (the seq of the last one + 1). */
-static uint32_t ring_done(struct vyre_backend *b)
-{
-	return __atomic_load_n(&b->ctrl->done, __ATOMIC_ACQUIRE);
-}
-
-/* Descriptor bytes the device reads from the slab. */
-static uint64_t slab_bytes(const struct vyre_backend *b)
-{
-	return (uint64_t)b->lay.n_units * sizeof(struct vyre_mk_unit) +
-	       (uint64_t)b->lay.n_stages * sizeof(struct vyre_mk_stage);
-}
-
-/* The batch is b->imm: its input goes inside the doorbell, the slab is not read. */
-static void post_immediate(struct vyre_backend *b)
-{
-	uint32_t data[VYRE_MK_SLOT_WORDS];
-	const uint32_t words =
-	    vyre_cuda_immediate_doorbell(&b->imm, b->host_heaps[b->imm.heap].base, data);
-
-	b->imm_seq = b->seq;
-	post_slot(b, b->seq, data, words);
-	b->seq++;
-	b->next_post = 1;
-	b->stats.launches++;
-	b->stats.immediates++;
-}
-
-/*
- * Ring the doorbells of the launches not posted yet, as far as the ring has
- * room. A launch of one stage, one block and at most VYRE_MK_INLINE_UNITS
- * units travels inside its slot.
- */
-static void post_launches(struct vyre_backend *b)
-{
-	const uint32_t done = ring_done(b);
-	const uint8_t *slab = b->slab.host;
-	const struct vyre_mk_unit *units = (const struct vyre_mk_unit *)(slab + b->lay.units_off);
-	const struct vyre_mk_stage *stages =
-	    (const struct vyre_mk_stage *)(slab + b->lay.stages_off);
-
-	while (b->next_post < b->lay.n_launches && b->seq - done < VYRE_MK_RING_SLOTS) {
-		const struct vyre_cuda_launch *l = &b->launches[b->next_post];
-		uint32_t data[VYRE_MK_SLOT_WORDS] = {
-		    (uint32_t)b->slab.dev,
-		    (uint32_t)((uint64_t)b->slab.dev >> 32),
-		    (uint32_t)(b->lay.units_off +
-			       (uint64_t)l->first_unit * sizeof(struct vyre_mk_unit)),
-		    (uint32_t)(b->lay.stages_off +
-			       (uint64_t)l->first_stage * sizeof(struct vyre_mk_stage)),
-		    (uint32_t)b->lay.results_off,
-		    l->n_stages,
-		    l->n_blocks | l->flags << 16,
-		    l->n_units,
-		};
-		uint32_t words = VYRE_MK_HEADER_WORDS;
-
-		if (l->n_stages == 1 && l->n_blocks == 1 && l->n_units <= VYRE_MK_INLINE_UNITS) {
-			data[3] = stages[l->first_stage].n_block_units;
-			data[6] |= VYRE_MK_LAUNCH_INLINE << 16;
-			memcpy(&data[VYRE_MK_HEADER_WORDS], &units[l->first_unit],
-			       l->n_units * sizeof(struct vyre_mk_unit));
-			words += l->n_units * VYRE_MK_UNIT_WORDS;
-		}
-		post_slot(b, b->seq, data, words);
-		b->seq++;
-		b->next_post++;
-		b->stats.launches++;
-	}
-}
-
-/* ---- completion and faults ---------------------------------------------- */
-
-static const struct vyre_mk_result *slab_records(const struct vyre_backend *b)
-{
-	return (const struct vyre_mk_result *)((const uint8_t *)b->slab.host + b->lay.results_off);
-}
-
-static void finish(struct vyre_backend *b)
-{
-	vyre_cuda_lower_results(b->batch, b->order_slot, slab_records(b));
-	b->stats.bytes_from_device += (uint64_t)b->lay.n_results * sizeof(struct vyre_mk_result);
-	b->in_flight = 0;
-	b->batch = NULL;
-}
-
-static uint32_t fail_in_flight(struct vyre_backend *b)
-{
-	uint32_t n = 0;
-
-	if (b->in_flight) {
-		n = b->batch->plan.n_order;
-		vyre_cuda_fail_results(b->batch, VYRE_E_DEVICE);
-	}
-	b->in_flight = 0;
-	b->batch = NULL;
-	return n;
-}
-
-/*
- * A CUDA error while running, or a kernel that will not stop: fail the batch,
- * log the cause, and stay unusable, because CUDA keeps such errors sticky for
- * the life of the process. Always returns VYRE_E_DEVICE.
- */
-static int device_fault(struct vyre_backend *b)
-{
-	char cause[sizeof(b->why)];
-	const uint32_t n = fail_in_flight(b);
-
-	memcpy(cause, b->why, sizeof(cause));
-	b->stats.faults++;
-	b->dead = 1;
-	b->kernel_live = 0;
-	note(b,
-	     "device fault: %.200s; %u in-flight item(s) complete with VYRE_E_DEVICE; CUDA "
-	     "cannot recover this process, so the backend is unusable: restart vyred",
-	     cause, n);
-	return VYRE_E_DEVICE;
-}
-
-/* A barrier made no progress: the kernel aborted itself; no reset needed. */
-static int watchdog_fault(struct vyre_backend *b)
-{
-	const uint32_t block = __atomic_load_n(&b->ctrl->detail, __ATOMIC_RELAXED);
-	const uint32_t n = fail_in_flight(b);
-	int err;
-
-	b->stats.faults++;
-	b->stats.watchdog_trips++;
-	note(b,
-	     "watchdog: a device-wide barrier saw no progress for %u ms (noticed by block %u); "
-	     "%u in-flight item(s) complete with VYRE_E_DEVICE",
-	     b->watchdog_ms, block, n);
-	b->kernel_live = 0;
-	err = wait_stream(b, STOP_TIMEOUT_NS);
-	if (!err) {
-		__atomic_store_n(&b->ctrl->state, VYRE_MK_STATE_RUNNING, __ATOMIC_RELAXED);
-		err = clear_devstate(b);
-	}
-	if (err)
-		return device_fault(b);
-	return VYRE_E_DEVICE;
-}
-
-/* ---- backend ops ---------------------------------------------------------- */
+/* ---- backend ops -------------------------------------------------------------- */
 
 static void destroy(struct vyre_backend *b)
 {
 	if (b->dv.ctx && !b->dead && vyre_cuda_device_bind(&b->dv, b->why, sizeof(b->why)) == 0) {
 		if (b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT)
-			stop_kernel(b);
-		else if (b->stream)
-			wait_stream(b, STOP_TIMEOUT_NS);
+			vyre_cuda_persist_stop(b);
+		else
+			vyre_cuda_launch_drain(b);
 	}
 	stop_heartbeat(b);
 	for (uint32_t h = 0; b->heaps && b->host_heaps && h < b->cfg.max_heaps; h++)
@@ -575,9 +408,8 @@ static void destroy(struct vyre_backend *b)
 	}
 	free(b->heaps);
 	free(b->host_heaps);
-	free(b->cls);
-	free(b->order_slot);
-	free(b->launches);
+	free(b->lanes);
+	free_slot_arrays(b);
 	free(b);
 }
 
@@ -605,14 +437,33 @@ static int init_sync(struct vyre_backend *b)
 static void describe(struct vyre_backend *b)
 {
 	const struct vyre_cuda_device *dv = &b->dv;
+	char lanes[96] = "";
 
+	if (b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT) {
+		int n = snprintf(lanes, sizeof(lanes), ", lanes %u", b->lanes[0].n_blocks);
+		for (uint32_t l = 1; l < b->n_lanes && n > 0 && (size_t)n < sizeof(lanes); l++)
+			n += snprintf(lanes + n, sizeof(lanes) - (size_t)n, "+%u",
+				      b->lanes[l].n_blocks);
+	}
 	snprintf(b->desc, sizeof(b->desc),
 		 "%s (sm_%u%u, %u SMs), grid %u x %u threads, driver %d.%d, %s mode, "
-		 "heartbeat %u ms, watchdog %u ms",
+		 "%u slot(s)%s, heartbeat %u ms, watchdog %u ms",
 		 dv->name, dv->cc_major, dv->cc_minor, dv->sm_count, dv->grid, VYRE_MK_THREADS,
 		 dv->d->version / 1000, dv->d->version % 1000 / 10,
-		 b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch",
-		 b->heartbeat_ms, b->watchdog_ms);
+		 b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch", b->n_slots,
+		 lanes, b->heartbeat_ms, b->watchdog_ms);
+}
+
+static uint64_t initial_slab_bytes(const struct vyre_backend_config *cfg)
+{
+	/* a unit, a stage and a result per item covers batches of small items */
+	uint64_t bytes =
+	    (uint64_t)cfg->max_items * (sizeof(struct vyre_mk_unit) + sizeof(struct vyre_mk_stage) +
+					sizeof(struct vyre_mk_result)) +
+	    192;
+
+	bytes = bytes < SLAB_MIN_BYTES ? SLAB_MIN_BYTES : bytes;
+	return bytes > SLAB_INIT_MAX ? SLAB_INIT_MAX : bytes;
 }
 
 static int cuda_init(struct vyre_backend **out, const struct vyre_backend_config *cfg, char *why,
@@ -622,12 +473,13 @@ static int cuda_init(struct vyre_backend **out, const struct vyre_backend_config
 	int err;
 
 	*out = NULL;
-	if (cfg->max_heaps == 0 || cfg->max_items == 0 ||
+	if (cfg->max_heaps == 0 || cfg->max_items == 0 || cfg->max_inflight > MAX_SLOTS ||
 	    (cfg->cuda_mode != VYRE_CUDA_PERSISTENT && cfg->cuda_mode != VYRE_CUDA_LAUNCH)) {
 		if (why_len)
 			snprintf(why, why_len,
-				 "cuda backend: max_heaps and max_items must be > 0 "
-				 "and the mode persistent or launch");
+				 "cuda backend: max_heaps and max_items must be > 0, max_inflight "
+				 "at most %u and the mode persistent or launch",
+				 MAX_SLOTS);
 		return VYRE_E_INVAL;
 	}
 	b = calloc(1, sizeof(*b));
@@ -635,13 +487,12 @@ static int cuda_init(struct vyre_backend **out, const struct vyre_backend_config
 		return VYRE_E_NOMEM;
 	b->magic = BACKEND_MAGIC;
 	b->cfg = *cfg;
+	b->n_slots = cfg->max_inflight ? cfg->max_inflight : 1;
 	b->heaps = calloc(cfg->max_heaps, sizeof(*b->heaps));
 	b->host_heaps = calloc(cfg->max_heaps, sizeof(*b->host_heaps));
-	b->cls = calloc(cfg->max_items, sizeof(*b->cls));
-	b->order_slot = calloc(cfg->max_items, sizeof(*b->order_slot));
-	b->launches = calloc(cfg->max_items, sizeof(*b->launches));
-	err = (b->heaps && b->host_heaps && b->cls && b->order_slot && b->launches) ? init_sync(b)
-										    : VYRE_E_NOMEM;
+	err = b->heaps && b->host_heaps ? alloc_slot_arrays(b) : VYRE_E_NOMEM;
+	if (!err)
+		err = init_sync(b);
 	if (err) {
 		if (why_len)
 			snprintf(why, why_len, "cuda backend: out of host memory");
@@ -657,14 +508,7 @@ static int cuda_init(struct vyre_backend **out, const struct vyre_backend_config
 	if (!err) {
 		b->heartbeat_cycles = (uint64_t)b->heartbeat_ms * b->dv.clock_khz;
 		b->watchdog_cycles = (uint64_t)b->watchdog_ms * b->dv.clock_khz;
-		/* a unit, a stage and a result per item covers batches of small items */
-		uint64_t slab_bytes = (uint64_t)cfg->max_items * (sizeof(struct vyre_mk_unit) +
-								  sizeof(struct vyre_mk_stage) +
-								  sizeof(struct vyre_mk_result)) +
-				      192;
-		slab_bytes = slab_bytes < SLAB_MIN_BYTES ? SLAB_MIN_BYTES : slab_bytes;
-		slab_bytes = slab_bytes > SLAB_INIT_MAX ? SLAB_INIT_MAX : slab_bytes;
-		err = setup(b, slab_bytes);
+		err = setup(b, initial_slab_bytes(cfg));
 	}
 	if (!err)
 		err = start_heartbeat(b);
@@ -677,6 +521,8 @@ static int cuda_init(struct vyre_backend **out, const struct vyre_backend_config
 	describe(b);
 	b->stats.grid_blocks = b->dv.grid;
 	b->stats.block_threads = VYRE_MK_THREADS;
+	b->stats.slots = b->n_slots;
+	b->stats.lanes = b->n_lanes;
 	*out = b;
 	return 0;
 }
@@ -685,16 +531,15 @@ static int cuda_register_heap(struct vyre_backend *b, uint32_t heap, uint8_t *ba
 {
 	int err;
 
-	if (heap >= b->cfg.max_heaps || !base || bytes == 0 || b->host_heaps[heap].base ||
-	    b->in_flight)
+	if (heap >= b->cfg.max_heaps || !base || bytes == 0 || b->host_heaps[heap].base)
 		return VYRE_E_INVAL;
 	if (b->dead)
 		return VYRE_E_DEVICE;
 	err = vyre_cuda_device_bind(&b->dv, b->why, sizeof(b->why));
 	if (err)
 		return err;
-	if (stop_kernel(b) != 0)
-		return device_fault(b);
+	if (quiesce(b) != 0)
+		return VYRE_E_DEVICE;
 	b->host_heaps[heap].base = base;
 	b->host_heaps[heap].bytes = bytes;
 	err = register_one(b, heap);
@@ -705,15 +550,14 @@ static int cuda_register_heap(struct vyre_backend *b, uint32_t heap, uint8_t *ba
 
 static int cuda_unregister_heap(struct vyre_backend *b, uint32_t heap)
 {
-	if (heap >= b->cfg.max_heaps || !b->host_heaps[heap].base || b->in_flight)
+	if (heap >= b->cfg.max_heaps || !b->host_heaps[heap].base)
 		return VYRE_E_INVAL;
 	if (!b->dead && vyre_cuda_device_bind(&b->dv, b->why, sizeof(b->why)) == 0) {
-		if (stop_kernel(b) != 0)
-			device_fault(b);
-		if (b->heaps[heap].registered) {
+		quiesce(b);
+		if (!b->dead && b->heaps[heap].registered) {
 			CUresult r = b->dv.d->cuMemHostUnregister(b->host_heaps[heap].base);
 			if (r != CUDA_SUCCESS)
-				cu_note(b, "cuMemHostUnregister(heap)", r);
+				vyre_cuda_cu_note(b, "cuMemHostUnregister(heap)", r);
 		}
 	}
 	memset(&b->host_heaps[heap], 0, sizeof(b->host_heaps[heap]));
@@ -721,16 +565,16 @@ static int cuda_unregister_heap(struct vyre_backend *b, uint32_t heap)
 	return 0;
 }
 
-/* Make room for a batch that needs @need slab bytes; the old slab stays on failure. */
-static int grow_slab(struct vyre_backend *b, uint64_t need)
+/* Make room in @s's slab for @need bytes; the old slab stays on failure. */
+static int grow_slab(struct vyre_backend *b, struct cuda_slot *s, uint64_t need)
 {
 	struct vyre_cuda_pinned fresh;
-	uint64_t bytes = b->slab.bytes * 2 > need ? b->slab.bytes * 2 : need;
+	uint64_t bytes = s->slab.bytes * 2 > need ? s->slab.bytes * 2 : need;
 	int err;
 
+	if (bytes > UINT64_MAX - 0xffff)
+		return VYRE_E_NOMEM;
 	bytes = (bytes + 0xffff) & ~(uint64_t)0xffff;
-	if (stop_kernel(b) != 0)
-		return VYRE_E_DEVICE;
 	err = vyre_cuda_pinned_alloc(&b->dv, &fresh, bytes, b->why, sizeof(b->why));
 	if (err && bytes > need)
 		err = vyre_cuda_pinned_alloc(&b->dv, &fresh, need, b->why, sizeof(b->why));
@@ -739,73 +583,27 @@ static int grow_slab(struct vyre_backend *b, uint64_t need)
 			(unsigned long long)need, b->why);
 		return err;
 	}
-	vyre_cuda_pinned_free(&b->dv, &b->slab);
-	b->slab = fresh;
+	/* the slot is idle: nothing on the device reads the old slab */
+	vyre_cuda_pinned_free(&b->dv, &s->slab);
+	s->slab = fresh;
 	return 0;
 }
 
-static void apply_injection(struct vyre_backend *b)
+static int cuda_submit(struct vyre_backend *b, uint32_t slot, const struct vyre_exec_batch *batch)
 {
-	struct vyre_cuda_launch *l = &b->launches[0];
-
-	if (!b->inject || b->lay.n_launches == 0)
-		return;
-	if (b->inject & VYRE_CUDA_INJECT_FAULT)
-		l->flags |= VYRE_MK_LAUNCH_FAULT;
-	if ((b->inject & VYRE_CUDA_INJECT_STALL) && b->dv.grid >= 2) {
-		l->flags |= VYRE_MK_LAUNCH_STALL;
-		l->n_blocks = l->n_blocks < 2 ? 2 : l->n_blocks;
-	}
-	b->inject = 0;
-}
-
-static int launch_all(struct vyre_backend *b)
-{
-	for (uint32_t i = 0; i < b->lay.n_launches; i++) {
-		const struct vyre_cuda_launch *l = &b->launches[i];
-		struct vyre_mk_launch_kargs a = {
-		    .launch =
-			{
-			    .units = b->slab.dev + b->lay.units_off +
-				     (uint64_t)l->first_unit * sizeof(struct vyre_mk_unit),
-			    .stages = b->slab.dev + b->lay.stages_off +
-				      (uint64_t)l->first_stage * sizeof(struct vyre_mk_stage),
-			    .results = b->slab.dev + b->lay.results_off,
-			    .n_stages = l->n_stages,
-			    .n_units = l->n_units,
-			    .n_blocks = l->n_blocks,
-			    .flags = l->flags,
-			},
-		    .ctrl = b->ctrl_mem.dev,
-		    .devstate = b->devstate,
-		    .watchdog_cycles = b->watchdog_cycles,
-		};
-		void *params[] = {&a};
-		CUresult r =
-		    b->dv.d->cuLaunchKernel(b->dv.launch, l->n_blocks, 1, 1, VYRE_MK_THREADS, 1, 1,
-					    0, b->stream, params, NULL);
-
-		if (r != CUDA_SUCCESS) {
-			cu_note(b, "cuLaunchKernel(vyre_mk_launch)", r);
-			return device_fault(b);
-		}
-		b->stats.launches++;
-		b->stats.bytes_to_device += sizeof(a);
-	}
-	return 0;
-}
-
-static int cuda_submit(struct vyre_backend *b, const struct vyre_exec_batch *batch)
-{
+	struct cuda_slot *s;
+	uint32_t grid_max = b->dv.grid;
 	int err;
 
-	if (b->in_flight) {
-		note(b, "submit while the previous batch is still in flight");
+	if (slot >= b->n_slots || b->slots[slot].state != SLOT_IDLE) {
+		vyre_cuda_note(b, "submit to slot %u, which is %s", slot,
+			       slot >= b->n_slots ? "out of range" : "not idle");
 		return VYRE_E_INVAL;
 	}
+	s = &b->slots[slot];
 	if (batch->n_items > b->cfg.max_items || batch->plan.n_order > b->cfg.max_items)
 		return VYRE_E_INVAL;
-	err = vyre_cuda_lower_measure(batch, b->heaps, b->cfg.max_heaps, b->cls, &b->lay);
+	err = vyre_cuda_lower_measure(batch, b->heaps, b->cfg.max_heaps, s->cls, &s->lay);
 	if (err)
 		return err;
 	if (b->dead) {
@@ -815,172 +613,112 @@ static int cuda_submit(struct vyre_backend *b, const struct vyre_exec_batch *bat
 	err = vyre_cuda_device_bind(&b->dv, b->why, sizeof(b->why));
 	if (err)
 		return err;
-	if (b->lay.bytes > b->slab.bytes) {
-		err = grow_slab(b, b->lay.bytes);
-		if (err == VYRE_E_DEVICE)
-			return device_fault(b);
+	if (s->lay.bytes > s->slab.bytes) {
+		err = grow_slab(b, s, s->lay.bytes);
 		if (err)
 			return err;
 	}
-	vyre_cuda_lower_fill(batch, b->heaps, b->cls, &b->lay, b->slab.host, b->dv.grid,
-			     b->order_slot, b->launches);
-	b->immediate = b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT && !b->immediate_off &&
-		       !b->inject && b->seq - ring_done(b) < VYRE_MK_RING_SLOTS &&
-		       vyre_cuda_lower_immediate(batch, b->cls, &b->lay, &b->imm);
-	apply_injection(b);
-	b->batch = batch;
-	b->in_flight = 1;
-	b->next_post = 0;
-	b->next_check_ns = now_ns() + CHECK_EVERY_NS;
+	s->batch = batch;
+	s->lane = NO_SLOT;
+	if (b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT) {
+		s->lane = vyre_cuda_persist_pick_lane(b, s);
+		grid_max = b->lanes[s->lane].n_blocks;
+	}
+	vyre_cuda_lower_fill(batch, b->heaps, s->cls, &s->lay, s->slab.host, grid_max,
+			     s->order_slot, s->launches);
+	if (b->inject && s->lay.n_launches > 0) {
+		struct vyre_cuda_launch *l = &s->launches[0];
+
+		if (b->inject & VYRE_CUDA_INJECT_FAULT)
+			l->flags |= VYRE_MK_LAUNCH_FAULT;
+		if ((b->inject & VYRE_CUDA_INJECT_STALL) && grid_max >= 2) {
+			l->flags |= VYRE_MK_LAUNCH_STALL;
+			l->n_blocks = l->n_blocks < 2 ? 2 : l->n_blocks;
+		}
+		b->inject = 0;
+	}
+	s->state = SLOT_BUSY;
+	s->status = 0;
 	b->stats.batches++;
-	if (b->lay.n_launches == 0) {
-		finish(b);
+	if (s->lay.n_launches == 0) {
+		s->lane = NO_SLOT;
+		vyre_cuda_slot_finish(b, s, 0);
 		return 0;
 	}
 	if (b->cfg.cuda_mode == VYRE_CUDA_LAUNCH) {
-		b->stats.bytes_to_device += slab_bytes(b);
-		return launch_all(b);
-	}
-	if (!b->kernel_live && start_kernel(b, b->seq) != 0)
-		return device_fault(b);
-	b->seq_end = b->seq + b->lay.n_launches;
-	if (b->immediate) {
-		post_immediate(b);
-		return 0;
-	}
-	b->stats.bytes_to_device += slab_bytes(b);
-	post_launches(b);
-	return 0;
-}
-
-/* The IMMEDIATE launch in flight is complete: its output is in the heap. */
-static int immediate_done(struct vyre_backend *b)
-{
-	const uint64_t *slot =
-	    b->cpl + (uint64_t)(b->imm_seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
-	struct vyre_exec_result r;
-
-	if (!vyre_cuda_immediate_complete(&b->imm, b->imm_seq, slot,
-					  b->host_heaps[b->imm.heap].base, &r))
-		return 0;
-	b->stats.bytes_from_device +=
-	    8ull * (VYRE_MK_CPL_HEADER_WORDS +
-		    (b->imm.op == VYRE_OP_SUM || b->imm.op == VYRE_OP_MAX ? 0 : b->imm.count));
-	/* the item's own record in the slab is stale: its outcome is r */
-	vyre_cuda_lower_results(b->batch, b->order_slot, slab_records(b));
-	b->batch->results[b->batch->plan.order[b->imm.order_pos]] = r;
-	b->in_flight = 0;
-	b->batch = NULL;
-	return 1;
-}
-
-/* The batch in flight is complete, as far as the host can see without the driver. */
-static int batch_done(struct vyre_backend *b)
-{
-	if (b->immediate)
-		return immediate_done(b);
-	if ((int32_t)(ring_done(b) - b->seq_end) < 0)
-		return 0;
-	finish(b);
-	return 1;
-}
-
-static int poll_persistent(struct vyre_backend *b)
-{
-	uint32_t done, state;
-	CUresult r;
-	int64_t now;
-
-	if (!b->immediate)
-		post_launches(b);
-	if (batch_done(b))
-		return 1;
-	/*
-	 * The driver call costs about a microsecond, and even a clock read is
-	 * worth skipping while the completion words are due any moment.
-	 */
-	if (++b->polls % CLOCK_EVERY)
-		return 0;
-	now = now_ns();
-	if (now < b->next_check_ns)
-		return 0;
-	b->next_check_ns = now + CHECK_EVERY_NS;
-	r = b->dv.d->cuStreamQuery(b->stream);
-	if (r == CUDA_ERROR_NOT_READY)
-		return 0;
-	if (r != CUDA_SUCCESS) {
-		cu_note(b, "cuStreamQuery(persistent kernel)", r);
-		return device_fault(b);
-	}
-	/* the grid left: finished just before leaving, or stopped */
-	b->kernel_live = 0;
-	if (batch_done(b))
-		return 1;
-	done = ring_done(b);
-	if ((int32_t)(done - b->seq_end) >= 0) {
-		note(b, "the kernel counted launch %u done without posting its completion",
-		     b->seq_end - 1);
-		return device_fault(b);
-	}
-	state = __atomic_load_n(&b->ctrl->state, __ATOMIC_ACQUIRE);
-	if (state == VYRE_MK_STATE_WATCHDOG)
-		return watchdog_fault(b);
-	if (state == VYRE_MK_STATE_HEARTBEAT) {
-		b->stats.heartbeat_exits++;
-		note(b,
-		     "persistent kernel left: the host heartbeat was still for %u ms; "
-		     "restarting it at doorbell %u",
-		     b->heartbeat_ms, done);
+		err = vyre_cuda_launch_submit(b, s);
 	} else {
-		note(b,
-		     "persistent kernel left unexpectedly (state %u); restarting it at doorbell %u",
-		     state, done);
+		b->lanes[s->lane].busy++;
+		err = vyre_cuda_persist_submit(b, s);
 	}
-	if (start_kernel(b, done) != 0)
-		return device_fault(b);
-	return 0;
+	if (err) {
+		/* nothing runs for this slot: its results say why and it stays idle */
+		if (s->state == SLOT_BUSY)
+			vyre_cuda_slot_finish(b, s, err);
+		s->state = SLOT_IDLE;
+		s->batch = NULL;
+	}
+	return err;
 }
 
-static int poll_launch(struct vyre_backend *b)
+/* Report up to @max finished slots, starting after the last one reported. */
+static uint32_t collect(struct vyre_backend *b, struct vyre_slot_done *done, uint32_t max)
 {
-	CUresult r = b->dv.d->cuStreamQuery(b->stream);
-
-	if (r == CUDA_ERROR_NOT_READY)
-		return 0;
-	if (r != CUDA_SUCCESS) {
-		cu_note(b, "cuStreamQuery(launch)", r);
-		return device_fault(b);
-	}
-	if (__atomic_load_n(&b->ctrl->state, __ATOMIC_ACQUIRE) == VYRE_MK_STATE_WATCHDOG)
-		return watchdog_fault(b);
-	finish(b);
-	return 1;
-}
-
-static int cuda_poll(struct vyre_backend *b, int64_t timeout_ns)
-{
-	const int64_t start = now_ns();
-	const struct timespec pause = {0, POLL_SLEEP_NS};
 	uint32_t n = 0;
 
-	if (!b->in_flight)
-		return 1;
-	if (vyre_cuda_device_bind(&b->dv, b->why, sizeof(b->why)) != 0)
-		return device_fault(b);
-	for (;;) {
-		int r =
-		    b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT ? poll_persistent(b) : poll_launch(b);
-		if (r)
-			return r;
-		if (++n % CLOCK_EVERY)
+	for (uint32_t k = 0; k < b->n_slots && n < max; k++) {
+		const uint32_t i = (b->reap_next + k) % b->n_slots;
+		struct cuda_slot *s = &b->slots[i];
+
+		if (s->state != SLOT_FINISHED)
 			continue;
-		const int64_t now = now_ns();
+		done[n].slot = i;
+		done[n].status = s->status;
+		n++;
+		s->state = SLOT_IDLE;
+		s->batch = NULL;
+		b->reap_next = (i + 1) % b->n_slots;
+	}
+	return n;
+}
+
+static int cuda_reap(struct vyre_backend *b, struct vyre_slot_done *done, uint32_t max,
+		     int64_t timeout_ns)
+{
+	const int64_t start = vyre_cuda_now_ns();
+	const struct timespec pause = {0, POLL_SLEEP_NS};
+	uint32_t n = 0, polls = 0;
+
+	if (max == 0)
+		return 0;
+	if (!b->dead && any_busy(b) && vyre_cuda_device_bind(&b->dv, b->why, sizeof(b->why)))
+		vyre_cuda_device_fault(b);
+	for (;;) {
+		if (!b->dead) {
+			if (b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT)
+				vyre_cuda_persist_poll(b);
+			else
+				vyre_cuda_launch_poll(b);
+		}
+		n = collect(b, done, max);
+		if (n || !any_busy(b))
+			return (int)n;
+		if (++polls % CLOCK_EVERY)
+			continue;
+		const int64_t now = vyre_cuda_now_ns();
 		if (timeout_ns >= 0 && now - start >= timeout_ns)
 			return 0;
 		/* by time, not by count: a poll costs 10-50 ns depending on the path */
 		if (now - start > SPIN_NS)
 			nanosleep(&pause, NULL);
 	}
+}
+
+static int cuda_completion_fd(struct vyre_backend *b)
+{
+	/* the device signals through mapped memory only: the owner polls reap */
+	(void)b;
+	return -1;
 }
 
 static void cuda_shutdown(struct vyre_backend *b)
@@ -995,66 +733,11 @@ static const struct vyre_backend_ops cuda_ops = {
     .register_heap = cuda_register_heap,
     .unregister_heap = cuda_unregister_heap,
     .submit = cuda_submit,
-    .poll = cuda_poll,
+    .reap = cuda_reap,
+    .completion_fd = cuda_completion_fd,
     .usable = vyre_cuda_usable,
     .shutdown = cuda_shutdown,
 };
 
 const struct vyre_backend_ops *const vyre_cuda_backend = &cuda_ops;
 const char vyre_cuda_unavailable[] = "";
-
-/* ---- cuda_backend.h ------------------------------------------------------- */
-
-static int is_cuda(const struct vyre_backend *b)
-{
-	return b && b->magic == BACKEND_MAGIC;
-}
-
-int vyre_cuda_get_stats(struct vyre_backend *b, struct vyre_cuda_stats *out)
-{
-	if (!is_cuda(b))
-		return VYRE_E_INVAL;
-	*out = b->stats;
-	return 0;
-}
-
-const char *vyre_cuda_describe(struct vyre_backend *b)
-{
-	return is_cuda(b) ? b->desc : "not a CUDA backend";
-}
-
-int vyre_cuda_usable(struct vyre_backend *b)
-{
-	return is_cuda(b) && !b->dead;
-}
-
-const char *vyre_cuda_last_error(struct vyre_backend *b)
-{
-	return is_cuda(b) ? b->why : "not a CUDA backend";
-}
-
-int vyre_cuda_inject(struct vyre_backend *b, uint32_t what)
-{
-	if (!is_cuda(b) || (what & ~(VYRE_CUDA_INJECT_FAULT | VYRE_CUDA_INJECT_STALL)))
-		return VYRE_E_INVAL;
-	b->inject = what;
-	return 0;
-}
-
-int vyre_cuda_set_immediate(struct vyre_backend *b, int on)
-{
-	if (!is_cuda(b))
-		return VYRE_E_INVAL;
-	b->immediate_off = !on;
-	return 0;
-}
-
-int vyre_cuda_pause_heartbeat(struct vyre_backend *b, int paused)
-{
-	if (!is_cuda(b))
-		return VYRE_E_INVAL;
-	pthread_mutex_lock(&b->hb_lock);
-	b->hb_paused = paused != 0;
-	pthread_mutex_unlock(&b->hb_lock);
-	return 0;
-}

@@ -33,6 +33,8 @@ struct vyre_cuda_stats {
 	uint64_t heartbeat_exits;
 	uint32_t grid_blocks;
 	uint32_t block_threads;
+	uint32_t slots; /* batches that may run at once (max_inflight) */
+	uint32_t lanes; /* persistent: parts of the grid with a doorbell ring each */
 };
 
 int vyre_cuda_get_stats(struct vyre_backend *b, struct vyre_cuda_stats *out);

@@ -35,6 +35,11 @@
 	X(cuStreamQuery)                                                                           \
 	X(cuStreamSynchronize)                                                                     \
 	X(cuLaunchKernel)                                                                          \
+	X(cuLaunchCooperativeKernel)                                                               \
+	X(cuEventCreate)                                                                           \
+	X(cuEventDestroy)                                                                          \
+	X(cuEventRecord)                                                                           \
+	X(cuEventQuery)                                                                            \
 	X(cuMemAlloc)                                                                              \
 	X(cuMemFree)                                                                               \
 	X(cuMemsetD8Async)                                                                         \

@@ -858,6 +858,10 @@ extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
 			}
 			if (cmd != kRun) {
 				if (threadIdx.x == 0) {
+					// an EXIT doorbell counts as done, so a restart at `done`
+					// begins after it
+					if (cmd == VYRE_MK_STATE_EXITED)
+						st_volatile(&ctrl->done, seq + 1);
 					st_volatile(&ctrl->state, cmd);
 					__threadfence_system();
 				}

@@ -74,14 +74,13 @@ static int run_mode(enum vyre_cuda_mode mode, uint32_t per_plan, struct totals *
 				  g);
 			memcpy(want, heap, HEAP_BYTES);
 			gen_oracle(want, HEAP_BYTES, g, expect);
-			err = vyre_cuda_backend->submit(b, &g->batch);
-			int done = err ? err : vyre_cuda_backend->poll(b, POLL_TIMEOUT);
+			int done = gen_run_one(b, &g->batch, POLL_TIMEOUT);
 			t->batches++;
 			t->items += g->batch.plan.n_order;
 			t->launches_in_batches += g->batch.plan.n_launches;
 			if (done != 1) {
-				printf("FAIL %s batch %u: submit %d, poll %d (%s)\n", mode_name, n,
-				       err, done, vyre_cuda_last_error(b));
+				printf("FAIL %s batch %u: submit/reap %d (%s)\n", mode_name, n,
+				       done, vyre_cuda_last_error(b));
 				fails++;
 				if (done == 0)
 					break; /* hung: the rest would only pile up */

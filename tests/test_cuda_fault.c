@@ -6,15 +6,17 @@
  *   - a process holding the resident persistent kernel is killed with
  *     SIGKILL; a new backend in another process then starts and passes;
  *   - an illegal address (test hook), in both modes: every in-flight item
- *     completes with VYRE_E_DEVICE, poll returns promptly, the backend says
+ *     completes with VYRE_E_DEVICE, reap reports the slot promptly with
+ *     VYRE_E_DEVICE, the backend says
  *     it is unusable and fails later submits at once (CUDA keeps the error
  *     for the life of the process); a new process then passes;
  *   - a block that never reaches a device-wide barrier (test hook), in both
- *     modes: the watchdog aborts the launch, its items complete with
- *     VYRE_E_DEVICE, and the same backend then passes;
+ *     modes: the watchdog aborts the launch, reap reports the slot with
+ *     VYRE_E_TIMEDOUT, its items complete with VYRE_E_DEVICE, and the same
+ *     backend then passes;
  *   - the host heartbeat stops: the persistent kernel leaves by itself and
  *     the next batch restarts it.
- * Nothing may hang: every poll has a timeout and a timeout fails the test.
+ * Nothing may hang: every reap has a timeout and a timeout fails the test.
  * Exits 77 without a GPU.
  */
 #include <signal.h>
@@ -112,11 +114,10 @@ static uint32_t run_ok(struct rig *r, uint32_t n, const char *after)
 			  i % 8 ? 64 : GEN_MAX_ITEMS, r->g);
 		memcpy(r->want, r->heap, HEAP_BYTES);
 		gen_oracle(r->want, HEAP_BYTES, r->g, r->expect);
-		int err = vyre_cuda_backend->submit(r->b, &r->g->batch);
-		int done = err ? err : vyre_cuda_backend->poll(r->b, POLL_TIMEOUT);
+		int done = gen_run_one(r->b, &r->g->batch, POLL_TIMEOUT);
 		if (done != 1) {
-			printf("FAIL %s after %s: batch %u: submit %d poll %d: %s\n", r->mode,
-			       after, i, err, done, vyre_cuda_last_error(r->b));
+			printf("FAIL %s after %s: batch %u: submit/reap %d: %s\n", r->mode, after,
+			       i, done, vyre_cuda_last_error(r->b));
 			bad++;
 			if (done == 0)
 				break;
@@ -164,22 +165,26 @@ static void device_batch(struct rig *r)
 /* Inject @what into a device batch: it must fail as a whole with VYRE_E_DEVICE, promptly. */
 static void injected_fault(struct rig *r, uint32_t what, const char *name)
 {
+	const int want = what == VYRE_CUDA_INJECT_STALL ? VYRE_E_TIMEDOUT : VYRE_E_DEVICE;
 	struct vyre_cuda_stats before, after;
+	struct vyre_slot_done sd = {0, 1};
 	double t0;
-	int err, done;
+	int err, n = 0;
 
 	vyre_cuda_get_stats(r->b, &before);
 	device_batch(r);
 	CHECK(vyre_cuda_inject(r->b, what) == 0, "%s", name);
 	t0 = now_ms();
-	err = vyre_cuda_backend->submit(r->b, &r->g->batch);
-	if (err == 0)
-		CHECK(vyre_cuda_backend->submit(r->b, &r->g->batch) == VYRE_E_INVAL,
-		      "%s: a second submit while one is in flight", r->mode);
-	done = err ? err : vyre_cuda_backend->poll(r->b, POLL_TIMEOUT);
-	printf("%s %s: submit %d, poll %d after %.1f ms: %s\n", r->mode, name, err, done,
-	       now_ms() - t0, vyre_cuda_last_error(r->b));
-	CHECK(done == VYRE_E_DEVICE, "%s %s: poll %d", r->mode, name, done);
+	err = vyre_cuda_backend->submit(r->b, 0, &r->g->batch);
+	if (err == 0) {
+		CHECK(vyre_cuda_backend->submit(r->b, 0, &r->g->batch) == VYRE_E_INVAL,
+		      "%s: a second submit to a busy slot", r->mode);
+		n = vyre_cuda_backend->reap(r->b, &sd, 1, POLL_TIMEOUT);
+	}
+	printf("%s %s: submit %d, reap %d (slot %u status %d) after %.1f ms: %s\n", r->mode, name,
+	       err, n, sd.slot, sd.status, now_ms() - t0, vyre_cuda_last_error(r->b));
+	CHECK(err == 0 && n == 1 && sd.slot == 0 && sd.status == want, "%s %s: status %d", r->mode,
+	      name, sd.status);
 	for (uint32_t i = 0; i < r->g->batch.n_items; i++)
 		CHECK(r->g->results[i].status == VYRE_E_DEVICE && r->g->results[i].result == 0,
 		      "%s %s: item %u status %d", r->mode, name, i, r->g->results[i].status);
@@ -197,7 +202,7 @@ static void injected_fault(struct rig *r, uint32_t what, const char *name)
 	CHECK(!vyre_cuda_usable(r->b), "%s %s: still claims to be usable", r->mode, name);
 	device_batch(r);
 	t0 = now_ms();
-	err = vyre_cuda_backend->submit(r->b, &r->g->batch);
+	err = vyre_cuda_backend->submit(r->b, 0, &r->g->batch);
 	CHECK(err == VYRE_E_DEVICE, "%s %s: a later submit returned %d", r->mode, name, err);
 	for (uint32_t i = 0; i < r->g->batch.n_items; i++)
 		CHECK(r->g->results[i].status == VYRE_E_DEVICE, "%s %s: later item %u status %d",

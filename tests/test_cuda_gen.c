@@ -439,6 +439,20 @@ int gen_gpu_present(char *why, uint32_t why_len)
 	return 1;
 }
 
+int gen_run_one(struct vyre_backend *b, const struct vyre_exec_batch *batch, int64_t timeout_ns)
+{
+	struct vyre_slot_done done;
+	int err = vyre_cuda_backend->submit(b, 0, batch);
+	int n;
+
+	if (err)
+		return err;
+	n = vyre_cuda_backend->reap(b, &done, 1, timeout_ns);
+	if (n <= 0)
+		return n;
+	return done.slot != 0 ? VYRE_E_INVAL : done.status ? done.status : 1;
+}
+
 uint32_t gen_scale(void)
 {
 	const char *s = getenv("VYRE_TEST_SCALE");

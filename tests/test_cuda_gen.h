@@ -79,6 +79,13 @@ void gen_heap_unmap(uint8_t *heap, uint64_t bytes);
  */
 int gen_gpu_present(char *why, uint32_t why_len);
 
+/*
+ * Submit @batch to slot 0 of @b (a CUDA backend with no other slot busy) and
+ * reap it: 1 when it finished with status 0, 0 when @timeout_ns passed, else
+ * submit's error or the slot's negative status.
+ */
+int gen_run_one(struct vyre_backend *b, const struct vyre_exec_batch *batch, int64_t timeout_ns);
+
 /* VYRE_TEST_SCALE, at least 1. */
 uint32_t gen_scale(void);
 

@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Persistent mode of the CUDA backend: the resident grid, its lanes, the
+ * doorbells a busy slot posts to its lane, and how reap learns that a slot
+ * is done. Kept apart from the launch mode because the two share nothing
+ * below the slot bookkeeping of cuda_backend.c.
+ *
+ * A lane runs its doorbells in ring order, several slots' interleaved. A
+ * slab slot is done when the lane's done counter passes the slot's last
+ * doorbell; an IMMEDIATE slot when its completion words are current. A
+ * doorbell slot is reused only when the device consumed the one a lap
+ * before and no busy IMMEDIATE slot still waits for that lap's completion
+ * words (lane_floor).
+ */
+#include "cuda_backend_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static uint32_t lane_done(const struct cuda_lane *ln)
+{
+	return __atomic_load_n(&ln->ctrl->done, __ATOMIC_ACQUIRE);
+}
+
+/* The oldest doorbell whose ring and completion slots the host may not reuse yet. */
+static uint32_t lane_floor(const struct vyre_backend *b, uint32_t lane)
+{
+	const struct cuda_lane *ln = &b->lanes[lane];
+	uint32_t floor = lane_done(ln);
+
+	for (uint32_t i = 0; i < b->n_slots && ln->busy; i++) {
+		const struct cuda_slot *s = &b->slots[i];
+
+		if (s->state == SLOT_BUSY && s->lane == lane && s->immediate &&
+		    (int32_t)(s->last_seq - floor) < 0)
+			floor = s->last_seq;
+	}
+	return floor;
+}
+
+static uint32_t lane_room(const struct vyre_backend *b, uint32_t lane)
+{
+	const uint32_t used = b->lanes[lane].seq - lane_floor(b, lane);
+
+	return used >= VYRE_MK_RING_SLOTS ? 0 : VYRE_MK_RING_SLOTS - used;
+}
+
+/*
+ * Every doorbell and completion slot of @ln holds the sequence number it had
+ * one lap before ln->seq, which no launch to come uses.
+ */
+static void reset_ring(struct cuda_lane *ln)
+{
+	for (uint32_t i = 0; i < VYRE_MK_RING_SLOTS; i++) {
+		const uint32_t seq = ln->seq + i;
+		const uint64_t at = (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
+		const uint64_t stale = (uint64_t)(seq - VYRE_MK_RING_SLOTS) << 32;
+
+		for (uint32_t j = 0; j < VYRE_MK_SLOT_WORDS; j++) {
+			__atomic_store_n(&ln->ring[at + j], stale, __ATOMIC_RELAXED);
+			__atomic_store_n(&ln->cpl[at + j], stale, __ATOMIC_RELAXED);
+		}
+		ln->owner[i] = NO_SLOT;
+	}
+}
+
+int vyre_cuda_persist_plan(struct vyre_backend *b)
+{
+	b->n_lanes = 1;
+	b->lanes = calloc(b->n_lanes, sizeof(*b->lanes));
+	if (!b->lanes)
+		return VYRE_E_NOMEM;
+	b->lanes[0].first_block = 0;
+	b->lanes[0].n_blocks = b->dv.grid;
+	return 0;
+}
+
+int vyre_cuda_persist_setup(struct vyre_backend *b)
+{
+	const uint64_t ring_bytes = (uint64_t)VYRE_MK_RING_SLOTS * VYRE_MK_SLOT_WORDS * 8;
+	int err = vyre_cuda_pinned_alloc(&b->dv, &b->ring_mem, ring_bytes * b->n_lanes, b->why,
+					 sizeof(b->why));
+
+	if (!err)
+		err = vyre_cuda_pinned_alloc(&b->dv, &b->cpl_mem, ring_bytes * b->n_lanes, b->why,
+					     sizeof(b->why));
+	if (err)
+		return err;
+	for (uint32_t l = 0; l < b->n_lanes; l++) {
+		struct cuda_lane *ln = &b->lanes[l];
+
+		ln->ring = (uint64_t *)b->ring_mem.host + (uint64_t)l * ring_bytes / 8;
+		ln->cpl = (uint64_t *)b->cpl_mem.host + (uint64_t)l * ring_bytes / 8;
+		ln->ctrl = (struct vyre_mk_ctrl *)b->ctrl_mem.host + l;
+		reset_ring(ln);
+	}
+	return 0;
+}
+
+/* The first @words words of @ln's doorbell slot @seq; each word is current on its own. */
+static void post_slot(struct vyre_backend *b, struct cuda_lane *ln, uint32_t owner,
+		      const uint32_t *data, uint32_t words)
+{
+	const uint32_t seq = ln->seq;
+	uint64_t *slot = ln->ring + (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
+
+	for (uint32_t j = 0; j < words; j++)
+		__atomic_store_n(&slot[j], (uint64_t)seq << 32 | data[j], __ATOMIC_RELEASE);
+	ln->owner[seq & (VYRE_MK_RING_SLOTS - 1)] = owner;
+	ln->seq++;
+	b->stats.bytes_to_device += (uint64_t)words * 8;
+}
+
+static int start_kernel(struct vyre_backend *b)
+{
+	const struct cuda_lane *ln = &b->lanes[0];
+	struct vyre_mk_persist_args a = {
+	    .ctrl = vyre_cuda_ctrl_dev(b, 0),
+	    .ring = b->ring_mem.dev,
+	    .cpl = b->cpl_mem.dev,
+	    .devstate = vyre_cuda_devstate_dev(b, 0),
+	    .heartbeat_cycles = b->heartbeat_cycles,
+	    .watchdog_cycles = b->watchdog_cycles,
+	    .start_seq = lane_done(ln),
+	};
+	void *params[] = {&a};
+	CUresult r;
+	int err;
+
+	for (uint32_t l = 0; l < b->n_lanes; l++)
+		__atomic_store_n(&b->lanes[l].ctrl->state, VYRE_MK_STATE_RUNNING, __ATOMIC_RELEASE);
+	err = vyre_cuda_clear_devstate(b, 0, b->n_ctrl + 1, b->stream);
+	if (err)
+		return err;
+	r = b->dv.d->cuLaunchKernel(b->dv.persistent, b->dv.grid, 1, 1, VYRE_MK_THREADS, 1, 1, 0,
+				    b->stream, params, NULL);
+	if (r != CUDA_SUCCESS)
+		return vyre_cuda_cu_note(b, "cuLaunchKernel(vyre_mk_persistent)", r);
+	b->kernel_live = 1;
+	b->next_check_ns = vyre_cuda_now_ns() + CHECK_EVERY_NS;
+	b->stats.kernel_starts++;
+	return 0;
+}
+
+uint32_t vyre_cuda_persist_pick_lane(struct vyre_backend *b, const struct cuda_slot *s)
+{
+	(void)b;
+	(void)s;
+	return 0;
+}
+
+/* @s is one IMMEDIATE launch: its input goes inside the doorbell, the slab is not read. */
+static void post_immediate(struct vyre_backend *b, struct cuda_slot *s)
+{
+	struct cuda_lane *ln = &b->lanes[s->lane];
+	uint32_t data[VYRE_MK_SLOT_WORDS];
+	const uint32_t words =
+	    vyre_cuda_immediate_doorbell(&s->imm, b->host_heaps[s->imm.heap].base, data);
+
+	s->last_seq = ln->seq;
+	post_slot(b, ln, (uint32_t)(s - b->slots), data, words);
+	s->next_post = 1;
+	b->stats.launches++;
+	b->stats.immediates++;
+}
+
+/*
+ * Ring the doorbells of @s's launches not posted yet, as far as its lane's
+ * ring has room. A launch of one stage, one block and at most
+ * VYRE_MK_INLINE_UNITS units travels inside its slot.
+ */
+static void post_launches(struct vyre_backend *b, struct cuda_slot *s)
+{
+	struct cuda_lane *ln = &b->lanes[s->lane];
+	const uint8_t *slab = s->slab.host;
+	const struct vyre_mk_unit *units = (const struct vyre_mk_unit *)(slab + s->lay.units_off);
+	const struct vyre_mk_stage *stages =
+	    (const struct vyre_mk_stage *)(slab + s->lay.stages_off);
+	uint32_t room;
+
+	if (s->next_post >= s->lay.n_launches)
+		return;
+	room = lane_room(b, s->lane);
+	for (; room && s->next_post < s->lay.n_launches; room--) {
+		const struct vyre_cuda_launch *l = &s->launches[s->next_post];
+		uint32_t data[VYRE_MK_SLOT_WORDS] = {
+		    (uint32_t)s->slab.dev,
+		    (uint32_t)((uint64_t)s->slab.dev >> 32),
+		    (uint32_t)(s->lay.units_off +
+			       (uint64_t)l->first_unit * sizeof(struct vyre_mk_unit)),
+		    (uint32_t)(s->lay.stages_off +
+			       (uint64_t)l->first_stage * sizeof(struct vyre_mk_stage)),
+		    (uint32_t)s->lay.results_off,
+		    l->n_stages,
+		    l->n_blocks | l->flags << 16,
+		    l->n_units,
+		};
+		uint32_t words = VYRE_MK_HEADER_WORDS;
+
+		if (l->n_stages == 1 && l->n_blocks == 1 && l->n_units <= VYRE_MK_INLINE_UNITS) {
+			data[3] = stages[l->first_stage].n_block_units;
+			data[6] |= VYRE_MK_LAUNCH_INLINE << 16;
+			memcpy(&data[VYRE_MK_HEADER_WORDS], &units[l->first_unit],
+			       l->n_units * sizeof(struct vyre_mk_unit));
+			words += l->n_units * VYRE_MK_UNIT_WORDS;
+		}
+		s->last_seq = ln->seq;
+		post_slot(b, ln, (uint32_t)(s - b->slots), data, words);
+		s->next_post++;
+		b->stats.launches++;
+	}
+}
+
+int vyre_cuda_persist_submit(struct vyre_backend *b, struct cuda_slot *s)
+{
+	const uint32_t hooks = VYRE_MK_LAUNCH_FAULT | VYRE_MK_LAUNCH_STALL;
+
+	s->next_post = 0;
+	if (!b->kernel_live && start_kernel(b) != 0)
+		return vyre_cuda_device_fault(b);
+	s->immediate = !b->immediate_off && !(s->launches[0].flags & hooks) &&
+		       lane_room(b, s->lane) > 0 &&
+		       vyre_cuda_lower_immediate(s->batch, s->cls, &s->lay, &s->imm);
+	if (s->immediate) {
+		post_immediate(b, s);
+		return 0;
+	}
+	b->stats.bytes_to_device += vyre_cuda_desc_bytes(s);
+	post_launches(b, s);
+	return 0;
+}
+
+/* 1 when @s's IMMEDIATE launch posted its outcome; its output is then in the heap. */
+static int immediate_done(struct vyre_backend *b, struct cuda_slot *s)
+{
+	const struct cuda_lane *ln = &b->lanes[s->lane];
+	const uint64_t *cpl =
+	    ln->cpl + (uint64_t)(s->last_seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
+	const struct vyre_exec_batch *batch = s->batch;
+	const uint32_t item = batch->plan.order[s->imm.order_pos];
+	struct vyre_exec_result r;
+
+	if (!vyre_cuda_immediate_complete(&s->imm, s->last_seq, cpl,
+					  b->host_heaps[s->imm.heap].base, &r))
+		return 0;
+	b->stats.bytes_from_device +=
+	    8ull * (VYRE_MK_CPL_HEADER_WORDS +
+		    (s->imm.op == VYRE_OP_SUM || s->imm.op == VYRE_OP_MAX ? 0 : s->imm.count));
+	vyre_cuda_slot_finish(b, s, 0);
+	/* the item's own record in the slab is stale: its outcome is r */
+	batch->results[item] = r;
+	return 1;
+}
+
+/* Finish @s when the device is done with it, as far as the host can see without the driver. */
+static int check_slot(struct vyre_backend *b, struct cuda_slot *s)
+{
+	if (s->immediate)
+		return immediate_done(b, s);
+	if (s->next_post < s->lay.n_launches ||
+	    (int32_t)(lane_done(&b->lanes[s->lane]) - s->last_seq) <= 0)
+		return 0;
+	vyre_cuda_slot_finish(b, s, 0);
+	return 1;
+}
+
+/*
+ * The doorbells of @slot still in @ln's ring become empty launches: the
+ * slot failed, and its slab may be reused before the device reaches them.
+ */
+static void cancel_doorbells(struct cuda_lane *ln, uint32_t from, uint32_t slot)
+{
+	const uint32_t end = ln->seq;
+	uint32_t data[VYRE_MK_HEADER_WORDS] = {0, 0, 0, 0, 0, 0, 1, 0};
+
+	for (uint32_t seq = from; seq != end; seq++) {
+		const uint32_t at = seq & (VYRE_MK_RING_SLOTS - 1);
+		uint64_t *w = ln->ring + (uint64_t)at * VYRE_MK_SLOT_WORDS;
+
+		if (ln->owner[at] != slot)
+			continue;
+		for (uint32_t j = 0; j < VYRE_MK_HEADER_WORDS; j++)
+			__atomic_store_n(&w[j], (uint64_t)seq << 32 | data[j], __ATOMIC_RELEASE);
+		ln->owner[at] = NO_SLOT;
+	}
+}
+
+/* Lane @lane's launch at its done counter saw a barrier without progress. */
+static int watchdog_fault(struct vyre_backend *b, uint32_t lane)
+{
+	struct cuda_lane *ln = &b->lanes[lane];
+	const uint32_t done = lane_done(ln);
+	const uint32_t slot = ln->owner[done & (VYRE_MK_RING_SLOTS - 1)];
+	const uint32_t block = __atomic_load_n(&ln->ctrl->detail, __ATOMIC_RELAXED);
+	struct cuda_slot *s = slot < b->n_slots ? &b->slots[slot] : NULL;
+
+	b->stats.watchdog_trips++;
+	if (!s || s->state != SLOT_BUSY || s->lane != lane) {
+		vyre_cuda_note(b, "watchdog tripped in lane %u at doorbell %u, which no batch owns",
+			       lane, done);
+		return vyre_cuda_device_fault(b);
+	}
+	vyre_cuda_note(b,
+		       "watchdog: a device-wide barrier saw no progress for %u ms (lane %u, "
+		       "noticed by block %u); the %u item(s) of slot %u complete with "
+		       "VYRE_E_DEVICE",
+		       b->watchdog_ms, lane, block, s->batch->plan.n_order, slot);
+	cancel_doorbells(ln, done, slot);
+	vyre_cuda_slot_finish(b, s, VYRE_E_TIMEDOUT);
+	return 0;
+}
+
+/* The grid left (the stream is idle): settle every lane; a busy slot restarts it. */
+static int grid_left(struct vyre_backend *b)
+{
+	int heartbeat = 0;
+
+	b->kernel_live = 0;
+	for (uint32_t i = 0; i < b->n_slots; i++)
+		if (b->slots[i].state == SLOT_BUSY)
+			check_slot(b, &b->slots[i]);
+	for (uint32_t l = 0; l < b->n_lanes; l++) {
+		struct cuda_lane *ln = &b->lanes[l];
+		const uint32_t done = lane_done(ln);
+		const uint32_t state = __atomic_load_n(&ln->ctrl->state, __ATOMIC_ACQUIRE);
+
+		for (uint32_t i = 0; i < b->n_slots; i++) {
+			const struct cuda_slot *s = &b->slots[i];
+
+			if (s->state == SLOT_BUSY && s->lane == l && s->immediate &&
+			    (int32_t)(done - s->last_seq) > 0) {
+				vyre_cuda_note(b,
+					       "the kernel counted launch %u of lane %u done "
+					       "without posting its completion",
+					       s->last_seq, l);
+				return vyre_cuda_device_fault(b);
+			}
+		}
+		if (state == VYRE_MK_STATE_WATCHDOG) {
+			int err = watchdog_fault(b, l);
+			if (err)
+				return err;
+		} else if (state == VYRE_MK_STATE_HEARTBEAT) {
+			heartbeat = 1;
+		} else if (state != VYRE_MK_STATE_EXITED) {
+			vyre_cuda_note(b, "persistent kernel left lane %u unexpectedly (state %u)",
+				       l, state);
+		}
+	}
+	if (heartbeat) {
+		b->stats.heartbeat_exits++;
+		vyre_cuda_note(b,
+			       "persistent kernel left: the host heartbeat was still for %u ms; "
+			       "the next batch restarts it",
+			       b->heartbeat_ms);
+	}
+	return 0;
+}
+
+int vyre_cuda_persist_poll(struct vyre_backend *b)
+{
+	uint32_t busy = 0;
+	CUresult r;
+	int64_t now;
+
+	for (uint32_t l = 0; l < b->n_lanes; l++)
+		busy += b->lanes[l].busy;
+	if (!busy)
+		return 0;
+	/* a stop (heap registration) or a heartbeat exit left work behind */
+	if (!b->kernel_live && start_kernel(b) != 0)
+		return vyre_cuda_device_fault(b);
+	for (uint32_t i = 0; i < b->n_slots; i++) {
+		struct cuda_slot *s = &b->slots[i];
+
+		if (s->state != SLOT_BUSY)
+			continue;
+		if (!s->immediate)
+			post_launches(b, s);
+		check_slot(b, s);
+	}
+	/*
+	 * The driver call costs about a microsecond, and even a clock read is
+	 * worth skipping while the completion words are due any moment.
+	 */
+	if (++b->polls % CLOCK_EVERY)
+		return 0;
+	now = vyre_cuda_now_ns();
+	if (now < b->next_check_ns)
+		return 0;
+	b->next_check_ns = now + CHECK_EVERY_NS;
+	r = b->dv.d->cuStreamQuery(b->stream);
+	if (r == CUDA_ERROR_NOT_READY)
+		return 0;
+	if (r != CUDA_SUCCESS) {
+		vyre_cuda_cu_note(b, "cuStreamQuery(persistent kernel)", r);
+		return vyre_cuda_device_fault(b);
+	}
+	return grid_left(b);
+}
+
+/* Ring an EXIT doorbell in every lane and wait for the grid to leave. */
+int vyre_cuda_persist_stop(struct vyre_backend *b)
+{
+	const int64_t deadline = vyre_cuda_now_ns() + vyre_cuda_stop_timeout_ns(b);
+	const struct timespec pause = {0, 50000};
+	uint32_t data[VYRE_MK_HEADER_WORDS] = {0};
+	int err;
+
+	if (!b->kernel_live)
+		return 0;
+	data[6] = VYRE_MK_LAUNCH_EXIT << 16;
+	for (uint32_t l = 0; l < b->n_lanes; l++) {
+		/* other slots' doorbells may fill the ring: the device drains it */
+		while (b->lanes[l].seq - lane_done(&b->lanes[l]) >= VYRE_MK_RING_SLOTS) {
+			const CUresult r = b->dv.d->cuStreamQuery(b->stream);
+
+			if (r == CUDA_SUCCESS)
+				return grid_left(b);
+			if (r != CUDA_ERROR_NOT_READY)
+				return vyre_cuda_cu_note(b, "cuStreamQuery(persistent kernel)", r);
+			if (vyre_cuda_now_ns() > deadline) {
+				vyre_cuda_note(b, "lane %u consumed no doorbell within %lld ms", l,
+					       (long long)(vyre_cuda_stop_timeout_ns(b) / 1000000));
+				return VYRE_E_TIMEDOUT;
+			}
+			nanosleep(&pause, NULL);
+		}
+		post_slot(b, &b->lanes[l], NO_SLOT, data, VYRE_MK_HEADER_WORDS);
+	}
+	b->kernel_live = 0;
+	err = vyre_cuda_wait_stream(b, b->stream, vyre_cuda_stop_timeout_ns(b));
+	if (err)
+		return err;
+	return grid_left(b);
+}
