@@ -15,10 +15,13 @@
 #include <stdio.h>
 
 struct vyre_bench_ctx {
-	int quick;          /* --quick: small sizes, for smoke tests */
-	double seconds;     /* --seconds: target time per measurement */
-	FILE *json;         /* --json FILE: one JSON object per row, or NULL */
-	const char *socket; /* --socket: a running vyred for end-to-end suites, or NULL */
+	int quick;	     /* --quick: small sizes, for smoke tests */
+	double seconds;	     /* --seconds: target time per measurement */
+	FILE *json;	     /* --json FILE: one JSON object per row, or NULL */
+	const char *socket;  /* --socket: a running vyred for end-to-end suites, or NULL */
+	unsigned inflight;   /* --inflight: passed to the vyreds a suite starts; 0: not passed */
+	const char *out_dir; /* --out: a directory for a suite's extra files, or NULL */
+	int cpu_only;	     /* --backend cpu: vyreds on the cpu backend, no GPU peers */
 };
 
 /* Print one row of the table (and one JSON line when --json is given). */

@@ -10,5 +10,9 @@ $(BUILD)/vyre-bench: $(call obj,$(BENCH_SRCS)) $(BUILD)/libvyre-core.a $(BUILD)/
 	$(CC) $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a \
 		$(BENCH_LIBS) $(URING_LIBS) $(LDLIBS) -lm
 
+# The peers suite's own-launch peer needs the CUDA headers and gpu/ when the
+# CUDA backend is built (gpu/cuda.mk, read after this file: hence `=`).
+CFLAGS_bench_bench_peers_gpu = $(if $(NVCC),-DVYRE_HAVE_CUDA -Igpu -I$(CUDA_HOME)/include)
+
 TESTS += test_bench_smoke
 $(BUILD)/tests/test_bench_smoke: $(BUILD)/vyre-bench

@@ -88,6 +88,10 @@ static void usage(FILE *f)
 	      "  --seconds S      target time per measurement (default 1, --quick 0.05)\n"
 	      "  --json FILE      also write one JSON object per result row to FILE\n"
 	      "  --socket PATH    a running vyred for end-to-end suites (default: start one)\n"
+	      "  --inflight N     pass --inflight N to the vyreds the peers suite starts\n"
+	      "  --backend B      cpu: the peers suite uses vyred --backend cpu and no GPU\n"
+	      "                   peers even on a GPU machine (default auto)\n"
+	      "  --out DIR        a directory for extra files (peers: peers-openloop.json)\n"
 	      "  --list           list the suites and exit\n"
 	      "  -h, --help       this text\n"
 	      "exit: 0 all suites ran, 1 a suite failed, 2 usage\n",
@@ -114,13 +118,11 @@ static int run_suite(struct vyre_bench_ctx *ctx, struct vyre_bench_suite *s)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"quick", no_argument, NULL, 'q'},
-	    {"seconds", required_argument, NULL, 's'},
-	    {"json", required_argument, NULL, 'j'},
-	    {"socket", required_argument, NULL, 'S'},
-	    {"list", no_argument, NULL, 'l'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"quick", no_argument, NULL, 'q'},		{"seconds", required_argument, NULL, 's'},
+	    {"json", required_argument, NULL, 'j'},	{"socket", required_argument, NULL, 'S'},
+	    {"inflight", required_argument, NULL, 'i'}, {"backend", required_argument, NULL, 'b'},
+	    {"out", required_argument, NULL, 'o'},	{"list", no_argument, NULL, 'l'},
+	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0},
 	};
 	struct vyre_bench_ctx ctx = {.seconds = 0};
 	const char *json_path = NULL;
@@ -144,6 +146,27 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			ctx.socket = optarg;
+			break;
+		case 'i': {
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end || optarg[0] == '-' || v == 0 || v > 1000000) {
+				fprintf(stderr, "vyre-bench: bad --inflight '%s'\n", optarg);
+				return 2;
+			}
+			ctx.inflight = (unsigned)v;
+			break;
+		}
+		case 'b':
+			if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "auto") != 0) {
+				fprintf(stderr, "vyre-bench: bad --backend '%s' (cpu or auto)\n",
+					optarg);
+				return 2;
+			}
+			ctx.cpu_only = strcmp(optarg, "cpu") == 0;
+			break;
+		case 'o':
+			ctx.out_dir = optarg;
 			break;
 		case 'l':
 			for (struct vyre_bench_suite *s = suites; s; s = s->next)

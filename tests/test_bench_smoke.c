@@ -4,7 +4,10 @@
  * suites that need no daemon) exits 0, prints its table, and every JSON line
  * is a valid object with the documented fields, a finite value, and the rows
  * the suites promise (throughput, latency percentiles and ratios of every
- * peer). Not a performance assertion: only that figures exist and are sane.
+ * peer); `--quick --backend cpu --out DIR peers` (1, 2 and 4 producers
+ * through a vyred on the cpu backend, under a second) gives its closed- and
+ * open-loop rows and DIR/peers-openloop.json. Not a performance assertion:
+ * only that figures exist and are sane.
  */
 #include <ctype.h>
 #include <fcntl.h>
@@ -228,6 +231,40 @@ static void expect_positive(const struct row *rows, size_t n, const char *suite,
 		fail_msg("row %s %s %s: %g %s", suite, name, metric, r->value, r->unit);
 }
 
+/* Parses every line of @path into @rows (at most @cap), each a complete row; returns the count. */
+static size_t load_rows(const char *path, struct row *rows, size_t cap)
+{
+	char *text = slurp(path);
+	size_t n = 0;
+
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		assert_true(n < cap);
+		if (parse_row(line, &rows[n]))
+			fail_msg("not a JSON row: %s", line);
+		if (rows[n].fields != 5 || !rows[n].has_value || !isfinite(rows[n].value) ||
+		    !rows[n].suite[0] || !rows[n].name[0] || !rows[n].metric[0] || !rows[n].unit[0])
+			fail_msg("incomplete row: %s", line);
+		n++;
+	}
+	free(text);
+	return n;
+}
+
+/* Runs vyre-bench with @args, fails unless it exits 0; the table's line count. */
+static size_t run_ok(const char *const *args, const char *out)
+{
+	int rc = run_bench(args, out);
+	char *table = slurp(out);
+	size_t lines = 0;
+
+	if (rc != 0)
+		fail_msg("vyre-bench exited %d; table:\n%s", rc, table);
+	for (char *line = strtok(table, "\n"); line; line = strtok(NULL, "\n"))
+		lines++;
+	free(table);
+	return lines;
+}
+
 static void test_quick_ring_and_wake_json(void **state)
 {
 	(void)state;
@@ -238,26 +275,10 @@ static void test_quick_ring_and_wake_json(void **state)
 	snprintf(json, sizeof(json), "%s/rows.json", dir);
 	snprintf(out, sizeof(out), "%s/table.txt", dir);
 	const char *args[] = {"--quick", "--json", json, "ring", "wake", NULL};
-	int rc = run_bench(args, out);
-	char *table = slurp(out);
-
-	if (rc != 0)
-		fail_msg("vyre-bench exited %d; table:\n%s", rc, table);
-	char *text = slurp(json);
+	const size_t table_rows = run_ok(args, out);
 	struct row rows[256];
-	size_t n = 0, table_rows = 0;
+	const size_t n = load_rows(json, rows, 256);
 
-	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-		assert_true(n < 256);
-		if (parse_row(line, &rows[n]))
-			fail_msg("not a JSON row: %s", line);
-		if (rows[n].fields != 5 || !rows[n].has_value || !isfinite(rows[n].value) ||
-		    !rows[n].suite[0] || !rows[n].name[0] || !rows[n].metric[0] || !rows[n].unit[0])
-			fail_msg("incomplete row: %s", line);
-		n++;
-	}
-	for (char *line = strtok(table, "\n"); line; line = strtok(NULL, "\n"))
-		table_rows++;
 	assert_int_equal(table_rows, n + 1); /* the header, then one table row per JSON row */
 
 	static const char *const modes[] = {"spsc", "mpsc3"};
@@ -288,8 +309,52 @@ static void test_quick_ring_and_wake_json(void **state)
 	const struct row *p999 = find(rows, n, "ring", "spsc/sq", "p999");
 
 	assert_true(p50->value <= p999->value);
-	free(text);
-	free(table);
+	unlink(json);
+	unlink(out);
+	rmdir(dir);
+}
+
+static void test_quick_peers_cpu(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/vyre-bench-smoke-XXXXXX";
+	char json[128], out[128], open_json[160], name[64];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(json, sizeof(json), "%s/rows.json", dir);
+	snprintf(out, sizeof(out), "%s/table.txt", dir);
+	snprintf(open_json, sizeof(open_json), "%s/peers-openloop.json", dir);
+	const char *args[] = {"--quick", "--backend", "cpu",   "--json", json,
+			      "--out",	 dir,	      "peers", NULL};
+	const size_t table_rows = run_ok(args, out);
+	struct row rows[128], open_rows[64];
+	const size_t n = load_rows(json, rows, 128);
+
+	assert_int_equal(table_rows, n + 1);
+	static const char *const metrics[] = {"items/s", "p50", "p99", "p999"};
+	static const char *const units[] = {"items/s", "ns", "ns", "ns"};
+	static const unsigned procs[] = {1, 2, 4};
+
+	for (size_t p = 0; p < 3; p++)
+		for (size_t m = 0; m < 4; m++) {
+			snprintf(name, sizeof(name), "closed vyre-cpu %up", procs[p]);
+			expect_positive(rows, n, "peers", name, metrics[m], units[m]);
+		}
+	expect_positive(rows, n, "peers", "closed vyre-cpu 4p:1p", "items/s", "x");
+	expect_positive(rows, n, "peers", "closed vyre-cpu 4p:1p", "p50", "x");
+	static const char *const loads[] = {"10%", "50%", "120%"};
+	const size_t n_open = load_rows(open_json, open_rows, 64);
+
+	for (size_t l = 0; l < 3; l++) {
+		snprintf(name, sizeof(name), "open vyre-cpu 4p %s", loads[l]);
+		expect_positive(rows, n, "peers", name, "offered", "items/s");
+		for (size_t m = 0; m < 4; m++) {
+			expect_positive(rows, n, "peers", name, metrics[m], units[m]);
+			expect_positive(open_rows, n_open, "peers", name, metrics[m], units[m]);
+		}
+	}
+	assert_int_equal(n_open, 3 * 5); /* the open-loop rows, and nothing else */
+	unlink(open_json);
 	unlink(json);
 	unlink(out);
 	rmdir(dir);
@@ -310,6 +375,7 @@ static void test_list_and_usage(void **state)
 
 	assert_non_null(strstr(text, "ring "));
 	assert_non_null(strstr(text, "wake "));
+	assert_non_null(strstr(text, "peers "));
 	free(text);
 	const char *unknown[] = {"no-such-suite", NULL};
 
@@ -317,6 +383,12 @@ static void test_list_and_usage(void **state)
 	const char *bad_seconds[] = {"--seconds", "-1", "ring", NULL};
 
 	assert_int_equal(run_bench(bad_seconds, out), 2);
+	const char *bad_backend[] = {"--backend", "gpu", "peers", NULL};
+
+	assert_int_equal(run_bench(bad_backend, out), 2);
+	const char *bad_inflight[] = {"--inflight", "0", "peers", NULL};
+
+	assert_int_equal(run_bench(bad_inflight, out), 2);
 	unlink(out);
 }
 
@@ -338,6 +410,7 @@ int main(void)
 	    cmocka_unit_test(test_json_parser_rejects_garbage),
 	    cmocka_unit_test(test_list_and_usage),
 	    cmocka_unit_test(test_quick_ring_and_wake_json),
+	    cmocka_unit_test(test_quick_peers_cpu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
