@@ -116,6 +116,7 @@ struct vyre_mk_launch_args {
 #define VYRE_MK_STATE_EXITED	1u /* told to by an EXIT launch */
 #define VYRE_MK_STATE_HEARTBEAT 2u /* the host heartbeat stopped moving */
 #define VYRE_MK_STATE_WATCHDOG	3u /* a device-wide barrier made no progress */
+#define VYRE_MK_STATE_HALTED	4u /* another lane's watchdog fired: the host restarts the grid */
 
 /* Control page, pinned and device-mapped. Host-written and device-written words on own lines. */
 struct vyre_mk_ctrl {
@@ -138,14 +139,24 @@ struct vyre_mk_devstate {
 	struct vyre_mk_launch_args go;
 };
 
+/*
+ * The persistent grid is split into up to VYRE_MK_MAX_LANES lanes: lane l is
+ * blocks [lane_first[l], lane_first[l + 1]) (the last one runs to the end of
+ * the grid) and has its own control page, doorbell ring, completion ring and
+ * device state, each the l-th of an array at the address given here.
+ */
+#define VYRE_MK_MAX_LANES 16u
+
 struct vyre_mk_persist_args {
-	uint64_t ctrl;		   /* device address of struct vyre_mk_ctrl */
-	uint64_t ring;		   /* device address of the doorbell ring */
-	uint64_t cpl;		   /* device address of the completion ring (IMMEDIATE launches) */
-	uint64_t devstate;	   /* device address of struct vyre_mk_devstate */
+	uint64_t ctrl;		   /* n_lanes x struct vyre_mk_ctrl */
+	uint64_t ring;		   /* n_lanes doorbell rings */
+	uint64_t cpl;		   /* n_lanes completion rings (IMMEDIATE launches) */
+	uint64_t devstate;	   /* n_lanes x struct vyre_mk_devstate */
 	uint64_t heartbeat_cycles; /* exit when the heartbeat is still this long */
 	uint64_t watchdog_cycles;  /* abort when a barrier sees no progress this long */
-	uint32_t start_seq;	   /* the next launch's sequence number */
+	uint32_t n_lanes;
+	uint32_t lane_first[VYRE_MK_MAX_LANES];
+	uint32_t start_seq[VYRE_MK_MAX_LANES]; /* each lane's next launch */
 	uint32_t reserved;
 };
 

@@ -5,6 +5,15 @@
  * is done. Kept apart from the launch mode because the two share nothing
  * below the slot bookkeeping of cuda_backend.c.
  *
+ * Lanes: the grid is split into a big lane and a few small ones
+ * (vyre_cuda_persist_plan); a submitted slot posts to one lane
+ * (vyre_cuda_persist_pick_lane), so small batches of different slots run on
+ * SMs of their own. Each lane has its own poller warp, rings, control page
+ * and barrier state. A watchdog trip stops the lane that tripped at once and
+ * the others at their next heartbeat check (HALTED); the host fails the
+ * tripping slot, turns its remaining doorbells into empty launches and
+ * restarts the grid where every lane left off.
+ *
  * A lane runs its doorbells in ring order, several slots' interleaved. A
  * slab slot is done when the lane's done counter passes the slot's last
  * doorbell; an IMMEDIATE slot when its completion words are current. A
@@ -17,6 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#define SMALL_LANE_BLOCKS 1u   /* blocks of each small lane */
+#define SMALL_BATCH_UNITS 128u /* batches of at most this many units prefer a small lane */
 
 static uint32_t lane_done(const struct cuda_lane *ln)
 {
@@ -65,14 +77,32 @@ static void reset_ring(struct cuda_lane *ln)
 	}
 }
 
+/*
+ * Lane 0 (the big lane) gets most of the grid, for batches that fill it;
+ * with several slots, up to one small lane of SMALL_LANE_BLOCKS blocks per
+ * other slot, so small batches of different slots run side by side on SMs
+ * of their own instead of queueing behind each other in one ring. At most a
+ * quarter of the grid goes to small lanes.
+ */
 int vyre_cuda_persist_plan(struct vyre_backend *b)
 {
-	b->n_lanes = 1;
+	const uint32_t grid = b->dv.grid;
+	uint32_t small = b->n_slots - 1;
+
+	if (small > VYRE_MK_MAX_LANES - 1)
+		small = VYRE_MK_MAX_LANES - 1;
+	if (small > grid / 4 / SMALL_LANE_BLOCKS)
+		small = grid / 4 / SMALL_LANE_BLOCKS;
+	b->n_lanes = 1 + small;
 	b->lanes = calloc(b->n_lanes, sizeof(*b->lanes));
 	if (!b->lanes)
 		return VYRE_E_NOMEM;
 	b->lanes[0].first_block = 0;
-	b->lanes[0].n_blocks = b->dv.grid;
+	b->lanes[0].n_blocks = grid - small * SMALL_LANE_BLOCKS;
+	for (uint32_t l = 1; l < b->n_lanes; l++) {
+		b->lanes[l].first_block = b->lanes[l - 1].first_block + b->lanes[l - 1].n_blocks;
+		b->lanes[l].n_blocks = SMALL_LANE_BLOCKS;
+	}
 	return 0;
 }
 
@@ -112,9 +142,9 @@ static void post_slot(struct vyre_backend *b, struct cuda_lane *ln, uint32_t own
 	b->stats.bytes_to_device += (uint64_t)words * 8;
 }
 
+/* Launch the grid; each lane starts at its first doorbell not done. */
 static int start_kernel(struct vyre_backend *b)
 {
-	const struct cuda_lane *ln = &b->lanes[0];
 	struct vyre_mk_persist_args a = {
 	    .ctrl = vyre_cuda_ctrl_dev(b, 0),
 	    .ring = b->ring_mem.dev,
@@ -122,14 +152,17 @@ static int start_kernel(struct vyre_backend *b)
 	    .devstate = vyre_cuda_devstate_dev(b, 0),
 	    .heartbeat_cycles = b->heartbeat_cycles,
 	    .watchdog_cycles = b->watchdog_cycles,
-	    .start_seq = lane_done(ln),
+	    .n_lanes = b->n_lanes,
 	};
 	void *params[] = {&a};
 	CUresult r;
 	int err;
 
-	for (uint32_t l = 0; l < b->n_lanes; l++)
+	for (uint32_t l = 0; l < b->n_lanes; l++) {
+		a.lane_first[l] = b->lanes[l].first_block;
+		a.start_seq[l] = lane_done(&b->lanes[l]);
 		__atomic_store_n(&b->lanes[l].ctrl->state, VYRE_MK_STATE_RUNNING, __ATOMIC_RELEASE);
+	}
 	err = vyre_cuda_clear_devstate(b, 0, b->n_ctrl + 1, b->stream);
 	if (err)
 		return err;
@@ -143,11 +176,31 @@ static int start_kernel(struct vyre_backend *b)
 	return 0;
 }
 
+/*
+ * A small batch takes an idle small lane, else the big lane if idle, else
+ * the small lane with the fewest slots; a large one the big lane if idle,
+ * else an idle small lane (slower, but running at once), else the big lane.
+ * A batch with a test hook takes the big lane, which the stall needs.
+ */
 uint32_t vyre_cuda_persist_pick_lane(struct vyre_backend *b, const struct cuda_slot *s)
 {
-	(void)b;
-	(void)s;
-	return 0;
+	const int small = s->lay.n_units <= SMALL_BATCH_UNITS;
+	uint32_t best;
+
+	if (b->n_lanes == 1 || b->inject)
+		return 0;
+	if (!small && b->lanes[0].busy == 0)
+		return 0;
+	for (uint32_t l = 1; l < b->n_lanes; l++)
+		if (b->lanes[l].busy == 0)
+			return l;
+	if (!small || b->lanes[0].busy == 0)
+		return 0;
+	best = 1;
+	for (uint32_t l = 2; l < b->n_lanes; l++)
+		if (b->lanes[l].busy < b->lanes[best].busy)
+			best = l;
+	return best;
 }
 
 /* @s is one IMMEDIATE launch: its input goes inside the doorbell, the slab is not read. */
@@ -343,7 +396,7 @@ static int grid_left(struct vyre_backend *b)
 				return err;
 		} else if (state == VYRE_MK_STATE_HEARTBEAT) {
 			heartbeat = 1;
-		} else if (state != VYRE_MK_STATE_EXITED) {
+		} else if (state != VYRE_MK_STATE_EXITED && state != VYRE_MK_STATE_HALTED) {
 			vyre_cuda_note(b, "persistent kernel left lane %u unexpectedly (state %u)",
 				       l, state);
 		}

@@ -550,10 +550,12 @@ __device__ __forceinline__ vyre_mk_unit unit_at(const shared_state &sh, const vy
 	return i < n_prefetched ? sh.units[i] : load_unit(units + i);
 }
 
-// Runs the stages of one launch on blocks [0, n_blocks). The first round
-// trip fetches the first units and stages together.
-__device__ bool run_launch(const vyre_mk_launch_args L, uint32_t n_blocks, vyre_mk_devstate *ds,
-			   vyre_mk_ctrl *ctrl, uint64_t watchdog, shared_state &sh)
+// Runs the stages of one launch on blocks [0, n_blocks) of a lane (or of a
+// launch-mode grid), of which this one is `block`. The first round trip
+// fetches the first units and stages together.
+__device__ bool run_launch(const vyre_mk_launch_args L, uint32_t block, uint32_t n_blocks,
+			   vyre_mk_devstate *ds, vyre_mk_ctrl *ctrl, uint64_t watchdog,
+			   shared_state &sh)
 {
 	const vyre_mk_unit *units = reinterpret_cast<const vyre_mk_unit *>(L.units);
 	const vyre_mk_stage *stages = reinterpret_cast<const vyre_mk_stage *>(L.stages);
@@ -573,7 +575,7 @@ __device__ bool run_launch(const vyre_mk_launch_args L, uint32_t n_blocks, vyre_
 	__syncthreads();
 	if (!sh.flag)
 		return false;
-	if ((L.flags & VYRE_MK_LAUNCH_FAULT) && blockIdx.x == 0 && tid == 0)
+	if ((L.flags & VYRE_MK_LAUNCH_FAULT) && block == 0 && tid == 0)
 		st_volatile(reinterpret_cast<uint32_t *>(uintptr_t{16}), 1u);
 
 	for (uint32_t s = 0; s < L.n_stages; s++) {
@@ -586,11 +588,11 @@ __device__ bool run_launch(const vyre_mk_launch_args L, uint32_t n_blocks, vyre_
 		}
 		const vyre_mk_stage st = sh.stages[s % VYRE_MK_PREFETCH];
 
-		for (uint32_t i = blockIdx.x; i < st.n_block_units; i += n_blocks)
+		for (uint32_t i = block; i < st.n_block_units; i += n_blocks)
 			block_unit(unit_at(sh, units, (uint64_t)st.first_unit + i, n_pre),
 				   L.results, sh, ds);
 		const uint64_t warp_base = (uint64_t)st.first_unit + st.n_block_units;
-		for (uint64_t i = blockIdx.x + (uint64_t)warp * n_blocks; i < st.n_warp_units;
+		for (uint64_t i = block + (uint64_t)warp * n_blocks; i < st.n_warp_units;
 		     i += (uint64_t)VYRE_MK_WARPS * n_blocks) {
 			warp_unit(unit_at(sh, units, warp_base + i, n_pre), L.results, lane, ds);
 			if (++since_progress == 64) {
@@ -599,7 +601,7 @@ __device__ bool run_launch(const vyre_mk_launch_args L, uint32_t n_blocks, vyre_
 					bump_progress(ds);
 			}
 		}
-		if ((L.flags & VYRE_MK_LAUNCH_STALL) && blockIdx.x == 1) {
+		if ((L.flags & VYRE_MK_LAUNCH_STALL) && block == 1) {
 			// test hook: never arrive, so the others' watchdog must fire
 			if (tid == 0)
 				while (!ld_volatile(&ds->abort))
@@ -612,6 +614,19 @@ __device__ bool run_launch(const vyre_mk_launch_args L, uint32_t n_blocks, vyre_
 	}
 	return true;
 }
+
+// What the blocks of one lane of the persistent grid use: its own doorbell
+// and completion rings, control page and device state; every lane's device
+// state, so its poller notices another lane's watchdog.
+struct lane_view {
+	const unsigned long long *ring;
+	unsigned long long *cpl;
+	vyre_mk_ctrl *ctrl;
+	vyre_mk_devstate *ds;
+	const vyre_mk_devstate *all_ds;
+	uint64_t heartbeat_cycles;
+	uint32_t n_lanes;
+};
 
 // The data of doorbell word w, which lane w % 32 holds in d0 (w < 32) or d1.
 // Every lane of the warp must call it (a shuffle).
@@ -632,7 +647,7 @@ __device__ __forceinline__ void st_word(unsigned long long *p, unsigned long lon
 // self-validating word each, so no fence is needed before the host may read
 // it; `done` follows without one too (the host completes this launch from
 // the completion slot, and a later launch's system-scope release orders it).
-__device__ void run_immediate(const vyre_mk_persist_args &a, uint32_t seq, uint32_t d0, uint32_t d1)
+__device__ void run_immediate(const lane_view &a, uint32_t seq, uint32_t d0, uint32_t d1)
 {
 	const uint32_t lane = threadIdx.x;
 	const uint32_t op = slot_word(d0, d1, VYRE_MK_HEADER_WORDS);
@@ -642,8 +657,8 @@ __device__ void run_immediate(const vyre_mk_persist_args &a, uint32_t seq, uint3
 	// input word i is slot word in0 + i; completion word w >= 2 is output word w - 2
 	const uint32_t in0 = VYRE_MK_HEADER_WORDS + VYRE_MK_IMM_DESC_WORDS;
 	const uint32_t out_in0 = in0 - VYRE_MK_CPL_HEADER_WORDS;
-	unsigned long long *cpl = reinterpret_cast<unsigned long long *>(a.cpl) +
-				  (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
+	unsigned long long *cpl =
+	    a.cpl + (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
 	const unsigned long long tag = (unsigned long long)seq << 32;
 	const uint32_t n_words = VYRE_MK_CPL_HEADER_WORDS + (reduction ? 0 : count);
 	uint32_t acc = 0, val[2];
@@ -667,7 +682,7 @@ __device__ void run_immediate(const vyre_mk_persist_args &a, uint32_t seq, uint3
 		if (lane + 32 * j < n_words)
 			st_word(cpl + lane + 32 * j, tag | val[j]);
 	if (lane == 0)
-		st_volatile(&reinterpret_cast<vyre_mk_ctrl *>(a.ctrl)->done, seq + 1);
+		st_volatile(&a.ctrl->done, seq + 1);
 	__syncwarp();
 }
 
@@ -693,15 +708,15 @@ __device__ __forceinline__ bool is_warp_launch(uint32_t flags, uint32_t d0)
 	       !(flags & (VYRE_MK_LAUNCH_EXIT | VYRE_MK_LAUNCH_FAULT | VYRE_MK_LAUNCH_STALL));
 }
 
-__device__ void run_warp_launch(const vyre_mk_persist_args &a, uint32_t seq, uint32_t d0,
-				uint32_t d1, shared_state &sh)
+__device__ void run_warp_launch(const lane_view &a, uint32_t seq, uint32_t d0, uint32_t d1,
+				shared_state &sh)
 {
 	const uint32_t lane = threadIdx.x;
 	const uint32_t lo = __shfl_sync(kFull, d0, 4), hi0 = __shfl_sync(kFull, d0, 0),
 		       hi1 = __shfl_sync(kFull, d0, 1);
 	const uint32_t n_units = min(__shfl_sync(kFull, d0, 7), VYRE_MK_INLINE_UNITS);
 	const uint64_t results = ((uint64_t)hi0 | (uint64_t)hi1 << 32) + lo;
-	vyre_mk_devstate *ds = reinterpret_cast<vyre_mk_devstate *>(a.devstate);
+	vyre_mk_devstate *ds = a.ds;
 
 	inline_units_to_shared(d0, d1, sh);
 	__syncwarp();
@@ -711,7 +726,7 @@ __device__ void run_warp_launch(const vyre_mk_persist_args &a, uint32_t seq, uin
 	__threadfence_system();
 	__syncwarp();
 	if (lane == 0)
-		st_release_sys(&reinterpret_cast<vyre_mk_ctrl *>(a.ctrl)->done, seq + 1);
+		st_release_sys(&a.ctrl->done, seq + 1);
 	__syncwarp();
 }
 
@@ -728,10 +743,10 @@ __device__ void run_warp_launch(const vyre_mk_persist_args &a, uint32_t seq, uin
 // the H100 (2026-11-22): four warps polling the slot, 3.33 vs 3.19 us for a
 // single item and 15.2 vs 8.7 us down the slab path; one warp polling four
 // copies of the slot in staggered phases, 7.7 vs 3.3 us.
-__device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, shared_state &sh)
+__device__ void poll_doorbell(const lane_view &a, uint32_t seq, shared_state &sh)
 {
 	const uint32_t lane = threadIdx.x;
-	vyre_mk_ctrl *ctrl = reinterpret_cast<vyre_mk_ctrl *>(a.ctrl);
+	vyre_mk_ctrl *ctrl = a.ctrl;
 	const uint64_t check_every = a.heartbeat_cycles / 16 + 1;
 	uint64_t checked = clock64(), changed = checked;
 	uint32_t beat = ld_volatile(&ctrl->heartbeat);
@@ -739,8 +754,7 @@ __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, share
 
 	for (;;) {
 		const unsigned long long *slot =
-		    reinterpret_cast<const unsigned long long *>(a.ring) +
-		    (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
+		    a.ring + (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
 		const unsigned long long w0 = *(const volatile unsigned long long *)(slot + lane);
 		const bool cur0 = (uint32_t)(w0 >> 32) == seq;
 		bool cur1 = true;
@@ -782,7 +796,7 @@ __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, share
 				continue;
 			}
 		}
-		int stop = 0;
+		uint32_t stop = 0;
 		if (lane == 0) {
 			const uint64_t now = clock64();
 			if (now - checked > check_every) {
@@ -792,13 +806,18 @@ __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, share
 					beat = b;
 					changed = now;
 				} else if (now - changed > a.heartbeat_cycles) {
-					stop = 1;
+					stop = VYRE_MK_STATE_HEARTBEAT;
 				}
+				// another lane's watchdog fired: the host restarts the grid
+				for (uint32_t m = 0; m < a.n_lanes; m++)
+					if (ld_volatile(&a.all_ds[m].abort))
+						stop = VYRE_MK_STATE_HALTED;
 			}
 		}
-		if (__shfl_sync(kFull, stop, 0)) {
+		stop = __shfl_sync(kFull, stop, 0);
+		if (stop) {
 			if (lane == 0) {
-				sh.cmd = VYRE_MK_STATE_HEARTBEAT;
+				sh.cmd = stop;
 				sh.seq = seq;
 			}
 			return;
@@ -829,26 +848,48 @@ __device__ void poll_doorbell(const vyre_mk_persist_args &a, uint32_t seq, share
 
 } // namespace
 
-// Resident grid. Block 0 polls the doorbell ring; a launch of one block runs
-// on block 0 alone, a larger one is published to every block through device
-// memory and runs on the whole grid (every block is co-resident: the host
-// sized the grid from occupancy).
+// Resident grid, split into lanes (vyre_mk_persist_args.lane_first). The
+// first block of each lane polls that lane's doorbell ring; a launch of one
+// block runs on it alone, a larger one is published to the lane's other
+// blocks through its device state and runs on the whole lane (every block is
+// co-resident: the host sized the grid from occupancy). Lanes share nothing
+// but the kernel: each has its own rings, control page and barrier.
 extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
     vyre_mk_persistent(const vyre_mk_persist_args a)
 {
 	__shared__ shared_state sh;
-	vyre_mk_ctrl *ctrl = reinterpret_cast<vyre_mk_ctrl *>(a.ctrl);
-	vyre_mk_devstate *ds = reinterpret_cast<vyre_mk_devstate *>(a.devstate);
-	uint32_t seq = a.start_seq, go_seen = 0;
+	const uint32_t n_lanes = a.n_lanes < 1 ? 1 : min(a.n_lanes, VYRE_MK_MAX_LANES);
+	uint32_t ln = 0;
+	while (ln + 1 < n_lanes && blockIdx.x >= a.lane_first[ln + 1])
+		ln++;
+	const uint32_t first = a.lane_first[ln];
+	const uint32_t lane_blocks =
+	    ln + 1 < n_lanes ? a.lane_first[ln + 1] - first : gridDim.x - first;
+	const uint32_t block = blockIdx.x - first;
+	vyre_mk_devstate *all_ds = reinterpret_cast<vyre_mk_devstate *>(a.devstate);
+	const lane_view v = {
+	    reinterpret_cast<const unsigned long long *>(a.ring) +
+		(uint64_t)ln * VYRE_MK_RING_SLOTS * VYRE_MK_SLOT_WORDS,
+	    reinterpret_cast<unsigned long long *>(a.cpl) +
+		(uint64_t)ln * VYRE_MK_RING_SLOTS * VYRE_MK_SLOT_WORDS,
+	    reinterpret_cast<vyre_mk_ctrl *>(a.ctrl) + ln,
+	    all_ds + ln,
+	    all_ds,
+	    a.heartbeat_cycles,
+	    n_lanes,
+	};
+	vyre_mk_ctrl *ctrl = v.ctrl;
+	vyre_mk_devstate *ds = v.ds;
+	uint32_t seq = a.start_seq[ln], go_seen = 0;
 
 	for (;;) {
-		if (blockIdx.x == 0) {
+		if (block == 0) {
 			if (threadIdx.x < 32)
-				poll_doorbell(a, seq, sh);
+				poll_doorbell(v, seq, sh);
 			__syncthreads();
 			const uint32_t cmd = sh.cmd;
 			seq = sh.seq;
-			if (threadIdx.x == 0 && gridDim.x > 1 &&
+			if (threadIdx.x == 0 && lane_blocks > 1 &&
 			    (cmd != kRun || sh.launch.n_blocks > 1)) {
 				ds->go = sh.launch;
 				if (cmd != kRun)
@@ -887,10 +928,10 @@ extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
 				return;
 		}
 		const vyre_mk_launch_args L = sh.launch;
-		const uint32_t n_blocks = L.n_blocks > 1 ? gridDim.x : 1;
-		if (!run_launch(L, n_blocks, ds, ctrl, a.watchdog_cycles, sh))
+		const uint32_t n_blocks = L.n_blocks > 1 ? lane_blocks : 1;
+		if (!run_launch(L, block, n_blocks, ds, ctrl, a.watchdog_cycles, sh))
 			return;
-		if (blockIdx.x == 0 && threadIdx.x == 0)
+		if (block == 0 && threadIdx.x == 0)
 			st_release_sys(&ctrl->done, seq + 1);
 		seq++;
 	}
@@ -902,7 +943,8 @@ extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
     vyre_mk_launch(const vyre_mk_launch_kargs a)
 {
 	__shared__ shared_state sh;
-	run_launch(a.launch, gridDim.x, reinterpret_cast<vyre_mk_devstate *>(a.devstate),
+	run_launch(a.launch, blockIdx.x, gridDim.x,
+		   reinterpret_cast<vyre_mk_devstate *>(a.devstate),
 		   reinterpret_cast<vyre_mk_ctrl *>(a.ctrl), a.watchdog_cycles, sh);
 }
 
