@@ -17,7 +17,8 @@ static int plan_ok(const struct vyre_batch *b, const struct vyre_plan_output *o)
 {
 	const struct vyre_exec_plan *p = &o->plan;
 
-	if (o->n_accepted == 0 || o->n_accepted > b->n || p->n_order > o->n_accepted)
+	if (o->n_accepted == 0 || o->n_accepted > b->n || p->n_order > o->n_accepted ||
+	    p->n_groups > b->cap || p->n_launches > b->cap)
 		return 0;
 	for (uint32_t k = 0; k < p->n_order; k++)
 		if (p->order[k] >= o->n_accepted || b->status[p->order[k]] != 0)
@@ -36,9 +37,14 @@ static int plan_ok(const struct vyre_batch *b, const struct vyre_plan_output *o)
 
 static void keep_plan(struct vyre_batch *b, const struct vyre_exec_plan *p)
 {
-	memcpy(b->plan_order, p->order, (size_t)p->n_order * sizeof(*p->order));
-	memcpy(b->plan_group_end, p->group_end, (size_t)p->n_groups * sizeof(*p->group_end));
-	memcpy(b->plan_launch_end, p->launch_end, (size_t)p->n_launches * sizeof(*p->launch_end));
+	/* an empty plan may come with NULL arrays */
+	if (p->n_order)
+		memcpy(b->plan_order, p->order, (size_t)p->n_order * sizeof(*p->order));
+	if (p->n_groups)
+		memcpy(b->plan_group_end, p->group_end, (size_t)p->n_groups * sizeof(*p->group_end));
+	if (p->n_launches)
+		memcpy(b->plan_launch_end, p->launch_end,
+		       (size_t)p->n_launches * sizeof(*p->launch_end));
 	b->plan = (struct vyre_exec_plan){b->plan_order,     p->n_order,	 b->plan_group_end,
 					  p->n_groups,	     b->plan_launch_end, p->n_launches};
 }
