@@ -701,7 +701,8 @@ static int cuda_reap(struct vyre_backend *b, struct vyre_slot_done *done, uint32
 				vyre_cuda_launch_poll(b);
 		}
 		n = collect(b, done, max);
-		if (n || !any_busy(b))
+		/* timeout 0 is the event loop's look between its other work: one poll */
+		if (n || !any_busy(b) || timeout_ns == 0)
 			return (int)n;
 		if (++polls % CLOCK_EVERY)
 			continue;
