@@ -1,22 +1,35 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CPU backend: executes a planned batch group by group, in plan order.
+ * The CPU backend: up to max_inflight batches run at once on a pool of
+ * worker threads, so the submitting thread (vyred's event loop) never
+ * executes items and never waits for them.
+ *
+ * submit() puts the slot on a FIFO run queue; the first free worker takes it
+ * and becomes its owner, running the batch group by group in plan order.
  * Items of one group are independent (the planner guarantees no RAW, WAR or
  * WAW hazard between them), so a group large enough to pay for the hand-off
- * is shared between the submitting thread and helper threads, which claim
- * items from a shared cursor; the group ends when every helper that joined
- * it is done (one that wakes after the last claim does not join), and only
- * then does the next group start.
+ * is opened to idle workers, which claim items from the slot's cursor; the
+ * group ends when every worker that joined it is done (one that comes after
+ * the last claim does not join), and only then does the owner start the next
+ * group. Several slots may have a group open at once: slots never share
+ * buffers (the caller guarantees it), so their groups need no order. A free
+ * worker takes a queued slot before it helps with an open group, so queued
+ * slots start in FIFO order as soon as any worker is free.
  *
- * submit() runs the whole batch before returning (the submitting thread
- * works too, so a batch costs no thread hand-off when its groups are small);
- * poll() then reports it done. Nothing is allocated after init.
+ * A finished slot goes on the done queue that reap() drains, then one is
+ * added to the eventfd's counter. A worker out of work, and reap() before it
+ * sleeps, poll for a short while first: most batches are shorter than a
+ * futex wake-up. Nothing is allocated after init.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -25,29 +38,122 @@
 #define CPU_DEFAULT_PARALLEL_BYTES (64u * 1024u)
 /* Claims per thread per group: small enough to balance uneven items. */
 #define CPU_CLAIMS_PER_THREAD 4u
+/* reap returns a count of slots as an int. */
+#define CPU_MAX_SLOTS 65536u
+/*
+ * How long a thread that would sleep polls first: a futex wake costs tens of
+ * microseconds on a loaded or virtual machine, more than a small batch runs.
+ */
+#define CPU_SPIN_NS 50000
+/* Looks before the poll starts yielding: about a microsecond. */
+#define CPU_SPIN_BUSY 256u
+
+struct cpu_slot {
+	const struct vyre_exec_batch *batch; /* guarded by lock */
+	int busy;	   /* submitted and not reported by reap yet; guarded by lock */
+	int open;	   /* listed in b->open; guarded by lock */
+	uint32_t open_pos; /* its index in b->open while open */
+	uint32_t joined;   /* helpers in the open group; guarded by lock */
+	/* The open group, written under lock before it is listed. */
+	uint32_t group_end;
+	uint32_t chunk;
+	atomic_uint cursor;	/* next position of plan.order to claim */
+	pthread_cond_t idle_cv; /* the owner waits here for the helpers that joined */
+};
+
+/* A FIFO of slot indices; each slot is on it at most once, so n_slots entries suffice. */
+struct slot_fifo {
+	uint32_t *v;
+	uint32_t head;
+	uint32_t len;
+};
 
 struct vyre_backend {
 	struct vyre_backend_config cfg;
 	struct vyre_heap_view *heaps;
-	pthread_t *helpers;
-	uint32_t n_helpers;
+	pthread_t *workers;
+	uint32_t n_workers;
+	uint32_t n_slots;
 	uint32_t parallel_min_bytes;
-	atomic_int done; /* poll may run on another thread than submit */
+	int efd;
+	struct cpu_slot *slots;
+	uint32_t n_slot_cvs; /* slot condvars initialised, for teardown after a failed init */
+	int sync_ok;	     /* lock, work_cv and done_cv initialised */
 
 	pthread_mutex_t lock;
-	pthread_cond_t work_cv; /* helpers wait here for the next group */
-	pthread_cond_t idle_cv; /* the submitter waits here for joined helpers */
-	uint64_t generation;	/* bumped per shared group; guarded by lock */
-	int open;		/* the current group still takes helpers; guarded by lock */
-	uint32_t joined;	/* helpers working on the current group; guarded by lock */
-	int stop;		/* guarded by lock */
-
-	/* The current shared group, written under lock before the generation bump. */
-	const struct vyre_exec_batch *batch;
-	uint32_t group_end;
-	uint32_t chunk;
-	atomic_uint cursor; /* next position of plan.order to claim */
+	pthread_cond_t work_cv; /* workers wait here for a queued slot or an open group */
+	pthread_cond_t done_cv; /* reap and shutdown wait here for a finished slot */
+	/* Guarded by lock: */
+	struct slot_fifo run;  /* queued slots */
+	struct slot_fifo done; /* finished slots that reap has not reported */
+	uint32_t *open;	       /* slots whose current group takes helpers */
+	uint32_t n_open;
+	uint32_t active;    /* slots queued or running */
+	int spinner;	    /* a worker polls work_seq instead of waiting on work_cv */
+	uint32_t returning; /* workers signalling a finish, to look at the queue next */
+	int stop;
+	/*
+	 * Polled without the lock by spinning threads, which then take the lock
+	 * to look. Each moves after the lock is released on the change it
+	 * announces, so that the poller does not find the lock still held.
+	 */
+	atomic_uint work_seq; /* a slot was queued or a group opened */
+	atomic_uint done_seq; /* a slot finished */
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
+/*
+ * Poll @seq for up to @ns nanoseconds; returns early once it moves from
+ * @seen. After a short busy poll it yields the CPU between looks: when
+ * threads outnumber cores, the thread it waits for may need this one's.
+ */
+static void spin_while(const atomic_uint *seq, unsigned seen, uint64_t ns)
+{
+	uint64_t end = now_ns() + ns;
+
+	for (uint32_t i = 1;; i++) {
+		if (atomic_load_explicit(seq, memory_order_relaxed) != seen)
+			return;
+		if (i < CPU_SPIN_BUSY) {
+			cpu_relax();
+			continue;
+		}
+		sched_yield();
+		if (now_ns() >= end)
+			return;
+	}
+}
+
+static void fifo_push(struct slot_fifo *q, uint32_t cap, uint32_t slot)
+{
+	q->v[(q->head + q->len) % cap] = slot;
+	q->len++;
+}
+
+static uint32_t fifo_pop(struct slot_fifo *q, uint32_t cap)
+{
+	uint32_t slot = q->v[q->head];
+
+	q->head = (q->head + 1) % cap;
+	q->len--;
+	return slot;
+}
 
 static void run_item(struct vyre_backend *b, const struct vyre_exec_batch *batch, uint32_t i)
 {
@@ -70,12 +176,12 @@ static void run_range(struct vyre_backend *b, const struct vyre_exec_batch *batc
 		run_item(b, batch, batch->plan.order[pos]);
 }
 
-/* Claim chunks of the shared group until none is left. */
-static void run_claims(struct vyre_backend *b, const struct vyre_exec_batch *batch,
-		       uint32_t group_end, uint32_t chunk)
+/* Claim chunks of a slot's open group until none is left. */
+static void run_claims(struct vyre_backend *b, struct cpu_slot *s,
+		       const struct vyre_exec_batch *batch, uint32_t group_end, uint32_t chunk)
 {
 	for (;;) {
-		uint32_t from = atomic_fetch_add_explicit(&b->cursor, chunk, memory_order_relaxed);
+		uint32_t from = atomic_fetch_add_explicit(&s->cursor, chunk, memory_order_relaxed);
 
 		if (from >= group_end)
 			return;
@@ -83,60 +189,60 @@ static void run_claims(struct vyre_backend *b, const struct vyre_exec_batch *bat
 	}
 }
 
-static void *helper_main(void *arg)
+/* Called with lock held, once every item of the group is claimed: no one else need join. */
+static void close_group(struct vyre_backend *b, struct cpu_slot *s)
 {
-	struct vyre_backend *b = arg;
-	uint64_t seen = 0;
+	uint32_t last;
 
-	pthread_mutex_lock(&b->lock);
-	for (;;) {
-		while (!b->stop && b->generation == seen)
-			pthread_cond_wait(&b->work_cv, &b->lock);
-		if (b->stop)
-			break;
-		seen = b->generation;
-		if (!b->open)
-			continue;
-		const struct vyre_exec_batch *batch = b->batch;
-		uint32_t group_end = b->group_end, chunk = b->chunk;
-
-		b->joined++;
-		pthread_mutex_unlock(&b->lock);
-		run_claims(b, batch, group_end, chunk);
-		pthread_mutex_lock(&b->lock);
-		if (--b->joined == 0)
-			pthread_cond_signal(&b->idle_cv);
-	}
-	pthread_mutex_unlock(&b->lock);
-	return NULL;
+	if (!s->open)
+		return;
+	last = b->open[--b->n_open];
+	b->open[s->open_pos] = last;
+	b->slots[last].open_pos = s->open_pos;
+	s->open = 0;
 }
 
-static void run_shared(struct vyre_backend *b, const struct vyre_exec_batch *batch, uint32_t from,
-		       uint32_t to)
+/* Called and returns with lock held: join @s's open group and claim until it is all taken. */
+static void help(struct vyre_backend *b, struct cpu_slot *s)
 {
-	uint32_t claims = (b->n_helpers + 1) * CPU_CLAIMS_PER_THREAD;
-	uint32_t chunk = (to - from) / claims;
+	const struct vyre_exec_batch *batch = s->batch;
+	uint32_t group_end = s->group_end, chunk = s->chunk;
+
+	s->joined++;
+	pthread_mutex_unlock(&b->lock);
+	run_claims(b, s, batch, group_end, chunk);
+	pthread_mutex_lock(&b->lock);
+	close_group(b, s);
+	if (--s->joined == 0)
+		pthread_cond_signal(&s->idle_cv);
+}
+
+/* The owner of @s shares positions [from, to) with idle workers and returns when all ran. */
+static void run_shared(struct vyre_backend *b, struct cpu_slot *s,
+		       const struct vyre_exec_batch *batch, uint32_t from, uint32_t to)
+{
+	uint32_t chunk = (to - from) / (b->n_workers * CPU_CLAIMS_PER_THREAD);
 
 	if (chunk == 0)
 		chunk = 1;
 
 	pthread_mutex_lock(&b->lock);
-	b->batch = batch;
-	b->group_end = to;
-	b->chunk = chunk;
-	atomic_store_explicit(&b->cursor, from, memory_order_relaxed);
-	b->open = 1;
-	b->generation++;
+	s->group_end = to;
+	s->chunk = chunk;
+	atomic_store_explicit(&s->cursor, from, memory_order_relaxed);
+	s->open = 1;
+	s->open_pos = b->n_open;
+	b->open[b->n_open++] = (uint32_t)(s - b->slots);
 	pthread_cond_broadcast(&b->work_cv);
 	pthread_mutex_unlock(&b->lock);
+	atomic_fetch_add_explicit(&b->work_seq, 1, memory_order_relaxed);
 
-	run_claims(b, batch, to, chunk);
+	run_claims(b, s, batch, to, chunk);
 
-	/* Every item is claimed: helpers that have not joined yet need not. */
 	pthread_mutex_lock(&b->lock);
-	b->open = 0;
-	while (b->joined > 0)
-		pthread_cond_wait(&b->idle_cv, &b->lock);
+	close_group(b, s);
+	while (s->joined > 0)
+		pthread_cond_wait(&s->idle_cv, &b->lock);
 	pthread_mutex_unlock(&b->lock);
 }
 
@@ -152,6 +258,95 @@ static uint64_t group_bytes(const struct vyre_exec_batch *batch, uint32_t from, 
 	return bytes;
 }
 
+static void run_batch(struct vyre_backend *b, struct cpu_slot *s,
+		      const struct vyre_exec_batch *batch)
+{
+	const struct vyre_exec_plan *p = &batch->plan;
+	uint32_t from = 0;
+
+	for (uint32_t g = 0; g < p->n_groups; g++) {
+		uint32_t to = p->group_end[g];
+
+		if (b->n_workers > 1 && to - from >= 2 &&
+		    group_bytes(batch, from, to) >= b->parallel_min_bytes)
+			run_shared(b, s, batch, from, to);
+		else
+			run_range(b, batch, from, to);
+		from = to;
+	}
+}
+
+/* Called with lock held: @s's results are all written. */
+static void finish_slot(struct vyre_backend *b, struct cpu_slot *s)
+{
+	fifo_push(&b->done, b->n_slots, (uint32_t)(s - b->slots));
+	b->active--;
+	pthread_cond_broadcast(&b->done_cv);
+}
+
+/* Called after finish_slot, without the lock: the slot is already on the done queue. */
+static void signal_completion(struct vyre_backend *b)
+{
+	uint64_t one = 1;
+
+	atomic_fetch_add_explicit(&b->done_seq, 1, memory_order_relaxed);
+	/*
+	 * EAGAIN means the counter is near overflow, so the descriptor is
+	 * readable already; there is no other failure for a valid eventfd.
+	 */
+	ssize_t n = write(b->efd, &one, sizeof(one));
+
+	(void)n;
+}
+
+/*
+ * Out of work, a worker polls for more before it sleeps, unless another
+ * worker polls already (one is enough to catch the next submit, and on a
+ * small machine more would take cores from the busy ones).
+ */
+static void *worker_main(void *arg)
+{
+	struct vyre_backend *b = arg;
+	int spun = 0;
+
+	pthread_mutex_lock(&b->lock);
+	for (;;) {
+		if (b->run.len) {
+			struct cpu_slot *s = &b->slots[fifo_pop(&b->run, b->n_slots)];
+			const struct vyre_exec_batch *batch = s->batch;
+
+			pthread_mutex_unlock(&b->lock);
+			run_batch(b, s, batch);
+			pthread_mutex_lock(&b->lock);
+			finish_slot(b, s);
+			b->returning++;
+			pthread_mutex_unlock(&b->lock);
+			signal_completion(b);
+			pthread_mutex_lock(&b->lock);
+			b->returning--;
+			spun = 0;
+		} else if (b->n_open) {
+			help(b, &b->slots[b->open[0]]);
+			spun = 0;
+		} else if (b->stop) {
+			break;
+		} else if (!spun && !b->spinner) {
+			unsigned seen = atomic_load_explicit(&b->work_seq, memory_order_relaxed);
+
+			b->spinner = 1;
+			pthread_mutex_unlock(&b->lock);
+			spin_while(&b->work_seq, seen, CPU_SPIN_NS);
+			pthread_mutex_lock(&b->lock);
+			b->spinner = 0;
+			spun = 1;
+		} else {
+			pthread_cond_wait(&b->work_cv, &b->lock);
+		}
+	}
+	pthread_mutex_unlock(&b->lock);
+	return NULL;
+}
+
 /* Every index in range and groups covering order[] exactly: else nothing runs. */
 static int plan_ok(const struct vyre_exec_batch *batch)
 {
@@ -161,7 +356,8 @@ static int plan_ok(const struct vyre_exec_batch *batch)
 	/* Claims past a group's end must not wrap the shared cursor. */
 	if (p->n_order > UINT32_MAX / 2)
 		return 0;
-	if (p->n_order && (!p->order || !p->group_end || p->n_groups == 0))
+	if (p->n_order &&
+	    (!p->order || !p->group_end || p->n_groups == 0 || !batch->items || !batch->results))
 		return 0;
 	for (uint32_t k = 0; k < p->n_order; k++)
 		if (p->order[k] >= batch->n_items)
@@ -174,49 +370,134 @@ static int plan_ok(const struct vyre_exec_batch *batch)
 	return prev == p->n_order;
 }
 
-static int cpu_submit(struct vyre_backend *b, const struct vyre_exec_batch *batch)
+static int cpu_submit(struct vyre_backend *b, uint32_t slot, const struct vyre_exec_batch *batch)
 {
-	const struct vyre_exec_plan *p = &batch->plan;
-	uint32_t from = 0;
+	struct cpu_slot *s;
 
-	if (!plan_ok(batch))
+	if (slot >= b->n_slots || !batch || !plan_ok(batch))
 		return VYRE_E_INVAL;
-	for (uint32_t g = 0; g < p->n_groups; g++) {
-		uint32_t to = p->group_end[g];
-
-		if (b->n_helpers && to - from >= 2 &&
-		    group_bytes(batch, from, to) >= b->parallel_min_bytes)
-			run_shared(b, batch, from, to);
-		else
-			run_range(b, batch, from, to);
-		from = to;
+	s = &b->slots[slot];
+	pthread_mutex_lock(&b->lock);
+	if (s->busy) {
+		pthread_mutex_unlock(&b->lock);
+		return VYRE_E_INVAL;
 	}
-	atomic_store_explicit(&b->done, 1, memory_order_release);
+	s->batch = batch;
+	s->busy = 1;
+	b->active++;
+	if (batch->plan.n_order == 0) {
+		/* Nothing to run: done at once, without a hand-off. */
+		finish_slot(b, s);
+		pthread_mutex_unlock(&b->lock);
+		signal_completion(b);
+		return 0;
+	}
+	fifo_push(&b->run, b->n_slots, slot);
+	/*
+	 * The polling worker and those returning from a finish look at the
+	 * queue under the lock before they sleep, and each takes a queued slot
+	 * if there is one: wake a waiting worker only for the slots they leave.
+	 */
+	if (b->run.len > b->returning + (b->spinner ? 1u : 0u))
+		pthread_cond_signal(&b->work_cv);
+	pthread_mutex_unlock(&b->lock);
+	atomic_fetch_add_explicit(&b->work_seq, 1, memory_order_relaxed);
 	return 0;
 }
 
-static int cpu_poll(struct vyre_backend *b, int64_t timeout_ns)
+static void deadline_after(struct timespec *ts, int64_t ns)
 {
-	(void)timeout_ns;
-	return atomic_load_explicit(&b->done, memory_order_acquire);
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += (time_t)(ns / 1000000000);
+	ts->tv_nsec += (long)(ns % 1000000000);
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
 }
 
-static void stop_helpers(struct vyre_backend *b, uint32_t started)
+/*
+ * The done queue, not the eventfd, says which slots finished: reap reports
+ * a finished slot whether or not anyone read the eventfd, and reading or
+ * clearing the eventfd is the caller's job (it counts finishes; a read
+ * returns that count and resets it). A read that finds slots reaped already
+ * leads to a reap that returns 0, which is harmless. With no slot queued,
+ * running or unreported, nothing can finish, so reap returns 0 at once
+ * whatever the timeout.
+ */
+static int cpu_reap(struct vyre_backend *b, struct vyre_slot_done *done, uint32_t max,
+		    int64_t timeout_ns)
+{
+	struct timespec deadline;
+	uint32_t n = 0;
+
+	if (max == 0)
+		return 0;
+	if (!done)
+		return VYRE_E_INVAL;
+	if (timeout_ns > 0)
+		deadline_after(&deadline, timeout_ns);
+	pthread_mutex_lock(&b->lock);
+	if (b->done.len == 0 && b->active > 0 && timeout_ns != 0) {
+		unsigned seen = atomic_load_explicit(&b->done_seq, memory_order_relaxed);
+
+		pthread_mutex_unlock(&b->lock);
+		spin_while(&b->done_seq, seen,
+			   timeout_ns > 0 && timeout_ns < CPU_SPIN_NS ? (uint64_t)timeout_ns
+								      : CPU_SPIN_NS);
+		pthread_mutex_lock(&b->lock);
+	}
+	while (b->done.len == 0 && b->active > 0 && timeout_ns != 0) {
+		if (timeout_ns < 0)
+			pthread_cond_wait(&b->done_cv, &b->lock);
+		else if (pthread_cond_timedwait(&b->done_cv, &b->lock, &deadline) == ETIMEDOUT)
+			break;
+	}
+	while (n < max && b->done.len) {
+		uint32_t slot = fifo_pop(&b->done, b->n_slots);
+
+		b->slots[slot].busy = 0;
+		b->slots[slot].batch = NULL;
+		done[n++] = (struct vyre_slot_done){.slot = slot, .status = 0};
+	}
+	pthread_mutex_unlock(&b->lock);
+	return (int)n;
+}
+
+static int cpu_completion_fd(struct vyre_backend *b)
+{
+	return b->efd;
+}
+
+/* Stop the first @started workers once no slot is queued or running. */
+static void stop_workers(struct vyre_backend *b, uint32_t started)
 {
 	pthread_mutex_lock(&b->lock);
+	while (b->active > 0)
+		pthread_cond_wait(&b->done_cv, &b->lock);
 	b->stop = 1;
 	pthread_cond_broadcast(&b->work_cv);
 	pthread_mutex_unlock(&b->lock);
 	for (uint32_t t = 0; t < started; t++)
-		pthread_join(b->helpers[t], NULL);
+		pthread_join(b->workers[t], NULL);
 }
 
 static void free_backend(struct vyre_backend *b)
 {
-	pthread_cond_destroy(&b->idle_cv);
-	pthread_cond_destroy(&b->work_cv);
-	pthread_mutex_destroy(&b->lock);
-	free(b->helpers);
+	for (uint32_t i = 0; i < b->n_slot_cvs; i++)
+		pthread_cond_destroy(&b->slots[i].idle_cv);
+	if (b->sync_ok) {
+		pthread_cond_destroy(&b->done_cv);
+		pthread_cond_destroy(&b->work_cv);
+		pthread_mutex_destroy(&b->lock);
+	}
+	if (b->efd >= 0)
+		close(b->efd);
+	free(b->open);
+	free(b->done.v);
+	free(b->run.v);
+	free(b->slots);
+	free(b->workers);
 	free(b->heaps);
 	free(b);
 }
@@ -227,6 +508,38 @@ static uint32_t thread_count(const struct vyre_backend_config *cfg)
 	uint32_t n = cfg->cpu_threads ? cfg->cpu_threads : online > 0 ? (uint32_t)online : 1;
 
 	return n > CPU_MAX_THREADS ? CPU_MAX_THREADS : n;
+}
+
+/* reap's timed wait measures CLOCK_MONOTONIC, which wall-clock steps do not move. */
+static int init_sync(struct vyre_backend *b)
+{
+	pthread_condattr_t attr;
+	int rc = -1;
+
+	if (pthread_condattr_init(&attr))
+		return -1;
+	if (pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0 &&
+	    pthread_mutex_init(&b->lock, NULL) == 0) {
+		if (pthread_cond_init(&b->work_cv, NULL) == 0) {
+			rc = pthread_cond_init(&b->done_cv, &attr);
+			if (rc)
+				pthread_cond_destroy(&b->work_cv);
+		}
+		if (rc)
+			pthread_mutex_destroy(&b->lock);
+	}
+	pthread_condattr_destroy(&attr);
+	if (rc)
+		return -1;
+	b->sync_ok = 1;
+	for (; b->n_slot_cvs < b->n_slots; b->n_slot_cvs++) {
+		struct cpu_slot *s = &b->slots[b->n_slot_cvs];
+
+		atomic_init(&s->cursor, 0);
+		if (pthread_cond_init(&s->idle_cv, NULL))
+			return -1;
+	}
+	return 0;
 }
 
 static int cpu_init(struct vyre_backend **out, const struct vyre_backend_config *cfg, char *why,
@@ -241,34 +554,49 @@ static int cpu_init(struct vyre_backend **out, const struct vyre_backend_config 
 			snprintf(why, why_len, "cpu backend: max_heaps is 0");
 		return VYRE_E_INVAL;
 	}
+	if (cfg->max_inflight > CPU_MAX_SLOTS) {
+		if (why_len)
+			snprintf(why, why_len, "cpu backend: max_inflight %u is above %u",
+				 cfg->max_inflight, CPU_MAX_SLOTS);
+		return VYRE_E_INVAL;
+	}
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return VYRE_E_NOMEM;
 	b->cfg = *cfg;
-	atomic_init(&b->done, 1);
-	b->n_helpers = thread_count(cfg) - 1;
+	b->efd = -1;
+	atomic_init(&b->work_seq, 0);
+	atomic_init(&b->done_seq, 0);
+	b->n_workers = thread_count(cfg);
+	b->n_slots = cfg->max_inflight ? cfg->max_inflight : 1;
 	b->parallel_min_bytes =
 	    cfg->cpu_parallel_min_bytes ? cfg->cpu_parallel_min_bytes : CPU_DEFAULT_PARALLEL_BYTES;
-	atomic_init(&b->cursor, 0);
-	if (pthread_mutex_init(&b->lock, NULL) || pthread_cond_init(&b->work_cv, NULL) ||
-	    pthread_cond_init(&b->idle_cv, NULL)) {
-		free(b);
-		return VYRE_E_NOMEM;
-	}
 	b->heaps = calloc(cfg->max_heaps, sizeof(*b->heaps));
-	b->helpers = calloc(b->n_helpers ? b->n_helpers : 1, sizeof(*b->helpers));
-	if (!b->heaps || !b->helpers) {
+	b->workers = calloc(b->n_workers, sizeof(*b->workers));
+	b->slots = calloc(b->n_slots, sizeof(*b->slots));
+	b->run.v = calloc(b->n_slots, sizeof(*b->run.v));
+	b->done.v = calloc(b->n_slots, sizeof(*b->done.v));
+	b->open = calloc(b->n_slots, sizeof(*b->open));
+	if (!b->heaps || !b->workers || !b->slots || !b->run.v || !b->done.v || !b->open ||
+	    init_sync(b)) {
 		free_backend(b);
 		return VYRE_E_NOMEM;
 	}
-	for (; started < b->n_helpers; started++)
-		if (pthread_create(&b->helpers[started], NULL, helper_main, b))
+	b->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (b->efd < 0) {
+		if (why_len)
+			snprintf(why, why_len, "cpu backend: eventfd: %s", strerror(errno));
+		free_backend(b);
+		return VYRE_E_NOMEM;
+	}
+	for (; started < b->n_workers; started++)
+		if (pthread_create(&b->workers[started], NULL, worker_main, b))
 			break;
-	if (started < b->n_helpers) {
+	if (started < b->n_workers) {
 		if (why_len)
 			snprintf(why, why_len, "cpu backend: started %u of %u worker threads",
-				 started, b->n_helpers);
-		stop_helpers(b, started);
+				 started, b->n_workers);
+		stop_workers(b, started);
 		free_backend(b);
 		return VYRE_E_NOMEM;
 	}
@@ -294,11 +622,12 @@ static int cpu_unregister_heap(struct vyre_backend *b, uint32_t heap)
 	return 0;
 }
 
+/* Slots still queued or running finish first; unreported ones are dropped. */
 static void cpu_shutdown(struct vyre_backend *b)
 {
 	if (!b)
 		return;
-	stop_helpers(b, b->n_helpers);
+	stop_workers(b, b->n_workers);
 	free_backend(b);
 }
 
@@ -308,6 +637,7 @@ const struct vyre_backend_ops vyre_cpu_backend = {
     .register_heap = cpu_register_heap,
     .unregister_heap = cpu_unregister_heap,
     .submit = cpu_submit,
-    .poll = cpu_poll,
+    .reap = cpu_reap,
+    .completion_fd = cpu_completion_fd,
     .shutdown = cpu_shutdown,
 };

@@ -1,6 +1,8 @@
 # tests/: one program per feature. Each fragment adds its own tests; this one
 # holds the rule shared by every cmocka test linked against the core library.
 TESTS += test_ops
+# The CPU backend with several batches in flight.
+TESTS += test_cpu_inflight
 
 # A test named test_X is built from tests/test_X.c plus the core and client libs.
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a

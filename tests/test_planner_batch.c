@@ -512,6 +512,17 @@ static void test_config_errors(void **state)
 
 /* ------------------------------------------------------------ the CPU backend */
 
+/* Run @eb in slot 0 and wait for it. */
+static void run_slot0(struct vyre_backend *be, const struct vyre_exec_batch *eb)
+{
+	struct vyre_slot_done done = {.slot = 7, .status = 5};
+
+	assert_int_equal(vyre_cpu_backend.submit(be, 0, eb), 0);
+	assert_int_equal(vyre_cpu_backend.reap(be, &done, 1, -1), 1);
+	assert_int_equal(done.slot, 0);
+	assert_int_equal(done.status, 0);
+}
+
 static void test_cpu_backend_rejects_bad_plans(void **state)
 {
 	struct vyre_backend_config cfg = {.max_heaps = 1, .max_items = 8, .cpu_threads = 2};
@@ -527,20 +538,23 @@ static void test_cpu_backend_rejects_bad_plans(void **state)
 	assert_int_equal(vyre_cpu_backend.register_heap(be, 0, heap, sizeof(heap)), 0);
 	assert_int_equal(vyre_cpu_backend.register_heap(be, 1, heap, sizeof(heap)), VYRE_E_INVAL);
 	struct vyre_exec_batch eb = {&x, 1, {bad_order, 1, group_end, 1, group_end, 1}, &r};
-	assert_int_equal(vyre_cpu_backend.submit(be, &eb), VYRE_E_INVAL);
+	assert_int_equal(vyre_cpu_backend.submit(be, 0, &eb), VYRE_E_INVAL);
 	eb.plan.order = order;
 	eb.plan.group_end = short_end;
-	assert_int_equal(vyre_cpu_backend.submit(be, &eb), VYRE_E_INVAL);
+	assert_int_equal(vyre_cpu_backend.submit(be, 0, &eb), VYRE_E_INVAL);
+	eb.plan.group_end = group_end;
+	/* max_inflight 0 means one slot. */
+	assert_int_equal(vyre_cpu_backend.submit(be, 1, &eb), VYRE_E_INVAL);
 	assert_int_equal(r.status, 5);
 	assert_int_equal(heap[0], 0);
-	eb.plan.group_end = group_end;
-	assert_int_equal(vyre_cpu_backend.submit(be, &eb), 0);
-	assert_int_equal(vyre_cpu_backend.poll(be, 0), 1);
+	/* Refused submits started nothing: the slot stays idle and nothing is reported. */
+	assert_int_equal(vyre_cpu_backend.reap(be, &(struct vyre_slot_done){0}, 1, -1), 0);
+	run_slot0(be, &eb);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(heap[0], 9);
 	/* An unregistered heap completes the item with VYRE_E_INVAL. */
 	assert_int_equal(vyre_cpu_backend.unregister_heap(be, 0), 0);
-	assert_int_equal(vyre_cpu_backend.submit(be, &eb), 0);
+	run_slot0(be, &eb);
 	assert_int_equal(r.status, VYRE_E_INVAL);
 	vyre_cpu_backend.shutdown(be);
 
@@ -581,10 +595,8 @@ static void test_cpu_backend_parallel_group(void **state)
 	assert_int_equal(vyre_cpu_backend.init(&be, &cfg, why, sizeof(why)), 0);
 	assert_int_equal(vyre_cpu_backend.register_heap(be, 0, heap[0], sizeof(heap[0])), 0);
 	struct vyre_exec_batch eb = {x, ITEMS, {order, ITEMS, group_end, 1, group_end, 1}, r};
-	for (int round = 0; round < 20; round++) {
-		assert_int_equal(vyre_cpu_backend.submit(be, &eb), 0);
-		assert_int_equal(vyre_cpu_backend.poll(be, -1), 1);
-	}
+	for (int round = 0; round < 20; round++)
+		run_slot0(be, &eb);
 	assert_memory_equal(heap[0], heap[1], sizeof(heap[0]));
 	assert_memory_equal(r, want, sizeof(r));
 	vyre_cpu_backend.shutdown(be);

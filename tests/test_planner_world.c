@@ -562,10 +562,17 @@ int world_run_planned(struct world *w, struct batch *b, struct vyre_planner *p,
 		    .plan = plan.exec,
 		    .results = b->results + offset,
 		};
-		if (ops->submit(backend, &eb))
+		struct vyre_slot_done done = {0};
+		int n;
+
+		if (ops->submit(backend, 0, &eb))
 			return printf("%s: submit failed\n", what), -1;
-		while (ops->poll(backend, 1000000000) == 0)
-			;
+		/* One slot: the plans of one batch depend on each other. */
+		n = ops->reap(backend, &done, 1, -1);
+		if (n != 1 || done.slot != 0 || done.status != 0)
+			return printf("%s: reap returned %d (slot %u, status %d)\n", what, n,
+				      done.slot, done.status),
+			       -1;
 		vyre_plan_complete(&plan, &pb, b->results + offset);
 		if (stats) {
 			stats->plans++;
