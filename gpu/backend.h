@@ -68,6 +68,7 @@ struct vyre_backend_config {
 	uint32_t max_items;		 /* largest batch */
 	uint32_t cpu_threads;		 /* cpu: worker threads, 0 = online CPUs */
 	uint32_t cpu_parallel_min_bytes; /* cpu: smaller groups run on one thread; 0 = 64 KiB */
+	uint32_t cpu_handoff_all;	 /* cpu, for tests: even small batches go to a worker */
 	uint32_t max_inflight;		 /* slots: batches running at once; 0 = 1 */
 	enum vyre_cuda_mode cuda_mode;
 	int cuda_device; /* cuda: device ordinal */
@@ -114,7 +115,9 @@ struct vyre_backend_ops {
 	/*
 	 * A descriptor that becomes readable when reap may find a finished slot
 	 * (an eventfd: the owner reads it, then reaps with timeout 0), so an
-	 * event loop can sleep on it. -1 (or NULL): none; the owner calls reap
+	 * event loop can sleep on it. A batch may also finish inside submit;
+	 * that one is not signalled here, so the owner reaps once after its
+	 * submits before it sleeps. -1 (or NULL): none; the owner calls reap
 	 * while slots are busy.
 	 */
 	int (*completion_fd)(struct vyre_backend *b);

@@ -4,8 +4,10 @@
  * worker threads, so the submitting thread (vyred's event loop) never
  * executes items and never waits for them.
  *
- * submit() puts the slot on a FIFO run queue; the first free worker takes it
- * and becomes its owner, running the batch group by group in plan order.
+ * submit() runs a small batch itself (CPU_INLINE_BYTES: less work than a
+ * hand-off costs), reported by the next reap without an eventfd write (the
+ * caller is awake: it just submitted). Any other batch goes on a FIFO run
+ * queue; the first free worker takes it and becomes its owner, running the batch group by group in plan order.
  * Items of one group are independent (the planner guarantees no RAW, WAR or
  * WAW hazard between them), so a group large enough to pay for the hand-off
  * is opened to idle workers, which claim items from the slot's cursor; the
@@ -45,6 +47,8 @@
  * microseconds on a loaded or virtual machine, more than a small batch runs.
  */
 #define CPU_SPIN_NS 50000
+/* A batch that touches at most this many bytes runs inside submit. */
+#define CPU_INLINE_BYTES (16u * 1024u)
 /* Looks before the poll starts yielding: about a microsecond. */
 #define CPU_SPIN_BUSY 256u
 
@@ -390,6 +394,21 @@ static int cpu_submit(struct vyre_backend *b, uint32_t slot, const struct vyre_e
 		finish_slot(b, s);
 		pthread_mutex_unlock(&b->lock);
 		signal_completion(b);
+		return 0;
+	}
+	if (!b->cfg.cpu_handoff_all &&
+	    group_bytes(batch, 0, batch->plan.n_order) <= CPU_INLINE_BYTES) {
+		/*
+		 * Small enough to run here in less time than a hand-off to a
+		 * worker takes (a wake-up, or a core shared with the submitter on
+		 * a small machine): no hazard with the other slots' batches.
+		 */
+		pthread_mutex_unlock(&b->lock);
+		run_batch(b, s, batch);
+		pthread_mutex_lock(&b->lock);
+		finish_slot(b, s);
+		pthread_mutex_unlock(&b->lock);
+		atomic_fetch_add_explicit(&b->done_seq, 1, memory_order_relaxed);
 		return 0;
 	}
 	fifo_push(&b->run, b->n_slots, slot);

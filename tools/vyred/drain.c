@@ -12,8 +12,9 @@
  *   an in-flight item (hazards.h), so batches in different slots never
  *   depend on each other and the first batch's items still come first in
  *   acceptance order;
- * - when several clients have work, each gets a fair share of the batch,
- *   so one that floods cannot fill every batch.
+ * - ready clients are spread over the free slots, and when a batch takes
+ *   several clients each gets a fair share of it, so one that floods cannot
+ *   fill every batch.
  */
 #include "daemon.h"
 #include "trace.h"
@@ -82,11 +83,17 @@ static int may_take(const struct vyre_conn *c)
 }
 
 /*
- * Each client's share of a batch: all of it for a lone client, else an
- * equal part of it, but never less than --min-share items.
+ * How many clients this batch takes, and each one's share of it. Ready
+ * clients are spread over the free slots (this one included), so that small
+ * items of different clients run side by side, each batch small enough for
+ * the backend's fast path, rather than wait for each other in one batch.
+ * Within a batch of several clients each gets an equal part of it, but
+ * never less than --min-share items; a lone client may fill it.
  */
-static uint32_t fair_share(struct vyre_daemon *d, uint32_t cap, uint32_t n)
+static void plan_shares(struct vyre_daemon *d, uint32_t cap, uint32_t n, uint32_t *clients,
+			uint32_t *share)
 {
+	const uint32_t free_slots = d->n_slots - d->n_running;
 	uint32_t ready = 0;
 
 	for (uint32_t k = 0; k < n; k++) {
@@ -94,11 +101,16 @@ static uint32_t fair_share(struct vyre_daemon *d, uint32_t cap, uint32_t n)
 
 		ready += may_take(c) && vyre_sq_published(&c->sq);
 	}
-	if (ready < 2)
-		return cap;
-	uint32_t share = cap / ready + (cap % ready != 0);
+	*clients = ready > free_slots ? ready / free_slots + (ready % free_slots != 0) : 1;
+	if (ready == 0)
+		*clients = n;
+	*share = cap;
+	if (*clients > 1 && ready > 1) {
+		const uint32_t parts = *clients < ready ? *clients : ready;
+		const uint32_t even = cap / parts + (cap % parts != 0);
 
-	return share > d->cfg.min_share ? share : d->cfg.min_share;
+		*share = even > d->cfg.min_share ? even : d->cfg.min_share;
+	}
 }
 
 void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b)
@@ -116,9 +128,10 @@ void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b)
 	 */
 	for (uint32_t k = 0; k < n; k++)
 		d->active_snapshot[k] = d->active[(d->rr_cursor + k) % n];
-	const uint32_t share = fair_share(d, b->cap, n);
+	uint32_t clients, share;
 
-	for (uint32_t k = 0; k < n && b->n < b->cap; k++) {
+	plan_shares(d, b->cap, n, &clients, &share);
+	for (uint32_t k = 0; k < n && b->n < b->cap && b->n_touched < clients; k++) {
 		struct vyre_conn *c = &d->conns[d->active_snapshot[k]];
 
 		if (may_take(c))
