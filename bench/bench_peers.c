@@ -679,11 +679,25 @@ static void show_log(const char *log)
 		fclose(fp);
 }
 
+/* vyred's own account of the run: its batches, slots and the time each stage took. */
+static void show_summary(const char *log)
+{
+	char line[512];
+	FILE *fp = fopen(log, "r");
+
+	while (fp && fgets(line, sizeof(line), fp))
+		if (strstr(line, "stopped after") || strstr(line, "mean ns per batch"))
+			fprintf(stderr, "peers:   %s", line);
+	if (fp)
+		fclose(fp);
+}
+
 static void vyred_stop(struct vyred *d)
 {
 	if (d->pid > 0) {
 		kill(d->pid, SIGTERM);
 		vyre_bench_reap(d->pid);
+		show_summary(d->log);
 	}
 	d->pid = -1;
 	unlink(d->log);

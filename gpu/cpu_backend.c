@@ -7,12 +7,11 @@
  * submit() runs a small batch itself (CPU_INLINE_BYTES: less work than a
  * hand-off costs), reported by the next reap without an eventfd write (the
  * caller is awake: it just submitted). Any other batch goes on a FIFO run
- * queue; the first free worker takes it and becomes its owner, running the batch group by group in plan order.
- * Items of one group are independent (the planner guarantees no RAW, WAR or
- * WAW hazard between them), so a group large enough to pay for the hand-off
- * is opened to idle workers, which claim items from the slot's cursor; the
- * group ends when every worker that joined it is done (one that comes after
- * the last claim does not join), and only then does the owner start the next
+ * queue; the first free worker takes it and becomes its owner, running the batch group by group in
+ * plan order. Items of one group are independent (the planner guarantees no RAW, WAR or WAW hazard
+ * between them), so a group large enough to pay for the hand-off is opened to idle workers, which
+ * claim items from the slot's cursor; the group ends when every worker that joined it is done (one
+ * that comes after the last claim does not join), and only then does the owner start the next
  * group. Several slots may have a group open at once: slots never share
  * buffers (the caller guarantees it), so their groups need no order. A free
  * worker takes a queued slot before it helps with an open group, so queued

@@ -145,8 +145,8 @@ static int wait_dispatched(uint64_t user_data)
 
 static int start(const char *inflight)
 {
-	const char *extra[] = {"--backend", "cpu",	"--inflight", inflight,
-			       "--cpu-threads", "2", NULL};
+	const char *extra[] = {"--backend",	"cpu", "--inflight", inflight,
+			       "--cpu-threads", "2",   NULL};
 
 	return vyre_test_daemon_start(&daemon_, extra);
 }
@@ -245,7 +245,8 @@ static int hazards(void)
 	if (cqe.status != 0)
 		FAIL("fill: %s", vyre_strerror(cqe.status));
 	if (vyre_reap(a, &cqe, 1) != 1 || cqe.user_data != 20)
-		FAIL("WAR across batches: the fill completed before the scan that reads its output");
+		FAIL(
+		    "WAR across batches: the fill completed before the scan that reads its output");
 	if (cqe.result != BIG_BYTES || bigp[BIG_BYTES - 1] != 0x5a)
 		FAIL("WAR: scan %" PRIu64 ", last byte %#x", cqe.result, bigp[BIG_BYTES - 1]);
 	printf("ok: an item overwriting what an in-flight item reads waits for it (WAR)\n");
@@ -277,8 +278,8 @@ static int leave_while_running(void)
 	if (submit(a, VYRE_OP_DFA_SCAN, big, out, table, 40) || wait_dispatched(40))
 		return -1;
 	vyre_close(a);
-	if (connect_to(NULL, &c) || alloc(c, 64, &h, &p) ||
-	    submit(c, VYRE_OP_FILL, 0, h, 7, 41) || wait_one(c, 41, &cqe) || cqe.status != 0)
+	if (connect_to(NULL, &c) || alloc(c, 64, &h, &p) || submit(c, VYRE_OP_FILL, 0, h, 7, 41) ||
+	    wait_one(c, 41, &cqe) || cqe.status != 0)
 		return -1;
 	if (((uint32_t *)p)[15] != 7)
 		FAIL("fill beside a departed client's batch");

@@ -645,7 +645,7 @@ static int run(const char *const *extra)
 
 int main(void)
 {
-	static const char *const small_batches[] = {"--inflight", "8", "--max-batch", "24",
+	static const char *const small_batches[] = {"--inflight",  "8", "--max-batch", "24",
 						    "--min-share", "2", NULL};
 	int rc = run(NULL);
 

@@ -23,9 +23,10 @@ static int init(struct vyre_daemon *d, const struct vyre_backend_ops *ops, char 
 	why[0] = '\0';
 	int rc = ops->init(&d->backend, &bc, why, why_len);
 
-	if (rc == 0)
+	if (rc == 0) {
 		d->backend_ops = ops;
-	else if (!why[0])
+		d->spread = ops != vyre_cuda_backend || d->cfg.mode != VYRE_CUDA_LAUNCH;
+	} else if (!why[0])
 		strncpy(why, vyre_strerror(rc), why_len - 1);
 	return rc;
 }

@@ -78,8 +78,8 @@ struct vyre_conn {
 	uint32_t busy;	      /* 1 + the slot of its batch in flight, 0 when none */
 	uint32_t batch_first; /* its items in its current batch: [first, first + count) */
 	uint32_t batch_count;
-	int drop_reason; /* a stage found it broken: the loop closes it with this */
-	int wake_listed; /* in d->wake: the loop writes its eventfd */
+	int drop_reason;  /* a stage found it broken: the loop closes it with this */
+	int wake_listed;  /* in d->wake: the loop writes its eventfd */
 	int has_deferred; /* @deferred waits for an in-flight batch; its socket is not read */
 	struct vyre_msg deferred;
 	uint64_t items_done;
@@ -126,7 +126,7 @@ struct vyre_daemon {
 	int backend_fd; /* the backend's completion eventfd, or -1 */
 	int backend_read_armed;
 	uint64_t backend_efd_buf;
-	uint64_t batch_seq; /* ids given to batches as they are drained */
+	uint64_t batch_seq;    /* ids given to batches as they are drained */
 	uint32_t most_running; /* the most batches in flight at once */
 	uint64_t hazard_holds; /* times a client's items waited for an in-flight hazard */
 	/* left by the stages for the loop: connection slots to wake, and to drop */
@@ -142,6 +142,9 @@ struct vyre_daemon {
 	uint64_t batches; /* completed */
 	uint64_t items_total;
 	int device_lost; /* the backend cannot run work any more: exit 1 */
+	/* spread ready clients over free slots; 0 where each batch costs a launch */
+	int spread;
+	uint64_t submit_ns; /* summed over batches: the dispatch stage alone (part of in flight) */
 	/* per stage (drain, resolve, plan, in flight, complete): ns summed over batches */
 	uint64_t stage_ns[5];
 };

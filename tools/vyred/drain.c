@@ -19,8 +19,8 @@
 #include "daemon.h"
 #include "trace.h"
 
-static uint32_t hazard_free_prefix(struct vyre_daemon *d, const struct vyre_batch *b,
-				   uint32_t from, uint32_t n)
+static uint32_t hazard_free_prefix(struct vyre_daemon *d, const struct vyre_batch *b, uint32_t from,
+				   uint32_t n)
 {
 	if (d->n_running == 0)
 		return n;
@@ -86,7 +86,8 @@ static int may_take(const struct vyre_conn *c)
  * How many clients this batch takes, and each one's share of it. Ready
  * clients are spread over the free slots (this one included), so that small
  * items of different clients run side by side, each batch small enough for
- * the backend's fast path, rather than wait for each other in one batch.
+ * the backend's fast path, rather than wait for each other in one batch;
+ * not where every batch costs a launch of its own (d->spread).
  * Within a batch of several clients each gets an equal part of it, but
  * never less than --min-share items; a lone client may fill it.
  */
@@ -102,7 +103,7 @@ static void plan_shares(struct vyre_daemon *d, uint32_t cap, uint32_t n, uint32_
 		ready += may_take(c) && vyre_sq_published(&c->sq);
 	}
 	*clients = ready > free_slots ? ready / free_slots + (ready % free_slots != 0) : 1;
-	if (ready == 0)
+	if (ready == 0 || !d->spread)
 		*clients = n;
 	*share = cap;
 	if (*clients > 1 && ready > 1) {

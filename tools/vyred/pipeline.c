@@ -82,8 +82,8 @@ int vyre_pipeline_init(struct vyre_daemon *d)
 	if (d->n_slots == 0)
 		return VYRE_E_NOMEM;
 	if (d->n_slots < want)
-		vyre_log("--inflight %u: memory for %u batches of %u items only", want,
-			 d->n_slots, d->cfg.max_batch);
+		vyre_log("--inflight %u: memory for %u batches of %u items only", want, d->n_slots,
+			 d->cfg.max_batch);
 	return vyre_hazards_init(&d->hazards, d->cfg.max_buffers);
 }
 
@@ -175,7 +175,10 @@ static int dispatch_one(struct vyre_daemon *d, struct vyre_batch *b)
 	b->stats.resolve_ns = t[2] - t[1];
 	b->stats.plan_ns = t[3] - t[2];
 	b->dispatch_ns = t[3];
-	if (vyre_stage_dispatch(d, b)) {
+	int running = vyre_stage_dispatch(d, b);
+
+	d->submit_ns += vyre_now_ns() - t[3];
+	if (running) {
 		b->running = 1;
 		if (++d->n_running > d->most_running)
 			d->most_running = d->n_running;

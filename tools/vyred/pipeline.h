@@ -72,9 +72,10 @@ struct vyre_batch {
 	uint32_t *touched;  /* connection slots with items in this batch, in batch order */
 	uint32_t n_touched;
 	uint32_t n_accepted;
-	int released; /* vyre_stage_release ran for this batch */
+	int released;			   /* vyre_stage_release ran for this batch */
 	struct vyre_exec_batch exec_batch; /* what the backend holds while the batch runs */
-	struct vyre_exec_plan plan; /* over the arrays below: the planner's are reused by the next batch */
+	/* over the arrays below: the planner's own are reused by the next batch */
+	struct vyre_exec_plan plan;
 	uint32_t *plan_order;
 	uint32_t *plan_group_end;
 	uint32_t *plan_launch_end;

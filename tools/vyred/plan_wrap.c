@@ -41,12 +41,13 @@ static void keep_plan(struct vyre_batch *b, const struct vyre_exec_plan *p)
 	if (p->n_order)
 		memcpy(b->plan_order, p->order, (size_t)p->n_order * sizeof(*p->order));
 	if (p->n_groups)
-		memcpy(b->plan_group_end, p->group_end, (size_t)p->n_groups * sizeof(*p->group_end));
+		memcpy(b->plan_group_end, p->group_end,
+		       (size_t)p->n_groups * sizeof(*p->group_end));
 	if (p->n_launches)
 		memcpy(b->plan_launch_end, p->launch_end,
 		       (size_t)p->n_launches * sizeof(*p->launch_end));
-	b->plan = (struct vyre_exec_plan){b->plan_order,     p->n_order,	 b->plan_group_end,
-					  p->n_groups,	     b->plan_launch_end, p->n_launches};
+	b->plan = (struct vyre_exec_plan){b->plan_order, p->n_order,	     b->plan_group_end,
+					  p->n_groups,	 b->plan_launch_end, p->n_launches};
 }
 
 static void sequential_plan(struct vyre_batch *b, struct vyre_plan_output *o)
