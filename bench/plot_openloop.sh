@@ -88,6 +88,7 @@ set terminal pngcairo size 1000,650 noenhanced
 set output '$out'
 set title 'vyre-bench peers: open loop (Poisson arrivals), latency from arrival'
 set xlabel 'achieved items/s'
+set format x '%.0s%c'
 set ylabel 'latency (us)'
 set logscale y
 set grid
