@@ -66,6 +66,62 @@ static void sequential_plan(struct vyre_batch *b, struct vyre_plan_output *o)
 	o->n_deduped = 0;
 }
 
+/* Batches this small whose items share no buffer skip the planner (small_plan). */
+#define SMALL_PLAN_ITEMS 8u
+#define SMALL_PLAN_BYTES (1u << 20)
+
+static int conflict(const struct vyre_op_access *a, const struct vyre_op_access *b)
+{
+	if (a->write && a->write == b->write)
+		return 1;
+	for (uint32_t r = 0; r < b->n_reads; r++)
+		if (a->write && b->reads[r] == a->write)
+			return 1;
+	for (uint32_t r = 0; r < a->n_reads; r++)
+		if (b->write && a->reads[r] == b->write)
+			return 1;
+	return 0;
+}
+
+/*
+ * A few valid items that share no written buffer (typically one item each
+ * from several clients) need no dedupe (identical items would share their
+ * output), no order and no memory split: one group, one launch. Planning
+ * them costs more than running them on the fast path, so vyred plans them
+ * itself. Returns 0 when the batch needs the planner.
+ */
+static int small_plan(struct vyre_batch *b, struct vyre_plan_output *o)
+{
+	struct vyre_op_access acc[SMALL_PLAN_ITEMS];
+	uint64_t bytes = 0;
+	uint32_t k = 0;
+
+	if (b->n > SMALL_PLAN_ITEMS)
+		return 0;
+	for (uint32_t i = 0; i < b->n; i++) {
+		b->dedup_of[i] = VYRE_PLAN_NO_DEDUPE;
+		if (b->status[i] != 0)
+			continue;
+		const struct vyre_exec_item *x = &b->exec[i];
+
+		bytes += (uint64_t)x->in_bytes + x->out_bytes + x->table_bytes;
+		vyre_op_access(&b->items[i], &acc[k]);
+		for (uint32_t j = 0; j < k; j++)
+			if (conflict(&acc[j], &acc[k]))
+				return 0;
+		b->seq_order[k++] = i;
+	}
+	if (bytes > SMALL_PLAN_BYTES)
+		return 0;
+	b->seq_ends[0] = k;
+	b->plan_launch_end[0] = 1;
+	o->plan = (struct vyre_exec_plan){b->seq_order,	      k,	  b->seq_ends, k ? 1u : 0u,
+					  b->plan_launch_end, k ? 1u : 0u};
+	o->n_accepted = b->n;
+	o->n_deduped = 0;
+	return 1;
+}
+
 void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start)
 {
 	struct vyre_plan_input in = {
@@ -83,11 +139,12 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start
 
 	/*
 	 * One item has nothing to deduplicate, order or fuse: its plan is the
-	 * sequential one, without the planner's call (the latency path).
+	 * sequential one, without the planner's call (the latency path); a few
+	 * independent items form one group (small_plan).
 	 */
 	if (b->n == 1) {
 		sequential_plan(b, &out);
-	} else {
+	} else if (!small_plan(b, &out)) {
 		rc = vyre_plan_stage_run(d->plan_stage, &in, &out);
 		ps = out.stats;
 	}
