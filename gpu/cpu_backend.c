@@ -280,7 +280,7 @@ static void run_batch(struct vyre_backend *b, struct cpu_slot *s,
 }
 
 /* Called with lock held: @s's results are all written. */
-static void finish_slot(struct vyre_backend *b, struct cpu_slot *s)
+static void finish_slot(struct vyre_backend *b, const struct cpu_slot *s)
 {
 	fifo_push(&b->done, b->n_slots, (uint32_t)(s - b->slots));
 	b->active--;

@@ -687,7 +687,7 @@ static int cuda_reap(struct vyre_backend *b, struct vyre_slot_done *done, uint32
 {
 	const int64_t start = vyre_cuda_now_ns();
 	const struct timespec pause = {0, POLL_SLEEP_NS};
-	uint32_t n = 0, polls = 0;
+	uint32_t polls = 0;
 
 	if (max == 0)
 		return 0;
@@ -700,7 +700,7 @@ static int cuda_reap(struct vyre_backend *b, struct vyre_slot_done *done, uint32
 			else
 				vyre_cuda_launch_poll(b);
 		}
-		n = collect(b, done, max);
+		const uint32_t n = collect(b, done, max);
 		/* timeout 0 is the event loop's look between its other work: one poll */
 		if (n || !any_busy(b) || timeout_ns == 0)
 			return (int)n;

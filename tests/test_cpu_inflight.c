@@ -655,7 +655,6 @@ static void test_reap_timeouts(void **state)
 	uint64_t rng = 11, seq = 0, t0;
 	struct vyre_backend *be;
 	struct vyre_slot_done done[2];
-	int n;
 	(void)state;
 
 	world_init(rng);
@@ -671,7 +670,8 @@ static void test_reap_timeouts(void **state)
 	for (int round = 0; round < 4; round++) {
 		make_batch(&sb[0], 0, &rng, MIX_BULK, 16);
 		submit(be, 0, &seq);
-		n = ops->reap(be, done, 2, 0);
+		int n = ops->reap(be, done, 2, 0);
+
 		assert_in_range(n, 0, 1);
 		if (n == 0) {
 			/* A reap that finds nothing waited out its whole timeout. */

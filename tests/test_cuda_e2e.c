@@ -14,7 +14,10 @@
  *      flight completes with VYRE_E_DEVICE, vyred says why and exits 1 within
  *      seconds, and a new vyred passes a session;
  *   4. a stalled device-wide barrier (VYRE_CUDA_INJECT=stall): the watchdog
- *      fails the item with VYRE_E_DEVICE and the same vyred recovers.
+ *      fails the item with VYRE_E_DEVICE and the same vyred recovers;
+ *   5. SIGKILL of vyred, and a device fault, while 4 producers keep several
+ *      slots busy: no producer hangs or sees another error, the fault's
+ *      vyred exits 1 after several batches were in flight, a new one serves.
  * Exits 77 without a GPU.
  */
 #include <errno.h>
@@ -322,6 +325,159 @@ static void watchdog(void)
 	vyre_test_daemon_cleanup(&d);
 }
 
+/*
+ * Producers that keep several slots busy: each has a private domain and
+ * submits ADDs over a 64 KiB buffer, @per_round at a time, until vyred goes
+ * away or @seconds pass. They start together (a pipe is the starting gun), so
+ * the first batches of all of them are in flight at once. A child exits 0
+ * when every CQE it got was a success or VYRE_E_DEVICE and it learned of the
+ * end of vyred (VYRE_E_DISCONNECTED) or ran out of time; 1 otherwise.
+ */
+#define LOAD_PRODUCERS 4u
+#define LOAD_BYTES     65536u
+
+static int producer(const char *sock, int gun, double seconds)
+{
+	const struct vyre_connect_opts o = {.socket_path = sock};
+	struct vyre_client *c;
+	struct vyre_cqe cqe[4];
+	uint32_t buf[4];
+	char go;
+
+	if (vyre_connect(&o, &c) != 0)
+		return 1;
+	for (uint32_t i = 0; i < 4; i++)
+		if (vyre_buffer_alloc(c, LOAD_BYTES, 0, &buf[i]) != 0)
+			return 1;
+	if (read(gun, &go, 1) != 1)
+		return 1;
+	const double t0 = now_ms();
+
+	while (now_ms() - t0 < seconds * 1000.0) {
+		for (uint32_t i = 0; i < 4; i++) {
+			const struct vyre_work_item it = {VYRE_OP_ADD, buf[i], buf[i], i + 1};
+
+			if (vyre_submit(c, &it, i, 0) != 0)
+				return 0; /* vyred gone: the region says so */
+		}
+		for (uint32_t got = 0; got < 4;) {
+			const int n = vyre_wait(c, cqe, 4 - got, 10000000000ll);
+
+			if (n == VYRE_E_DISCONNECTED)
+				return 0;
+			if (n <= 0)
+				return 1;
+			for (int k = 0; k < n; k++)
+				if (cqe[k].status != 0 && cqe[k].status != VYRE_E_DEVICE)
+					return 1;
+			got += (uint32_t)n;
+		}
+	}
+	vyre_close(c);
+	return 0;
+}
+
+/* Forks the producers; *gun is the write end that starts them (close it). */
+static int start_producers(const char *sock, double seconds, pid_t *kids, int *gun)
+{
+	int p[2];
+
+	if (pipe(p) != 0)
+		return -1;
+	for (uint32_t i = 0; i < LOAD_PRODUCERS; i++) {
+		fflush(NULL);
+		kids[i] = fork();
+		if (kids[i] == 0) {
+			close(p[1]);
+			alarm(60);
+			_exit(producer(sock, p[0], seconds));
+		}
+	}
+	close(p[0]);
+	*gun = p[1];
+	return 0;
+}
+
+static int producers_ok(const pid_t *kids)
+{
+	int ok = 1;
+
+	for (uint32_t i = 0; i < LOAD_PRODUCERS; i++) {
+		int st;
+
+		if (kids[i] <= 0 || waitpid(kids[i], &st, 0) != kids[i] || !WIFEXITED(st) ||
+		    WEXITSTATUS(st) != 0)
+			ok = 0;
+	}
+	return ok;
+}
+
+/* Start them all at once: one byte each, then the write end closes. */
+static void fire(int gun)
+{
+	for (uint32_t i = 0; i < LOAD_PRODUCERS; i++)
+		if (write(gun, "g", 1) != 1)
+			break;
+	close(gun);
+}
+
+/*
+ * SIGKILL while producers keep slots busy, and a device fault with several
+ * batches in flight: nothing hangs, every producer learns the end, the
+ * fault's items fail with VYRE_E_DEVICE, and a new vyred serves.
+ */
+static void several_in_flight(int fault)
+{
+	const char *const extra[] = {"--backend",  "cuda", "--mode", "persistent",
+				     "--inflight", "4",	   NULL};
+	struct vyre_test_daemon d;
+	pid_t kids[LOAD_PRODUCERS];
+	int gun, ok = 1;
+
+	printf("== %s with %u producers keeping slots busy\n",
+	       fault ? "a device fault" : "SIGKILL of vyred", LOAD_PRODUCERS);
+	if (fault)
+		setenv("VYRE_CUDA_INJECT", "fault", 1);
+	const int started = vyre_test_daemon_start(&d, extra);
+	unsetenv("VYRE_CUDA_INJECT");
+	if (started != 0 || start_producers(d.socket, 5.0, kids, &gun) != 0) {
+		failures++;
+		return;
+	}
+	usleep(200000); /* connected and allocated */
+	fire(gun);
+	if (fault) {
+		const int rc = exit_within(&d, 10000);
+
+		ok = rc == 1 && vyre_test_log_has(d.log, "exit status 1") &&
+		     !vyre_test_log_has(d.log, "at most 1 batches in flight");
+		printf("device fault with slots busy: vyred exit %d\n", rc);
+	} else {
+		usleep(300000);
+		vyre_test_daemon_kill(&d);
+	}
+	if (!producers_ok(kids)) {
+		printf("FAIL: a producer saw an unexpected status or hung\n");
+		ok = 0;
+	}
+	if (!ok) {
+		printf("FAIL: want every producer to end cleanly%s\n",
+		       fault ? ", vyred exit 1 with several batches in flight" : "");
+		vyre_test_daemon_dump_log(&d);
+		failures++;
+	}
+	vyre_test_daemon_cleanup(&d);
+	if (vyre_test_daemon_start(&d, extra) != 0 || session(d.socket, 5) != 0) {
+		printf("FAIL: a new vyred afterwards\n");
+		vyre_test_daemon_dump_log(&d);
+		failures++;
+	} else if (vyre_test_daemon_stop(&d) != 0) {
+		printf("FAIL: the new vyred did not stop cleanly\n");
+		failures++;
+	}
+	vyre_test_daemon_cleanup(&d);
+}
+
 int main(void)
 {
 	char why[512];
@@ -338,6 +494,8 @@ int main(void)
 	kill_vyred();
 	device_fault();
 	watchdog();
+	several_in_flight(0);
+	several_in_flight(1);
 	integration("persistent");
 	integration("launch");
 	printf("cuda e2e: %u failure(s)\n", failures);
