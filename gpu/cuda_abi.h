@@ -63,7 +63,7 @@ struct vyre_mk_result {
 #define VYRE_MK_LAUNCH_STALL  (1u << 2) /* test hook: block 1 never reaches the barrier */
 #define VYRE_MK_LAUNCH_INLINE (1u << 3) /* persistent: one stage, its units in the doorbell */
 #define VYRE_MK_LAUNCH_IMMEDIATE                                                                   \
-	(1u << 4) /* persistent: one small item, its data in the doorbell and the completion */
+	(1u << 4) /* persistent: small items, their data in the doorbell and the completion */
 
 /* A launch: what one cuLaunchKernel, or one persistent-mode doorbell, runs. */
 struct vyre_mk_launch_args {
@@ -86,30 +86,48 @@ struct vyre_mk_launch_args {
  *
  * Header data: [0..1] slab address, [2] units offset, [3] stages offset (an
  * INLINE launch: its block units), [4] results offset (an IMMEDIATE launch:
- * its input words), [5] n_stages, [6] n_blocks | flags << 16, [7] n_units.
+ * its data words), [5] n_stages, [6] n_blocks | flags << 16, [7] n_units
+ * (an IMMEDIATE launch: its items).
  *
  * An INLINE launch (one stage, one block, at most VYRE_MK_INLINE_UNITS
  * units) carries its units in the data of words 8.. (12 words a unit), which
  * saves the round trip that fetches descriptors.
  *
- * An IMMEDIATE launch is one small item and no device address at all: words
- * 8..11 hold op, param, count (words written, or read by SUM/MAX) and 0, and
- * words 12.. its input words, which the host copied out of the heap. Warp 0
- * of block 0 runs it while polling and posts the outcome to the completion
- * slot of the same index, again one self-validating word each: [0] status,
- * [1] result, [2..] the output words, which the host then stores into the
- * heap. Neither direction waits for a heap round trip or a system-scope
- * fence, which is most of a small item's latency over PCIe.
+ * An IMMEDIATE launch is a batch of k small, independent items (one plan
+ * group) and no device address at all: header word [4] holds the data words
+ * that follow the header and [7] holds k. Words 8.. hold the k descriptors,
+ * VYRE_MK_IMM_DESC_WORDS each: VYRE_MK_IMM_DESC(op, count, in_at, cpl_at)
+ * (count: words written, or read by SUM/MAX) and param; after them come the
+ * items' input words, which the host copied out of the heap, item after
+ * item: item j's input word i is slot word in_at + i. Warp 0 of block 0 runs
+ * the items while polling (any order: they are independent) and posts their
+ * outcome to the completion slot of the same index, again one
+ * self-validating word each: item j's [cpl_at] status, [cpl_at + 1] result,
+ * [cpl_at + 2..] its output words (none for SUM/MAX), which the host then
+ * stores into the heap. The host packs the completion words from word 0
+ * without gaps. Neither direction waits for a heap round trip or a
+ * system-scope fence, which is most of a small item's latency over PCIe.
  */
 #define VYRE_MK_RING_SLOTS	 256u
 #define VYRE_MK_SLOT_WORDS	 64u
 #define VYRE_MK_HEADER_WORDS	 8u
 #define VYRE_MK_UNIT_WORDS	 12u
 #define VYRE_MK_INLINE_UNITS	 4u
-#define VYRE_MK_IMM_DESC_WORDS	 4u
-#define VYRE_MK_IMM_IN_WORDS	 (VYRE_MK_SLOT_WORDS - VYRE_MK_HEADER_WORDS - VYRE_MK_IMM_DESC_WORDS)
-#define VYRE_MK_CPL_HEADER_WORDS 2u
-#define VYRE_MK_IMM_OUT_WORDS	 (VYRE_MK_SLOT_WORDS - VYRE_MK_CPL_HEADER_WORDS)
+#define VYRE_MK_IMM_DESC_WORDS	 2u
+#define VYRE_MK_CPL_HEADER_WORDS 2u /* per item: status, result */
+/* IMMEDIATE: the slot's words after the header (descriptors and inputs) */
+#define VYRE_MK_IMM_DATA_WORDS (VYRE_MK_SLOT_WORDS - VYRE_MK_HEADER_WORDS)
+/* IMMEDIATE: the most items, input words and output words of one launch */
+#define VYRE_MK_IMM_MAX_ITEMS (VYRE_MK_IMM_DATA_WORDS / VYRE_MK_IMM_DESC_WORDS)
+#define VYRE_MK_IMM_IN_WORDS  (VYRE_MK_IMM_DATA_WORDS - VYRE_MK_IMM_DESC_WORDS)
+#define VYRE_MK_IMM_OUT_WORDS (VYRE_MK_SLOT_WORDS - VYRE_MK_CPL_HEADER_WORDS)
+/* IMMEDIATE descriptor word 0: op, count (<= 62) and slot word indices (< 64), a byte each */
+#define VYRE_MK_IMM_DESC(op, count, in_at, cpl_at)                                                 \
+	((op) | (count) << 8 | (in_at) << 16 | (uint32_t)(cpl_at) << 24)
+#define VYRE_MK_IMM_OP(d)     ((d)&0xffu)
+#define VYRE_MK_IMM_COUNT(d)  (((d) >> 8) & 0xffu)
+#define VYRE_MK_IMM_IN_AT(d)  (((d) >> 16) & 0xffu)
+#define VYRE_MK_IMM_CPL_AT(d) ((d) >> 24)
 
 /* vyre_mk_ctrl.state: why the persistent kernel stopped (0 while it runs). */
 #define VYRE_MK_STATE_RUNNING	0u
@@ -176,6 +194,7 @@ static_assert(sizeof(struct vyre_mk_ctrl) == 128, "ctrl is two lines");
 static_assert(VYRE_MK_HEADER_WORDS + VYRE_MK_UNIT_WORDS * VYRE_MK_INLINE_UNITS <=
 		  VYRE_MK_SLOT_WORDS,
 	      "inline units fit a slot");
+static_assert(VYRE_MK_SLOT_WORDS <= 256, "IMMEDIATE counts and indices fit a byte");
 #else
 _Static_assert(sizeof(struct vyre_mk_unit) == 48, "unit is 48 bytes");
 _Static_assert(sizeof(struct vyre_mk_stage) == 16, "stage is 16 bytes");
@@ -185,6 +204,7 @@ _Static_assert(sizeof(struct vyre_mk_ctrl) == 128, "ctrl is two lines");
 _Static_assert(VYRE_MK_HEADER_WORDS + VYRE_MK_UNIT_WORDS * VYRE_MK_INLINE_UNITS <=
 		   VYRE_MK_SLOT_WORDS,
 	       "inline units fit a slot");
+_Static_assert(VYRE_MK_SLOT_WORDS <= 256, "IMMEDIATE counts and indices fit a byte");
 #endif
 
 #endif /* VYRE_GPU_CUDA_ABI_H */

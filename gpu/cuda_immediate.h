@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gpu/cuda_immediate.h - the host half of IMMEDIATE launches (cuda_abi.h):
- * one small item whose input travels inside its doorbell slot and whose
- * output comes back inside a completion slot. Pure: no CUDA, so tested
- * without a GPU against the oracle.
+ * a batch of small items whose input travels inside its doorbell slot and
+ * whose output comes back inside a completion slot. Pure: no CUDA, so
+ * tested without a GPU against the oracle.
  */
 #ifndef VYRE_GPU_CUDA_IMMEDIATE_H
 #define VYRE_GPU_CUDA_IMMEDIATE_H
@@ -15,19 +15,20 @@
 
 /*
  * The data of doorbell slot words 0.. for @imm (the low halves; the caller
- * adds the sequence number), its input read from @heap_base. Returns the
- * number of words, at most VYRE_MK_SLOT_WORDS.
+ * adds the sequence number), item j's input read from the heap at
+ * @item_base[j]. Returns the number of words, at most VYRE_MK_SLOT_WORDS.
  */
 uint32_t vyre_cuda_immediate_doorbell(const struct vyre_cuda_immediate *imm,
-				      const uint8_t *heap_base, uint32_t *data);
+				      const uint8_t *const *item_base, uint32_t *data);
 
 /*
  * Completion slot @cpl of launch @seq: 0 while any word @imm needs is not yet
- * current; else 1, with the output stored into the heap at @heap_base and the
- * item's outcome in @out. The slot's words may arrive in any order.
+ * current; else 1, with every item's output stored into its heap at
+ * @item_base[j] and its outcome in @out[j]. The slot's words may arrive in
+ * any order; nothing is stored before all of them are current.
  */
 int vyre_cuda_immediate_complete(const struct vyre_cuda_immediate *imm, uint32_t seq,
-				 const uint64_t *cpl, uint8_t *heap_base,
+				 const uint64_t *cpl, uint8_t *const *item_base,
 				 struct vyre_exec_result *out);
 
 #endif /* VYRE_GPU_CUDA_IMMEDIATE_H */

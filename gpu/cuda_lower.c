@@ -300,49 +300,67 @@ int vyre_cuda_lower_immediate(const struct vyre_exec_batch *batch, const uint32_
 			      const struct vyre_cuda_layout *lay, struct vyre_cuda_immediate *imm)
 {
 	const struct vyre_exec_plan *p = &batch->plan;
-	uint32_t k = 0;
+	uint32_t n = 0, data, cpl = 0;
 
-	if (lay->n_launches != 1 || lay->n_units != 1 || lay->n_stages != 1)
+	/* one stage: the items are one plan group, independent of each other */
+	if (lay->n_launches != 1 || lay->n_stages != 1 || lay->n_units == 0 ||
+	    lay->n_units > VYRE_MK_IMM_MAX_ITEMS)
 		return 0;
-	while (k < p->n_order && !(cls[k] & CLS_DEVICE))
-		k++;
-	if (k == p->n_order || (cls[k] & (CLS_SEQUENTIAL | CLS_BLOCK)))
-		return 0;
-	const struct vyre_exec_item *it = &batch->items[p->order[k]];
-	uint32_t count, in_words;
+	/* every unit is an item (checked below), so n_units descriptors come first */
+	data = lay->n_units * VYRE_MK_IMM_DESC_WORDS;
+	for (uint32_t k = 0; k < p->n_order; k++) {
+		const uint32_t c = cls[k];
 
-	switch (it->op) {
-	case VYRE_OP_FILL:
-		count = it->out_bytes / 4;
-		in_words = 0;
-		break;
-	case VYRE_OP_COPY:
-	case VYRE_OP_ADD:
-	case VYRE_OP_XOR:
-	case VYRE_OP_MUL:
-		count = min_words(it);
-		in_words = count;
-		break;
-	case VYRE_OP_SUM:
-	case VYRE_OP_MAX:
-		count = it->in_bytes / 4;
-		in_words = count;
-		break;
-	default:
-		return 0;
+		if (!(c & CLS_DEVICE))
+			continue;
+		if ((c & (CLS_SEQUENTIAL | CLS_BLOCK)) || n == lay->n_units)
+			return 0;
+		const struct vyre_exec_item *it = &batch->items[p->order[k]];
+		uint32_t count, in_words, out_words;
+
+		switch (it->op) {
+		case VYRE_OP_FILL:
+			count = out_words = it->out_bytes / 4;
+			in_words = 0;
+			break;
+		case VYRE_OP_COPY:
+		case VYRE_OP_ADD:
+		case VYRE_OP_XOR:
+		case VYRE_OP_MUL:
+			count = in_words = out_words = min_words(it);
+			break;
+		case VYRE_OP_SUM:
+		case VYRE_OP_MAX:
+			count = in_words = it->in_bytes / 4;
+			out_words = 0;
+			break;
+		default:
+			return 0;
+		}
+		/* data <= VYRE_MK_IMM_DATA_WORDS and cpl <= VYRE_MK_SLOT_WORDS hold throughout */
+		if (in_words > VYRE_MK_IMM_DATA_WORDS - data || out_words > VYRE_MK_IMM_OUT_WORDS ||
+		    VYRE_MK_CPL_HEADER_WORDS + out_words > VYRE_MK_SLOT_WORDS - cpl)
+			return 0;
+		imm->item[n++] = (struct vyre_cuda_imm_item){
+		    .order_pos = k,
+		    .heap = it->heap,
+		    .op = it->op,
+		    .param = it->param,
+		    .count = count,
+		    .in_words = in_words,
+		    .in_at = VYRE_MK_HEADER_WORDS + data,
+		    .cpl_at = cpl,
+		    .in_off = it->in_off,
+		    .out_off = it->out_off,
+		};
+		data += in_words;
+		cpl += VYRE_MK_CPL_HEADER_WORDS + out_words;
 	}
-	if (in_words > VYRE_MK_IMM_IN_WORDS || count > VYRE_MK_IMM_OUT_WORDS)
+	if (n != lay->n_units)
 		return 0;
-	*imm = (struct vyre_cuda_immediate){
-	    .order_pos = k,
-	    .heap = it->heap,
-	    .op = it->op,
-	    .param = it->param,
-	    .count = count,
-	    .in_words = in_words,
-	    .in_off = it->in_off,
-	    .out_off = it->out_off,
-	};
+	imm->n_items = n;
+	imm->data_words = data;
+	imm->cpl_words = cpl;
 	return 1;
 }
 

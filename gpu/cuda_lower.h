@@ -72,25 +72,37 @@ void vyre_cuda_lower_fill(const struct vyre_exec_batch *batch, const struct vyre
 			  uint32_t grid_max, uint32_t *order_slot,
 			  struct vyre_cuda_launch *launches);
 
-/*
- * A batch that is one small item: what an IMMEDIATE doorbell carries (see
- * cuda_abi.h). The host copies in_words words from @in_off of heap @heap
- * into the doorbell and stores the outcome at @out_off afterwards.
- */
-struct vyre_cuda_immediate {
+/* One item of an IMMEDIATE batch: where its data goes and comes back. */
+struct vyre_cuda_imm_item {
 	uint32_t order_pos; /* the item's position in plan.order */
 	uint32_t heap;
 	uint32_t op, param;
 	uint32_t count;	   /* words written (FILL..MUL) or read (SUM, MAX) */
 	uint32_t in_words; /* words carried to the device */
+	uint32_t in_at;	   /* doorbell slot word of its first input word */
+	uint32_t cpl_at;   /* completion slot word of its status */
 	uint64_t in_off, out_off;
 };
 
 /*
+ * A batch of small items: what an IMMEDIATE doorbell carries (see
+ * cuda_abi.h). The host copies each item's in_words words from @in_off of
+ * its heap into the doorbell and stores its outcome at @out_off afterwards.
+ */
+struct vyre_cuda_immediate {
+	uint32_t n_items;
+	uint32_t data_words; /* doorbell words after the header: descriptors and inputs */
+	uint32_t cpl_words;  /* completion words, every item's */
+	struct vyre_cuda_imm_item item[VYRE_MK_IMM_MAX_ITEMS];
+};
+
+/*
  * 1 and @imm filled when the batch measured and filled (vyre_cuda_lower_fill)
- * with @cls and @lay is one launch of one unit that may run IMMEDIATE: FILL,
- * COPY, ADD, XOR, MUL, SUM or MAX, aligned, input and output equal or
- * disjoint, and small enough for a doorbell slot. Else 0.
+ * with @cls and @lay is one launch of one stage whose every unit is an item
+ * that may run IMMEDIATE (FILL, COPY, ADD, XOR, MUL, SUM or MAX, aligned,
+ * input and output equal or disjoint) and whose descriptors and input words
+ * fit a doorbell slot and status, result and output words a completion
+ * slot. Else 0.
  */
 int vyre_cuda_lower_immediate(const struct vyre_exec_batch *batch, const uint32_t *cls,
 			      const struct vyre_cuda_layout *lay, struct vyre_cuda_immediate *imm);

@@ -203,13 +203,23 @@ uint32_t vyre_cuda_persist_pick_lane(struct vyre_backend *b, const struct cuda_s
 	return best;
 }
 
-/* @s is one IMMEDIATE launch: its input goes inside the doorbell, the slab is not read. */
+/* Where each item of @s's IMMEDIATE launch reads and writes: its heap's host base. */
+static void immediate_bases(const struct vyre_backend *b, const struct cuda_slot *s, uint8_t **base)
+{
+	for (uint32_t j = 0; j < s->imm.n_items; j++)
+		base[j] = b->host_heaps[s->imm.item[j].heap].base;
+}
+
+/* @s is one IMMEDIATE launch: its items' input goes inside the doorbell, the slab is not read. */
 static void post_immediate(struct vyre_backend *b, struct cuda_slot *s)
 {
 	struct cuda_lane *ln = &b->lanes[s->lane];
 	uint32_t data[VYRE_MK_SLOT_WORDS];
+	uint8_t *base[VYRE_MK_IMM_MAX_ITEMS];
+
+	immediate_bases(b, s, base);
 	const uint32_t words =
-	    vyre_cuda_immediate_doorbell(&s->imm, b->host_heaps[s->imm.heap].base, data);
+	    vyre_cuda_immediate_doorbell(&s->imm, (const uint8_t *const *)base, data);
 
 	s->last_seq = ln->seq;
 	post_slot(b, ln, (uint32_t)(s - b->slots), data, words);
@@ -284,25 +294,24 @@ int vyre_cuda_persist_submit(struct vyre_backend *b, struct cuda_slot *s)
 	return 0;
 }
 
-/* 1 when @s's IMMEDIATE launch posted its outcome; its output is then in the heap. */
+/* 1 when @s's IMMEDIATE launch posted its outcome; its items' output is then in the heap. */
 static int immediate_done(struct vyre_backend *b, struct cuda_slot *s)
 {
 	const struct cuda_lane *ln = &b->lanes[s->lane];
 	const uint64_t *cpl =
 	    ln->cpl + (uint64_t)(s->last_seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
 	const struct vyre_exec_batch *batch = s->batch;
-	const uint32_t item = batch->plan.order[s->imm.order_pos];
-	struct vyre_exec_result r;
+	struct vyre_exec_result r[VYRE_MK_IMM_MAX_ITEMS];
+	uint8_t *base[VYRE_MK_IMM_MAX_ITEMS];
 
-	if (!vyre_cuda_immediate_complete(&s->imm, s->last_seq, cpl,
-					  b->host_heaps[s->imm.heap].base, &r))
+	immediate_bases(b, s, base);
+	if (!vyre_cuda_immediate_complete(&s->imm, s->last_seq, cpl, base, r))
 		return 0;
-	b->stats.bytes_from_device +=
-	    8ull * (VYRE_MK_CPL_HEADER_WORDS +
-		    (s->imm.op == VYRE_OP_SUM || s->imm.op == VYRE_OP_MAX ? 0 : s->imm.count));
+	b->stats.bytes_from_device += 8ull * s->imm.cpl_words;
 	vyre_cuda_slot_finish(b, s, 0);
-	/* the item's own record in the slab is stale: its outcome is r */
-	batch->results[item] = r;
+	/* the items' own records in the slab are stale: their outcomes are r */
+	for (uint32_t j = 0; j < s->imm.n_items; j++)
+		batch->results[batch->plan.order[s->imm.item[j].order_pos]] = r[j];
 	return 1;
 }
 

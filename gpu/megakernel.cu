@@ -642,45 +642,72 @@ __device__ __forceinline__ void st_word(unsigned long long *p, unsigned long lon
 	*(volatile unsigned long long *)p = v;
 }
 
-// Warp 0 of block 0: an IMMEDIATE launch, whose input is in the slot words
-// this warp holds (d0, d1). Its outcome goes to the completion slot, one
-// self-validating word each, so no fence is needed before the host may read
-// it; `done` follows without one too (the host completes this launch from
-// the completion slot, and a later launch's system-scope release orders it).
+// Warp 0 of block 0: an IMMEDIATE launch, whose items' descriptors and
+// input are in the slot words this warp holds (d0, d1). Lane l computes
+// completion words l and l + 32, whichever item they belong to, so the whole
+// batch leaves with one store instruction per half slot; the items are
+// independent, so their order does not matter. Each word validates itself,
+// so no fence is needed before the host may read it; `done` follows without
+// one too (the host completes this launch from the completion slot, and a
+// later launch's system-scope release orders it). Indices from the slot are
+// clamped: a bad descriptor yields wrong words, never a stray access.
 __device__ void run_immediate(const lane_view &a, uint32_t seq, uint32_t d0, uint32_t d1)
 {
 	const uint32_t lane = threadIdx.x;
-	const uint32_t op = slot_word(d0, d1, VYRE_MK_HEADER_WORDS);
-	const uint32_t param = slot_word(d0, d1, VYRE_MK_HEADER_WORDS + 1);
-	const uint32_t count = slot_word(d0, d1, VYRE_MK_HEADER_WORDS + 2);
-	const bool reduction = op == VYRE_OP_SUM || op == VYRE_OP_MAX;
-	// input word i is slot word in0 + i; completion word w >= 2 is output word w - 2
-	const uint32_t in0 = VYRE_MK_HEADER_WORDS + VYRE_MK_IMM_DESC_WORDS;
-	const uint32_t out_in0 = in0 - VYRE_MK_CPL_HEADER_WORDS;
+	const uint32_t n_items = min(slot_word(d0, d1, 7), VYRE_MK_IMM_MAX_ITEMS);
 	unsigned long long *cpl =
 	    a.cpl + (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
 	const unsigned long long tag = (unsigned long long)seq << 32;
-	const uint32_t n_words = VYRE_MK_CPL_HEADER_WORDS + (reduction ? 0 : count);
-	uint32_t acc = 0, val[2];
+	uint32_t val[2] = {0, 0};
+	bool own[2] = {false, false};
 
+	for (uint32_t j = 0; j < n_items; j++) {
+		const uint32_t desc = VYRE_MK_HEADER_WORDS + VYRE_MK_IMM_DESC_WORDS * j;
+		const uint32_t d = slot_word(d0, d1, desc);
+		const uint32_t param = slot_word(d0, d1, desc + 1);
+		const uint32_t op = VYRE_MK_IMM_OP(d), count = VYRE_MK_IMM_COUNT(d);
+		const uint32_t in_at = VYRE_MK_IMM_IN_AT(d), cpl_at = VYRE_MK_IMM_CPL_AT(d);
+		const bool reduction = op == VYRE_OP_SUM || op == VYRE_OP_MAX;
+		const uint32_t n_words = VYRE_MK_CPL_HEADER_WORDS + (reduction ? 0 : count);
+		uint32_t acc = 0, x[2] = {0, 0};
+
+		// op is the same on every lane: the shuffles below see the whole warp
+		if (reduction) {
 #pragma unroll
-	for (uint32_t j = 0; j < 2; j++) {
-		const uint32_t i = lane + 32 * j, w = in0 + i, ow = out_in0 + i;
-		const uint32_t v = slot_word(d0, d1, w < VYRE_MK_SLOT_WORDS ? w : 0);
-		const uint32_t x = slot_word(d0, d1, ow < VYRE_MK_SLOT_WORDS ? ow : 0);
-
-		if (reduction && i < count)
-			acc = reduce(op, acc, v);
-		val[j] = op == VYRE_OP_FILL ? param : combine(op, x, param);
+			for (uint32_t h = 0; h < 2; h++) {
+				const uint32_t i = lane + 32 * h, w = in_at + i;
+				const uint32_t v =
+				    slot_word(d0, d1, w < VYRE_MK_SLOT_WORDS ? w : 0);
+				if (i < count)
+					acc = reduce(op, acc, v);
+			}
+			acc = warp_reduce(op, acc);
+		} else {
+#pragma unroll
+			for (uint32_t h = 0; h < 2; h++) {
+				// output word i of this item is completion word cpl_at + 2 + i
+				const uint32_t i =
+				    lane + 32 * h - cpl_at - VYRE_MK_CPL_HEADER_WORDS;
+				const uint32_t w = in_at + i;
+				x[h] = slot_word(d0, d1, w < VYRE_MK_SLOT_WORDS ? w : 0);
+			}
+		}
+#pragma unroll
+		for (uint32_t h = 0; h < 2; h++) {
+			const uint32_t w = lane + 32 * h;
+			if (w < cpl_at || w - cpl_at >= n_words)
+				continue;
+			own[h] = true;
+			val[h] = w == cpl_at	      ? 0u // status
+				 : w == cpl_at + 1    ? acc
+				 : op == VYRE_OP_FILL ? param
+						      : combine(op, x[h], param);
+		}
 	}
-	if (reduction)
-		acc = warp_reduce(op, acc);
-	val[0] = lane == 0 ? 0u : lane == 1 ? acc : val[0]; // status 0, result
-	// one store instruction per half: the words leave together
 #pragma unroll
-	for (uint32_t j = 0; j < 2; j++)
-		if (lane + 32 * j < n_words)
-			st_word(cpl + lane + 32 * j, tag | val[j]);
+	for (uint32_t h = 0; h < 2; h++)
+		if (own[h])
+			st_word(cpl + lane + 32 * h, tag | val[h]);
 	if (lane == 0)
 		st_volatile(&a.ctrl->done, seq + 1);
 	__syncwarp();
@@ -751,11 +778,17 @@ __device__ void poll_doorbell(const lane_view &a, uint32_t seq, shared_state &sh
 	uint64_t checked = clock64(), changed = checked;
 	uint32_t beat = ld_volatile(&ctrl->heartbeat);
 	uint32_t d0, d1, flags;
+	// the last launch filled the slot's second half, so the next one likely
+	// does too (vyred's multi-item IMMEDIATE batches): both halves are read
+	// in one round trip until a launch needs the first half alone
+	bool full = false;
 
 	for (;;) {
 		const unsigned long long *slot =
 		    a.ring + (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
 		const unsigned long long w0 = *(const volatile unsigned long long *)(slot + lane);
+		const unsigned long long w1_early =
+		    full ? *(const volatile unsigned long long *)(slot + 32 + lane) : 0;
 		const bool cur0 = (uint32_t)(w0 >> 32) == seq;
 		bool cur1 = true;
 
@@ -764,24 +797,25 @@ __device__ void poll_doorbell(const lane_view &a, uint32_t seq, shared_state &sh
 		if (__all_sync(kFull, cur0 || lane >= VYRE_MK_HEADER_WORDS)) {
 			flags = __shfl_sync(kFull, d0, 6) >> 16;
 			const uint32_t n_units = __shfl_sync(kFull, d0, 7);
-			const uint32_t in_words = __shfl_sync(kFull, d0, 4);
+			const uint32_t imm_words = __shfl_sync(kFull, d0, 4);
 			uint32_t words = VYRE_MK_HEADER_WORDS;
 
 			if (flags & VYRE_MK_LAUNCH_INLINE)
 				words += VYRE_MK_UNIT_WORDS * min(n_units, VYRE_MK_INLINE_UNITS);
 			else if (flags & VYRE_MK_LAUNCH_IMMEDIATE)
-				words +=
-				    VYRE_MK_IMM_DESC_WORDS + min(in_words, VYRE_MK_IMM_IN_WORDS);
+				words += min(imm_words, VYRE_MK_IMM_DATA_WORDS);
 			if (words > 32) {
-				// the slot's second half: one more round trip, paid only by
-				// the launches that fill it
+				// the slot's second half: unless read early, one more round
+				// trip, paid only by the launches that fill it
 				const unsigned long long w1 =
-				    *(const volatile unsigned long long *)(slot + 32 + lane);
+				    full ? w1_early
+					 : *(const volatile unsigned long long *)(slot + 32 + lane);
 				cur1 = (uint32_t)(w1 >> 32) == seq;
 				d1 = (uint32_t)w1;
 			}
 			if (__all_sync(kFull,
 				       (cur0 || lane >= words) && (cur1 || lane + 32 >= words))) {
+				full = words > 32;
 				if (flags & VYRE_MK_LAUNCH_IMMEDIATE) {
 					run_immediate(a, seq, d0, d1);
 				} else {

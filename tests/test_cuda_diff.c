@@ -7,8 +7,9 @@
  * Between plan kinds the heap is unregistered and registered again, which
  * stops and restarts the persistent kernel.
  *
- * A third of the batches are one item, so persistent mode's IMMEDIATE
- * launches (the item inside its doorbell) are compared too.
+ * A sixth of the batches are one item and a sixth 1..6 small independent
+ * items in one group, so persistent mode's IMMEDIATE launches (the items
+ * inside their doorbell) are compared too.
  *
  * Exits 77 where no GPU is present. VYRE_TEST_SCALE multiplies the batches
  * (default 1000 per mode and plan); VYRE_CUDA_DIFF_BATCHES sets the count
@@ -66,12 +67,15 @@ static int run_mode(enum vyre_cuda_mode mode, uint32_t per_plan, struct totals *
 			break;
 		}
 		for (uint32_t i = 0; i < per_plan; i++, n++) {
-			/* a third are one item: persistent mode runs the small ones IMMEDIATE */
-			gen_batch(&rng, heap, HEAP_BYTES, (enum gen_plan)plan,
-				  i % 3 == 0 ? 1
-				  : i % 10   ? 64
-					     : GEN_MAX_ITEMS,
-				  g);
+			/* one item, or a few small ones: persistent mode runs them IMMEDIATE */
+			if (i % 6 == 3)
+				gen_small_batch(&rng, heap, HEAP_BYTES, 6, g);
+			else
+				gen_batch(&rng, heap, HEAP_BYTES, (enum gen_plan)plan,
+					  i % 6 == 0 ? 1
+					  : i % 10   ? 64
+						     : GEN_MAX_ITEMS,
+					  g);
 			memcpy(want, heap, HEAP_BYTES);
 			gen_oracle(want, HEAP_BYTES, g, expect);
 			int done = gen_run_one(b, &g->batch, POLL_TIMEOUT);

@@ -339,6 +339,60 @@ void gen_batch(struct gen_rng *r, uint8_t *heap, uint64_t heap_bytes, enum gen_p
 	gen_plan(r, g, plan, n);
 }
 
+void gen_small_batch(struct gen_rng *r, uint8_t *heap, uint64_t heap_bytes, uint32_t max_items,
+		     struct gen_batch *g)
+{
+	static const uint32_t ops[] = {VYRE_OP_FILL, VYRE_OP_COPY, VYRE_OP_ADD, VYRE_OP_XOR,
+				       VYRE_OP_MUL,  VYRE_OP_SUM,  VYRE_OP_MAX};
+	/* an item's ranges and gaps take less than 4096 bytes */
+	const uint64_t fit = heap_bytes / 4096;
+	uint32_t n;
+	uint64_t cursor = 4 * gen_below(r, 16);
+
+	if (max_items > GEN_SMALL_MAX_ITEMS)
+		max_items = GEN_SMALL_MAX_ITEMS;
+	if (max_items > fit)
+		max_items = (uint32_t)fit;
+	n = 1 + gen_below(r, max_items ? max_items : 1);
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct vyre_exec_item *it = &g->items[i];
+		const uint32_t kind = gen_below(r, 20);
+		const uint32_t op = ops[gen_below(r, sizeof(ops) / sizeof(ops[0]))];
+		const int reduce = op == VYRE_OP_SUM || op == VYRE_OP_MAX;
+		const uint32_t words = kind == 0 ? 1 + gen_below(r, 300) : gen_below(r, 25);
+		const uint32_t out_bytes = reduce ? 4 : 4 * words;
+		const int in_place = gen_below(r, 3) == 0;
+
+		*it = (struct vyre_exec_item){
+		    .op = op,
+		    .param = gen_below(r, 3) ? (uint32_t)gen_next(r) : gen_below(r, 4),
+		    .in_off = cursor,
+		    .in_bytes = op == VYRE_OP_FILL ? 0 : 4 * words,
+		    .out_bytes = out_bytes,
+		};
+		it->out_off = in_place ? cursor : cursor + 4 * words + 4 * gen_below(r, 4);
+		/* in place, a reduction's input runs past its one output word */
+		const uint64_t end = it->out_off + (out_bytes > 4 * words ? out_bytes : 4 * words);
+		fill_random(r, heap + cursor, end - cursor);
+		cursor = end + 4 * gen_below(r, 16);
+		if (kind == 1)
+			it->op = VYRE_OP_NOP;
+		else if (kind == 2)
+			it->heap = 1; /* never registered */
+		memset(&g->work[i], 0, sizeof(g->work[i]));
+		g->order[i] = i;
+		g->results[i] = (struct vyre_exec_result){POISON_STATUS, 0, POISON_RESULT};
+	}
+	g->group_end[0] = n;
+	g->launch_end[0] = 1;
+	g->n_bufs = 0;
+	g->batch.items = g->items;
+	g->batch.n_items = n;
+	g->batch.results = g->results;
+	g->batch.plan = (struct vyre_exec_plan){g->order, n, g->group_end, 1, g->launch_end, 1};
+}
+
 void gen_oracle(uint8_t *heap, uint64_t heap_bytes, const struct gen_batch *g,
 		struct vyre_exec_result *expect)
 {

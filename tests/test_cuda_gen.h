@@ -53,6 +53,17 @@ void gen_batch(struct gen_rng *r, uint8_t *heap, uint64_t heap_bytes, enum gen_p
 	       uint32_t max_items, struct gen_batch *g);
 
 /*
+ * A small batch as vyred forms from several clients: 1..@max_items (at most
+ * GEN_SMALL_MAX_ITEMS) items in one group of one launch, each a FILL, COPY,
+ * ADD, XOR, MUL, SUM or MAX over a few words of a range of its own (in place
+ * or not), so they are independent; now and then an item too big for a
+ * doorbell, a NOP or a statically invalid one. Fresh random words in @heap.
+ */
+#define GEN_SMALL_MAX_ITEMS 64u
+void gen_small_batch(struct gen_rng *r, uint8_t *heap, uint64_t heap_bytes, uint32_t max_items,
+		     struct gen_batch *g);
+
+/*
  * The expected outcome: vyre_exec_one over the order, in order, on @heap
  * (a copy of the heap the backend ran on). Results of items left out of the
  * order keep the poison.

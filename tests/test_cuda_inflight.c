@@ -3,11 +3,14 @@
  * Several batches in flight on the CUDA backend (gpu/backend.h slots), in
  * persistent and launch mode:
  *   - every slot kept busy with random independent batches
- *     (tests/test_cuda_gen.h) and random one-item batches; each slot's
- *     batches touch only its own heap, as vyred guarantees for batches in
- *     different slots. Every result and every heap byte is compared with the
- *     sequential oracle (gen_oracle: vyre_exec_one in plan order; one-item
- *     batches: vyre_exec_sequential);
+ *     (tests/test_cuda_gen.h), random one-item batches and small batches of
+ *     1..6 independent items in one group (IMMEDIATE when they fit a
+ *     doorbell); each slot's batches touch only its own heap, as vyred
+ *     guarantees for batches in different slots. Every result and every heap
+ *     byte is compared with the sequential oracle (gen_oracle: vyre_exec_one
+ *     in plan order; one-item batches: vyre_exec_sequential). Persistent
+ *     mode also logs the latency of batches of 1..4 small items, IMMEDIATE
+ *     vs the slab path;
  *   - a barrier stall (watchdog) in one slot while the others run: only that
  *     slot fails (VYRE_E_TIMEDOUT, its items VYRE_E_DEVICE), the others
  *     match the oracle and the backend goes on;
@@ -167,12 +170,15 @@ static void random_batch(struct rig *r, uint32_t s, uint32_t k)
 {
 	struct job *j = &r->jobs[s];
 
-	if (k % 3 == 0) {
+	if (k % 6 == 0) {
 		one_item(r, s);
 		return;
 	}
-	gen_batch(&r->rng, j->heap, HEAP_BYTES, k % 2 ? GEN_PLAN_GROUPED : GEN_PLAN_SERIAL,
-		  k % 11 ? 64 : GEN_MAX_ITEMS, &j->g);
+	if (k % 6 == 3)
+		gen_small_batch(&r->rng, j->heap, HEAP_BYTES, 6, &j->g);
+	else
+		gen_batch(&r->rng, j->heap, HEAP_BYTES, k % 2 ? GEN_PLAN_GROUPED : GEN_PLAN_SERIAL,
+			  k % 11 ? 64 : GEN_MAX_ITEMS, &j->g);
 	memcpy(j->want, j->heap, HEAP_BYTES);
 	gen_oracle(j->want, HEAP_BYTES, &j->g, j->expect);
 	remap_heaps(&j->g, s);
@@ -338,6 +344,85 @@ static double small_rate(struct rig *r, uint32_t slots, uint32_t total)
 	return total / (now_s() - t0);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	const double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Latency of batches of k = 1..4 independent ADD items (one group, as vyred
+ * forms them from several clients; 16 words each, 10 for k = 4, whose 16
+ * words would not fit a doorbell), submit -> reap, reaped without waiting as
+ * vyred does: IMMEDIATE and the slab path alternate in blocks of 250, so
+ * both come from the same seconds. For the log; the first batch of each path
+ * is compared with the oracle.
+ */
+#define LAT_SAMPLES 2000u
+static void small_latency(struct rig *r)
+{
+	static double lat[2][LAT_SAMPLES];
+	struct job *j = &r->jobs[0];
+	struct vyre_slot_done d;
+	struct vyre_cuda_stats st0, st1;
+
+	for (uint32_t k = 1; k <= 4; k++) {
+		struct vyre_heap_view views[SLOTS + 1] = {{0}};
+		const uint32_t words = k < 4 ? 16 : 10;
+		uint32_t n[2] = {0, 0};
+
+		for (uint32_t i = 0; i < k; i++)
+			j->g.items[i] = (struct vyre_exec_item){.op = VYRE_OP_ADD,
+								.param = i + 1,
+								.heap = 0,
+								.in_bytes = 4 * words,
+								.out_bytes = 4 * words,
+								.in_off = 4096 * i,
+								.out_off = 65536 + 4096 * i};
+		plan_one(&j->g, k);
+		memcpy(j->want, j->heap, HEAP_BYTES);
+		views[0] = (struct vyre_heap_view){j->want, HEAP_BYTES};
+		vyre_exec_sequential(views, j->g.items, k, j->expect);
+		vyre_cuda_get_stats(r->b, &st0);
+		for (uint32_t i = 0; i < 2 * LAT_SAMPLES; i++) {
+			const uint32_t path = i / 250 % 2;
+			int got = 0;
+
+			vyre_cuda_set_immediate(r->b, path == 0);
+			const double t0 = now_s();
+			if (submit(r, 0) != 0)
+				return;
+			while (got == 0 && now_s() - t0 < 20.0)
+				got = vyre_cuda_backend->reap(r->b, &d, 1, 0);
+			lat[path][n[path]++] = now_s() - t0;
+			if (got != 1) {
+				FAIL("%s: %u-item batch: reap returned %d: %s", r->mode, k, got,
+				     vyre_cuda_last_error(r->b));
+				return;
+			}
+			if (i % 250 == 0 && i < 500)
+				check_done(r, &d, 0);
+			else if (d.status != 0)
+				FAIL("%s: %u-item batch status %d", r->mode, k, d.status);
+			j->busy = 0;
+		}
+		vyre_cuda_set_immediate(r->b, 1);
+		vyre_cuda_get_stats(r->b, &st1);
+		if (st1.immediates - st0.immediates != LAT_SAMPLES)
+			FAIL("%s: %u-item batches: %llu of %u ran IMMEDIATE", r->mode, k,
+			     (unsigned long long)(st1.immediates - st0.immediates), LAT_SAMPLES);
+		qsort(lat[0], LAT_SAMPLES, sizeof(double), cmp_double);
+		qsort(lat[1], LAT_SAMPLES, sizeof(double), cmp_double);
+		printf(
+		    "%s: %u-item batch (ADD x %u words each) submit->reap: IMMEDIATE median %.2f "
+		    "us (p99 %.2f), slab median %.2f us (p99 %.2f)\n",
+		    r->mode, k, words, 1e6 * lat[0][LAT_SAMPLES / 2],
+		    1e6 * lat[0][LAT_SAMPLES * 99 / 100], 1e6 * lat[1][LAT_SAMPLES / 2],
+		    1e6 * lat[1][LAT_SAMPLES * 99 / 100]);
+	}
+}
+
 static void differential(int mode)
 {
 	const uint32_t total = 600 * gen_scale();
@@ -378,6 +463,8 @@ static void differential(int mode)
 		printf(
 		    "%s: small batches (4 items): %.0f/s in 1 slot, %.0f/s in %u slots (%.2fx)\n",
 		    r.mode, one, all, SLOTS, one > 0 ? all / one : 0.0);
+		if (mode == VYRE_CUDA_PERSISTENT)
+			small_latency(&r);
 	}
 out:
 	vyre_cuda_get_stats(r.b, &st);
