@@ -58,9 +58,10 @@ const char *vyre_cuda_last_error(struct vyre_backend *b);
 int vyre_cuda_inject(struct vyre_backend *b, uint32_t what);
 
 /*
- * Persistent mode runs a batch of one small item as an IMMEDIATE launch (its
- * data inside the doorbell and the completion slot, see cuda_abi.h) unless
- * this is turned off (@on 0), for tests and benchmarks of the slab path.
+ * Persistent mode runs a batch of a few small items of one group as an
+ * IMMEDIATE launch (their data inside the doorbell and the completion slot,
+ * see cuda_abi.h) unless this is turned off (@on 0), for tests and
+ * benchmarks of the slab path.
  */
 int vyre_cuda_set_immediate(struct vyre_backend *b, int on);
 
