@@ -15,7 +15,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -83,19 +82,6 @@ static void daemon_stop(struct daemon *d)
 	unlink(log);
 	unlink(d->socket);
 	rmdir(d->dir);
-}
-
-/* The vyred binary next to this vyre-bench, or NULL. */
-static const char *find_vyred(char *buf, size_t len)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	if (n <= 0)
-		return NULL;
-	self[n] = '\0';
-	snprintf(buf, len, "%s/vyred", dirname(self));
-	return access(buf, X_OK) == 0 ? buf : NULL;
 }
 
 struct client {
@@ -338,7 +324,7 @@ static int e2e_suite(struct vyre_bench_ctx *ctx)
 
 	if (ctx->socket)
 		return run_against(ctx, ctx->socket);
-	if (!find_vyred(bin, sizeof(bin))) {
+	if (!vyre_bench_find_vyred(bin, sizeof(bin))) {
 		fprintf(stderr, "e2e: skipped: no vyred next to vyre-bench and no --socket\n");
 		return 0;
 	}

@@ -19,7 +19,6 @@
  * next to vyre-bench, --backend cpu).
  */
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -245,18 +244,6 @@ static pid_t daemon_start(const char *bin, char *dir, size_t dir_len, char *sock
 	return -1;
 }
 
-static const char *find_vyred(char *buf, size_t len)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	if (n <= 0)
-		return NULL;
-	self[n] = '\0';
-	snprintf(buf, len, "%s/vyred", dirname(self));
-	return access(buf, X_OK) == 0 ? buf : NULL;
-}
-
 /*
  * Once every victim is parked, moves the round's samples of @mode into @pool
  * and empties the victims' arrays for the next round; returns the round's
@@ -381,7 +368,7 @@ static int flood_suite(struct vyre_bench_ctx *ctx)
 	vyre_bench_clock_calibrate();
 	if (ctx->socket)
 		return run_against(ctx, ctx->socket);
-	if (!find_vyred(bin, sizeof(bin))) {
+	if (!vyre_bench_find_vyred(bin, sizeof(bin))) {
 		fprintf(stderr, "flood: skipped: no vyred next to vyre-bench and no --socket\n");
 		return 0;
 	}

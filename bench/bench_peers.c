@@ -35,7 +35,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <math.h>
 #include <sched.h>
@@ -638,19 +637,6 @@ struct vyred {
 	char dir[64], sock[96], log[96];
 };
 
-/* The vyred binary next to this vyre-bench, or NULL. */
-static const char *find_vyred(char *buf, size_t len)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	if (n <= 0)
-		return NULL;
-	self[n] = '\0';
-	snprintf(buf, len, "%s/vyred", dirname(self));
-	return access(buf, X_OK) == 0 ? buf : NULL;
-}
-
 /* 1 when `@bin --help` lists --inflight (the flag is newer than this suite). */
 static int vyred_has_inflight(const char *bin)
 {
@@ -1149,7 +1135,7 @@ static int peers_suite(struct vyre_bench_ctx *ctx)
 	unsigned inflight = ctx->inflight;
 	int rc = 0;
 
-	if (!find_vyred(bin, sizeof(bin))) {
+	if (!vyre_bench_find_vyred(bin, sizeof(bin))) {
 		fprintf(stderr, "peers: skipped: no vyred next to vyre-bench\n");
 		return 0;
 	}

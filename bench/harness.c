@@ -4,6 +4,8 @@
 #include "vyre/vyre.h"
 
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,4 +232,16 @@ int vyre_bench_await_daemon(const char *socket, pid_t *pid)
 		nanosleep(&(struct timespec){0, 10000000}, NULL);
 	}
 	return -1;
+}
+
+const char *vyre_bench_find_vyred(char *buf, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return NULL;
+	self[n] = '\0';
+	snprintf(buf, len, "%s/vyred", dirname(self));
+	return access(buf, X_OK) == 0 ? buf : NULL;
 }

@@ -55,6 +55,9 @@ int vyre_bench_reap(pid_t pid);
  */
 int vyre_bench_await_daemon(const char *socket, pid_t *pid);
 
+/* The vyred binary next to this vyre-bench (in @buf), or NULL when there is none. */
+const char *vyre_bench_find_vyred(char *buf, size_t len);
+
 /* Latency samples in ticks; percentiles in ns. */
 struct vyre_bench_samples {
 	uint64_t *ticks;
