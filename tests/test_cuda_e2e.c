@@ -246,6 +246,22 @@ static int exit_within(struct vyre_test_daemon *d, double ms)
 	return -1;
 }
 
+/* After vyred died (@what): a new one on the same GPU serves a session and stops cleanly. */
+static void new_vyred_serves(const char *const *extra, const char *what)
+{
+	struct vyre_test_daemon d;
+
+	if (vyre_test_daemon_start(&d, extra) != 0 || session(d.socket, 5) != 0) {
+		printf("FAIL: a new vyred after %s\n", what);
+		vyre_test_daemon_dump_log(&d);
+		failures++;
+	} else if (vyre_test_daemon_stop(&d) != 0) {
+		printf("FAIL: the new vyred did not stop cleanly\n");
+		failures++;
+	}
+	vyre_test_daemon_cleanup(&d);
+}
+
 static void device_fault(void)
 {
 	const char *const extra[] = {"--backend", "cuda", "--mode", "persistent", NULL};
@@ -285,15 +301,7 @@ static void device_fault(void)
 		failures++;
 	}
 	vyre_test_daemon_cleanup(&d);
-	if (vyre_test_daemon_start(&d, extra) != 0 || session(d.socket, 5) != 0) {
-		printf("FAIL: a new vyred after the device fault\n");
-		vyre_test_daemon_dump_log(&d);
-		failures++;
-	} else if (vyre_test_daemon_stop(&d) != 0) {
-		printf("FAIL: the new vyred did not stop cleanly\n");
-		failures++;
-	}
-	vyre_test_daemon_cleanup(&d);
+	new_vyred_serves(extra, "the device fault");
 }
 
 static void watchdog(void)
@@ -467,15 +475,7 @@ static void several_in_flight(int fault)
 		failures++;
 	}
 	vyre_test_daemon_cleanup(&d);
-	if (vyre_test_daemon_start(&d, extra) != 0 || session(d.socket, 5) != 0) {
-		printf("FAIL: a new vyred afterwards\n");
-		vyre_test_daemon_dump_log(&d);
-		failures++;
-	} else if (vyre_test_daemon_stop(&d) != 0) {
-		printf("FAIL: the new vyred did not stop cleanly\n");
-		failures++;
-	}
-	vyre_test_daemon_cleanup(&d);
+	new_vyred_serves(extra, "the SIGKILL or fault");
 }
 
 int main(void)

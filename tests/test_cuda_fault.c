@@ -229,27 +229,6 @@ static void heartbeat_exit(struct rig *r)
 	CHECK(after.kernel_starts > before.kernel_starts, "the kernel was not restarted");
 }
 
-/* Run @fn in a fresh child process; returns the failures it reported. */
-static uint32_t in_child(void (*fn)(int), int arg)
-{
-	int status = 0;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		failures = 0;
-		fn(arg);
-		_exit(failures ? 1 : 0);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid) {
-		printf("FAIL: fork/wait\n");
-		return 1;
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	printf("FAIL: child for scenario %d ended with status 0x%x\n", arg, status);
-	return 1;
-}
-
 /* Holds the resident kernel until killed; writes one byte to @fd when it is ready. */
 static void hold_kernel(int fd)
 {
@@ -310,7 +289,7 @@ static void kill_resident(void)
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "child status %d", status);
-	failures += in_child(fresh_process, VYRE_CUDA_PERSISTENT);
+	failures += gen_in_child(fresh_process, VYRE_CUDA_PERSISTENT, &failures);
 	printf("after SIGKILL of the kernel's owner: the next process passed, %.1f ms after the "
 	       "kill\n",
 	       now_ms() - t0);
@@ -345,18 +324,9 @@ static void watchdog_and_heartbeat(int mode)
 	rig_close(&r);
 }
 
-static void probe(int unused)
-{
-	char why[512];
-
-	(void)unused;
-	if (!gen_gpu_present(why, sizeof(why)))
-		_exit(77);
-}
-
 int main(void)
 {
-	int status = 0;
+	char why[512];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!vyre_cuda_backend) {
@@ -367,24 +337,15 @@ int main(void)
 	setenv("VYRE_CUDA_WATCHDOG_MS", "300", 1);
 	setenv("VYRE_CUDA_HEARTBEAT_MS", "250", 1);
 	/* this process never touches CUDA, so every child starts clean */
-	pid_t pid = fork();
-	if (pid == 0) {
-		probe(0);
-		_exit(0);
-	}
-	waitpid(pid, &status, 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		char why[512];
-
-		gen_gpu_present(why, sizeof(why));
+	if (!gen_gpu_present_in_child(why, sizeof(why))) {
 		printf("no GPU: %s\n", why);
 		return 77;
 	}
 	kill_resident();
 	for (int mode = VYRE_CUDA_PERSISTENT; mode <= VYRE_CUDA_LAUNCH; mode++) {
-		failures += in_child(sticky_fault, mode);
-		failures += in_child(fresh_process, mode);
-		failures += in_child(watchdog_and_heartbeat, mode);
+		failures += gen_in_child(sticky_fault, mode, &failures);
+		failures += gen_in_child(fresh_process, mode, &failures);
+		failures += gen_in_child(watchdog_and_heartbeat, mode, &failures);
 	}
 	printf("cuda fault: %u failure(s)\n", failures);
 	return failures ? 1 : 0;

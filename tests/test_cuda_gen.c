@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define POISON_STATUS 0x7eadbeef
@@ -490,6 +491,43 @@ int gen_gpu_present(char *why, uint32_t why_len)
 		snprintf(why, why_len, "the NVIDIA driver sees no CUDA device");
 		return 0;
 	}
+	return 1;
+}
+
+int gen_gpu_present_in_child(char *why, uint32_t why_len)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(gen_gpu_present(why, why_len) ? 0 : 77);
+	if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == 0)
+		return 1;
+	/* no GPU (or no fork): the reason, from this process, which then never runs CUDA work */
+	if (gen_gpu_present(why, why_len))
+		snprintf(why, why_len, "the GPU probe's child process failed (status 0x%x)",
+			 status);
+	return 0;
+}
+
+uint32_t gen_in_child(void (*fn)(int), int arg, uint32_t *failures)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		*failures = 0;
+		fn(arg);
+		_exit(*failures ? 1 : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+		printf("FAIL: fork/wait\n");
+		return 1;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	printf("FAIL: child for scenario %d ended with status 0x%x\n", arg, status);
 	return 1;
 }
 

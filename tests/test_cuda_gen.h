@@ -91,6 +91,19 @@ void gen_heap_unmap(uint8_t *heap, uint64_t bytes);
 int gen_gpu_present(char *why, uint32_t why_len);
 
 /*
+ * gen_gpu_present asked in a child process, so that the caller never
+ * touches CUDA and every child it forks later starts clean.
+ */
+int gen_gpu_present_in_child(char *why, uint32_t why_len);
+
+/*
+ * Run @fn(@arg) in a fresh child process, which starts with *@failures 0
+ * and exits 1 if fn counted any there. Returns 0 when the child passed,
+ * else 1 (after saying so).
+ */
+uint32_t gen_in_child(void (*fn)(int), int arg, uint32_t *failures);
+
+/*
  * Submit @batch to slot 0 of @b (a CUDA backend with no other slot busy) and
  * reap it: 1 when it finished with status 0, 0 when @timeout_ns passed, else
  * submit's error or the slot's negative status.

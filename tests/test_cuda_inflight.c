@@ -549,40 +549,10 @@ static void device_fault(int mode)
 	rig_close(&r); /* must not hang on the dead context */
 }
 
-/* Run @fn in a fresh child process; returns the failures it reported. */
-static uint32_t in_child(void (*fn)(int), int arg)
-{
-	int status = 0;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		failures = 0;
-		fn(arg);
-		_exit(failures ? 1 : 0);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid) {
-		printf("FAIL: fork/wait\n");
-		return 1;
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	printf("FAIL: child (mode %d) ended with status 0x%x\n", arg, status);
-	return 1;
-}
-
-static void probe(int unused)
-{
-	char why[512];
-
-	(void)unused;
-	if (!gen_gpu_present(why, sizeof(why)))
-		_exit(77);
-}
-
 int main(void)
 {
 	uint32_t bad = 0;
-	int status = 0;
+	char why[512];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!vyre_cuda_backend) {
@@ -592,23 +562,14 @@ int main(void)
 	/* short limits so the faults show quickly; children inherit them */
 	setenv("VYRE_CUDA_WATCHDOG_MS", "300", 1);
 	/* this process never touches CUDA, so every child starts clean */
-	pid_t pid = fork();
-	if (pid == 0) {
-		probe(0);
-		_exit(0);
-	}
-	waitpid(pid, &status, 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		char why[512];
-
-		gen_gpu_present(why, sizeof(why));
+	if (!gen_gpu_present_in_child(why, sizeof(why))) {
 		printf("skipped: no GPU: %s\n", why);
 		return 77;
 	}
 	for (int mode = VYRE_CUDA_PERSISTENT; mode <= VYRE_CUDA_LAUNCH; mode++) {
-		bad += in_child(differential, mode);
-		bad += in_child(watchdog, mode);
-		bad += in_child(device_fault, mode);
+		bad += gen_in_child(differential, mode, &failures);
+		bad += gen_in_child(watchdog, mode, &failures);
+		bad += gen_in_child(device_fault, mode, &failures);
 	}
 	printf("cuda inflight: %u scenario(s) failed\n", bad);
 	return bad ? 1 : 0;
