@@ -10,7 +10,12 @@
 
 /* How often a sleeping vyre_wait looks at the socket, so a dead vyred is noticed. */
 #define LIVENESS_SLICE_NS 50000000ll
-#define SPIN_MAX_NS	  50000u
+/*
+ * Past SPIN_YIELD_NS the spin yields its CPU at every look, so a long one
+ * costs the machine little; sleeping instead would cost vyred's loop a
+ * futex wake-up for every CQE, the dearest thing it does per item.
+ */
+#define SPIN_MAX_NS	  200000u
 #define SPIN_MIN_NS	  1000u
 /*
  * A spin longer than this yields the CPU between looks: with more spinning

@@ -83,7 +83,8 @@ static int may_take(const struct vyre_conn *c)
 }
 
 /*
- * How many clients this batch takes, and each one's share of it. Ready
+ * Which clients are ready (their next SQE published, no batch in flight),
+ * how many of them this batch takes, and each one's share of it. Ready
  * clients are spread over the free slots (this one included), so that small
  * items of different clients run side by side, each batch small enough for
  * the backend's fast path, rather than wait for each other in one batch;
@@ -91,20 +92,23 @@ static int may_take(const struct vyre_conn *c)
  * Within a batch of several clients each gets an equal part of it, but
  * never less than --min-share items; a lone client may fill it.
  */
-static void plan_shares(struct vyre_daemon *d, uint32_t cap, uint32_t n, uint32_t *clients,
-			uint32_t *share)
+static uint32_t plan_shares(struct vyre_daemon *d, uint32_t cap, uint32_t n, uint32_t *clients,
+			    uint32_t *share)
 {
 	const uint32_t free_slots = d->n_slots - d->n_running;
 	uint32_t ready = 0;
 
+	/* the ready ones move to the front of the snapshot, in order: only they are taken from */
 	for (uint32_t k = 0; k < n; k++) {
-		const struct vyre_conn *c = &d->conns[d->active_snapshot[k]];
+		const uint32_t slot = d->active_snapshot[k];
+		const struct vyre_conn *c = &d->conns[slot];
 
-		ready += may_take(c) && vyre_sq_published(&c->sq);
+		if (may_take(c) && vyre_sq_published(&c->sq))
+			d->active_snapshot[ready++] = slot;
 	}
 	*clients = ready > free_slots ? ready / free_slots + (ready % free_slots != 0) : 1;
-	if (ready == 0 || !d->spread)
-		*clients = n;
+	if (!d->spread)
+		*clients = ready;
 	*share = cap;
 	if (*clients > 1 && ready > 1) {
 		const uint32_t parts = *clients < ready ? *clients : ready;
@@ -112,6 +116,7 @@ static void plan_shares(struct vyre_daemon *d, uint32_t cap, uint32_t n, uint32_
 
 		*share = even > d->cfg.min_share ? even : d->cfg.min_share;
 	}
+	return ready;
 }
 
 void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b)
@@ -130,14 +135,10 @@ void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b)
 	for (uint32_t k = 0; k < n; k++)
 		d->active_snapshot[k] = d->active[(d->rr_cursor + k) % n];
 	uint32_t clients, share;
+	const uint32_t ready = plan_shares(d, b->cap, n, &clients, &share);
 
-	plan_shares(d, b->cap, n, &clients, &share);
-	for (uint32_t k = 0; k < n && b->n < b->cap && b->n_touched < clients; k++) {
-		struct vyre_conn *c = &d->conns[d->active_snapshot[k]];
-
-		if (may_take(c))
-			take(d, b, c, share);
-	}
+	for (uint32_t k = 0; k < ready && b->n < b->cap && b->n_touched < clients; k++)
+		take(d, b, &d->conns[d->active_snapshot[k]], share);
 	/* Start one client later next time, so a busy client cannot starve the others. */
 	d->rr_cursor++;
 	b->stats.items_in = b->n;
