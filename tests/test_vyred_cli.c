@@ -110,6 +110,10 @@ int main(void)
 	refused((const char *const[]){"--max-batch", "0", NULL}, 2,
 		"invalid value for --max-batch");
 	refused((const char *const[]){"--backend", "tpu", NULL}, 2, "--backend");
+	refused((const char *const[]){"--inflight", "0", NULL}, 2, "invalid value for --inflight");
+	refused((const char *const[]){"--inflight", "65", NULL}, 2, "invalid value for --inflight");
+	refused((const char *const[]){"--min-share", "0", NULL}, 2,
+		"invalid value for --min-share");
 	refused((const char *const[]){"--spin-us", "99999999999", NULL}, 2,
 		"invalid value for --spin-us");
 	refused((const char *const[]){"--hello-timeout-ms", "0", NULL}, 2,
