@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "../gpu/backend.h"
+#include "test_rand.h"
 
 #define HEAPS 2u
 #define SLOTS 8u
@@ -74,15 +75,6 @@ struct slot_batch {
 
 static struct world w;
 static struct slot_batch sb[SLOTS];
-
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static uint32_t pick(uint64_t *rng, uint32_t n)
 {

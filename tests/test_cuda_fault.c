@@ -132,36 +132,6 @@ static uint32_t run_ok(struct rig *r, uint32_t n, const char *after)
 	return bad;
 }
 
-/* A batch sure to reach the device: 24 FILL/ADD/SUM items, one group each, one launch. */
-static void device_batch(struct rig *r)
-{
-	struct gen_batch *g = r->g;
-
-	memset(&g->batch, 0, sizeof(g->batch));
-	for (uint32_t i = 0; i < 24; i++) {
-		g->items[i] = (struct vyre_exec_item){
-		    .op = i % 3 == 0   ? VYRE_OP_FILL
-			  : i % 3 == 1 ? VYRE_OP_ADD
-				       : VYRE_OP_SUM,
-		    .param = i,
-		    .in_off = 4096 * (i % 8),
-		    .in_bytes = 4096,
-		    .out_off = 65536 + 4096 * i,
-		    .out_bytes = 4096,
-		};
-		if (g->items[i].op == VYRE_OP_FILL)
-			g->items[i].in_off = g->items[i].in_bytes = 0;
-		g->order[i] = i;
-		g->group_end[i] = i + 1;
-		g->results[i] = (struct vyre_exec_result){0x1111, 0, 0x2222};
-	}
-	g->launch_end[0] = 24;
-	g->batch.items = g->items;
-	g->batch.n_items = 24;
-	g->batch.results = g->results;
-	g->batch.plan = (struct vyre_exec_plan){g->order, 24, g->group_end, 24, g->launch_end, 1};
-}
-
 /* Inject @what into a device batch: it must fail as a whole with VYRE_E_DEVICE, promptly. */
 static void injected_fault(struct rig *r, uint32_t what, const char *name)
 {
@@ -172,7 +142,7 @@ static void injected_fault(struct rig *r, uint32_t what, const char *name)
 	int err, n = 0;
 
 	vyre_cuda_get_stats(r->b, &before);
-	device_batch(r);
+	gen_device_batch(r->g, 0);
 	CHECK(vyre_cuda_inject(r->b, what) == 0, "%s", name);
 	t0 = now_ms();
 	err = vyre_cuda_backend->submit(r->b, 0, &r->g->batch);
@@ -200,7 +170,7 @@ static void injected_fault(struct rig *r, uint32_t what, const char *name)
 	}
 	/* a sticky CUDA error: unusable from now on, and saying so at once */
 	CHECK(!vyre_cuda_usable(r->b), "%s %s: still claims to be usable", r->mode, name);
-	device_batch(r);
+	gen_device_batch(r->g, 0);
 	t0 = now_ms();
 	err = vyre_cuda_backend->submit(r->b, 0, &r->g->batch);
 	CHECK(err == VYRE_E_DEVICE, "%s %s: a later submit returned %d", r->mode, name, err);

@@ -494,6 +494,36 @@ int gen_gpu_present(char *why, uint32_t why_len)
 	return 1;
 }
 
+void gen_device_batch(struct gen_batch *g, uint32_t heap)
+{
+	const uint32_t n = 24;
+
+	memset(&g->batch, 0, sizeof(g->batch));
+	for (uint32_t i = 0; i < n; i++) {
+		g->items[i] = (struct vyre_exec_item){
+		    .op = i % 3 == 0   ? VYRE_OP_FILL
+			  : i % 3 == 1 ? VYRE_OP_ADD
+				       : VYRE_OP_SUM,
+		    .param = i,
+		    .heap = heap,
+		    .in_off = 4096 * (i % 8),
+		    .in_bytes = 4096,
+		    .out_off = 65536 + 4096 * i,
+		    .out_bytes = 4096,
+		};
+		if (g->items[i].op == VYRE_OP_FILL)
+			g->items[i].in_off = g->items[i].in_bytes = 0;
+		g->order[i] = i;
+		g->group_end[i] = i + 1;
+		g->results[i] = (struct vyre_exec_result){0x1111, 0, 0x2222};
+	}
+	g->launch_end[0] = n;
+	g->batch.items = g->items;
+	g->batch.n_items = n;
+	g->batch.results = g->results;
+	g->batch.plan = (struct vyre_exec_plan){g->order, n, g->group_end, n, g->launch_end, 1};
+}
+
 int gen_gpu_present_in_child(char *why, uint32_t why_len)
 {
 	int status = 0;

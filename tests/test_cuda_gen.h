@@ -91,6 +91,13 @@ void gen_heap_unmap(uint8_t *heap, uint64_t bytes);
 int gen_gpu_present(char *why, uint32_t why_len);
 
 /*
+ * The fault tests' batch: 24 items (FILL, ADD, SUM over 4 KiB) of heap
+ * @heap, each its own group, all in one launch that spans the grid, so a
+ * stalled barrier or an illegal address hits it; results poisoned.
+ */
+void gen_device_batch(struct gen_batch *g, uint32_t heap);
+
+/*
  * gen_gpu_present asked in a child process, so that the caller never
  * touches CUDA and every child it forks later starts clean.
  */

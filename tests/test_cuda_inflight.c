@@ -184,34 +184,6 @@ static void random_batch(struct rig *r, uint32_t s, uint32_t k)
 	remap_heaps(&j->g, s);
 }
 
-/* 24 FILL/ADD/SUM items over slot @s's heap, one group each, one launch: sure to reach the device.
- */
-static void device_batch(struct rig *r, uint32_t s)
-{
-	struct gen_batch *g = &r->jobs[s].g;
-
-	for (uint32_t i = 0; i < 24; i++) {
-		g->items[i] = (struct vyre_exec_item){
-		    .op = i % 3 == 0   ? VYRE_OP_FILL
-			  : i % 3 == 1 ? VYRE_OP_ADD
-				       : VYRE_OP_SUM,
-		    .param = i,
-		    .heap = s,
-		    .in_off = 4096 * (i % 8),
-		    .in_bytes = 4096,
-		    .out_off = 65536 + 4096 * i,
-		    .out_bytes = 4096,
-		};
-		if (g->items[i].op == VYRE_OP_FILL)
-			g->items[i].in_off = g->items[i].in_bytes = 0;
-	}
-	plan_one(g, 24);
-	for (uint32_t i = 0; i < 24; i++)
-		g->group_end[i] = i + 1;
-	g->batch.plan.n_groups = 24;
-	g->launch_end[0] = 24;
-}
-
 static int submit(struct rig *r, uint32_t s)
 {
 	int err = vyre_cuda_backend->submit(r->b, s, &r->jobs[s].g.batch);
@@ -483,7 +455,7 @@ static void fill_with_fault(struct rig *r, uint32_t what, uint32_t victim, uint3
 {
 	for (uint32_t s = 0; s < SLOTS; s++) {
 		if (s == victim) {
-			device_batch(r, s);
+			gen_device_batch(&r->jobs[s].g, s);
 			r->jobs[s].must_fail = what == VYRE_CUDA_INJECT_STALL ? 2 : 1;
 			if (vyre_cuda_inject(r->b, what) != 0)
 				FAIL("%s: inject", r->mode);
@@ -541,7 +513,7 @@ static void device_fault(int mode)
 	fill_with_fault(&r, VYRE_CUDA_INJECT_FAULT, 2, 0);
 	if (vyre_cuda_usable(r.b))
 		FAIL("%s: usable after an illegal address", r.mode);
-	device_batch(&r, 0);
+	gen_device_batch(&r.jobs[0].g, 0);
 	err = vyre_cuda_backend->submit(r.b, 0, &r.jobs[0].g.batch);
 	if (err != VYRE_E_DEVICE)
 		FAIL("%s: a submit after the fault returned %d", r.mode, err);

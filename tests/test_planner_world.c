@@ -30,15 +30,6 @@ const struct batch_mix mix_light = {
 
 #define POISON_STATUS 0x7eadbeef
 
-uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static uint32_t pick(uint64_t *rng, uint32_t n)
 {
 	return (uint32_t)(splitmix64(rng) % n);

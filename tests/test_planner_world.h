@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "../planner/planner.h"
+#include "test_rand.h"
 
 #define WORLD_DOMAINS	  2u
 #define WORLD_MAX_BUFFERS 16u
@@ -95,6 +96,5 @@ int world_compare(const struct world *w, const struct batch *b, const char *what
 
 /* VYRE_TEST_SCALE (default 1): multiplies iteration counts. */
 uint32_t test_scale(void);
-uint64_t splitmix64(uint64_t *state);
 
 #endif /* VYRE_TEST_PLANNER_WORLD_H */
