@@ -250,21 +250,21 @@ void vyre_control_readable(struct vyre_daemon *d, struct vyre_conn *c)
 
 void vyre_control_retry(struct vyre_daemon *d)
 {
-	for (uint32_t k = 0; k < d->n_active && d->n_deferred; k++) {
+	uint32_t k = 0;
+
+	while (k < d->n_active && d->n_deferred) {
 		struct vyre_conn *c = &d->conns[d->active[k]];
 
-		if (!c->has_deferred || vyre_hazards_busy(&d->hazards, c->deferred.u.buffer.handle))
-			continue;
-		c->has_deferred = 0;
-		d->n_deferred--;
-		handle_buffer(d, c, &c->deferred);
-		/* closing may move the last active connection into this place */
-		if (c->state != VYRE_CONN_ACTIVE) {
-			k--;
-			continue;
+		if (c->has_deferred &&
+		    !vyre_hazards_busy(&d->hazards, c->deferred.u.buffer.handle)) {
+			c->has_deferred = 0;
+			d->n_deferred--;
+			handle_buffer(d, c, &c->deferred);
+			if (c->state == VYRE_CONN_ACTIVE)
+				vyre_control_readable(d, c);
 		}
-		vyre_control_readable(d, c);
-		if (c->state != VYRE_CONN_ACTIVE)
-			k--;
+		/* a closed one's place now holds the last active connection: look at it too */
+		if (c->state == VYRE_CONN_ACTIVE)
+			k++;
 	}
 }

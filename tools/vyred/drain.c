@@ -137,6 +137,9 @@ void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b)
 	uint32_t clients, share;
 	const uint32_t ready = plan_shares(d, b->cap, n, &clients, &share);
 
+	/* timed from here: a pass that finds nobody ready (most, while polling) reads no clock */
+	if (ready)
+		b->drain_ns = vyre_now_ns();
 	for (uint32_t k = 0; k < ready && b->n < b->cap && b->n_touched < clients; k++)
 		take(d, b, &d->conns[d->active_snapshot[k]], share);
 	/* Start one client later next time, so a busy client cannot starve the others. */

@@ -159,13 +159,13 @@ static int dispatch_one(struct vyre_daemon *d, struct vyre_batch *b)
 {
 	uint64_t t[4];
 
-	t[0] = vyre_now_ns();
 	memset(&b->stats, 0, sizeof(b->stats));
 	b->released = 0;
 	vyre_stage_drain(d, b);
 	if (b->n == 0)
 		return 0;
 	b->stats.seq = ++d->batch_seq;
+	t[0] = b->drain_ns;
 	t[1] = vyre_now_ns();
 	vyre_stage_resolve(d, b);
 	t[2] = vyre_now_ns();

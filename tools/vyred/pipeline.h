@@ -57,6 +57,7 @@ struct vyre_batch_stats {
 struct vyre_batch {
 	uint32_t slot;	       /* the backend slot this batch runs in */
 	int running;	       /* dispatched, not yet completed */
+	uint64_t drain_ns;     /* when the drain found a ready client */
 	uint64_t dispatch_ns;  /* when the backend took it */
 	uint32_t cap;	       /* --max-batch */
 	uint32_t n;	       /* items drained */
