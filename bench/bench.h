@@ -14,12 +14,18 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#define VYRE_BENCH_MAX_VYRED_ARGS 8u
+
 struct vyre_bench_ctx {
-	int quick;	     /* --quick: small sizes, for smoke tests */
-	double seconds;	     /* --seconds: target time per measurement */
-	FILE *json;	     /* --json FILE: one JSON object per row, or NULL */
-	const char *socket;  /* --socket: a running vyred for end-to-end suites, or NULL */
-	unsigned inflight;   /* --inflight: passed to the vyreds a suite starts; 0: not passed */
+	int quick;	    /* --quick: small sizes, for smoke tests */
+	double seconds;	    /* --seconds: target time per measurement */
+	FILE *json;	    /* --json FILE: one JSON object per row, or NULL */
+	const char *socket; /* --socket: a running vyred for end-to-end suites, or NULL */
+	unsigned inflight;  /* --inflight: passed to the vyreds a suite starts; 0: not passed */
+	unsigned loops;	    /* --loops: the same */
+	/* --vyred-arg: more arguments for those vyreds, in order */
+	const char *vyred_args[VYRE_BENCH_MAX_VYRED_ARGS];
+	unsigned n_vyred_args;
 	const char *out_dir; /* --out: a directory for a suite's extra files, or NULL */
 	int cpu_only;	     /* --backend cpu: vyreds on the cpu backend, no GPU peers */
 };

@@ -637,8 +637,16 @@ struct vyred {
 	char dir[64], sock[96], log[96];
 };
 
-/* 1 when `@bin --help` lists --inflight (the flag is newer than this suite). */
-static int vyred_has_inflight(const char *bin)
+/* What the suite passes to its vyreds; 0: not passed. */
+struct vyred_args {
+	unsigned inflight;
+	unsigned loops;
+	const char *const *extra; /* --vyred-arg, appended as given */
+	unsigned n_extra;
+};
+
+/* 1 when `@bin --help` lists @flag (--inflight and --loops are newer than this suite). */
+static int vyred_has_flag(const char *bin, const char *flag)
 {
 	char cmd[PATH_MAX + 32], line[256];
 	int found = 0;
@@ -648,7 +656,7 @@ static int vyred_has_inflight(const char *bin)
 	FILE *p = popen(cmd, "r");
 
 	while (p && fgets(line, sizeof(line), p))
-		found |= strstr(line, "--inflight") != NULL;
+		found |= strstr(line, flag) != NULL;
 	if (p)
 		pclose(p);
 	return found;
@@ -672,7 +680,8 @@ static void show_summary(const char *log)
 	FILE *fp = fopen(log, "r");
 
 	while (fp && fgets(line, sizeof(line), fp))
-		if (strstr(line, "stopped after") || strstr(line, "mean ns per batch"))
+		if (strstr(line, "stopped after") || strstr(line, "mean ns per batch") ||
+		    strstr(line, ": loop "))
 			fprintf(stderr, "peers:   %s", line);
 	if (fp)
 		fclose(fp);
@@ -691,11 +700,12 @@ static void vyred_stop(struct vyred *d)
 	rmdir(d->dir);
 }
 
-/* vyred from @bin on a new temporary socket; @mode NULL for the cpu backend; @inflight 0: none. */
-static int vyred_start(struct vyred *d, const char *bin, const char *mode, unsigned inflight)
+/* vyred from @bin on a new temporary socket; @mode NULL for the cpu backend. */
+static int vyred_start(struct vyred *d, const char *bin, const char *mode,
+		       const struct vyred_args *va)
 {
-	char inflight_arg[16];
-	const char *argv[12];
+	char inflight_arg[16], loops_arg[16];
+	const char *argv[14 + VYRE_BENCH_MAX_VYRED_ARGS];
 	int n = 0;
 
 	snprintf(d->dir, sizeof(d->dir), "/tmp/vyre-bench-peers-XXXXXX");
@@ -706,7 +716,8 @@ static int vyred_start(struct vyred *d, const char *bin, const char *mode, unsig
 	}
 	snprintf(d->sock, sizeof(d->sock), "%s/vyre.sock", d->dir);
 	snprintf(d->log, sizeof(d->log), "%s/vyred.log", d->dir);
-	snprintf(inflight_arg, sizeof(inflight_arg), "%u", inflight);
+	snprintf(inflight_arg, sizeof(inflight_arg), "%u", va->inflight);
+	snprintf(loops_arg, sizeof(loops_arg), "%u", va->loops);
 	argv[n++] = bin;
 	argv[n++] = "--socket";
 	argv[n++] = d->sock;
@@ -716,10 +727,16 @@ static int vyred_start(struct vyred *d, const char *bin, const char *mode, unsig
 		argv[n++] = "--mode";
 		argv[n++] = mode;
 	}
-	if (inflight) {
+	if (va->inflight) {
 		argv[n++] = "--inflight";
 		argv[n++] = inflight_arg;
 	}
+	if (va->loops) {
+		argv[n++] = "--loops";
+		argv[n++] = loops_arg;
+	}
+	for (unsigned i = 0; i < va->n_extra; i++)
+		argv[n++] = va->extra[i];
 	argv[n] = NULL;
 	fflush(NULL);
 	d->pid = fork();
@@ -1097,14 +1114,18 @@ static int write_open_json(const struct vyre_bench_ctx *ctx, struct series *cons
 }
 
 /* A series of @kind; a vyre series gets its socket when its vyred starts. */
-static void series_init(struct series *s, const char *name, enum peer_kind kind, unsigned inflight)
+static void series_init(struct series *s, const char *name, enum peer_kind kind,
+			const struct vyred_args *va)
 {
+	char inflight[24] = "", loops[24] = "";
+
 	memset(s, 0, sizeof(*s));
 	s->pe = (struct peer){name, kind, NULL};
-	if (inflight)
-		snprintf(s->row_buf, sizeof(s->row_buf), "%s inflight=%u", name, inflight);
-	else
-		snprintf(s->row_buf, sizeof(s->row_buf), "%s", name);
+	if (va && va->inflight)
+		snprintf(inflight, sizeof(inflight), " inflight=%u", va->inflight);
+	if (va && va->loops)
+		snprintf(loops, sizeof(loops), " loops=%u", va->loops);
+	snprintf(s->row_buf, sizeof(s->row_buf), "%s%s%s", name, inflight, loops);
 	s->row = s->row_buf;
 }
 
@@ -1113,12 +1134,12 @@ static void series_init(struct series *s, const char *name, enum peer_kind kind,
  * open loop when @open.
  */
 static int vyre_series(struct vyre_bench_ctx *ctx, const char *bin, const char *mode,
-		       unsigned inflight, int open, struct series *s)
+		       const struct vyred_args *va, int open, struct series *s)
 {
 	struct vyred d;
 	int rc;
 
-	if (vyred_start(&d, bin, mode, inflight))
+	if (vyred_start(&d, bin, mode, va))
 		return -1;
 	s->pe.socket = d.sock;
 	rc = closed_loop(ctx, s);
@@ -1132,23 +1153,27 @@ static int peers_suite(struct vyre_bench_ctx *ctx)
 {
 	struct series vp, vl, self, mpss, vcpu;
 	char bin[PATH_MAX], why[320];
-	unsigned inflight = ctx->inflight;
+	struct vyred_args va = {ctx->inflight, ctx->loops, ctx->vyred_args, ctx->n_vyred_args};
 	int rc = 0;
 
 	if (!vyre_bench_find_vyred(bin, sizeof(bin))) {
 		fprintf(stderr, "peers: skipped: no vyred next to vyre-bench\n");
 		return 0;
 	}
-	if (inflight && !vyred_has_inflight(bin)) {
+	if (va.inflight && !vyred_has_flag(bin, "--inflight")) {
 		fprintf(stderr, "peers: %s has no --inflight: --inflight %u not passed\n", bin,
-			inflight);
-		inflight = 0;
+			va.inflight);
+		va.inflight = 0;
 	}
-	series_init(&vcpu, "vyre-cpu", PEER_VYRE, inflight);
-	series_init(&vp, "vyre-persistent", PEER_VYRE, inflight);
-	series_init(&vl, "vyre-launch", PEER_VYRE, inflight);
-	series_init(&self, "self", PEER_GPU, 0);
-	series_init(&mpss, "mps", PEER_GPU, 0);
+	if (va.loops && !vyred_has_flag(bin, "--loops")) {
+		fprintf(stderr, "peers: %s has no --loops: --loops %u not passed\n", bin, va.loops);
+		va.loops = 0;
+	}
+	series_init(&vcpu, "vyre-cpu", PEER_VYRE, &va);
+	series_init(&vp, "vyre-persistent", PEER_VYRE, &va);
+	series_init(&vl, "vyre-launch", PEER_VYRE, &va);
+	series_init(&self, "self", PEER_GPU, NULL);
+	series_init(&mpss, "mps", PEER_GPU, NULL);
 	int gpu = 0;
 
 	if (ctx->cpu_only)
@@ -1164,7 +1189,7 @@ static int peers_suite(struct vyre_bench_ctx *ctx)
 			"peers: no GPU peers (%s): vyre rows on vyred --backend cpu, ratios "
 			"against vyre-cpu's own N = 1; the self-launch and MPS peers are skipped\n",
 			why);
-		rc = vyre_series(ctx, bin, NULL, inflight, 1, &vcpu);
+		rc = vyre_series(ctx, bin, NULL, &va, 1, &vcpu);
 		self_ratios(ctx, &vcpu);
 		struct series *const all[] = {&vcpu};
 
@@ -1184,8 +1209,8 @@ static int peers_suite(struct vyre_bench_ctx *ctx)
 		mps_fini(&m, old_pipe ? old_pipe_buf : NULL, old_log ? old_log_buf : NULL);
 		return -1;
 	}
-	rc |= vyre_series(ctx, bin, "persistent", inflight, 1, &vp);
-	rc |= vyre_series(ctx, bin, "launch", inflight, 0, &vl);
+	rc |= vyre_series(ctx, bin, "persistent", &va, 1, &vp);
+	rc |= vyre_series(ctx, bin, "launch", &va, 0, &vl);
 	rc |= closed_loop(ctx, &self);
 	if (!m.have) {
 		fprintf(stderr, "peers: MPS peer skipped: no nvidia-cuda-mps-control in $PATH\n");

@@ -89,6 +89,8 @@ static void usage(FILE *f)
 	      "  --json FILE      also write one JSON object per result row to FILE\n"
 	      "  --socket PATH    a running vyred for end-to-end suites (default: start one)\n"
 	      "  --inflight N     pass --inflight N to the vyreds the peers suite starts\n"
+	      "  --loops N        pass --loops N to them\n"
+	      "  --vyred-arg ARG  pass ARG to them too (repeatable, up to 8)\n"
 	      "  --backend B      cpu: the peers suite uses vyred --backend cpu and no GPU\n"
 	      "                   peers even on a GPU machine (default auto)\n"
 	      "  --out DIR        a directory for extra files (peers: peers-openloop.json)\n"
@@ -122,6 +124,7 @@ int main(int argc, char **argv)
 	    {"json", required_argument, NULL, 'j'},	{"socket", required_argument, NULL, 'S'},
 	    {"inflight", required_argument, NULL, 'i'}, {"backend", required_argument, NULL, 'b'},
 	    {"out", required_argument, NULL, 'o'},	{"list", no_argument, NULL, 'l'},
+	    {"loops", required_argument, NULL, 'L'},	{"vyred-arg", required_argument, NULL, 'A'},
 	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0},
 	};
 	struct vyre_bench_ctx ctx = {.seconds = 0};
@@ -147,14 +150,16 @@ int main(int argc, char **argv)
 		case 'S':
 			ctx.socket = optarg;
 			break;
-		case 'i': {
+		case 'i':
+		case 'L': {
 			unsigned long v = strtoul(optarg, &end, 10);
 
 			if (*end || optarg[0] == '-' || v == 0 || v > 1000000) {
-				fprintf(stderr, "vyre-bench: bad --inflight '%s'\n", optarg);
+				fprintf(stderr, "vyre-bench: bad --%s '%s'\n",
+					c == 'i' ? "inflight" : "loops", optarg);
 				return 2;
 			}
-			ctx.inflight = (unsigned)v;
+			*(c == 'i' ? &ctx.inflight : &ctx.loops) = (unsigned)v;
 			break;
 		}
 		case 'b':
@@ -167,6 +172,14 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			ctx.out_dir = optarg;
+			break;
+		case 'A':
+			if (ctx.n_vyred_args == VYRE_BENCH_MAX_VYRED_ARGS) {
+				fprintf(stderr, "vyre-bench: at most %u --vyred-arg\n",
+					VYRE_BENCH_MAX_VYRED_ARGS);
+				return 2;
+			}
+			ctx.vyred_args[ctx.n_vyred_args++] = optarg;
 			break;
 		case 'l':
 			for (struct vyre_bench_suite *s = suites; s; s = s->next)

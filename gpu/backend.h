@@ -72,6 +72,11 @@ struct vyre_backend_config {
 	uint32_t max_inflight;		 /* slots: batches running at once; 0 = 1 */
 	enum vyre_cuda_mode cuda_mode;
 	int cuda_device; /* cuda: device ordinal */
+	/*
+	 * cuda: backends sharing the device (one per vyred event loop); each
+	 * takes this fraction of the resident grid. 0 = 1.
+	 */
+	uint32_t cuda_grid_parts;
 };
 
 /* One finished slot, as reap reports it. */

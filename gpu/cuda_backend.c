@@ -375,8 +375,7 @@ static int register_one(struct vyre_backend *b, uint32_t heap)
 	return 0;
 }
 
-/* Stop the resident kernel (persistent mode); a failure is a device fault. */
-static int quiesce(struct vyre_backend *b)
+int vyre_cuda_quiesce(struct vyre_backend *b)
 {
 	if (b->cfg.cuda_mode != VYRE_CUDA_PERSISTENT)
 		return 0;
@@ -387,8 +386,10 @@ static int quiesce(struct vyre_backend *b)
 
 /* ---- backend ops -------------------------------------------------------------- */
 
-static void destroy(struct vyre_backend *b)
+/* What destroy does on the device; exclusive when other backends share it. */
+static int release_device(struct vyre_backend *b, void *unused)
 {
+	(void)unused;
 	if (b->dv.ctx && !b->dead && vyre_cuda_device_bind(&b->dv, b->why, sizeof(b->why)) == 0) {
 		if (b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT)
 			vyre_cuda_persist_stop(b);
@@ -401,7 +402,18 @@ static void destroy(struct vyre_backend *b)
 			b->dv.d->cuMemHostUnregister(b->host_heaps[h].base);
 	if (b->dv.ctx)
 		teardown(b);
+	return 0;
+}
+
+static void destroy(struct vyre_backend *b)
+{
+	if (b->in_group)
+		vyre_cuda_group_exclusive(b, release_device, NULL, 1);
+	else
+		release_device(b, NULL);
 	vyre_cuda_device_close(&b->dv);
+	if (b->op_lock_ready)
+		pthread_mutex_destroy(&b->op_lock);
 	if (b->hb_sync_ready) {
 		pthread_cond_destroy(&b->hb_cond);
 		pthread_mutex_destroy(&b->hb_lock);
@@ -431,6 +443,9 @@ static int init_sync(struct vyre_backend *b)
 		return VYRE_E_NOMEM;
 	}
 	b->hb_sync_ready = 1;
+	if (pthread_mutex_init(&b->op_lock, NULL) != 0)
+		return VYRE_E_NOMEM;
+	b->op_lock_ready = 1;
 	return 0;
 }
 
@@ -505,6 +520,9 @@ static int cuda_init(struct vyre_backend **out, const struct vyre_backend_config
 	b->inject = env_inject();
 	err =
 	    vyre_cuda_device_open(&b->dv, cfg->cuda_device, b->max_blocks, b->why, sizeof(b->why));
+	if (!err && cfg->cuda_grid_parts > 1)
+		b->dv.grid =
+		    b->dv.grid / cfg->cuda_grid_parts ? b->dv.grid / cfg->cuda_grid_parts : 1;
 	if (!err) {
 		b->heartbeat_cycles = (uint64_t)b->heartbeat_ms * b->dv.clock_khz;
 		b->watchdog_cycles = (uint64_t)b->watchdog_ms * b->dv.clock_khz;
@@ -523,8 +541,27 @@ static int cuda_init(struct vyre_backend **out, const struct vyre_backend_config
 	b->stats.block_threads = VYRE_MK_THREADS;
 	b->stats.slots = b->n_slots;
 	b->stats.lanes = b->n_lanes;
+	vyre_cuda_group_join(b);
 	*out = b;
 	return 0;
+}
+
+/*
+ * Heap (un)registration waits until nothing runs in the context: it runs
+ * exclusive (cuda_group.c), with this and every other resident grid on the
+ * device stopped.
+ */
+static int register_exclusive(struct vyre_backend *b, void *arg)
+{
+	const uint32_t heap = *(const uint32_t *)arg;
+	int err;
+
+	if (vyre_cuda_quiesce(b) != 0)
+		return VYRE_E_DEVICE;
+	err = register_one(b, heap);
+	if (err)
+		memset(&b->host_heaps[heap], 0, sizeof(b->host_heaps[heap]));
+	return err;
 }
 
 static int cuda_register_heap(struct vyre_backend *b, uint32_t heap, uint8_t *base, uint64_t bytes)
@@ -538,28 +575,30 @@ static int cuda_register_heap(struct vyre_backend *b, uint32_t heap, uint8_t *ba
 	err = vyre_cuda_device_bind(&b->dv, b->why, sizeof(b->why));
 	if (err)
 		return err;
-	if (quiesce(b) != 0)
-		return VYRE_E_DEVICE;
 	b->host_heaps[heap].base = base;
 	b->host_heaps[heap].bytes = bytes;
-	err = register_one(b, heap);
-	if (err)
-		memset(&b->host_heaps[heap], 0, sizeof(b->host_heaps[heap]));
-	return err;
+	return vyre_cuda_group_exclusive(b, register_exclusive, &heap, 0);
+}
+
+static int unregister_exclusive(struct vyre_backend *b, void *arg)
+{
+	const uint32_t heap = *(const uint32_t *)arg;
+
+	vyre_cuda_quiesce(b);
+	if (!b->dead && b->heaps[heap].registered) {
+		CUresult r = b->dv.d->cuMemHostUnregister(b->host_heaps[heap].base);
+		if (r != CUDA_SUCCESS)
+			vyre_cuda_cu_note(b, "cuMemHostUnregister(heap)", r);
+	}
+	return 0;
 }
 
 static int cuda_unregister_heap(struct vyre_backend *b, uint32_t heap)
 {
 	if (heap >= b->cfg.max_heaps || !b->host_heaps[heap].base)
 		return VYRE_E_INVAL;
-	if (!b->dead && vyre_cuda_device_bind(&b->dv, b->why, sizeof(b->why)) == 0) {
-		quiesce(b);
-		if (!b->dead && b->heaps[heap].registered) {
-			CUresult r = b->dv.d->cuMemHostUnregister(b->host_heaps[heap].base);
-			if (r != CUDA_SUCCESS)
-				vyre_cuda_cu_note(b, "cuMemHostUnregister(heap)", r);
-		}
-	}
+	if (!b->dead && vyre_cuda_device_bind(&b->dv, b->why, sizeof(b->why)) == 0)
+		vyre_cuda_group_exclusive(b, unregister_exclusive, &heap, 0);
 	memset(&b->host_heaps[heap], 0, sizeof(b->host_heaps[heap]));
 	memset(&b->heaps[heap], 0, sizeof(b->heaps[heap]));
 	return 0;
@@ -589,7 +628,7 @@ static int grow_slab(struct vyre_backend *b, struct cuda_slot *s, uint64_t need)
 	return 0;
 }
 
-static int cuda_submit(struct vyre_backend *b, uint32_t slot, const struct vyre_exec_batch *batch)
+static int submit_locked(struct vyre_backend *b, uint32_t slot, const struct vyre_exec_batch *batch)
 {
 	struct cuda_slot *s;
 	uint32_t grid_max = b->dv.grid;
@@ -682,6 +721,35 @@ static uint32_t collect(struct vyre_backend *b, struct vyre_slot_done *done, uin
 	return n;
 }
 
+static int cuda_submit(struct vyre_backend *b, uint32_t slot, const struct vyre_exec_batch *batch)
+{
+	pthread_mutex_lock(&b->op_lock);
+	const int err = submit_locked(b, slot, batch);
+	pthread_mutex_unlock(&b->op_lock);
+	return err;
+}
+
+/* One look at the device; *busy: slots still run. */
+static uint32_t reap_once(struct vyre_backend *b, struct vyre_slot_done *done, uint32_t max,
+			  int *busy)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&b->op_lock);
+	if (!b->dead && any_busy(b) && vyre_cuda_device_bind(&b->dv, b->why, sizeof(b->why)))
+		vyre_cuda_device_fault(b);
+	if (!b->dead) {
+		if (b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT)
+			vyre_cuda_persist_poll(b);
+		else
+			vyre_cuda_launch_poll(b);
+	}
+	n = collect(b, done, max);
+	*busy = any_busy(b);
+	pthread_mutex_unlock(&b->op_lock);
+	return n;
+}
+
 static int cuda_reap(struct vyre_backend *b, struct vyre_slot_done *done, uint32_t max,
 		     int64_t timeout_ns)
 {
@@ -691,21 +759,14 @@ static int cuda_reap(struct vyre_backend *b, struct vyre_slot_done *done, uint32
 
 	if (max == 0)
 		return 0;
-	if (!b->dead && any_busy(b) && vyre_cuda_device_bind(&b->dv, b->why, sizeof(b->why)))
-		vyre_cuda_device_fault(b);
 	for (;;) {
-		if (!b->dead) {
-			if (b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT)
-				vyre_cuda_persist_poll(b);
-			else
-				vyre_cuda_launch_poll(b);
-		}
-		const uint32_t n = collect(b, done, max);
+		int busy;
+		const uint32_t n = reap_once(b, done, max, &busy);
 		/*
 		 * timeout 0 is the event loop's look between its other work: one
 		 * poll, and no clock read (a tenth of the loop's time once)
 		 */
-		if (n || !any_busy(b) || timeout_ns == 0)
+		if (n || !busy || timeout_ns == 0)
 			return (int)n;
 		if (!start)
 			start = vyre_cuda_now_ns();

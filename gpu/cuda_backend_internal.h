@@ -5,7 +5,8 @@
  * heartbeat, the ops table and the slot bookkeeping common to both modes),
  * cuda_persistent.c (the resident kernel: lanes, doorbells, completions),
  * cuda_launch.c (one stream and event per slot), cuda_hooks.c (counters,
- * description, test hooks). Nothing outside gpu/cuda_*.c includes this.
+ * description, test hooks), cuda_group.c (backends sharing a device).
+ * Nothing outside gpu/cuda_*.c includes this.
  *
  * Slots and lanes: vyred runs up to cfg.max_inflight batches at once, each
  * in a slot with its own lowering arrays and slab, so a slot's descriptors
@@ -101,6 +102,12 @@ struct vyre_backend {
 	pthread_cond_t hb_cond;
 	int hb_sync_ready, hb_running, hb_stop, hb_paused;
 
+	/* held by submit, reap and heap (un)registration: see cuda_group.c */
+	pthread_mutex_t op_lock;
+	int op_lock_ready;
+	struct vyre_backend *group_next; /* the process's backends, cuda_group.c */
+	int in_group;
+
 	uint32_t inject;
 	int dead;
 	struct vyre_cuda_stats stats;
@@ -133,6 +140,18 @@ void vyre_cuda_slot_finish(struct vyre_backend *b, struct cuda_slot *s, int32_t 
  * unusable. Always returns VYRE_E_DEVICE.
  */
 int vyre_cuda_device_fault(struct vyre_backend *b);
+/* Stop the resident kernel (persistent mode); a failure is a device fault. */
+int vyre_cuda_quiesce(struct vyre_backend *b);
+
+/*
+ * The backends of this process (cuda_group.c). exclusive: @fn(@b, @arg) runs
+ * with every member's operation lock held and every resident grid on @b's
+ * device stopped (for driver calls that wait until the whole context is
+ * idle); with @leave, @b leaves the group before the list is unlocked.
+ */
+void vyre_cuda_group_join(struct vyre_backend *b);
+int vyre_cuda_group_exclusive(struct vyre_backend *b, int (*fn)(struct vyre_backend *, void *),
+			      void *arg, int leave);
 
 /* Persistent mode (cuda_persistent.c). plan: how the grid splits into lanes (b->lanes). */
 int vyre_cuda_persist_plan(struct vyre_backend *b);

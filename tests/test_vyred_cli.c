@@ -112,6 +112,9 @@ int main(void)
 	refused((const char *const[]){"--backend", "tpu", NULL}, 2, "--backend");
 	refused((const char *const[]){"--inflight", "0", NULL}, 2, "invalid value for --inflight");
 	refused((const char *const[]){"--inflight", "65", NULL}, 2, "invalid value for --inflight");
+	refused((const char *const[]){"--loops", "0", NULL}, 2, "invalid value for --loops");
+	refused((const char *const[]){"--loops", "17", NULL}, 2, "invalid value for --loops");
+	refused((const char *const[]){"--loops", "many", NULL}, 2, "invalid value for --loops");
 	refused((const char *const[]){"--min-share", "0", NULL}, 2,
 		"invalid value for --min-share");
 	refused((const char *const[]){"--spin-us", "99999999999", NULL}, 2,
@@ -131,10 +134,30 @@ int main(void)
 		printf("FAIL: vyred --cpu 0 did not start\n");
 		return 1;
 	}
-	CHECK(vyre_test_log_has(d.log, "event loop pinned to CPU 0"),
+	CHECK(vyre_test_log_has(d.log, "event loop 0 pinned to CPU 0"),
 	      "vyred --cpu 0 did not say it pinned its loop");
 	CHECK(vyre_test_daemon_stop(&d) == 0, "vyred --cpu 0 did not stop cleanly");
 	vyre_test_daemon_cleanup(&d);
+
+	/* --loops 2 --cpu 0: loop L on CPU L */
+	cpu_set_t allowed;
+	const char *const two_pinned[] = {"--loops", "2", "--cpu", "0", NULL};
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_ISSET(0, &allowed) &&
+	    CPU_ISSET(1, &allowed)) {
+		if (vyre_test_daemon_start(&d, two_pinned) != 0) {
+			printf("FAIL: vyred --loops 2 --cpu 0 did not start\n");
+			return 1;
+		}
+		CHECK(vyre_test_log_has(d.log, "2 event loops"),
+		      "vyred --loops 2 ran another count");
+		CHECK(vyre_test_log_has(d.log, "event loop 1 pinned to CPU 1"),
+		      "vyred --loops 2 --cpu 0 did not pin loop 1 to CPU 1");
+		CHECK(vyre_test_daemon_stop(&d) == 0, "vyred --loops 2 did not stop cleanly");
+		vyre_test_daemon_cleanup(&d);
+	} else {
+		printf("--loops 2 --cpu 0 not tried: CPUs 0 and 1 are not both allowed here\n");
+	}
 	printf("vyred cli: %d failure(s)\n", failures);
 	return failures ? 1 : 0;
 }

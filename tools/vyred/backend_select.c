@@ -2,11 +2,24 @@
 /*
  * --backend auto|cpu|cuda. auto takes CUDA when this build has it and it
  * initializes (a usable GPU, the embedded megakernel loads), else the CPU
- * backend, and logs which and why.
+ * backend, and logs which and why. Each event loop has an instance of its
+ * own.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon.h"
+
+/* The CPU backend's workers of one loop: --cpu-threads, or the online CPUs shared out. */
+static uint32_t cpu_threads(const struct vyre_daemon *d)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t n = d->sh->n_loops;
+
+	if (d->cfg.cpu_threads || n == 1)
+		return d->cfg.cpu_threads;
+	return online > (long)n ? (uint32_t)(online / (long)n) : 1;
+}
 
 static int init(struct vyre_daemon *d, const struct vyre_backend_ops *ops, char *why,
 		uint32_t why_len)
@@ -14,10 +27,11 @@ static int init(struct vyre_daemon *d, const struct vyre_backend_ops *ops, char 
 	struct vyre_backend_config bc = {
 	    .max_heaps = d->cfg.max_domains,
 	    .max_items = d->cfg.max_batch,
-	    .cpu_threads = d->cfg.cpu_threads,
+	    .cpu_threads = cpu_threads(d),
 	    .max_inflight = d->n_slots,
 	    .cuda_mode = d->cfg.mode,
 	    .cuda_device = 0,
+	    .cuda_grid_parts = d->sh->n_loops,
 	};
 
 	why[0] = '\0';
@@ -31,7 +45,7 @@ static int init(struct vyre_daemon *d, const struct vyre_backend_ops *ops, char 
 	return rc;
 }
 
-int vyre_backend_select(struct vyre_daemon *d)
+static int select_backend(struct vyre_daemon *d)
 {
 	char why[256];
 	const char *mode = d->cfg.mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch";
@@ -60,6 +74,9 @@ int vyre_backend_select(struct vyre_daemon *d)
 			vyre_log("backend auto: cpu, because cuda is unusable: %s", why);
 		}
 	}
+	/* --loops auto: more loops were meant for a GPU, not for the CPU backend */
+	if (!d->cfg.loops)
+		d->sh->n_loops = 1;
 	if (init(d, &vyre_cpu_backend, why, sizeof(why)) != 0) {
 		vyre_log("cpu backend: cannot initialize: %s", why);
 		return -1;
@@ -67,4 +84,22 @@ int vyre_backend_select(struct vyre_daemon *d)
 	if (d->cfg.backend == VYRE_BACKEND_CHOICE_CPU)
 		vyre_log("backend: cpu (--backend cpu)");
 	return 0;
+}
+
+/*
+ * Loop 0 chooses and says why; every other loop gets a backend of the same
+ * kind (its own instance: its own slots, and on CUDA its share of the grid).
+ */
+int vyre_backend_select(struct vyre_daemon *d)
+{
+	char why[256];
+
+	if (d->loop_index == 0)
+		return select_backend(d);
+	why[0] = '\0';
+	if (init(d, d->sh->loops[0].backend_ops, why, sizeof(why)) == 0)
+		return 0;
+	vyre_log("loop %u: backend %s: cannot initialize: %s", d->loop_index,
+		 d->sh->loops[0].backend_ops->name, why);
+	return -1;
 }

@@ -39,6 +39,7 @@ enum {
 	OPT_RESIDENT_BYTES,
 	OPT_ARENA_BYTES,
 	OPT_INFLIGHT,
+	OPT_LOOPS,
 	OPT_MIN_SHARE,
 };
 
@@ -67,6 +68,7 @@ static const struct option options[] = {
     {"resident-bytes", required_argument, NULL, OPT_RESIDENT_BYTES},
     {"arena-bytes", required_argument, NULL, OPT_ARENA_BYTES},
     {"inflight", required_argument, NULL, OPT_INFLIGHT},
+    {"loops", required_argument, NULL, OPT_LOOPS},
     {"min-share", required_argument, NULL, OPT_MIN_SHARE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -99,20 +101,27 @@ static void usage(FILE *f)
 		"  --max-batch N          most items drained per batch (default 4096)\n"
 		"  --inflight N           most batches running at once, 1-64 (default %u); a\n"
 		"                         client has one batch in flight at a time\n"
+		"  --loops auto|N         event loops, 1-16, each on its own thread with its\n"
+		"                         own share of the backend; a domain's clients all\n"
+		"                         go to one loop, new domains to the loop with the\n"
+		"                         fewest clients (default auto: CUDA persistent mode\n"
+		"                         one per 4 online CPUs, at most 4; else 1)\n"
 		"  --min-share N          when several clients have work, each gets an equal\n"
 		"                         share of a batch, but never fewer than N items\n"
 		"                         (default %u)\n"
 		"  --max-clients N        most connected clients (default 256)\n"
-		"  --max-domains N        most live domains (default 256)\n"
-		"  --max-buffers N        most live buffers, all domains (default 262144)\n"
+		"  --max-domains N        most live domains per loop (default 256)\n"
+		"  --max-buffers N        most live buffers per loop (default 262144)\n"
 		"  --sq-entries-max N     largest SQ a client may ask for (default %u)\n"
 		"  --cq-entries-max N     largest CQ a client may ask for (default %u)\n"
 		"  --heap-bytes-max N     largest domain heap a client may ask for\n"
 		"                         (default 1073741824)\n"
-		"  --spin-us N            longest adaptive spin before sleeping (default 50)\n"
-		"  --cpu-threads N        cpu backend worker threads (default 0: online CPUs)\n"
-		"  --cpu N                pin the event loop (drain, plan, submit, complete) to\n"
-		"                         CPU N; backend threads keep every CPU (default: none)\n"
+		"  --spin-us N            longest adaptive spin before sleeping (default 200)\n"
+		"  --cpu-threads N        cpu backend worker threads per loop (default 0: the\n"
+		"                         online CPUs shared out over the loops)\n"
+		"  --cpu N                pin event loop L (drain, plan, submit, complete) to\n"
+		"                         CPU N + L; backend threads keep every CPU (default:\n"
+		"                         none)\n"
 		"  --hello-timeout-ms N   close a connection that sent no HELLO for this long\n"
 		"                         (default 5000)\n"
 		"  --accept-log PATH      testing aid: append 'client_id user_data' for each\n"
@@ -199,6 +208,7 @@ static void defaults(struct vyre_daemon_config *cfg)
 	cfg->doorbell = VYRE_DOORBELL_AUTO;
 	cfg->max_batch = 4096;
 	cfg->inflight = VYRED_DEFAULT_INFLIGHT;
+	cfg->loops = 0;
 	cfg->min_share = VYRED_DEFAULT_MIN_SHARE;
 	cfg->max_clients = 256;
 	cfg->max_domains = 256;
@@ -206,7 +216,7 @@ static void defaults(struct vyre_daemon_config *cfg)
 	cfg->sq_entries_max = VYRE_MAX_RING_ENTRIES;
 	cfg->cq_entries_max = VYRE_MAX_RING_ENTRIES;
 	cfg->heap_bytes_max = 1ull << 30;
-	cfg->spin_max_us = 50;
+	cfg->spin_max_us = 200;
 	cfg->loop_cpu = -1;
 	cfg->hello_timeout_ms = 5000;
 }
@@ -297,6 +307,12 @@ static int parse_one(int opt, const char *arg, struct vyre_daemon_config *cfg)
 	case OPT_INFLIGHT:
 		return parse_u32(arg, 1, VYRED_MAX_INFLIGHT, &cfg->inflight) ? bad("inflight", arg)
 									     : 0;
+	case OPT_LOOPS:
+		if (!strcmp(arg, "auto")) {
+			cfg->loops = 0;
+			return 0;
+		}
+		return parse_u32(arg, 1, VYRED_MAX_LOOPS, &cfg->loops) ? bad("loops", arg) : 0;
 	case OPT_MIN_SHARE:
 		return parse_u32(arg, 1, 1u << 20, &cfg->min_share) ? bad("min-share", arg) : 0;
 	case OPT_MAX_CLIENTS:

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "../../gpu/backend.h"
+#include "loops.h"
 
 #define VYRED_MAX_ALLOW		32u
 #define VYRED_MAX_INFLIGHT	64u
@@ -37,7 +38,8 @@ struct vyre_daemon_config {
 	enum vyre_cuda_mode mode;
 	enum vyre_doorbell_choice doorbell;
 	uint32_t max_batch;
-	uint32_t inflight;  /* batch slots */
+	uint32_t inflight;  /* batch slots per loop */
+	uint32_t loops;	    /* event loops (loops.h); 0: auto */
 	uint32_t min_share; /* fewest items a client's share of a batch may be */
 	uint32_t max_clients;
 	uint32_t max_domains;

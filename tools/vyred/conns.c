@@ -40,10 +40,11 @@ int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, 
 	return 0;
 }
 
-static void conn_free(struct vyre_conn *c)
+static void conn_free(struct vyre_daemon *d, struct vyre_conn *c)
 {
 	uint32_t slot = c->slot;
 
+	vyre_route_release(d, c);
 	if (c->sock >= 0)
 		close(c->sock);
 	if (c->region.hdr)
@@ -98,14 +99,24 @@ void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason)
 	shutdown(c->sock, SHUT_RDWR);
 	vyre_loop_cancel(d, c);
 	if (c->pending_ops == 0 && !c->busy)
-		conn_free(c);
+		conn_free(d, c);
 }
 
-void vyre_conn_op_done(struct vyre_conn *c)
+void vyre_conn_op_done(struct vyre_daemon *d, struct vyre_conn *c)
 {
 	c->pending_ops--;
 	if (c->state == VYRE_CONN_CLOSING && c->pending_ops == 0 && !c->busy)
-		conn_free(c);
+		conn_free(d, c);
+}
+
+void vyre_conn_handed_off(struct vyre_daemon *d, struct vyre_conn *c)
+{
+	/* the socket and the route travel with the client */
+	c->sock = -1;
+	c->routed = c->route = 0;
+	c->state = VYRE_CONN_CLOSING;
+	if (c->pending_ops == 0)
+		conn_free(d, c);
 }
 
 void vyre_conn_batch_done(struct vyre_daemon *d, struct vyre_conn *c)
@@ -116,7 +127,7 @@ void vyre_conn_batch_done(struct vyre_daemon *d, struct vyre_conn *c)
 		c->domain = NULL;
 	}
 	if (c->state == VYRE_CONN_CLOSING && c->pending_ops == 0)
-		conn_free(c);
+		conn_free(d, c);
 }
 
 void vyre_conn_drop_later(struct vyre_daemon *d, struct vyre_conn *c, int reason)

@@ -93,6 +93,15 @@ static void handle_hello(struct vyre_daemon *d, struct vyre_conn *c, const struc
 		heap = d->cfg.heap_bytes_max;
 	if (rc == 0 && (sq == 0 || cq == 0 || heap > d->cfg.heap_bytes_max))
 		rc = VYRE_E_INVAL;
+	if (rc == 0 && !c->routed) {
+		uint32_t loop;
+
+		rc = vyre_route_client(d, c, h->domain, &loop);
+		/* the loop it goes to answers; the descriptors go with it */
+		if (rc == 0 && loop != d->loop_index &&
+		    (rc = vyre_handoff(d, c, loop, m, fds, nfds)) == 0)
+			return;
+	}
 	if (rc == 0)
 		rc = vyre_domain_join(d, c, h->domain, heap, &dom);
 	if (rc == 0) {
@@ -246,6 +255,14 @@ void vyre_control_readable(struct vyre_daemon *d, struct vyre_conn *c)
 			break;
 	}
 	vyre_loop_arm_poll(d, c);
+}
+
+void vyre_control_adopt(struct vyre_daemon *d, struct vyre_conn *c, const struct vyre_msg *m,
+			int *fds, unsigned nfds)
+{
+	handle_hello(d, c, m, fds, nfds);
+	if (c->state == VYRE_CONN_ACTIVE)
+		vyre_control_readable(d, c);
 }
 
 void vyre_control_retry(struct vyre_daemon *d)

@@ -2,8 +2,10 @@
 /*
  * tools/vyred/daemon.h - vyred's state, shared by its source files.
  *
- * One thread does everything: the io_uring event loop (accept, control
- * messages, signals, doorbell waits, the backend's completion eventfd) and
+ * One struct per event loop (loops.h: --loops N, each on its own thread
+ * with its own clients, domains and backend). A loop's thread does all of
+ * its work: the io_uring event loop (accept and signals in loop 0, control
+ * messages, doorbell waits, the backend's completion eventfd, its inbox) and
  * the pipeline drain -> resolve -> plan -> dispatch, then complete when the
  * backend reports the batch (pipeline.h); several batches are in flight at
  * once. A buffer is never freed, and a heap never unmapped, while an
@@ -24,10 +26,9 @@
 #include "../../ring/ring.h"
 #include "config.h"
 #include "hazards.h"
+#include "loops.h"
 #include "pipeline.h"
 #include "plan_stage.h"
-
-#define VYRED_MAX_GROUPS 64u
 
 struct vyre_domain {
 	int live;
@@ -87,10 +88,22 @@ struct vyre_conn {
 	uint64_t accepted_ns;	/* when the socket was accepted (handshake timeout) */
 	uint32_t active_pos;	/* index in d->active while ACTIVE */
 	int cq_garbage;		/* release stage: cq_head failed its check; complete drops it */
+	uint32_t routed;	/* 1 + the loop it counts against (loops.h), 0: none */
+	uint32_t route;		/* 1 + its named domain's route, 0: none */
 };
 
 struct vyre_daemon {
 	struct vyre_daemon_config cfg;
+	struct vyre_shared *sh; /* what the loops share (loops.h) */
+	uint32_t loop_index;
+	/* clients handed over by loop 0 (under sh->lock), and its eventfd */
+	struct vyre_handoff *inbox;
+	struct vyre_handoff *inbox_work; /* the loop's copy while it adopts them */
+	uint32_t n_inbox;
+	uint32_t inbox_cap;
+	int inbox_fd;
+	int inbox_armed;
+	uint64_t inbox_buf;
 	struct io_uring ring;
 	int listen_fd;
 	int signal_fd;
@@ -161,7 +174,9 @@ void vyre_server_accepted(struct vyre_daemon *d, int fd);
 int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, uint32_t cq,
 		       struct vyre_domain *dom, int event_fd);
 void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason);
-void vyre_conn_op_done(struct vyre_conn *c);
+void vyre_conn_op_done(struct vyre_daemon *d, struct vyre_conn *c);
+/* @c went to another loop (vyre_handoff): its slot is freed, nothing closed. */
+void vyre_conn_handed_off(struct vyre_daemon *d, struct vyre_conn *c);
 int vyre_conn_has_work(struct vyre_daemon *d, struct vyre_conn *c);
 /* Its batch completed: a connection closed meanwhile now leaves its domain. */
 void vyre_conn_batch_done(struct vyre_daemon *d, struct vyre_conn *c);
@@ -177,6 +192,9 @@ void vyre_domain_leave(struct vyre_daemon *d, struct vyre_domain *dom);
 
 /* control.c: control messages of one connection (readable socket). */
 void vyre_control_readable(struct vyre_daemon *d, struct vyre_conn *c);
+/* A client handed to this loop: answer the HELLO loop 0 read from it. */
+void vyre_control_adopt(struct vyre_daemon *d, struct vyre_conn *c, const struct vyre_msg *m,
+			int *fds, unsigned nfds);
 /* After batches completed: handle the deferred messages whose buffer is no longer in flight. */
 void vyre_control_retry(struct vyre_daemon *d);
 

@@ -52,7 +52,8 @@ static int create(struct vyre_daemon *d, const struct vyre_conn *c, const char *
 		return VYRE_E_NOMEM;
 	}
 	dom->live = 1;
-	dom->id = ++d->next_domain_id;
+	/* unique over every loop: loop L numbers L + 1, L + 1 + loops, ... */
+	dom->id = d->next_domain_id++ * d->sh->n_loops + d->loop_index + 1;
 	strcpy(dom->name, name);
 	dom->creator_uid = c->uid;
 	dom->creator_gid = c->gid;

@@ -48,6 +48,7 @@ enum op_kind {
 	OP_PROBE,
 	OP_TICK,
 	OP_BACKEND,
+	OP_INBOX,
 };
 
 static uint64_t op_data(enum op_kind kind, uint32_t slot)
@@ -97,8 +98,11 @@ static void arm_accept(struct vyre_daemon *d)
 
 static void arm_signal(struct vyre_daemon *d)
 {
-	struct io_uring_sqe *sqe = get_sqe(d);
+	struct io_uring_sqe *sqe;
 
+	if (d->signal_fd < 0)
+		return;
+	sqe = get_sqe(d);
 	io_uring_prep_read(sqe, d->signal_fd, d->signal_buf, sizeof(struct signalfd_siginfo), 0);
 	io_uring_sqe_set_data64(sqe, op_data(OP_SIGNAL, 0));
 	d->signal_armed = 1;
@@ -114,6 +118,18 @@ static void arm_backend(struct vyre_daemon *d)
 	io_uring_prep_read(sqe, d->backend_fd, &d->backend_efd_buf, sizeof(d->backend_efd_buf), 0);
 	io_uring_sqe_set_data64(sqe, op_data(OP_BACKEND, 0));
 	d->backend_read_armed = 1;
+}
+
+static void arm_inbox(struct vyre_daemon *d)
+{
+	struct io_uring_sqe *sqe;
+
+	if (d->inbox_armed || d->inbox_fd < 0)
+		return;
+	sqe = get_sqe(d);
+	io_uring_prep_read(sqe, d->inbox_fd, &d->inbox_buf, sizeof(d->inbox_buf), 0);
+	io_uring_sqe_set_data64(sqe, op_data(OP_INBOX, 0));
+	d->inbox_armed = 1;
 }
 
 /* The tick's period: a quarter of the HELLO timeout, at least 10 ms. */
@@ -273,8 +289,10 @@ int vyre_loop_init(struct vyre_daemon *d)
 	struct io_uring_params p;
 
 	stop_signals(&set);
-	d->signal_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (d->signal_fd < 0) {
+	/* loop 0 takes the signals; the others hear of them through their inbox */
+	if (d->loop_index == 0)
+		d->signal_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (d->loop_index == 0 && d->signal_fd < 0) {
 		vyre_log("signalfd: %s", strerror(errno));
 		return -1;
 	}
@@ -294,9 +312,9 @@ int vyre_loop_init(struct vyre_daemon *d)
 		return -1;
 	}
 	d->use_futex = have_futex && d->cfg.doorbell != VYRE_DOORBELL_EVENTFD;
-	if (d->use_futex)
+	if (d->loop_index == 0 && d->use_futex)
 		vyre_log("doorbells: io_uring FUTEX_WAIT on each idle client's SQ doorbell");
-	else
+	else if (d->loop_index == 0)
 		vyre_log("doorbells: eventfd reads through io_uring (%s)",
 			 have_futex ? "--doorbell eventfd"
 				    : "this kernel's io_uring has no FUTEX_WAIT");
@@ -328,10 +346,22 @@ static void on_signal(struct vyre_daemon *d, int res)
 		vyre_log("%s: draining, then exiting", strsignal((int)si->ssi_signo));
 		d->stopping = 1;
 		vyre_server_unlisten(d);
+		vyre_loops_stop(d);
 		return;
 	}
 	if (!d->stopping)
 		arm_signal(d);
+}
+
+/* Loop 0 handed clients over, or every loop is to stop. */
+static void on_inbox(struct vyre_daemon *d)
+{
+	d->inbox_armed = 0;
+	vyre_inbox_take(d);
+	if (__atomic_load_n(&d->sh->stopping, __ATOMIC_ACQUIRE))
+		d->stopping = 1;
+	if (!d->stopping)
+		arm_inbox(d);
 }
 
 static void on_conn_op(struct vyre_daemon *d, enum op_kind kind, struct vyre_conn *c, int res)
@@ -357,7 +387,7 @@ static void on_conn_op(struct vyre_daemon *d, enum op_kind kind, struct vyre_con
 		}
 		break;
 	}
-	vyre_conn_op_done(c);
+	vyre_conn_op_done(d, c);
 }
 
 /* Handles every completion that is ready, without blocking. */
@@ -376,6 +406,8 @@ static void reap_cqes(struct vyre_daemon *d)
 			on_accept(d, res);
 		else if (kind == OP_BACKEND)
 			d->backend_read_armed = 0;
+		else if (kind == OP_INBOX)
+			on_inbox(d);
 		else if (kind == OP_TICK)
 			on_tick(d);
 		else if (kind == OP_SIGNAL)
@@ -484,27 +516,19 @@ static int shut_down(struct vyre_daemon *d)
 		cancel_op(d, OP_SIGNAL, 0);
 	if (d->backend_read_armed)
 		cancel_op(d, OP_BACKEND, 0);
+	if (d->inbox_armed)
+		cancel_op(d, OP_INBOX, 0);
 	io_uring_submit(&d->ring);
-	while (!all_conns_free(d) || d->accept_armed || d->signal_armed || d->backend_read_armed) {
+	while (!all_conns_free(d) || d->accept_armed || d->signal_armed || d->backend_read_armed ||
+	       d->inbox_armed) {
 		struct io_uring_cqe *cqe;
 
 		if (io_uring_wait_cqe(&d->ring, &cqe) != 0)
 			break;
 		reap_cqes(d);
 	}
-	vyre_log("stopped after %llu batches, %llu items; at most %u batches in flight at once, "
-		 "%llu holds for hazards against them",
-		 (unsigned long long)d->batches, (unsigned long long)d->items_total,
-		 d->most_running, (unsigned long long)d->hazard_holds);
-	if (d->batches) {
-		const double n = (double)d->batches;
-
-		vyre_log("mean ns per batch: drain %.0f, resolve %.0f, plan %.0f, in flight %.0f "
-			 "(dispatch %.0f), complete %.0f",
-			 (double)d->stage_ns[0] / n, (double)d->stage_ns[1] / n,
-			 (double)d->stage_ns[2] / n, (double)d->stage_ns[3] / n,
-			 (double)d->submit_ns / n, (double)d->stage_ns[4] / n);
-	}
+	/* clients handed to this loop while it stopped are told so */
+	vyre_inbox_take(d);
 	return 0;
 }
 
@@ -547,10 +571,11 @@ int vyre_loop_run(struct vyre_daemon *d)
 
 	arm_accept(d);
 	arm_signal(d);
+	arm_inbox(d);
 	io_uring_submit(&d->ring);
 	while (!d->stopping) {
 		reap_cqes(d);
-		if (d->stopping)
+		if (d->stopping || __atomic_load_n(&d->sh->stopping, __ATOMIC_RELAXED))
 			break;
 		/* Re-armed polls and eventfd writes go out now, not when we next idle. */
 		if (io_uring_sq_ready(&d->ring))
@@ -589,5 +614,8 @@ int vyre_loop_run(struct vyre_daemon *d)
 		}
 		sleep_on_doorbells(d);
 	}
+	/* a signal, another loop, or this loop's device: every loop stops */
+	d->stopping = 1;
+	vyre_loops_stop(d);
 	return shut_down(d);
 }

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vyred: the vyre daemon. Parses the command line, sets everything up
- * (backend, plan stage, batch arrays, tables, socket, io_uring) and runs the
- * event loop until SIGTERM/SIGINT.
+ * vyred: the vyre daemon. Parses the command line, sets every event loop up
+ * (backend, plan stage, batch arrays, tables, io_uring), listens, and runs
+ * the loops until SIGTERM/SIGINT.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,59 +66,63 @@ static void teardown(struct vyre_daemon *d)
 	free(d->active);
 	free(d->active_snapshot);
 	free(d->domains);
-	if (d->accept_log)
-		fclose(d->accept_log);
 }
 
-/* --cpu: the calling (loop) thread runs on that CPU alone. */
-static int pin_loop(const struct vyre_daemon *d)
+/* Tables, backend and io_uring of one loop; 0 or -1 (logged). */
+static int setup_loop(struct vyre_daemon *d)
 {
-	cpu_set_t set;
-
-	if (d->cfg.loop_cpu < 0)
-		return 0;
-	CPU_ZERO(&set);
-	CPU_SET(d->cfg.loop_cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) != 0) {
-		vyre_log("--cpu %d: %s", d->cfg.loop_cpu, strerror(errno));
+	if (setup_tables(d) != 0) {
+		vyre_log("out of memory setting up (--max-batch %u, --max-clients %u)",
+			 d->cfg.max_batch, d->cfg.max_clients);
 		return -1;
 	}
-	vyre_log("event loop pinned to CPU %d", d->cfg.loop_cpu);
-	return 0;
+	return vyre_backend_select(d) != 0 || vyre_loop_init(d) != 0 ? -1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-	static struct vyre_daemon d;
-	int rc = vyre_daemon_config_parse(argc, argv, &d.cfg);
+	static struct vyre_daemon loops[VYRED_MAX_LOOPS];
+	static struct vyre_shared sh;
+	FILE *accept_log = NULL;
+	uint32_t n = 0;
+	int rc = vyre_daemon_config_parse(argc, argv, &loops[0].cfg);
 
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
-	d.listen_fd = d.signal_fd = d.backend_fd = -1;
 	if (vyre_loop_block_signals() != 0) {
 		vyre_log("cannot block SIGTERM/SIGINT: %s", strerror(errno));
 		return 1;
 	}
-	if (d.cfg.accept_log && !(d.accept_log = fopen(d.cfg.accept_log, "ae"))) {
-		vyre_log("--accept-log %s: %s", d.cfg.accept_log, strerror(errno));
+	if (loops[0].cfg.accept_log && !(accept_log = fopen(loops[0].cfg.accept_log, "ae"))) {
+		vyre_log("--accept-log %s: %s", loops[0].cfg.accept_log, strerror(errno));
 		return 1;
 	}
-	if (setup_tables(&d) != 0) {
-		vyre_log("out of memory setting up (--max-batch %u, --max-clients %u)",
-			 d.cfg.max_batch, d.cfg.max_clients);
-		teardown(&d);
-		return 1;
+	rc = vyre_loops_init(&sh, loops, vyre_loops_plan(&loops[0].cfg));
+	if (rc != 0)
+		vyre_log("out of memory setting up %u event loops", sh.n_made);
+	/* backend threads are made here, before any loop thread is pinned (--cpu) */
+	for (; rc == 0 && n < sh.n_loops; n++) {
+		loops[n].accept_log = accept_log;
+		rc = setup_loop(&loops[n]);
 	}
-	/* after the backend made its threads, so that only the loop is pinned */
-	if (vyre_backend_select(&d) != 0 || pin_loop(&d) != 0 || vyre_loop_init(&d) != 0 ||
-	    vyre_server_listen(&d) != 0) {
-		teardown(&d);
-		return 1;
+	if (rc == 0)
+		rc = vyre_server_listen(&loops[0]);
+	if (rc == 0) {
+		vyre_log("ready (pid %d): %u event loop%s, max batch %u, %u batches in flight "
+			 "per loop, max clients %u, max domains %u per loop",
+			 (int)getpid(), sh.n_loops, sh.n_loops > 1 ? "s" : "",
+			 loops[0].cfg.max_batch, loops[0].n_slots, loops[0].cfg.max_clients,
+			 loops[0].cfg.max_domains);
+		rc = vyre_loops_run(&sh);
 	}
-	vyre_log("ready (pid %d): max batch %u, %u batches in flight, max clients %u, max "
-		 "domains %u",
-		 (int)getpid(), d.cfg.max_batch, d.n_slots, d.cfg.max_clients, d.cfg.max_domains);
-	rc = vyre_loop_run(&d);
-	teardown(&d);
-	return rc == 0 && !d.device_lost ? 0 : 1;
+	int device_lost = 0;
+
+	for (uint32_t l = 0; l < n; l++) {
+		device_lost |= loops[l].device_lost;
+		teardown(&loops[l]);
+	}
+	vyre_loops_fini(&sh);
+	if (accept_log)
+		fclose(accept_log);
+	return rc == 0 && !device_lost ? 0 : 1;
 }

@@ -164,7 +164,7 @@ static int dispatch_one(struct vyre_daemon *d, struct vyre_batch *b)
 	vyre_stage_drain(d, b);
 	if (b->n == 0)
 		return 0;
-	b->stats.seq = ++d->batch_seq;
+	b->stats.seq = d->batch_seq++ * d->sh->n_loops + d->loop_index + 1;
 	t[0] = b->drain_ns;
 	t[1] = vyre_now_ns();
 	vyre_stage_resolve(d, b);

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vyred's event loops (loops.h): routing new clients to loops, handing a
+ * client from loop 0 to its loop, the stop flag, the loops' threads and
+ * their exit figures.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+static uint32_t least_loaded(const struct vyre_shared *sh)
+{
+	uint32_t best = 0;
+
+	for (uint32_t l = 1; l < sh->n_loops; l++)
+		if (sh->load[l] < sh->load[best])
+			best = l;
+	return best;
+}
+
+/* The route of @name, made for the least loaded loop when there is none; NULL when full. */
+static struct vyre_route *route_of(struct vyre_shared *sh, const char *name)
+{
+	struct vyre_route *free_route = NULL;
+
+	for (uint32_t r = 0; r < sh->n_routes; r++) {
+		struct vyre_route *rt = &sh->routes[r];
+
+		if (rt->refs && !strcmp(rt->name, name))
+			return rt;
+		if (!rt->refs && !free_route)
+			free_route = rt;
+	}
+	if (free_route) {
+		snprintf(free_route->name, sizeof(free_route->name), "%s", name);
+		free_route->loop = least_loaded(sh);
+	}
+	return free_route;
+}
+
+int vyre_route_client(struct vyre_daemon *d, struct vyre_conn *c, const char *domain,
+		      uint32_t *loop)
+{
+	struct vyre_shared *sh = d->sh;
+	int rc = 0;
+
+	*loop = d->loop_index;
+	if (sh->n_loops == 1)
+		return 0;
+	pthread_mutex_lock(&sh->lock);
+	if (sh->clients >= d->cfg.max_clients) {
+		rc = VYRE_E_NOMEM;
+	} else if (domain[0]) {
+		struct vyre_route *rt = route_of(sh, domain);
+
+		if (rt) {
+			rt->refs++;
+			*loop = rt->loop;
+			c->route = (uint32_t)(rt - sh->routes) + 1;
+		} else {
+			rc = VYRE_E_NOMEM;
+		}
+	} else {
+		*loop = least_loaded(sh);
+	}
+	if (rc == 0) {
+		sh->load[*loop]++;
+		sh->clients++;
+		c->routed = *loop + 1;
+	}
+	pthread_mutex_unlock(&sh->lock);
+	if (rc != 0)
+		vyre_log("client %u: --max-clients %u reached (or every domain route is taken)",
+			 c->id, d->cfg.max_clients);
+	return rc;
+}
+
+static void unroute(struct vyre_shared *sh, uint32_t routed, uint32_t route)
+{
+	if (!routed)
+		return;
+	pthread_mutex_lock(&sh->lock);
+	sh->load[routed - 1]--;
+	sh->clients--;
+	if (route)
+		sh->routes[route - 1].refs--;
+	pthread_mutex_unlock(&sh->lock);
+}
+
+void vyre_route_release(struct vyre_daemon *d, struct vyre_conn *c)
+{
+	unroute(d->sh, c->routed, c->route);
+	c->routed = c->route = 0;
+}
+
+int vyre_handoff(struct vyre_daemon *d, struct vyre_conn *c, uint32_t loop,
+		 const struct vyre_msg *m, const int *fds, unsigned nfds)
+{
+	struct vyre_shared *sh = d->sh;
+	struct vyre_daemon *to = &sh->loops[loop];
+	struct vyre_handoff *h = NULL;
+
+	pthread_mutex_lock(&sh->lock);
+	if (to->n_inbox < to->inbox_cap)
+		h = &to->inbox[to->n_inbox++];
+	if (h) {
+		h->sock = c->sock;
+		h->id = c->id;
+		h->pid = c->pid;
+		h->uid = c->uid;
+		h->gid = c->gid;
+		h->n_groups = c->n_groups;
+		memcpy(h->groups, c->groups, sizeof(h->groups));
+		h->allowed = c->allowed;
+		h->accepted_ns = c->accepted_ns;
+		h->route = c->route;
+		h->hello = *m;
+		h->nfds = nfds;
+		for (unsigned i = 0; i < nfds; i++)
+			h->fds[i] = fds[i];
+	}
+	pthread_mutex_unlock(&sh->lock);
+	if (!h)
+		return VYRE_E_NOMEM;
+	eventfd_write(to->inbox_fd, 1);
+	vyre_conn_handed_off(d, c);
+	return 0;
+}
+
+/* A client that found no slot in its loop: refused, and no longer counted. */
+static void refuse(struct vyre_daemon *d, struct vyre_handoff *h)
+{
+	struct vyre_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_HELLO_REPLY;
+	m.id = h->hello.id;
+	m.u.hello_reply.status = VYRE_E_NOMEM;
+	vyre_msg_send(h->sock, &m, NULL, 0);
+	close(h->sock);
+	for (unsigned i = 0; i < h->nfds; i++)
+		close(h->fds[i]);
+	unroute(d->sh, d->loop_index + 1, h->route);
+}
+
+static void adopt(struct vyre_daemon *d, struct vyre_handoff *h)
+{
+	struct vyre_conn *c = NULL;
+
+	for (uint32_t s = 0; s < d->n_conn_slots && !c; s++)
+		if (d->conns[s].state == VYRE_CONN_FREE)
+			c = &d->conns[s];
+	if (!c) {
+		refuse(d, h);
+		return;
+	}
+	c->sock = h->sock;
+	c->id = h->id;
+	c->pid = h->pid;
+	c->uid = h->uid;
+	c->gid = h->gid;
+	c->n_groups = h->n_groups;
+	memcpy(c->groups, h->groups, sizeof(c->groups));
+	c->allowed = h->allowed;
+	c->accepted_ns = h->accepted_ns;
+	c->routed = d->loop_index + 1;
+	c->route = h->route;
+	c->state = VYRE_CONN_HANDSHAKE;
+	vyre_control_adopt(d, c, &h->hello, h->fds, h->nfds);
+}
+
+void vyre_inbox_take(struct vyre_daemon *d)
+{
+	struct vyre_shared *sh = d->sh;
+	uint32_t n;
+
+	if (!d->inbox)
+		return; /* one loop: nobody hands clients over */
+	pthread_mutex_lock(&sh->lock);
+	n = d->n_inbox;
+	memcpy(d->inbox_work, d->inbox, n * sizeof(*d->inbox));
+	d->n_inbox = 0;
+	pthread_mutex_unlock(&sh->lock);
+	for (uint32_t k = 0; k < n; k++)
+		adopt(d, &d->inbox_work[k]);
+}
+
+void vyre_loops_stop(struct vyre_daemon *d)
+{
+	struct vyre_shared *sh = d->sh;
+
+	if (__atomic_exchange_n(&sh->stopping, 1, __ATOMIC_ACQ_REL))
+		return;
+	for (uint32_t l = 0; l < sh->n_loops; l++)
+		if (l != d->loop_index && sh->loops[l].inbox_fd >= 0)
+			eventfd_write(sh->loops[l].inbox_fd, 1);
+}
+
+uint32_t vyre_loops_plan(const struct vyre_daemon_config *cfg)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (cfg->loops)
+		return cfg->loops;
+	/*
+	 * Measured on a 16-CPU H100 host (bench/RESULTS.md): persistent mode
+	 * scales to 4 loops; launch mode does worse with more than one.
+	 */
+	if (cfg->backend == VYRE_BACKEND_CHOICE_CPU || cfg->mode != VYRE_CUDA_PERSISTENT)
+		return 1;
+	return online >= 16 ? 4 : online >= 8 ? (uint32_t)(online / 4) : 1;
+}
+
+int vyre_loops_init(struct vyre_shared *sh, struct vyre_daemon *loops, uint32_t n)
+{
+	memset(sh, 0, sizeof(*sh));
+	sh->n_loops = sh->n_made = n;
+	sh->loops = loops;
+	if (pthread_mutex_init(&sh->lock, NULL) != 0)
+		return -1;
+	for (uint32_t l = 0; l < n; l++) {
+		struct vyre_daemon *d = &loops[l];
+
+		if (l > 0)
+			d->cfg = loops[0].cfg;
+		d->sh = sh;
+		d->loop_index = l;
+		d->listen_fd = d->signal_fd = d->backend_fd = d->inbox_fd = -1;
+	}
+	if (n == 1)
+		return 0;
+	/* a named domain per domain slot of every loop, at most */
+	sh->n_routes = loops[0].cfg.max_domains * n;
+	sh->routes = calloc(sh->n_routes, sizeof(*sh->routes));
+	for (uint32_t l = 0; l < n && sh->routes; l++) {
+		struct vyre_daemon *d = &loops[l];
+
+		d->inbox_cap = d->cfg.max_clients + 16;
+		d->inbox = calloc(d->inbox_cap, sizeof(*d->inbox));
+		d->inbox_work = calloc(d->inbox_cap, sizeof(*d->inbox_work));
+		d->inbox_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (!d->inbox || !d->inbox_work || d->inbox_fd < 0)
+			return -1;
+	}
+	return sh->routes ? 0 : -1;
+}
+
+void vyre_loops_fini(struct vyre_shared *sh)
+{
+	for (uint32_t l = 0; l < sh->n_made; l++) {
+		struct vyre_daemon *d = &sh->loops[l];
+
+		/* a client still in the inbox when its loop stopped */
+		for (uint32_t k = 0; k < d->n_inbox; k++) {
+			close(d->inbox[k].sock);
+			for (unsigned i = 0; i < d->inbox[k].nfds; i++)
+				close(d->inbox[k].fds[i]);
+		}
+		if (d->inbox_fd >= 0)
+			close(d->inbox_fd);
+		free(d->inbox);
+		free(d->inbox_work);
+	}
+	free(sh->routes);
+	pthread_mutex_destroy(&sh->lock);
+}
+
+/* --cpu N: loop L runs on CPU N + L alone. */
+static int pin(const struct vyre_daemon *d)
+{
+	cpu_set_t set;
+	const int cpu = d->cfg.loop_cpu + (int)d->loop_index;
+
+	if (d->cfg.loop_cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+		vyre_log("--cpu %d: loop %u on CPU %d: %s", d->cfg.loop_cpu, d->loop_index, cpu,
+			 strerror(errno));
+		return -1;
+	}
+	vyre_log("event loop %u pinned to CPU %d", d->loop_index, cpu);
+	return 0;
+}
+
+static void *loop_main(void *arg)
+{
+	struct vyre_daemon *d = arg;
+
+	if (pin(d) != 0)
+		vyre_loops_stop(d);
+	vyre_loop_run(d);
+	return NULL;
+}
+
+static void log_figures(const struct vyre_shared *sh)
+{
+	uint64_t batches = 0, items = 0, holds = 0, submit = 0, stage[5] = {0};
+	uint32_t most = 0;
+
+	for (uint32_t l = 0; l < sh->n_loops; l++) {
+		const struct vyre_daemon *d = &sh->loops[l];
+
+		batches += d->batches;
+		items += d->items_total;
+		holds += d->hazard_holds;
+		submit += d->submit_ns;
+		for (int s = 0; s < 5; s++)
+			stage[s] += d->stage_ns[s];
+		if (d->most_running > most)
+			most = d->most_running;
+	}
+	vyre_log("stopped after %llu batches, %llu items; at most %u batches in flight at once%s, "
+		 "%llu holds for hazards against them",
+		 (unsigned long long)batches, (unsigned long long)items, most,
+		 sh->n_loops > 1 ? " in a loop" : "", (unsigned long long)holds);
+	if (batches) {
+		const double n = (double)batches;
+
+		vyre_log("mean ns per batch: drain %.0f, resolve %.0f, plan %.0f, in flight %.0f "
+			 "(dispatch %.0f), complete %.0f",
+			 (double)stage[0] / n, (double)stage[1] / n, (double)stage[2] / n,
+			 (double)stage[3] / n, (double)submit / n, (double)stage[4] / n);
+	}
+	for (uint32_t l = 0; sh->n_loops > 1 && l < sh->n_loops; l++)
+		vyre_log("loop %u: %llu batches, %llu items", l,
+			 (unsigned long long)sh->loops[l].batches,
+			 (unsigned long long)sh->loops[l].items_total);
+}
+
+int vyre_loops_run(struct vyre_shared *sh)
+{
+	pthread_t threads[VYRED_MAX_LOOPS];
+	uint32_t started = 1;
+	int rc = 0;
+
+	for (; started < sh->n_loops; started++) {
+		int err = pthread_create(&threads[started], NULL, loop_main, &sh->loops[started]);
+
+		if (err) {
+			vyre_log("cannot start event loop %u: %s", started, strerror(err));
+			vyre_loops_stop(&sh->loops[0]);
+			rc = -1;
+			break;
+		}
+	}
+	if (pin(&sh->loops[0]) != 0) {
+		vyre_loops_stop(&sh->loops[0]);
+		rc = -1;
+	}
+	if (vyre_loop_run(&sh->loops[0]) != 0)
+		rc = -1;
+	for (uint32_t l = 1; l < started; l++)
+		pthread_join(threads[l], NULL);
+	log_figures(sh);
+	return rc;
+}

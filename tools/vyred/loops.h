@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/vyred/loops.h - vyred's event loops (--loops N).
+ *
+ * Each loop is a whole vyred (struct vyre_daemon): its own io_uring,
+ * clients, domains, buffer handles, batch slots and backend instance, run
+ * by a thread of its own. A domain lives in one loop, so loops never share
+ * a buffer, a hazard or a batch and never wait for each other: the
+ * acceptance order of a domain is its loop's. What they share is here: the
+ * routing of new clients (a named domain to the loop that holds it, a
+ * private one to the loop with the fewest clients), the stop flag, and the
+ * exit figures.
+ *
+ * Loop 0 owns the listening socket and the signals and reads every HELLO.
+ * A client routed to another loop is handed over, its socket and the
+ * descriptors of its HELLO with it, through that loop's inbox (an eventfd
+ * read through its io_uring); that loop then answers the HELLO. With one
+ * loop nothing here is used but the exit figures.
+ */
+#ifndef VYRED_LOOPS_H
+#define VYRED_LOOPS_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../../ring/proto.h"
+
+#define VYRED_MAX_LOOPS	 16u
+#define VYRED_MAX_GROUPS 64u
+
+struct vyre_daemon;
+struct vyre_daemon_config;
+struct vyre_conn;
+
+/* A client on its way from loop 0 to the loop it was routed to. */
+struct vyre_handoff {
+	int sock;
+	uint32_t id;
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	uint32_t n_groups;
+	gid_t groups[VYRED_MAX_GROUPS];
+	int allowed;
+	uint64_t accepted_ns;
+	uint32_t route; /* 1 + its named-domain route, 0 for a private domain */
+	struct vyre_msg hello;
+	int fds[VYRE_MSG_MAX_FDS];
+	unsigned nfds;
+};
+
+/* A named domain and the loop that holds it, while clients routed to it remain. */
+struct vyre_route {
+	char name[VYRE_DOMAIN_NAME_MAX + 1];
+	uint32_t loop;
+	uint32_t refs;
+};
+
+struct vyre_shared {
+	pthread_mutex_t lock; /* routes, load, clients and every loop's inbox */
+	uint32_t n_loops;
+	uint32_t n_made; /* loops set up; --loops auto may run fewer (vyre_loops_plan) */
+	struct vyre_daemon *loops;
+	uint32_t load[VYRED_MAX_LOOPS]; /* clients routed to each loop, not yet gone */
+	uint32_t clients;		/* all of them */
+	struct vyre_route *routes;	/* --max-domains * loops entries */
+	uint32_t n_routes;
+	int stopping; /* atomic: every loop drains and exits */
+};
+
+/*
+ * The loop @c (in its HELLO, naming @domain) goes to. Counts it against
+ * --max-clients over all loops. Returns 0 or VYRE_E_NOMEM.
+ */
+int vyre_route_client(struct vyre_daemon *d, struct vyre_conn *c, const char *domain,
+		      uint32_t *loop);
+/* @c is going away: it no longer counts where it was routed. */
+void vyre_route_release(struct vyre_daemon *d, struct vyre_conn *c);
+
+/*
+ * Hand @c and its HELLO (@m, @fds) to loop @loop. On success @c's slot is
+ * free again and owns nothing; the descriptors travel. Returns 0, or
+ * VYRE_E_NOMEM when that loop's inbox is full (nothing moved).
+ */
+int vyre_handoff(struct vyre_daemon *d, struct vyre_conn *c, uint32_t loop,
+		 const struct vyre_msg *m, const int *fds, unsigned nfds);
+/* The loop's inbox was signalled: adopt every client waiting in it. */
+void vyre_inbox_take(struct vyre_daemon *d);
+
+/* Every loop drains and exits (a signal, or a device that is gone). */
+void vyre_loops_stop(struct vyre_daemon *d);
+
+/*
+ * How many loops to set up: --loops N, or for auto one per 4 online CPUs
+ * (at most 4) where the backend may be CUDA persistent mode, else 1. Loop
+ * 0's backend choice may still cut auto to 1 (backend_select.c).
+ */
+uint32_t vyre_loops_plan(const struct vyre_daemon_config *cfg);
+/*
+ * Set up the shared state for @n loops (each loop's tables are set up by
+ * the caller afterwards), run them (loop 0 on the calling thread) and log
+ * the exit figures of all. Returns 0 or -1.
+ */
+int vyre_loops_init(struct vyre_shared *sh, struct vyre_daemon *loops, uint32_t n);
+int vyre_loops_run(struct vyre_shared *sh);
+void vyre_loops_fini(struct vyre_shared *sh);
+
+#endif /* VYRED_LOOPS_H */
