@@ -22,3 +22,8 @@ $(BUILD)/tests/test_vyred_cli: $(BUILD)/obj/tests/test_integration_daemon.o $(BU
 TESTS += test_inflight
 TEST_EXTRA_OBJS_test_inflight := $(BUILD)/obj/tests/test_integration_daemon.o
 $(BUILD)/tests/test_inflight: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
+
+# several event loops: routing by domain, a shared domain in one loop, limits over all loops
+TESTS += test_loops
+TEST_EXTRA_OBJS_test_loops := $(BUILD)/obj/tests/test_integration_daemon.o
+$(BUILD)/tests/test_loops: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
