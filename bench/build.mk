@@ -1,18 +1,41 @@
-# bench/: vyre-bench and its suites. Every bench/bench_*.c is a suite and is
-# linked in; a suite that needs more libraries adds them to BENCH_LIBS, and
-# extra objects as prerequisites of $(BUILD)/vyre-bench (they are linked too).
+# bench/: vyre-bench and its suites. Every bench/bench_*.c is linked in: a
+# suite, or a part of one (bench_peers_gpu.c, bench_scan_*.c); a suite that
+# needs more libraries adds them to BENCH_LIBS, and extra objects as
+# prerequisites of $(BUILD)/vyre-bench (they are linked too).
 
 BENCH_SRCS := bench/vyre-bench.c bench/harness.c $(sort $(wildcard bench/bench_*.c))
 BENCH_LIBS +=
 PROGRAMS += vyre-bench
 
-$(BUILD)/vyre-bench: $(call obj,$(BENCH_SRCS)) $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a
-	$(CC) $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a \
-		$(BENCH_LIBS) $(URING_LIBS) $(LDLIBS) -lm
+# libvyre-submit.a (tools/submit.mk) carries the scan suite's DFA compiler; it
+# goes before libvyre-core.a, which holds what the compiler calls.
+$(BUILD)/vyre-bench: $(call obj,$(BENCH_SRCS)) $(BUILD)/libvyre-submit.a $(BUILD)/libvyre-core.a \
+		     $(BUILD)/libvyre.a
+	$(CC) $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libvyre-submit.a $(BUILD)/libvyre-core.a \
+		$(BUILD)/libvyre.a $(BENCH_LIBS) $(URING_LIBS) $(LDLIBS) -lm
 
 # The peers suite's own-launch peer needs the CUDA headers and gpu/ when the
 # CUDA backend is built (gpu/cuda.mk, read after this file: hence `=`).
 CFLAGS_bench_bench_peers_gpu = $(if $(NVCC),-DVYRE_HAVE_CUDA -Igpu -I$(CUDA_HOME)/include)
 
+# The scan suite's Hyperscan peer, when libhs is installed (libhyperscan-dev,
+# amd64 only). Linked statically when the archive is there, so vyre-bench (and
+# the GPU bundle, gpu/cuda.mk) needs no libhs.so where it runs; libhs is C++.
+ifeq ($(call pc_exists,libhs),yes)
+HS_ARCHIVE := $(wildcard $(shell $(PKG_CONFIG) --variable=libdir libhs 2>/dev/null)/libhs.a)
+HS_CFLAGS := -DVYRE_HAVE_HS $(call pc_cflags,libhs)
+BENCH_LIBS += $(or $(HS_ARCHIVE),$(call pc_libs,libhs)) -lstdc++ -lm
+endif
+# The parts of the scan suite (bench/bench_scan.h) that compile DFAs or read
+# patterns need tools/submit; only its Hyperscan part includes libhs's headers,
+# the suite just knows whether that part is there.
+CFLAGS_bench_bench_scan = -Itools/submit $(if $(HS_CFLAGS),-DVYRE_HAVE_HS)
+CFLAGS_bench_bench_scan_data = -Itools/submit
+CFLAGS_bench_bench_scan_hs = -Itools/submit $(HS_CFLAGS)
+# Its physical-limit rows use the CUDA driver loader (gpu/cuda_driver.h).
+CFLAGS_bench_bench_scan_limits = $(if $(NVCC),-DVYRE_HAVE_CUDA -Igpu -I$(CUDA_HOME)/include)
+
 TESTS += test_bench_smoke
 $(BUILD)/tests/test_bench_smoke: $(BUILD)/vyre-bench
+# it insists on the scan suite's Hyperscan rows when vyre-bench has them
+CFLAGS_tests_test_bench_smoke := $(if $(HS_CFLAGS),-DVYRE_HAVE_HS)

@@ -6,8 +6,11 @@
  * the suites promise (throughput, latency percentiles and ratios of every
  * peer); `--quick --backend cpu --out DIR peers` (1, 2 and 4 producers
  * through a vyred on the cpu backend, under a second) gives its closed- and
- * open-loop rows and DIR/peers-openloop.json. Not a performance assertion:
- * only that figures exist and are sane.
+ * open-loop rows and DIR/peers-openloop.json; `--quick --backend cpu scan`
+ * gives vyre's rows for every pattern set and item size (and Hyperscan's and
+ * the ratios when vyre-bench was built with libhs; the suite itself fails
+ * when the two count different matches). Not a performance assertion: only
+ * that figures exist and are sane.
  */
 #include <ctype.h>
 #include <fcntl.h>
@@ -360,6 +363,54 @@ static void test_quick_peers_cpu(void **state)
 	rmdir(dir);
 }
 
+static void test_quick_scan_cpu(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/vyre-bench-smoke-XXXXXX";
+	char json[128], out[128], name[64];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(json, sizeof(json), "%s/rows.json", dir);
+	snprintf(out, sizeof(out), "%s/table.txt", dir);
+	const char *args[] = {"--quick", "--backend", "cpu", "--json", json, "scan", NULL};
+	const size_t table_rows = run_ok(args, out);
+	struct row rows[128];
+	const size_t n = load_rows(json, rows, 128);
+
+	assert_int_equal(table_rows, n + 1);
+	static const unsigned sets[] = {10, 100, 1000};
+	static const char *const sizes[] = {"4KiB", "64KiB", "1MiB"};
+
+	for (size_t s = 0; s < 3; s++)
+		for (size_t k = 0; k < 3; k++) {
+			snprintf(name, sizeof(name), "lit%u %s vyre-cpu", sets[s], sizes[k]);
+			expect_positive(rows, n, "scan", name, "GB/s", "GB/s");
+			expect_positive(rows, n, "scan", name, "matches", "count");
+#ifdef VYRE_HAVE_HS
+			snprintf(name, sizeof(name), "lit%u %s hyperscan", sets[s], sizes[k]);
+			expect_positive(rows, n, "scan", name, "GB/s", "GB/s");
+			expect_positive(rows, n, "scan", name, "matches", "count");
+			snprintf(name, sizeof(name), "lit%u %s vyre-cpu:hyperscan", sets[s],
+				 sizes[k]);
+			expect_positive(rows, n, "scan", name, "GB/s", "x");
+#endif
+		}
+	/* the single-scan prefix's size is whatever --seconds allowed: find it by prefix */
+	size_t single = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(rows[i].name, "single lit1000 ", 15) && rows[i].value > 0)
+			single++;
+#ifdef VYRE_HAVE_HS
+	assert_int_equal(single, 3 + 3 + 1); /* GB/s, matches, est-1GiB each; the ratio */
+#else
+	assert_int_equal(single, 3);
+#endif
+	unlink(json);
+	unlink(out);
+	rmdir(dir);
+}
+
 static void test_list_and_usage(void **state)
 {
 	(void)state;
@@ -376,6 +427,7 @@ static void test_list_and_usage(void **state)
 	assert_non_null(strstr(text, "ring "));
 	assert_non_null(strstr(text, "wake "));
 	assert_non_null(strstr(text, "peers "));
+	assert_non_null(strstr(text, "scan "));
 	free(text);
 	const char *unknown[] = {"no-such-suite", NULL};
 
@@ -411,6 +463,7 @@ int main(void)
 	    cmocka_unit_test(test_list_and_usage),
 	    cmocka_unit_test(test_quick_ring_and_wake_json),
 	    cmocka_unit_test(test_quick_peers_cpu),
+	    cmocka_unit_test(test_quick_scan_cpu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,10 @@
 # apt-get; otherwise it prints the exact command to run.
 pkgs="build-essential pkg-config liburing-dev libbpf-dev bpftool clang llvm systemtap-sdt-dev
 libcmocka-dev libncurses-dev bpftrace libck-dev spin afl++ libclang-rt-14-dev tmux jq python3"
+# Hyperscan, the scan suite's peer (bench/bench_scan.c), is packaged for amd64 only
+if [ "$(dpkg --print-architecture)" = amd64 ]; then
+	pkgs="$pkgs libhyperscan-dev"
+fi
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

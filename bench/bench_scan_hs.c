@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/bench_scan_hs.c - the scan suite's Hyperscan peer, when vyre-bench is
+ * built with libhs (VYRE_HAVE_HS, set by bench/build.mk): the literal set
+ * compiled by hs_compile_lit_multi, a row of hs_scan per item with one
+ * thread per online CPU, and one long scan in a single thread.
+ */
+#include "bench_scan.h"
+
+#ifdef VYRE_HAVE_HS
+#include <hs/hs.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dfa_compile.h"
+#include "harness.h"
+
+/* The distinct end offsets of one scan: matches of a literal set need not come in order. */
+struct ends {
+	uint64_t *map; /* one bit per end offset, clear between scans */
+	uint64_t n;
+	size_t lo, hi; /* the words set, to clear only those */
+};
+
+static int on_match(unsigned int id, unsigned long long from, unsigned long long to,
+		    unsigned int flags, void *arg)
+{
+	struct ends *e = arg;
+	const size_t w = (size_t)((to - 1) / 64);
+	const uint64_t bit = 1ull << ((to - 1) % 64);
+
+	(void)id;
+	(void)from;
+	(void)flags;
+	if (e->map[w] & bit)
+		return 0;
+	if (e->n++ == 0 || w < e->lo)
+		e->lo = w;
+	if (w >= e->hi)
+		e->hi = w + 1;
+	e->map[w] |= bit;
+	return 0;
+}
+
+static int ends_init(struct ends *e, uint64_t bytes)
+{
+	*e = (struct ends){.map = calloc((size_t)(bytes + 63) / 64, sizeof(uint64_t))};
+	return e->map ? 0 : -1;
+}
+
+/* Distinct end offsets of @db's patterns in @data; -1 when hs_scan failed. */
+static int64_t hs_count(const hs_database_t *db, hs_scratch_t *scratch, const uint8_t *data,
+			uint32_t bytes, struct ends *e)
+{
+	e->n = 0;
+	e->hi = 0;
+	const hs_error_t rc = hs_scan(db, (const char *)data, bytes, 0, scratch, on_match, e);
+
+	if (e->n)
+		memset(e->map + e->lo, 0, (e->hi - e->lo) * sizeof(uint64_t));
+	return rc == HS_SUCCESS ? (int64_t)e->n : -1;
+}
+
+hs_database_t *scan_hs_build(const struct vyre_dfa_pattern *p, uint32_t n)
+{
+	const char **expr = calloc(n, sizeof(*expr));
+	size_t *lens = calloc(n, sizeof(*lens));
+	unsigned *ids = calloc(n, sizeof(*ids)), *flags = calloc(n, sizeof(*flags));
+	hs_database_t *db = NULL;
+	hs_compile_error_t *err = NULL;
+
+	for (uint32_t i = 0; expr && lens && ids && i < n; i++) {
+		expr[i] = (const char *)p[i].bytes;
+		lens[i] = p[i].len;
+		ids[i] = i;
+	}
+	if (!expr || !lens || !ids || !flags)
+		fprintf(stderr, "scan: out of memory\n");
+	else if (hs_compile_lit_multi(expr, flags, ids, lens, n, HS_MODE_BLOCK, NULL, &db, &err) !=
+		 HS_SUCCESS)
+		fprintf(stderr, "scan: hs_compile_lit_multi of %u literals: %s\n", n,
+			err ? err->message : "failed");
+	hs_free_compile_error(err);
+	free(expr);
+	free(lens);
+	free(ids);
+	free(flags);
+	return db;
+}
+
+void scan_hs_free(hs_database_t *db)
+{
+	hs_free_database(db);
+}
+
+struct hs_arg {
+	const struct job *j;
+	unsigned id;
+	hs_scratch_t *scratch;
+	pthread_t thread;
+};
+
+static void *hs_worker(void *arg)
+{
+	const struct hs_arg *a = arg;
+	const struct job *j = a->j;
+	struct worker *me = &j->b->w[a->id];
+	uint32_t first, n;
+	struct ends e;
+
+	scan_share(j, a->id, &first, &n);
+	if (ends_init(&e, j->item_bytes)) {
+		scan_fail(me, "out of memory");
+		return NULL;
+	}
+	if (n == 0)
+		__atomic_store_n(&me->pass_done, 1, __ATOMIC_RELEASE);
+	if (scan_ready_then_go(j->b, me) == 0)
+		for (uint64_t k = 0; n > 0 && !scan_stopping(j->b); k++) {
+			const uint8_t *item = j->data + (uint64_t)(first + k % n) * j->item_bytes;
+			const int64_t c = hs_count(j->db, a->scratch, item, j->item_bytes, &e);
+
+			if (c < 0) {
+				scan_fail(me, "hs_scan failed");
+				break;
+			}
+			scan_item_done(me, k, n, j->item_bytes, (uint64_t)c);
+		}
+	free(e.map);
+	return NULL;
+}
+
+int scan_hs_row(const struct vyre_bench_ctx *ctx, struct job *j, const char *row, struct figures *f)
+{
+	struct hs_arg a[MAX_WORKERS];
+	struct figures got;
+	hs_scratch_t *proto = NULL;
+	unsigned started = 0;
+	int rc = -1;
+
+	j->workers =
+	    (unsigned)vyre_bench_cpus() < MAX_WORKERS ? (unsigned)vyre_bench_cpus() : MAX_WORKERS;
+	j->b = vyre_bench_shared_alloc(sizeof(*j->b));
+	if (!j->b || hs_alloc_scratch(j->db, &proto) != HS_SUCCESS) {
+		fprintf(stderr, "scan: %s: no memory for the board or hs scratch\n", row);
+		goto out;
+	}
+	for (; started < j->workers; started++) {
+		a[started] = (struct hs_arg){.j = j, .id = started};
+		if (hs_clone_scratch(proto, &a[started].scratch) != HS_SUCCESS ||
+		    pthread_create(&a[started].thread, NULL, hs_worker, &a[started]) != 0) {
+			hs_free_scratch(a[started].scratch);
+			break;
+		}
+	}
+	if (started == j->workers)
+		rc = scan_run_window(ctx, j->b, j->workers, row, &got);
+	__atomic_store_n(&j->b->stop, 1, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < started; i++) {
+		pthread_join(a[i].thread, NULL);
+		hs_free_scratch(a[i].scratch);
+	}
+	if (scan_report_failed(j->b, started, row) || started < j->workers)
+		rc = -1;
+	if (rc == 0)
+		*f = got;
+out:
+	hs_free_scratch(proto);
+	if (j->b)
+		vyre_bench_shared_free(j->b, sizeof(*j->b));
+	j->b = NULL;
+	return rc;
+}
+
+int scan_hs_single(const struct vyre_bench_ctx *ctx, const hs_database_t *db, const uint8_t *data,
+		   uint32_t bytes, struct figures *f)
+{
+	hs_scratch_t *scratch = NULL;
+	struct ends e;
+	uint64_t scans = 0, t0, t;
+	int64_t c = 0;
+
+	if (ends_init(&e, bytes) || hs_alloc_scratch(db, &scratch) != HS_SUCCESS) {
+		free(e.map);
+		fprintf(stderr, "scan: single hyperscan: out of memory\n");
+		return -1;
+	}
+	t0 = t = vyre_bench_now_ns();
+	while (c >= 0 && (scans == 0 || (t - t0 < ctx->seconds * 1e9 && t - t0 < ROW_CAP_NS))) {
+		c = hs_count(db, scratch, data, bytes, &e);
+		scans++;
+		t = vyre_bench_now_ns();
+	}
+	hs_free_scratch(scratch);
+	free(e.map);
+	if (c < 0) {
+		fprintf(stderr, "scan: single hyperscan: hs_scan failed\n");
+		return -1;
+	}
+	*f = (struct figures){(double)bytes * (double)scans / (double)(t - t0), (uint64_t)c, 1};
+	return 0;
+}
+
+#endif /* VYRE_HAVE_HS */
