@@ -5,8 +5,9 @@
  * Each loop is a whole vyred (struct vyre_daemon): its own io_uring,
  * clients, domains, buffer handles, batch slots and backend instance, run
  * by a thread of its own. A domain lives in one loop, so loops never share
- * a buffer, a hazard or a batch and never wait for each other: the
- * acceptance order of a domain is its loop's. What they share is here: the
+ * a buffer, a hazard or a batch, and the acceptance order of a domain is
+ * its loop's. They wait for each other only where a shared GPU makes them:
+ * a heap (un)registration stops every loop's grid (gpu/cuda_group.c). What they share is here: the
  * routing of new clients (a named domain to the loop that holds it, a
  * private one to the loop with the fewest clients), the stop flag, and the
  * exit figures.
