@@ -92,6 +92,18 @@ struct vyre_conn {
 	uint32_t route;		/* 1 + its named domain's route, 0: none */
 };
 
+/*
+ * A client on its way from loop 0 to the loop it was routed to: its
+ * connection as loop 0 had it in its handshake (socket, credentials, route),
+ * and its HELLO.
+ */
+struct vyre_handoff {
+	struct vyre_conn conn;
+	struct vyre_msg hello;
+	int fds[VYRE_MSG_MAX_FDS];
+	unsigned nfds;
+};
+
 struct vyre_daemon {
 	struct vyre_daemon_config cfg;
 	struct vyre_shared *sh; /* what the loops share (loops.h) */

@@ -108,28 +108,28 @@ static void arm_signal(struct vyre_daemon *d)
 	d->signal_armed = 1;
 }
 
-static void arm_backend(struct vyre_daemon *d)
+/* One read of an eventfd of the loop's own (the backend's, the inbox), at most one armed. */
+static void arm_efd_read(struct vyre_daemon *d, enum op_kind kind, int fd, uint64_t *buf,
+			 int *armed)
 {
 	struct io_uring_sqe *sqe;
 
-	if (d->backend_read_armed || d->backend_fd < 0)
+	if (*armed || fd < 0)
 		return;
 	sqe = get_sqe(d);
-	io_uring_prep_read(sqe, d->backend_fd, &d->backend_efd_buf, sizeof(d->backend_efd_buf), 0);
-	io_uring_sqe_set_data64(sqe, op_data(OP_BACKEND, 0));
-	d->backend_read_armed = 1;
+	io_uring_prep_read(sqe, fd, buf, sizeof(*buf), 0);
+	io_uring_sqe_set_data64(sqe, op_data(kind, 0));
+	*armed = 1;
+}
+
+static void arm_backend(struct vyre_daemon *d)
+{
+	arm_efd_read(d, OP_BACKEND, d->backend_fd, &d->backend_efd_buf, &d->backend_read_armed);
 }
 
 static void arm_inbox(struct vyre_daemon *d)
 {
-	struct io_uring_sqe *sqe;
-
-	if (d->inbox_armed || d->inbox_fd < 0)
-		return;
-	sqe = get_sqe(d);
-	io_uring_prep_read(sqe, d->inbox_fd, &d->inbox_buf, sizeof(d->inbox_buf), 0);
-	io_uring_sqe_set_data64(sqe, op_data(OP_INBOX, 0));
-	d->inbox_armed = 1;
+	arm_efd_read(d, OP_INBOX, d->inbox_fd, &d->inbox_buf, &d->inbox_armed);
 }
 
 /* The tick's period: a quarter of the HELLO timeout, at least 10 ms. */

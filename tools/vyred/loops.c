@@ -110,16 +110,7 @@ int vyre_handoff(struct vyre_daemon *d, struct vyre_conn *c, uint32_t loop,
 	if (to->n_inbox < to->inbox_cap)
 		h = &to->inbox[to->n_inbox++];
 	if (h) {
-		h->sock = c->sock;
-		h->id = c->id;
-		h->pid = c->pid;
-		h->uid = c->uid;
-		h->gid = c->gid;
-		h->n_groups = c->n_groups;
-		memcpy(h->groups, c->groups, sizeof(h->groups));
-		h->allowed = c->allowed;
-		h->accepted_ns = c->accepted_ns;
-		h->route = c->route;
+		h->conn = *c;
 		h->hello = *m;
 		h->nfds = nfds;
 		for (unsigned i = 0; i < nfds; i++)
@@ -142,11 +133,11 @@ static void refuse(struct vyre_daemon *d, struct vyre_handoff *h)
 	m.type = VYRE_MSG_HELLO_REPLY;
 	m.id = h->hello.id;
 	m.u.hello_reply.status = VYRE_E_NOMEM;
-	vyre_msg_send(h->sock, &m, NULL, 0);
-	close(h->sock);
+	vyre_msg_send(h->conn.sock, &m, NULL, 0);
+	close(h->conn.sock);
 	for (unsigned i = 0; i < h->nfds; i++)
 		close(h->fds[i]);
-	unroute(d->sh, d->loop_index + 1, h->route);
+	unroute(d->sh, d->loop_index + 1, h->conn.route);
 }
 
 static void adopt(struct vyre_daemon *d, struct vyre_handoff *h)
@@ -160,18 +151,14 @@ static void adopt(struct vyre_daemon *d, struct vyre_handoff *h)
 		refuse(d, h);
 		return;
 	}
-	c->sock = h->sock;
-	c->id = h->id;
-	c->pid = h->pid;
-	c->uid = h->uid;
-	c->gid = h->gid;
-	c->n_groups = h->n_groups;
-	memcpy(c->groups, h->groups, sizeof(c->groups));
-	c->allowed = h->allowed;
-	c->accepted_ns = h->accepted_ns;
+	const uint32_t slot = c->slot;
+
+	/* a handshake owns nothing of loop 0's but the io_uring poll that read its HELLO */
+	*c = h->conn;
+	c->slot = slot;
+	c->pending_ops = 0;
+	c->poll_armed = 0;
 	c->routed = d->loop_index + 1;
-	c->route = h->route;
-	c->state = VYRE_CONN_HANDSHAKE;
 	vyre_control_adopt(d, c, &h->hello, h->fds, h->nfds);
 }
 
@@ -258,7 +245,7 @@ void vyre_loops_fini(struct vyre_shared *sh)
 
 		/* a client still in the inbox when its loop stopped */
 		for (uint32_t k = 0; k < d->n_inbox; k++) {
-			close(d->inbox[k].sock);
+			close(d->inbox[k].conn.sock);
 			for (unsigned i = 0; i < d->inbox[k].nfds; i++)
 				close(d->inbox[k].fds[i]);
 		}

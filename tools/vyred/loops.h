@@ -33,23 +33,7 @@
 struct vyre_daemon;
 struct vyre_daemon_config;
 struct vyre_conn;
-
-/* A client on its way from loop 0 to the loop it was routed to. */
-struct vyre_handoff {
-	int sock;
-	uint32_t id;
-	pid_t pid;
-	uid_t uid;
-	gid_t gid;
-	uint32_t n_groups;
-	gid_t groups[VYRED_MAX_GROUPS];
-	int allowed;
-	uint64_t accepted_ns;
-	uint32_t route; /* 1 + its named-domain route, 0 for a private domain */
-	struct vyre_msg hello;
-	int fds[VYRE_MSG_MAX_FDS];
-	unsigned nfds;
-};
+struct vyre_handoff; /* daemon.h: it holds a struct vyre_conn */
 
 /* A named domain and the loop that holds it, while clients routed to it remain. */
 struct vyre_route {
