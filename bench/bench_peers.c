@@ -632,11 +632,6 @@ static int measure(const struct vyre_bench_ctx *ctx, const struct peer *pe, unsi
 
 /* ---- vyred and the MPS control daemon ---------------------------------------- */
 
-struct vyred {
-	pid_t pid;
-	char dir[64], sock[96], log[96];
-};
-
 /* What the suite passes to its vyreds; 0: not passed. */
 struct vyred_args {
 	unsigned inflight;
@@ -662,99 +657,37 @@ static int vyred_has_flag(const char *bin, const char *flag)
 	return found;
 }
 
-static void show_log(const char *log)
-{
-	char line[512];
-	FILE *fp = fopen(log, "r");
-
-	while (fp && fgets(line, sizeof(line), fp))
-		fprintf(stderr, "peers:   %s", line);
-	if (fp)
-		fclose(fp);
-}
-
 /* vyred's own account of the run: its batches, slots and the time each stage took. */
-static void show_summary(const char *log)
-{
-	char line[512];
-	FILE *fp = fopen(log, "r");
-
-	while (fp && fgets(line, sizeof(line), fp))
-		if (strstr(line, "stopped after") || strstr(line, "mean ns per batch") ||
-		    strstr(line, ": loop "))
-			fprintf(stderr, "peers:   %s", line);
-	if (fp)
-		fclose(fp);
-}
-
-static void vyred_stop(struct vyred *d)
-{
-	if (d->pid > 0) {
-		kill(d->pid, SIGTERM);
-		vyre_bench_reap(d->pid);
-		show_summary(d->log);
-	}
-	d->pid = -1;
-	unlink(d->log);
-	unlink(d->sock);
-	rmdir(d->dir);
-}
+static const char *const summary_lines[] = {"stopped after", "mean ns per batch", ": loop ", NULL};
 
 /* vyred from @bin on a new temporary socket; @mode NULL for the cpu backend. */
-static int vyred_start(struct vyred *d, const char *bin, const char *mode,
+static int vyred_start(struct vyre_bench_vyred *d, const char *bin, const char *mode,
 		       const struct vyred_args *va)
 {
 	char inflight_arg[16], loops_arg[16];
-	const char *argv[14 + VYRE_BENCH_MAX_VYRED_ARGS];
+	const char *args[12 + VYRE_BENCH_MAX_VYRED_ARGS];
 	int n = 0;
 
-	snprintf(d->dir, sizeof(d->dir), "/tmp/vyre-bench-peers-XXXXXX");
-	d->pid = -1;
-	if (!mkdtemp(d->dir)) {
-		fprintf(stderr, "peers: mkdtemp: %s\n", strerror(errno));
-		return -1;
-	}
-	snprintf(d->sock, sizeof(d->sock), "%s/vyre.sock", d->dir);
-	snprintf(d->log, sizeof(d->log), "%s/vyred.log", d->dir);
 	snprintf(inflight_arg, sizeof(inflight_arg), "%u", va->inflight);
 	snprintf(loops_arg, sizeof(loops_arg), "%u", va->loops);
-	argv[n++] = bin;
-	argv[n++] = "--socket";
-	argv[n++] = d->sock;
-	argv[n++] = "--backend";
-	argv[n++] = mode ? "cuda" : "cpu";
+	args[n++] = "--backend";
+	args[n++] = mode ? "cuda" : "cpu";
 	if (mode) {
-		argv[n++] = "--mode";
-		argv[n++] = mode;
+		args[n++] = "--mode";
+		args[n++] = mode;
 	}
 	if (va->inflight) {
-		argv[n++] = "--inflight";
-		argv[n++] = inflight_arg;
+		args[n++] = "--inflight";
+		args[n++] = inflight_arg;
 	}
 	if (va->loops) {
-		argv[n++] = "--loops";
-		argv[n++] = loops_arg;
+		args[n++] = "--loops";
+		args[n++] = loops_arg;
 	}
 	for (unsigned i = 0; i < va->n_extra; i++)
-		argv[n++] = va->extra[i];
-	argv[n] = NULL;
-	fflush(NULL);
-	d->pid = fork();
-	if (d->pid == 0) {
-		const int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-		if (fd < 0 || dup2(fd, 2) < 0)
-			_exit(126);
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	if (d->pid > 0 && vyre_bench_await_daemon(d->sock, &d->pid) == 0)
-		return 0;
-	fprintf(stderr, "peers: vyred --backend %s%s%s did not start:\n", mode ? "cuda" : "cpu",
-		mode ? " --mode " : "", mode ? mode : "");
-	show_log(d->log);
-	vyred_stop(d);
-	return -1;
+		args[n++] = va->extra[i];
+	args[n] = NULL;
+	return vyre_bench_vyred_start(d, "peers", bin, args);
 }
 
 /* @name in a directory of $PATH, into @buf; NULL when there is none. */
@@ -848,7 +781,7 @@ static int mps_start(struct mps *m)
 		char log[128];
 
 		snprintf(log, sizeof(log), "%s/control.log", m->log);
-		show_log(log);
+		vyre_bench_print_log(log, "peers", NULL);
 		setenv("CUDA_MPS_PIPE_DIRECTORY", m->none, 1);
 		return -1;
 	}
@@ -1136,7 +1069,7 @@ static void series_init(struct series *s, const char *name, enum peer_kind kind,
 static int vyre_series(struct vyre_bench_ctx *ctx, const char *bin, const char *mode,
 		       const struct vyred_args *va, int open, struct series *s)
 {
-	struct vyred d;
+	struct vyre_bench_vyred d = {0};
 	int rc;
 
 	if (vyred_start(&d, bin, mode, va))
@@ -1145,7 +1078,7 @@ static int vyre_series(struct vyre_bench_ctx *ctx, const char *bin, const char *
 	rc = closed_loop(ctx, s);
 	if (open)
 		rc |= open_loop(ctx, s);
-	vyred_stop(&d);
+	vyre_bench_vyred_stop(&d, "peers", summary_lines);
 	return rc;
 }
 

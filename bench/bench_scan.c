@@ -164,7 +164,7 @@ static int item_rows(struct run *r, const struct set *s, const uint8_t *data, ui
 		rc = -1;
 #endif
 	if (r->d && s->table) {
-		j.socket = r->d->sock;
+		j.socket = r->d->run.sock;
 		j.table = s->table;
 		j.table_bytes = s->table_bytes;
 		snprintf(name, sizeof(name), "lit%u %s %s", s->n, size, r->d->peer);
@@ -188,7 +188,7 @@ static int item_rows(struct run *r, const struct set *s, const uint8_t *data, ui
 static int single_rows(struct run *r, const struct set *s)
 {
 	const uint32_t max = r->ctx->quick ? QUICK_PREFIX_MAX : PREFIX_MAX;
-	struct job j = {.socket = r->d->sock, .table = s->table, .table_bytes = s->table_bytes};
+	struct job j = {.socket = r->d->run.sock, .table = s->table, .table_bytes = s->table_bytes};
 	struct single one;
 	char name[96], size[24];
 	int rc = 0;
@@ -237,7 +237,7 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 	struct set sets[N_SETS] = {0};
 	const uint32_t set_bytes = ctx->quick ? QUICK_SET_BYTES : SET_BYTES;
 	uint8_t *data = malloc(set_bytes);
-	struct vyred d;
+	struct vyred d = {0};
 	char bin[PATH_MAX];
 	struct run r = {ctx, &corp, NULL, 0};
 	int rc = 0;

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "bench.h"
+#include "harness.h"
 
 /* Pointers only, so that only the files that use these need their headers. */
 struct vyre_dfa_pattern;
@@ -122,8 +123,7 @@ int scan_hs_single(const struct vyre_bench_ctx *ctx, const struct hs_database *d
 /* ---- bench_scan_vyre.c -------------------------------------------------------- */
 
 struct vyred {
-	pid_t pid;
-	char dir[64], sock[96], log[96];
+	struct vyre_bench_vyred run;
 	char peer[16]; /* "vyre-cpu" or "vyre-cuda": the backend vyred chose */
 };
 

@@ -4,9 +4,6 @@
  * suite's own, producer processes each with its own domain holding a copy of
  * the DFA table and its share of the items, and the single long DFA_SCAN.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,32 +22,14 @@
 
 void scan_vyred_stop(struct vyred *d)
 {
-	if (d->pid > 0) {
-		kill(d->pid, SIGTERM);
-		vyre_bench_reap(d->pid);
-	}
-	d->pid = -1;
-	unlink(d->log);
-	unlink(d->sock);
-	rmdir(d->dir);
-}
-
-static void show_log(const char *log)
-{
-	char line[512];
-	FILE *fp = fopen(log, "r");
-
-	while (fp && fgets(line, sizeof(line), fp))
-		fprintf(stderr, "scan:   %s", line);
-	if (fp)
-		fclose(fp);
+	vyre_bench_vyred_stop(&d->run, SUITE, NULL);
 }
 
 /* Names the peer after the backend vyred says it chose (backend_select.c's log line). */
 static void vyred_backend(struct vyred *d)
 {
 	char line[512];
-	FILE *fp = fopen(d->log, "r");
+	FILE *fp = fopen(d->run.log, "r");
 
 	snprintf(d->peer, sizeof(d->peer), "vyre-cpu");
 	while (fp && fgets(line, sizeof(line), fp))
@@ -66,35 +45,13 @@ static void vyred_backend(struct vyred *d)
 
 int scan_vyred_start(struct vyred *d, const char *bin, int cpu_only)
 {
-	snprintf(d->dir, sizeof(d->dir), "/tmp/vyre-bench-scan-XXXXXX");
-	d->pid = -1;
-	if (!mkdtemp(d->dir)) {
-		fprintf(stderr, "scan: mkdtemp: %s\n", strerror(errno));
-		return -1;
-	}
-	snprintf(d->sock, sizeof(d->sock), "%s/vyre.sock", d->dir);
-	snprintf(d->log, sizeof(d->log), "%s/vyred.log", d->dir);
-	fflush(NULL);
-	d->pid = fork();
-	if (d->pid == 0) {
-		/* without --backend cpu, the NULL ends argv there: vyred's default, auto */
-		const char *argv[] = {bin,   "--socket", d->sock, cpu_only ? "--backend" : NULL,
-				      "cpu", NULL};
-		const int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* without --backend cpu, vyred's default: auto */
+	static const char *const cpu[] = {"--backend", "cpu", NULL};
 
-		if (fd < 0 || dup2(fd, 2) < 0)
-			_exit(126);
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	if (d->pid > 0 && vyre_bench_await_daemon(d->sock, &d->pid) == 0) {
-		vyred_backend(d);
-		return 0;
-	}
-	fprintf(stderr, "scan: vyred did not start:\n");
-	show_log(d->log);
-	scan_vyred_stop(d);
-	return -1;
+	if (vyre_bench_vyred_start(&d->run, SUITE, bin, cpu_only ? cpu : NULL) != 0)
+		return -1;
+	vyred_backend(d);
+	return 0;
 }
 
 /* Heap for a table and @n buffers of @bytes, with room for the allocator's alignment. */

@@ -4,9 +4,11 @@
 #include "vyre/vyre.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,4 +246,73 @@ const char *vyre_bench_find_vyred(char *buf, size_t len)
 	self[n] = '\0';
 	snprintf(buf, len, "%s/vyred", dirname(self));
 	return access(buf, X_OK) == 0 ? buf : NULL;
+}
+
+void vyre_bench_print_log(const char *path, const char *suite, const char *const *show)
+{
+	char line[512];
+	FILE *fp = fopen(path, "r");
+
+	while (fp && fgets(line, sizeof(line), fp)) {
+		int hit = !show;
+
+		for (unsigned i = 0; show && show[i] && !hit; i++)
+			hit = strstr(line, show[i]) != NULL;
+		if (hit)
+			fprintf(stderr, "%s:   %s", suite, line);
+	}
+	if (fp)
+		fclose(fp);
+}
+
+void vyre_bench_vyred_stop(struct vyre_bench_vyred *d, const char *suite, const char *const *show)
+{
+	if (d->pid > 0) {
+		kill(d->pid, SIGTERM);
+		vyre_bench_reap(d->pid);
+		if (show)
+			vyre_bench_print_log(d->log, suite, show);
+	}
+	d->pid = -1;
+	unlink(d->log);
+	unlink(d->sock);
+	rmdir(d->dir);
+}
+
+int vyre_bench_vyred_start(struct vyre_bench_vyred *d, const char *suite, const char *bin,
+			   const char *const *args)
+{
+	const char *argv[32];
+	unsigned n = 0;
+
+	snprintf(d->dir, sizeof(d->dir), "/tmp/vyre-bench-%s-XXXXXX", suite);
+	d->pid = -1;
+	if (!mkdtemp(d->dir)) {
+		fprintf(stderr, "%s: mkdtemp: %s\n", suite, strerror(errno));
+		return -1;
+	}
+	snprintf(d->sock, sizeof(d->sock), "%s/vyre.sock", d->dir);
+	snprintf(d->log, sizeof(d->log), "%s/vyred.log", d->dir);
+	argv[n++] = bin;
+	argv[n++] = "--socket";
+	argv[n++] = d->sock;
+	for (unsigned i = 0; args && args[i] && n < 31; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	fflush(NULL);
+	d->pid = fork();
+	if (d->pid == 0) {
+		const int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		if (fd < 0 || dup2(fd, 2) < 0)
+			_exit(126);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	if (d->pid > 0 && vyre_bench_await_daemon(d->sock, &d->pid) == 0)
+		return 0;
+	fprintf(stderr, "%s: vyred did not start:\n", suite);
+	vyre_bench_print_log(d->log, suite, NULL);
+	vyre_bench_vyred_stop(d, suite, NULL);
+	return -1;
 }

@@ -58,6 +58,27 @@ int vyre_bench_await_daemon(const char *socket, pid_t *pid);
 /* The vyred binary next to this vyre-bench (in @buf), or NULL when there is none. */
 const char *vyre_bench_find_vyred(char *buf, size_t len);
 
+/* A vyred a suite starts: its own temporary directory, socket and stderr log. */
+struct vyre_bench_vyred {
+	pid_t pid;
+	char dir[64], sock[96], log[96];
+};
+
+/*
+ * Start @bin --socket SOCK @args (NULL-terminated) with stderr to its log and
+ * wait until it answers. 0, or -1 after printing "@suite: vyred did not
+ * start:" and its log (everything is cleaned up then).
+ */
+int vyre_bench_vyred_start(struct vyre_bench_vyred *d, const char *suite, const char *bin,
+			   const char *const *args);
+/*
+ * SIGTERM it, wait, print the lines of its log that contain one of @show
+ * (NULL-terminated; NULL: none) prefixed by "@suite:   ", remove its files.
+ */
+void vyre_bench_vyred_stop(struct vyre_bench_vyred *d, const char *suite, const char *const *show);
+/* Print the lines of @path containing one of @show (NULL: every line), prefixed. */
+void vyre_bench_print_log(const char *path, const char *suite, const char *const *show);
+
 /* Latency samples in ticks; percentiles in ns. */
 struct vyre_bench_samples {
 	uint64_t *ticks;
