@@ -35,12 +35,17 @@ enum vyre_op {
 	VYRE_OP_SUM = 6,
 	VYRE_OP_MAX = 7,
 	VYRE_OP_DFA_SCAN = 8,
+	VYRE_OP_BASE64_DECODE = 9, /* counted bytes in, counted bytes out (design.md 6.1) */
+	VYRE_OP_HEX_DECODE = 10,
+	VYRE_OP_BYTEMAP = 11,	   /* param: a 256-byte table buffer */
+	VYRE_OP_DFA_SCAN_COUNTED = 12,
 };
 #define VYRE_OP_COUNT 9u
 
 /* vyre_sqe.flags */
 #define VYRE_SQE_FENCE    (1u << 0) /* CQE posted after every earlier item's of this client */
 #define VYRE_SQE_NODEDUPE (1u << 1) /* always execute, never satisfy from an earlier item */
+#define VYRE_SQE_CHAIN    (1u << 2) /* this item and the next one of the client are one chain */
 #define VYRE_SQE_VALID_FLAGS (VYRE_SQE_FENCE | VYRE_SQE_NODEDUPE)
 
 /* vyre_cqe.flags */

@@ -42,7 +42,9 @@ struct vyre_connect_opts {
 	uint64_t heap_bytes;     /* 0: default; used only if this call creates the domain */
 };
 
-/* vyre_buffer_alloc() flags: none defined yet; pass 0. */
+/* vyre_buffer_alloc() flags (docs/design.md sections 6.2 and 6.3); at most one. */
+#define VYRE_BUF_DEVICE    (1u << 0) /* in the device's memory; not mappable */
+#define VYRE_BUF_TRANSIENT (1u << 1) /* seen only inside the chain that writes it */
 
 /*
  * vyre_connect - connect to vyred and map the region and the domain heap.
