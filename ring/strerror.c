@@ -23,6 +23,8 @@ const char *vyre_strerror(int err)
 		return "timed out";
 	case VYRE_E_PROTO:
 		return "protocol error (ABI version mismatch or malformed message)";
+	case VYRE_E_CANCELED:
+		return "not run: an earlier item of its chain failed";
 	default:
 		return "unknown vyre error";
 	}

@@ -62,6 +62,7 @@ enum vyre_error {
 	VYRE_E_DEVICE = -6,
 	VYRE_E_TIMEDOUT = -7,
 	VYRE_E_PROTO = -8,
+	VYRE_E_CANCELED = -9, /* an earlier item of its chain failed */
 };
 
 /* One unit of work; the same 16 bytes as vyre's MegakernelWorkItem. */
