@@ -408,7 +408,7 @@ static void oracle_resolve(const struct oracle_domain *od, uint32_t heap, const 
 	uint64_t in_o = 0, out_o = 0, t_o = 0;
 
 	memset(x, 0, sizeof(*x));
-	x->heap = heap;
+	x->in_heap = x->out_heap = x->table_heap = heap;
 	x->op = UINT32_MAX;
 	if (mask < 0 || (r->flags & ~VYRE_SQE_VALID_FLAGS))
 		return;
@@ -422,7 +422,9 @@ static void oracle_resolve(const struct oracle_domain *od, uint32_t heap, const 
 		return;
 	*x = (struct vyre_exec_item){.op = it->op_handle,
 				     .param = (mask & VYRE_OPERAND_TABLE) ? 0 : it->param,
-				     .heap = heap,
+				     .in_heap = heap,
+				     .out_heap = heap,
+				     .table_heap = heap,
 				     .in_bytes = in_b,
 				     .out_bytes = out_b,
 				     .table_bytes = t_b,
