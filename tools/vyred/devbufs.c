@@ -107,6 +107,7 @@ int vyre_devbuf_alloc(struct vyre_daemon *d, struct vyre_conn *c, uint32_t bytes
 		return rc;
 	}
 	t->buf[k] = (struct vyre_devbuf){.bytes = bytes, .live = 1};
+	t->allocs++;
 	*ref = (struct vyre_buffer_ref){
 	    .bytes = bytes, .domain = c->domain->id, .heap = t->base + k, .flags = VYRE_BUF_DEVICE};
 	return 0;
@@ -149,7 +150,7 @@ static uint64_t write_bytes(const struct vyre_exec_item *x, int mask)
 
 void vyre_devbufs_stamp(struct vyre_daemon *d, struct vyre_batch *b)
 {
-	const struct vyre_devbufs *t = &d->devbufs;
+	struct vyre_devbufs *t = &d->devbufs;
 	uint64_t readback = 0;
 
 	b->stats.readback_bytes = 0;
@@ -171,8 +172,10 @@ void vyre_devbufs_stamp(struct vyre_daemon *d, struct vyre_batch *b)
 		 */
 		if (tab && dfa_table(x->op)) {
 			b->table_gen[i] = tab->write_gen;
-			if (tab->valid_gen == tab->write_gen + 1)
+			if (tab->valid_gen == tab->write_gen + 1) {
 				x->flags |= VYRE_EXEC_TABLE_TRUSTED;
+				t->trusted++;
+			}
 		}
 		if (out)
 			out->write_gen++;

@@ -41,8 +41,10 @@ struct vyre_devbufs {
 	struct vyre_devbuf *buf;
 	uint32_t *free; /* unused buffer numbers, a stack */
 	uint32_t n_free;
-	uint32_t max;  /* --max-device-buffers */
-	uint32_t base; /* heap index of buffer 0: --max-domains */
+	uint32_t max;	  /* --max-device-buffers */
+	uint32_t base;	  /* heap index of buffer 0: --max-domains */
+	uint64_t allocs;  /* device buffers made, for the exit log */
+	uint64_t trusted; /* scans that skipped their table check, for the exit log */
 };
 
 struct vyre_daemon;
