@@ -633,8 +633,12 @@ int main(void)
 	if (env && *env)
 		backend = env;
 	extra[1] = backend;
-	if (vyre_test_daemon_start(&daemon_, extra) != 0)
-		return 1;
+	if (vyre_test_daemon_start(&daemon_, extra) != 0) {
+		/* only test_cuda_e2e asks for another backend, where it can start */
+		if (strcmp(backend, "cpu") != 0)
+			printf("vyred --backend %s does not start here: skipped\n", backend);
+		return strcmp(backend, "cpu") != 0 ? 77 : 1;
+	}
 	const struct {
 		const char *name;
 		int (*fn)(void);
