@@ -4,6 +4,13 @@ TESTS += test_ops
 # The CPU backend with several batches in flight.
 TESTS += test_cpu_inflight
 
+# device buffers (VYRE_BUF_DEVICE): every op, sharing, validate once per write, limits
+TESTS += test_device_buffers
+TEST_EXTRA_OBJS_test_device_buffers := $(BUILD)/obj/tests/test_integration_daemon.o \
+	$(BUILD)/obj/tests/devbuf_model.o
+$(BUILD)/tests/test_device_buffers: $(BUILD)/obj/tests/test_integration_daemon.o \
+	$(BUILD)/obj/tests/devbuf_model.o $(BUILD)/vyred
+
 # A test named test_X is built from tests/test_X.c plus the core and client libs.
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a
 	@mkdir -p $(dir $@)
