@@ -9,3 +9,5 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libvyre-core.a $(BUILD)/libvyr
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -o $@ $< $(TEST_EXTRA_OBJS_$*) $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a \
 		$(TEST_LIBS_$*) $(CMOCKA_LIBS) $(URING_LIBS) $(LDLIBS) -lm
+# The byte ops over counted buffers (decoders, byte map, counted scan).
+TESTS += test_decode

@@ -37,8 +37,19 @@ static void put32(uint8_t *p, uint32_t v)
 
 const char *gen_op_name(uint32_t op)
 {
-	static const char *const names[] = {"NOP", "FILL", "COPY", "ADD",     "XOR",
-					    "MUL", "SUM",  "MAX",  "DFA_SCAN"};
+	static const char *const names[VYRE_OP_COUNT] = {"NOP",
+							 "FILL",
+							 "COPY",
+							 "ADD",
+							 "XOR",
+							 "MUL",
+							 "SUM",
+							 "MAX",
+							 "DFA_SCAN",
+							 "BASE64_DECODE",
+							 "HEX_DECODE",
+							 "BYTEMAP",
+							 "DFA_SCAN_COUNTED"};
 
 	return op < VYRE_OP_COUNT ? names[op] : "unknown-op";
 }

@@ -14,9 +14,19 @@
 #include "program.h"
 
 static const char *const op_names[VYRE_OP_COUNT] = {
-    [VYRE_OP_NOP] = "NOP", [VYRE_OP_FILL] = "FILL", [VYRE_OP_COPY] = "COPY",
-    [VYRE_OP_ADD] = "ADD", [VYRE_OP_XOR] = "XOR",   [VYRE_OP_MUL] = "MUL",
-    [VYRE_OP_SUM] = "SUM", [VYRE_OP_MAX] = "MAX",   [VYRE_OP_DFA_SCAN] = "DFA_SCAN",
+    [VYRE_OP_NOP] = "NOP",
+    [VYRE_OP_FILL] = "FILL",
+    [VYRE_OP_COPY] = "COPY",
+    [VYRE_OP_ADD] = "ADD",
+    [VYRE_OP_XOR] = "XOR",
+    [VYRE_OP_MUL] = "MUL",
+    [VYRE_OP_SUM] = "SUM",
+    [VYRE_OP_MAX] = "MAX",
+    [VYRE_OP_DFA_SCAN] = "DFA_SCAN",
+    [VYRE_OP_BASE64_DECODE] = "BASE64_DECODE",
+    [VYRE_OP_HEX_DECODE] = "HEX_DECODE",
+    [VYRE_OP_BYTEMAP] = "BYTEMAP",
+    [VYRE_OP_DFA_SCAN_COUNTED] = "DFA_SCAN_COUNTED",
 };
 
 const char *vyre_submit_op_name(uint32_t op)
@@ -410,7 +420,7 @@ static int parse_op(struct parser *ps, const struct vyre_submit_token *t, uint32
 	if (t->quoted || number(t->s, UINT32_MAX, &v))
 		return perr(ps, t,
 			    "unknown op '%s' (NOP FILL COPY ADD XOR MUL SUM MAX DFA_SCAN "
-			    "or a number)",
+			    "BASE64_DECODE HEX_DECODE BYTEMAP DFA_SCAN_COUNTED or a number)",
 			    t->s);
 	*op = (uint32_t)v;
 	return 0;
