@@ -331,7 +331,57 @@ static int buffer_data(struct parser *ps, struct vyre_submit_buffer *b, const ch
 	return 0;
 }
 
-/* buffer NAME BYTES [fill WORD | words W... | text STR | hex HH...] */
+/* counted STRING: word 0 = its byte length, then its bytes (docs/design.md 6.1). */
+static int buffer_counted(struct parser *ps, struct vyre_submit_buffer *b)
+{
+	const struct vyre_submit_line *l = &ps->line;
+
+	if (l->n != 5)
+		return perr(ps, &l->tok[3], "'counted' takes one word or \"string\"");
+	const struct vyre_submit_token *t = &l->tok[4];
+
+	if (b->bytes < 4 || t->len > b->bytes - 4)
+		return perr(ps, t, "4 + %u counted bytes do not fit in %u bytes", (unsigned)t->len,
+			    b->bytes);
+	b->data = malloc(4 + (size_t)t->len);
+	if (!b->data)
+		return VYRE_E_NOMEM;
+	b->init = VYRE_SUBMIT_INIT_DATA;
+	b->data_len = 4 + (uint32_t)t->len;
+	for (int k = 0; k < 4; k++)
+		b->data[k] = (uint8_t)(t->len >> (8 * k));
+	memcpy(b->data + 4, t->s, t->len);
+	return 0;
+}
+
+/* map FROM TO: a BYTEMAP table, identity but for byte FROM[i] -> TO[i]. */
+static int buffer_map(struct parser *ps, struct vyre_submit_buffer *b)
+{
+	const struct vyre_submit_line *l = &ps->line;
+
+	if (l->n != 6)
+		return perr(ps, &l->tok[3], "usage: map FROM TO (two strings of one length)");
+	const struct vyre_submit_token *from = &l->tok[4], *to = &l->tok[5];
+
+	if (from->len != to->len)
+		return perr(ps, to, "map FROM and TO differ in length (%u and %u bytes)",
+			    (unsigned)from->len, (unsigned)to->len);
+	if (b->bytes < 256)
+		return perr(ps, &l->tok[2], "a byte map needs 256 bytes, the buffer has %u",
+			    b->bytes);
+	b->data = malloc(256);
+	if (!b->data)
+		return VYRE_E_NOMEM;
+	b->init = VYRE_SUBMIT_INIT_DATA;
+	b->data_len = 256;
+	for (uint32_t i = 0; i < 256; i++)
+		b->data[i] = (uint8_t)i;
+	for (uint32_t i = 0; i < from->len; i++)
+		b->data[(uint8_t)from->s[i]] = (uint8_t)to->s[i];
+	return 0;
+}
+
+/* buffer NAME BYTES [fill WORD | words W... | text STR | hex HH... | counted STR | map F T] */
 static int parse_buffer(struct parser *ps)
 {
 	const struct vyre_submit_line *l = &ps->line;
@@ -342,7 +392,7 @@ static int parse_buffer(struct parser *ps)
 	if (l->n < 3)
 		return perr(ps, &l->tok[0],
 			    "usage: buffer NAME BYTES [fill WORD | words W... | "
-			    "text STRING | hex HEX...]");
+			    "text STRING | hex HEX... | counted STRING | map FROM TO]");
 	rc = buffer_size(ps, &l->tok[2], &bytes);
 	if (rc)
 		return rc;
@@ -363,7 +413,12 @@ static int parse_buffer(struct parser *ps)
 	if (!kind->quoted && (strcmp(kind->s, "words") == 0 || strcmp(kind->s, "text") == 0 ||
 			      strcmp(kind->s, "hex") == 0))
 		return buffer_data(ps, b, kind->s, 4);
-	return perr(ps, kind, "unknown initialiser '%s' (fill, words, text or hex)", kind->s);
+	if (!kind->quoted && strcmp(kind->s, "counted") == 0)
+		return buffer_counted(ps, b);
+	if (!kind->quoted && strcmp(kind->s, "map") == 0)
+		return buffer_map(ps, b);
+	return perr(ps, kind, "unknown initialiser '%s' (fill, words, text, hex, counted or map)",
+		    kind->s);
 }
 
 /* dfa NAME PATTERN... */
@@ -505,14 +560,14 @@ static int parse_item(struct parser *ps)
 	return add_stmt(ps, VYRE_SUBMIT_STMT_ITEM, p->n_items - 1, 0);
 }
 
-/* print NAME [words|hex|text] */
+/* print NAME [words|hex|text|counted] */
 static int parse_print(struct parser *ps)
 {
 	const struct vyre_submit_line *l = &ps->line;
 	enum vyre_submit_print_format f = VYRE_SUBMIT_PRINT_WORDS;
 
 	if (l->n < 2 || l->n > 3)
-		return perr(ps, &l->tok[0], "usage: print NAME [words|hex|text]");
+		return perr(ps, &l->tok[0], "usage: print NAME [words|hex|text|counted]");
 	int b = lookup_buffer(ps, l->tok[1].s);
 
 	if (l->tok[1].quoted || !b)
@@ -524,8 +579,11 @@ static int parse_print(struct parser *ps)
 			f = VYRE_SUBMIT_PRINT_HEX;
 		else if (!t->quoted && strcmp(t->s, "text") == 0)
 			f = VYRE_SUBMIT_PRINT_TEXT;
+		else if (!t->quoted && strcmp(t->s, "counted") == 0)
+			f = VYRE_SUBMIT_PRINT_COUNTED;
 		else if (t->quoted || strcmp(t->s, "words") != 0)
-			return perr(ps, t, "unknown format '%s' (words, hex or text)", t->s);
+			return perr(ps, t, "unknown format '%s' (words, hex, text or counted)",
+				    t->s);
 	}
 	return add_stmt(ps, VYRE_SUBMIT_STMT_PRINT, (uint32_t)b - 1, f);
 }
