@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../gpu/ops.h"
+#include "test_counted.h"
 
 const struct batch_mix mix_heavy = {
     .dup_pct = 30,
@@ -67,53 +68,6 @@ static void write_dfa(uint8_t *t, uint32_t states, uint64_t *rng)
 	memcpy(t, words, vyre_dfa_table_bytes(states));
 }
 
-static const char b64_alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/*
- * Counted bytes (docs/design.md 6.1) in @p of @bytes (at least 4): base64 or
- * hex of random bytes, usually valid, sometimes with one character
- * corrupted, a random text, or a length word past the buffer.
- */
-static void write_counted(uint8_t *p, uint32_t bytes, uint64_t *rng)
-{
-	const uint32_t room = bytes - 4, kind = pick(rng, 8);
-	uint8_t *s = p + 4;
-	uint32_t len = 0;
-
-	if (kind < 3) {
-		/* canonical base64 of n random bytes: the unused low bits are zero */
-		const uint32_t n = pick(rng, room / 4 * 3 + 1);
-
-		for (uint32_t i = 0; i < n; i += 3) {
-			const uint32_t left = n - i;
-			uint32_t v = (uint32_t)splitmix64(rng) & 0xffffffu;
-
-			if (left == 1)
-				v &= 0xff0000u;
-			else if (left == 2)
-				v &= 0xffff00u;
-			s[len++] = (uint8_t)b64_alphabet[v >> 18];
-			s[len++] = (uint8_t)b64_alphabet[(v >> 12) & 63];
-			s[len++] = left > 1 ? (uint8_t)b64_alphabet[(v >> 6) & 63] : '=';
-			s[len++] = left > 2 ? (uint8_t)b64_alphabet[v & 63] : '=';
-		}
-	} else if (kind < 5) {
-		len = 2 * pick(rng, room / 2 + 1);
-		for (uint32_t i = 0; i < len; i++)
-			s[i] = (uint8_t) "0123456789abcdefABCDEF"[pick(rng, 22)];
-	} else if (kind < 7) {
-		len = pick(rng, room + 1);
-		for (uint32_t i = 0; i < len; i++)
-			s[i] = (uint8_t) "aAbB=+/0 \n"[pick(rng, 10)];
-	} else {
-		len = room + 1 + pick(rng, 3);
-	}
-	if (kind < 5 && len && chance(rng, 20))
-		s[pick(rng, len)] = (uint8_t) "=!g \xff"[pick(rng, 5)];
-	memcpy(p, &len, 4);
-}
-
 void world_init(struct world *w, uint64_t seed)
 {
 	uint64_t rng = seed ^ 0x776f726c64ull;
@@ -151,7 +105,7 @@ void world_init(struct world *w, uint64_t seed)
 			for (uint32_t i = 0; i < w->buf[d][h].bytes; i++)
 				p[i] = (uint8_t)pick(&rng, 4);
 			if (chance(&rng, 50))
-				write_counted(p, w->buf[d][h].bytes, &rng);
+				test_counted_fill(p, w->buf[d][h].bytes, splitmix64(&rng));
 		}
 		/* the byte map: case folding, or a random one */
 		uint8_t *map = w->heap[d] + w->buf[d][w->n_buffers].off;
