@@ -58,7 +58,9 @@ static uint32_t classify(const struct vyre_exec_item *it, const struct vyre_cuda
 	    !range_ok(h, it->out_off, it->out_bytes) ||
 	    !range_ok(h, it->table_off, it->table_bytes))
 		return CLS_INVAL;
-	if ((mask & VYRE_OPERAND_WORD0) && it->out_bytes < 4)
+	if ((mask & (VYRE_OPERAND_WORD0 | VYRE_OPERAND_COUNTED)) && it->out_bytes < 4)
+		return CLS_INVAL;
+	if ((mask & VYRE_OPERAND_COUNTED) && it->in_bytes < 4)
 		return CLS_INVAL;
 
 	const uint64_t in = h->dptr + it->in_off, out = h->dptr + it->out_off;
@@ -91,6 +93,15 @@ static uint32_t classify(const struct vyre_exec_item *it, const struct vyre_cuda
 		if ((in | out | table) & 3u)
 			return CLS_DEVICE | CLS_RESULT | CLS_SEQUENTIAL | 1u;
 		return CLS_DEVICE | CLS_RESULT | CLS_BLOCK | 1u;
+	case VYRE_OP_BASE64_DECODE:
+	case VYRE_OP_HEX_DECODE:
+	case VYRE_OP_BYTEMAP:
+		/* gpu/mk_decode.cuh, aligned or not; a partial overlap is the oracle's INVAL */
+		if (in != out && in < out + it->out_bytes && out < in + it->in_bytes)
+			return CLS_INVAL;
+		return CLS_DEVICE | CLS_RESULT | CLS_BLOCK | 1u;
+	case VYRE_OP_DFA_SCAN_COUNTED:
+		return CLS_INVAL; /* not lowered yet: the parallel DFA scan's work */
 	default:
 		return 0; /* NOP */
 	}
@@ -200,6 +211,12 @@ static uint32_t emit_item(struct fill_cursor *cur, const struct vyre_exec_item *
 		u.slot = cur->result++;
 		u.count = it->op == VYRE_OP_DFA_SCAN ? it->in_bytes : it->in_bytes / 4;
 		u.aux = it->op == VYRE_OP_DFA_SCAN ? it->table_bytes : 0;
+		if (vyre_op_operands(it->op) & VYRE_OPERAND_COUNTED) {
+			/* mk_decode.cuh: bytes in, bytes out, table bytes */
+			u.count = it->in_bytes;
+			u.aux = it->out_bytes;
+			u.param = it->table_bytes;
+		}
 		cur->units[cur->unit++] = u;
 		return u.slot;
 	}
@@ -318,6 +335,7 @@ int vyre_cuda_lower_immediate(const struct vyre_exec_batch *batch, const uint32_
 		const struct vyre_exec_item *it = &batch->items[p->order[k]];
 		uint32_t count, in_words, out_words;
 
+		/* the byte ops are block units, never IMMEDIATE (excluded above) */
 		switch (it->op) {
 		case VYRE_OP_FILL:
 			count = out_words = it->out_bytes / 4;
