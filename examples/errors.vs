@@ -10,3 +10,11 @@ item DFA_SCAN a a junk     # malformed table (and a would not change)
 item NOP a 0               # NOP takes no buffers
 item FILL 0 a 1 fence      # this one succeeds
 print a
+buffer b64 8 counted "Zh=="  # not canonical base64: 'h' leaves pad bits set
+buffer digits 8 counted "abc"  # an odd number of hex digits
+buffer tiny 4
+item BASE64_DECODE b64 b64     # malformed input: nothing changes
+item HEX_DECODE digits a
+item BYTEMAP a a tiny          # a byte map table shorter than 256 bytes
+print b64 counted
+print a

@@ -32,11 +32,11 @@
 
 struct vyre_mk_unit {
 	uint32_t op;	/* enum vyre_op | VYRE_MK_* flags */
-	uint32_t param; /* the immediate */
-	uint32_t count; /* words (FILL: out words; COPY..MUL: min words; SUM/MAX: in words), DFA: in
-			   bytes */
-	uint32_t aux;	/* DFA_SCAN: table bytes, else 0 */
-	uint32_t slot;	/* result record index (SUM, MAX, DFA_SCAN), else 0 */
+	uint32_t param; /* the immediate; the byte ops (gpu/mk_decode.cuh): table bytes */
+	uint32_t count; /* words (FILL: out words; COPY..MUL: min words; SUM/MAX: in words), DFA and
+			   the byte ops: in bytes */
+	uint32_t aux;	/* DFA_SCAN: table bytes; the byte ops: out bytes; else 0 */
+	uint32_t slot;	/* result record index (SUM, MAX, DFA_SCAN, the byte ops), else 0 */
 	uint32_t reserved;
 	uint64_t in; /* device addresses */
 	uint64_t out;
@@ -50,7 +50,7 @@ struct vyre_mk_stage {
 	uint32_t reserved;
 };
 
-/* One result record per SUM/MAX/DFA_SCAN unit; the host fills every other item's. */
+/* One result record per SUM/MAX/DFA_SCAN/byte-op unit; the host fills every other item's. */
 struct vyre_mk_result {
 	int32_t status;
 	uint32_t reserved;

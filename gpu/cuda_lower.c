@@ -82,7 +82,9 @@ static uint32_t classify_ops(const struct vyre_exec_item *it, const struct vyre_
 	    !operand(heaps, n_heaps, mask & VYRE_OPERAND_TABLE, it->table_heap, it->table_off,
 		     it->table_bytes, &table, devmem))
 		return CLS_INVAL;
-	if ((mask & VYRE_OPERAND_WORD0) && it->out_bytes < 4)
+	if ((mask & (VYRE_OPERAND_WORD0 | VYRE_OPERAND_COUNTED)) && it->out_bytes < 4)
+		return CLS_INVAL;
+	if ((mask & VYRE_OPERAND_COUNTED) && it->in_bytes < 4)
 		return CLS_INVAL;
 
 	uint32_t words;
@@ -113,6 +115,15 @@ static uint32_t classify_ops(const struct vyre_exec_item *it, const struct vyre_
 		if ((in | out | table) & 3u)
 			return CLS_DEVICE | CLS_RESULT | CLS_SEQUENTIAL | 1u;
 		return CLS_DEVICE | CLS_RESULT | CLS_BLOCK | 1u;
+	case VYRE_OP_BASE64_DECODE:
+	case VYRE_OP_HEX_DECODE:
+	case VYRE_OP_BYTEMAP:
+		/* gpu/mk_decode.cuh, aligned or not; a partial overlap is the oracle's INVAL */
+		if (in != out && in < out + it->out_bytes && out < in + it->in_bytes)
+			return CLS_INVAL;
+		return CLS_DEVICE | CLS_RESULT | CLS_BLOCK | 1u;
+	case VYRE_OP_DFA_SCAN_COUNTED:
+		return CLS_INVAL; /* not lowered yet: the parallel DFA scan's work */
 	default:
 		return 0; /* NOP */
 	}
@@ -241,6 +252,12 @@ static uint32_t emit_item(struct fill_cursor *cur, const struct vyre_exec_item *
 		u.slot = cur->result++;
 		u.count = it->op == VYRE_OP_DFA_SCAN ? it->in_bytes : it->in_bytes / 4;
 		u.aux = it->op == VYRE_OP_DFA_SCAN ? it->table_bytes : 0;
+		if (vyre_op_operands(it->op) & VYRE_OPERAND_COUNTED) {
+			/* mk_decode.cuh: bytes in, bytes out, table bytes */
+			u.count = it->in_bytes;
+			u.aux = it->out_bytes;
+			u.param = it->table_bytes;
+		}
 		cur->units[cur->unit++] = u;
 		return u.slot;
 	}

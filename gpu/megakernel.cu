@@ -465,11 +465,15 @@ __device__ void block_dfa_unit(const vyre_mk_unit &u, uint64_t results, shared_s
 	__syncthreads();
 }
 
+#include "mk_decode.cuh"
+
 __device__ void block_unit(const vyre_mk_unit &u, uint64_t results, shared_state &sh,
 			   vyre_mk_devstate *ds)
 {
 	if ((u.op & VYRE_MK_OP_MASK) == VYRE_OP_DFA_SCAN)
 		block_dfa_unit(u, results, sh, ds);
+	else if (is_byte_op(u.op & VYRE_MK_OP_MASK))
+		block_bytes_unit(u, results, sh.dfa, VYRE_MK_DFA_CACHE_WORDS, ds);
 	else
 		block_reduce_unit(u, results, sh, ds);
 }

@@ -7,17 +7,25 @@
 
 #include <string.h>
 
+#include "ops_bytes.h"
+
 static const uint8_t operand_mask[VYRE_OP_COUNT] = {
-    [VYRE_OP_NOP] = 0,
-    [VYRE_OP_FILL] = VYRE_OPERAND_OUT,
-    [VYRE_OP_COPY] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
-    [VYRE_OP_ADD] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
-    [VYRE_OP_XOR] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
-    [VYRE_OP_MUL] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
-    [VYRE_OP_SUM] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_WORD0,
-    [VYRE_OP_MAX] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_WORD0,
-    [VYRE_OP_DFA_SCAN] =
-	VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE | VYRE_OPERAND_WORD0,
+	[VYRE_OP_NOP] = 0,
+	[VYRE_OP_FILL] = VYRE_OPERAND_OUT,
+	[VYRE_OP_COPY] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
+	[VYRE_OP_ADD] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
+	[VYRE_OP_XOR] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
+	[VYRE_OP_MUL] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
+	[VYRE_OP_SUM] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_WORD0,
+	[VYRE_OP_MAX] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_WORD0,
+	[VYRE_OP_DFA_SCAN] =
+		VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE | VYRE_OPERAND_WORD0,
+	[VYRE_OP_BASE64_DECODE] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_COUNTED,
+	[VYRE_OP_HEX_DECODE] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_COUNTED,
+	[VYRE_OP_BYTEMAP] =
+		VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE | VYRE_OPERAND_COUNTED,
+	[VYRE_OP_DFA_SCAN_COUNTED] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE |
+				     VYRE_OPERAND_WORD0 | VYRE_OPERAND_COUNTED,
 };
 
 int vyre_op_operands(uint32_t op)
@@ -74,7 +82,9 @@ int vyre_op_check_lengths(uint32_t op, const struct vyre_work_item *it, uint32_t
 		return VYRE_E_INVAL;
 	if ((in_bytes | out_bytes) & 3u)
 		return VYRE_E_INVAL;
-	if ((mask & VYRE_OPERAND_WORD0) && out_bytes < 4)
+	if ((mask & (VYRE_OPERAND_WORD0 | VYRE_OPERAND_COUNTED)) && out_bytes < 4)
+		return VYRE_E_INVAL;
+	if ((mask & VYRE_OPERAND_COUNTED) && in_bytes < 4)
 		return VYRE_E_INVAL;
 	return 0;
 }
@@ -218,7 +228,7 @@ int vyre_exec_one(const struct vyre_heap_view *heaps, const struct vyre_exec_ite
 	    (ho && !range_ok(ho, it->out_off, it->out_bytes)) ||
 	    (ht && !range_ok(ht, it->table_off, it->table_bytes)))
 		return VYRE_E_INVAL;
-	if ((mask & VYRE_OPERAND_WORD0) && it->out_bytes < 4)
+	if ((mask & (VYRE_OPERAND_WORD0 | VYRE_OPERAND_COUNTED)) && it->out_bytes < 4)
 		return VYRE_E_INVAL;
 
 	const uint8_t *in = hi ? hi->base + it->in_off : NULL;
@@ -254,18 +264,29 @@ int vyre_exec_one(const struct vyre_heap_view *heaps, const struct vyre_exec_ite
 			acc = v > acc ? v : acc;
 		}
 		break;
-	case VYRE_OP_DFA_SCAN: {
+	case VYRE_OP_DFA_SCAN:
+	case VYRE_OP_DFA_SCAN_COUNTED: {
 		const uint8_t *table = ht->base + it->table_off;
-		uint32_t n_states;
+		uint32_t n_states, len = it->in_bytes;
 		/* a trusted table was validated at its last write: only the header is read again */
 		int bad = (it->flags & VYRE_EXEC_TABLE_TRUSTED)
 			      ? dfa_header(table, it->table_bytes, &n_states)
 			      : dfa_check(table, it->table_bytes, &n_states);
 
-		if (bad != 0 || dfa_scan(table, n_states, in, it->in_bytes, &acc) != 0)
+		if (it->op == VYRE_OP_DFA_SCAN_COUNTED) {
+			if (vyre_counted_len(in, it->in_bytes, &len) != 0)
+				return VYRE_E_INVAL;
+			in += 4;
+		}
+		if (bad != 0 || dfa_scan(table, n_states, in, len, &acc) != 0)
 			return VYRE_E_INVAL;
 		break;
 	}
+	case VYRE_OP_BASE64_DECODE:
+	case VYRE_OP_HEX_DECODE:
+	case VYRE_OP_BYTEMAP:
+		return vyre_bytes_exec(it->op, in, it->in_bytes, out, it->out_bytes,
+				       ht ? ht->base + it->table_off : NULL, it->table_bytes, result);
 	default:
 		return VYRE_E_INVAL;
 	}

@@ -31,7 +31,7 @@ struct vyre_heap_view {
  */
 struct vyre_exec_item {
 	uint32_t op;
-	uint32_t param; /* the immediate; unused for DFA_SCAN */
+	uint32_t param; /* the immediate; unused for the ops with a table */
 	uint32_t in_heap;
 	uint32_t out_heap;
 	uint32_t table_heap;
@@ -60,6 +60,7 @@ _Static_assert(sizeof(struct vyre_exec_item) == 64, "exec item is 64 bytes");
 #define VYRE_OPERAND_OUT   (1u << 1)
 #define VYRE_OPERAND_TABLE (1u << 2) /* param is a buffer handle */
 #define VYRE_OPERAND_WORD0 (1u << 3) /* writes out[0]: needs an output of at least 4 bytes */
+#define VYRE_OPERAND_COUNTED (1u << 4) /* counted bytes (design.md 6.1): in, out >= 4 bytes */
 
 /* Operand mask of @op, or 0 for NOP; VYRE_E_INVAL for an unknown op. */
 int vyre_op_operands(uint32_t op);
@@ -78,13 +79,15 @@ void vyre_op_access(const struct vyre_work_item *it, struct vyre_op_access *acc)
 /*
  * True when running @it twice in a row gives the same buffers and result as
  * running it once: false for ops that read their own output (in == out for
- * ADD/XOR/MUL/SUM/MAX, or a DFA table or input equal to the output).
+ * ADD/XOR/MUL/SUM/MAX and the byte ops, or a DFA or BYTEMAP table or input
+ * equal to the output).
  */
 int vyre_op_idempotent(const struct vyre_work_item *it);
 
 /*
  * Static checks that need only lengths: NOP with non-zero handles, unused
- * handles that are not 0, an output too short for a WORD0 op. Handle
+ * handles that are not 0, an output too short for a WORD0 op, an input or
+ * output shorter than 4 bytes for a COUNTED op. Handle
  * existence and domain are vyred's to check. Returns 0 or VYRE_E_INVAL.
  */
 int vyre_op_check_lengths(uint32_t op, const struct vyre_work_item *it, uint32_t in_bytes,
@@ -105,7 +108,9 @@ uint64_t vyre_dfa_table_bytes(uint32_t n_states);
  * the op uses exists. Returns the CQE status (0 or VYRE_E_INVAL) and stores
  * the CQE result. An invalid item writes nothing. Safe against a heap that
  * another process rewrites concurrently: every table lookup is bounded at
- * the point of use.
+ * the point of use. The byte ops of design.md 6.1 run in gpu/ops_bytes.c;
+ * for them an input and output range that overlap without starting at the
+ * same byte (no pair of handles gives one) is VYRE_E_INVAL.
  */
 int vyre_exec_one(const struct vyre_heap_view *heaps, const struct vyre_exec_item *it,
 		  uint64_t *result);

@@ -16,3 +16,13 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libvyre-core.a $(BUILD)/libvyr
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -o $@ $< $(TEST_EXTRA_OBJS_$*) $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a \
 		$(TEST_LIBS_$*) $(CMOCKA_LIBS) $(URING_LIBS) $(LDLIBS) -lm
+# The byte ops over counted buffers (decoders, byte map, counted scan).
+TESTS += test_decode
+# The device code of the byte ops (gpu/mk_decode.cuh) compiled for the host and
+# run on threads against the oracle: no GPU needed.
+TESTS += test_mk_decode
+$(BUILD)/tests/test_mk_decode: tests/test_mk_decode.cpp gpu/mk_decode.cuh gpu/cuda_abi.h \
+		gpu/ops_bytes.h tests/test_counted.h $(BUILD)/libvyre-core.a
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -Wshadow -Wno-unknown-pragmas $(CFLAGS) $(SAN_FLAGS) -Iinclude -Igpu \
+		-Itests -o $@ $< $(BUILD)/libvyre-core.a $(LDLIBS)

@@ -19,7 +19,7 @@ $(BUILD)/tests/test_model: models/check.sh models/ring.pml tests/reliability.mk
 #    replays tests/fuzz/corpus/H and tests/fuzz/regressions/H.
 # The sources each harness needs are listed explicitly (wildcards, because
 # other fragments are read after this one).
-FUZZ_HARNESSES := dfa plan proto ring submit
+FUZZ_HARNESSES := decode dfa plan proto ring submit
 FUZZ_CC ?= clang
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # -MMD: a header change (a struct's layout) rebuilds every object that uses it
@@ -29,12 +29,13 @@ FUZZ_PROBE := int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n
 FUZZ_OK := $(shell printf '%s\n' '$(FUZZ_PROBE)' | \
 	$(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo yes)
 
-FUZZ_SRCS_dfa := gpu/ops.c
+FUZZ_SRCS_decode := gpu/ops_bytes.c
+FUZZ_SRCS_dfa := gpu/ops.c gpu/ops_bytes.c
 FUZZ_SRCS_proto := ring/proto.c
 FUZZ_SRCS_ring := ring/ring.c ring/doorbell.c ring/region.c
-FUZZ_SRCS_plan := gpu/ops.c gpu/sequential.c ring/handles.c ring/resolve.c \
+FUZZ_SRCS_plan := gpu/ops.c gpu/ops_bytes.c gpu/sequential.c ring/handles.c ring/resolve.c \
 	$(wildcard planner/*.c) $(wildcard tools/vyred/plan_stage*.c)
-FUZZ_SRCS_submit := gpu/ops.c \
+FUZZ_SRCS_submit := gpu/ops.c gpu/ops_bytes.c \
 	$(filter-out tools/submit/target_client.c,$(wildcard tools/submit/*.c))
 
 fuzz_obj = $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(1))

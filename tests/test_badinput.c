@@ -4,7 +4,9 @@
  * after each one a witness client still gets served.
  *  items:   unknown op, unknown handle, another domain's handle, freed
  *           handle, short output, malformed DFA tables (output unchanged),
- *           SQE flags no API would send
+ *           SQE flags no API would send; malformed counted inputs of the
+ *           byte ops (bad base64 and hex, lengths past the buffer, short
+ *           outputs and tables), each leaving the whole heap as it was
  *  control: ABI version mismatch, oversized ring and heap requests, HELLO
  *           without (or with a wrong) eventfd, garbage datagrams, a first
  *           message that is not HELLO, bad ALLOC/FREE requests, too many
@@ -175,6 +177,87 @@ static int bad_items(void)
 	vyre_close(a);
 	vyre_close(b);
 	return witness_round("invalid items");
+}
+
+/* A counted buffer (docs/design.md 6.1): word 0 = the length, then the bytes. */
+static void put_counted(struct vyre_client *c, uint32_t h, const char *s, uint32_t len)
+{
+	uint8_t *p = vyre_buffer_ptr(c, h, NULL);
+
+	memcpy(p, &len, 4);
+	memcpy(p + 4, s, len);
+}
+
+/* @it fails with VYRE_E_INVAL and not one byte of @c's heap changes. */
+static int inval_unchanged(struct vyre_client *c, struct vyre_work_item it, const char *what)
+{
+	static uint8_t before[1u << 20];
+
+	EXPECT(c->heap_bytes <= sizeof(before), "heap too big for the test");
+	memcpy(before, c->heap, c->heap_bytes);
+	EXPECT(run_item(c, it, 0) == VYRE_E_INVAL, "%s: not E_INVAL", what);
+	EXPECT(memcmp(before, c->heap, c->heap_bytes) == 0, "%s: the heap changed", what);
+	return 0;
+}
+
+static int bad_decodes(void)
+{
+	struct vyre_client *a;
+	uint32_t src, dst, map, short_map, tiny, empty;
+
+	if (open_client(NULL, &a))
+		return -1;
+	if (vyre_buffer_alloc(a, 64, 0, &src) || vyre_buffer_alloc(a, 64, 0, &dst) ||
+	    vyre_buffer_alloc(a, 256, 0, &map) || vyre_buffer_alloc(a, 252, 0, &short_map) ||
+	    vyre_buffer_alloc(a, 8, 0, &tiny) || vyre_buffer_alloc(a, 0, 0, &empty))
+		FAIL("alloc");
+	uint8_t *m = vyre_buffer_ptr(a, map, NULL), *d = vyre_buffer_ptr(a, dst, NULL);
+
+	for (uint32_t i = 0; i < 256; i++)
+		m[i] = (uint8_t)(i ^ 0x20);
+	memset(d, 0xee, 64);
+	struct vyre_work_item b64 = {VYRE_OP_BASE64_DECODE, src, dst, 0};
+	struct vyre_work_item hex = {VYRE_OP_HEX_DECODE, src, dst, 0};
+	struct vyre_work_item bmap = {VYRE_OP_BYTEMAP, src, dst, map};
+
+	/* a valid decode first: the same items do run */
+	put_counted(a, src, "Zm9vYmFy", 8);
+	EXPECT(run_item(a, b64, 0) == 0 && memcmp(d, "\6\0\0\0foobar\0\0", 12) == 0,
+	       "a valid base64 decode");
+	static const char *const bad_b64[] = {"Zm9v!mFy", "Zg==Zg==", "Zh==", "Zm9vY", "Zm9v YmF"};
+	for (size_t i = 0; i < sizeof(bad_b64) / sizeof(bad_b64[0]); i++) {
+		put_counted(a, src, bad_b64[i], (uint32_t)strlen(bad_b64[i]));
+		if (inval_unchanged(a, b64, bad_b64[i]) ||
+		    inval_unchanged(a, (struct vyre_work_item){VYRE_OP_BASE64_DECODE, src, src, 0},
+				    "in place"))
+			return -1;
+	}
+	put_counted(a, src, "abc", 3);
+	if (inval_unchanged(a, hex, "odd hex length"))
+		return -1;
+	put_counted(a, src, "0g", 2);
+	if (inval_unchanged(a, hex, "bad hex digit"))
+		return -1;
+	put_counted(a, src, "Zm9vYmFy", 8);
+	*(uint32_t *)vyre_buffer_ptr(a, src, NULL) = 61; /* past the 60 bytes it holds */
+	if (inval_unchanged(a, b64, "length past the buffer") ||
+	    inval_unchanged(a, bmap, "length past the buffer") ||
+	    inval_unchanged(a, (struct vyre_work_item){VYRE_OP_DFA_SCAN_COUNTED, src, dst, map},
+			    "counted scan, length past the buffer"))
+		return -1;
+	put_counted(a, src, "0123456789", 10);
+	if (inval_unchanged(a, (struct vyre_work_item){VYRE_OP_BYTEMAP, src, tiny, map},
+			    "output too short") ||
+	    inval_unchanged(a, (struct vyre_work_item){VYRE_OP_BYTEMAP, src, dst, short_map},
+			    "table of 252 bytes") ||
+	    inval_unchanged(a, (struct vyre_work_item){VYRE_OP_HEX_DECODE, empty, dst, 0},
+			    "empty input") ||
+	    inval_unchanged(a, (struct vyre_work_item){VYRE_OP_BYTEMAP, src, dst, 0}, "no table"))
+		return -1;
+	EXPECT(run_item(a, bmap, 0) == 0 && memcmp(d + 4, "\x10\x11\x12", 3) == 0,
+	       "a valid byte map");
+	vyre_close(a);
+	return witness_round("malformed counted inputs");
 }
 
 /* ---- raw control protocol ---- */
@@ -443,7 +526,7 @@ int main(void)
 	}
 	*(uint32_t *)vyre_buffer_ptr(witness, w_in, NULL) = 5;
 	fd_baseline = vyre_test_fd_count(dmn.pid);
-	rc = bad_items() || bad_hellos() || garbage_messages() || bad_requests() ||
+	rc = bad_items() || bad_decodes() || bad_hellos() || garbage_messages() || bad_requests() ||
 	     hostile_region() || too_many_clients();
 	vyre_close(witness);
 	int st = vyre_test_daemon_stop(&dmn);

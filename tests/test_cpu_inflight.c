@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The CPU backend with several batches in flight: seeded random batches over
- * disjoint parts of two heaps, busy in several slots at once (wide groups
+ * disjoint parts of two heaps (byte ops over counted buffers among them),
+ * busy in several slots at once (wide groups
  * shared between workers, long batches beside short ones), reaped with
  * timeouts 0, positive and negative, each result and heap byte equal to
  * vyre_exec_sequential's; the completion eventfd; FIFO queueing when slots
@@ -22,6 +23,7 @@
 #include <cmocka.h>
 
 #include "../gpu/backend.h"
+#include "test_counted.h"
 #include "test_rand.h"
 
 #define HEAPS 2u
@@ -138,6 +140,11 @@ static void world_init(uint64_t seed)
 			for (uint32_t i = 3; i < 2 + 1 + 256 * DFA_STATES; i++)
 				words[i] = pick(&rng, DFA_STATES);
 			memcpy(w.run[h] + table_off(s), words, sizeof(words));
+			/* counted bytes in half the small buffers, for the byte ops */
+			for (uint32_t j = h; j < NBUF; j += HEAPS)
+				if (pick(&rng, 2))
+					test_counted_fill(w.run[h] + buf_off(s, j), w.bytes[j],
+							  splitmix64(&rng));
 		}
 		memcpy(w.oracle[h], w.run[h], HEAP_BYTES);
 		w.oracle_view[h] = (struct vyre_heap_view){w.oracle[h], HEAP_BYTES};
@@ -214,6 +221,18 @@ static void set_table(struct vyre_exec_item *x, uint32_t slot, struct access *a)
 static const uint32_t data_ops[] = {VYRE_OP_COPY, VYRE_OP_ADD, VYRE_OP_XOR,
 				    VYRE_OP_MUL,  VYRE_OP_SUM, VYRE_OP_MAX};
 
+/* One of the byte ops; BYTEMAP maps through the slot's DFA table (over 256 bytes). */
+static void byte_op(struct vyre_exec_item *x, uint64_t *rng, uint32_t slot, struct access *a)
+{
+	static const uint32_t byte_ops[] = {VYRE_OP_BASE64_DECODE, VYRE_OP_HEX_DECODE,
+					    VYRE_OP_BYTEMAP, VYRE_OP_DFA_SCAN_COUNTED};
+
+	x->op = byte_ops[pick(rng, 4)];
+	x->param = 0;
+	if (x->op == VYRE_OP_BYTEMAP || x->op == VYRE_OP_DFA_SCAN_COUNTED)
+		set_table(x, slot, a);
+}
+
 static struct vyre_exec_item random_item(uint64_t *rng, uint32_t slot, uint32_t k, enum mix mix,
 					 struct access *a)
 {
@@ -253,6 +272,8 @@ static struct vyre_exec_item random_item(uint64_t *rng, uint32_t slot, uint32_t 
 			x.op = VYRE_OP_DFA_SCAN;
 			x.param = 0;
 			set_table(&x, slot, a);
+		} else if (roll < 35) {
+			byte_op(&x, rng, slot, a);
 		} else {
 			x.op = data_ops[pick(rng, 6)];
 		}
@@ -276,6 +297,8 @@ static struct vyre_exec_item random_item(uint64_t *rng, uint32_t slot, uint32_t 
 		x.op = VYRE_OP_DFA_SCAN;
 		x.param = 0;
 		set_table(&x, slot, a);
+	} else if (roll < 55) {
+		byte_op(&x, rng, slot, a);
 	} else {
 		x.op = data_ops[pick(rng, 6)];
 	}

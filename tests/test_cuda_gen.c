@@ -3,6 +3,7 @@
 #include "test_cuda_gen.h"
 
 #include "cuda_driver.h"
+#include "test_counted.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,9 @@
 #define POISON_STATUS 0x7eadbeef
 #define POISON_RESULT 0x5eed5eed5eed5eedull
 #define SCRATCH_BYTES 4096u
+/* counted inputs in the scratch buffer at byte 1028 * j, j < 4: unaligned but the first */
+#define SPOT_STRIDE 1028u
+#define SPOT_BYTES  1000u
 
 uint64_t gen_next(struct gen_rng *r)
 {
@@ -37,8 +41,19 @@ static void put32(uint8_t *p, uint32_t v)
 
 const char *gen_op_name(uint32_t op)
 {
-	static const char *const names[] = {"NOP", "FILL", "COPY", "ADD",     "XOR",
-					    "MUL", "SUM",  "MAX",  "DFA_SCAN"};
+	static const char *const names[VYRE_OP_COUNT] = {"NOP",
+							 "FILL",
+							 "COPY",
+							 "ADD",
+							 "XOR",
+							 "MUL",
+							 "SUM",
+							 "MAX",
+							 "DFA_SCAN",
+							 "BASE64_DECODE",
+							 "HEX_DECODE",
+							 "BYTEMAP",
+							 "DFA_SCAN_COUNTED"};
 
 	return op < VYRE_OP_COUNT ? names[op] : "unknown-op";
 }
@@ -120,6 +135,9 @@ static void gen_buffers(struct gen_rng *r, uint8_t *heap, uint64_t heap_bytes, s
 			bytes = 0;
 		if (kind < 80)
 			fill_random(r, heap + cursor, bytes);
+		/* counted bytes for the byte ops, valid or malformed */
+		if (kind < 80 && bytes >= 4 && gen_below(r, 2))
+			test_counted_fill(heap + cursor, bytes, gen_next(r));
 		g->buf_off[b] = cursor;
 		g->buf_bytes[b] = bytes;
 		/* gaps keep some buffers 16-byte aligned and some only 4-byte aligned */
@@ -128,12 +146,47 @@ static void gen_buffers(struct gen_rng *r, uint8_t *heap, uint64_t heap_bytes, s
 	g->buf_off[g->n_bufs - 1] = (heap_bytes - SCRATCH_BYTES) & ~(uint64_t)63;
 	g->buf_bytes[g->n_bufs - 1] = SCRATCH_BYTES;
 	fill_random(r, heap + g->buf_off[g->n_bufs - 1], SCRATCH_BYTES);
+	for (uint32_t j = 0; j < 4; j++)
+		test_counted_fill(heap + g->buf_off[g->n_bufs - 1] + SPOT_STRIDE * j, SPOT_BYTES,
+				  gen_next(r));
 }
 
 static void use_buffer(const struct gen_batch *g, uint32_t buf, uint64_t *off, uint32_t *bytes)
 {
 	*off = g->buf_off[buf];
 	*bytes = g->buf_bytes[buf];
+}
+
+static const uint32_t byte_ops[] = {VYRE_OP_BASE64_DECODE, VYRE_OP_HEX_DECODE, VYRE_OP_BYTEMAP};
+
+/*
+ * A byte op over the scratch buffer's counted spots: in place, or out to
+ * another spot or an odd place, partly overlapping or not.
+ */
+static void gen_odd_byte_item(struct gen_rng *r, struct gen_batch *g, uint32_t i)
+{
+	struct vyre_exec_item *it = &g->items[i];
+	const uint32_t scratch = g->n_bufs - 1;
+	const uint64_t base = g->buf_off[scratch];
+	const uint32_t a = gen_below(r, 4), b = gen_below(r, 4);
+
+	it->op = byte_ops[gen_below(r, 3)];
+	it->in_off = base + SPOT_STRIDE * a;
+	it->in_bytes = SPOT_BYTES;
+	if (gen_below(r, 3) == 0) {
+		it->out_off = it->in_off;
+		it->out_bytes = it->in_bytes;
+	} else {
+		it->out_off = base + SPOT_STRIDE * b + (gen_below(r, 4) ? 0 : 4 * gen_below(r, 8));
+		it->out_bytes = 4 * (1 + gen_below(r, SPOT_BYTES / 4));
+	}
+	g->work[i] = (struct vyre_work_item){it->op, scratch + 1, scratch + 1, 0};
+	if (it->op == VYRE_OP_BYTEMAP) {
+		const uint32_t t = gen_below(r, scratch + 1);
+
+		use_buffer(g, t, &it->table_off, &it->table_bytes);
+		g->work[i].param = t + 1;
+	}
 }
 
 /* An item over odd ranges of the scratch buffer: unaligned or partially overlapping. */
@@ -145,6 +198,10 @@ static void gen_odd_item(struct gen_rng *r, struct gen_batch *g, uint32_t i)
 	const uint64_t base = g->buf_off[scratch];
 	const uint32_t op = VYRE_OP_FILL + gen_below(r, VYRE_OP_DFA_SCAN);
 
+	if (gen_below(r, 3) == 0) {
+		gen_odd_byte_item(r, g, i);
+		return;
+	}
 	it->op = op;
 	it->param = (uint32_t)gen_next(r);
 	w->op_handle = op;
@@ -200,10 +257,11 @@ static void gen_item(struct gen_rng *r, struct gen_batch *g, uint32_t i, uint64_
 		gen_odd_item(r, g, i);
 		return;
 	}
-	static const uint32_t ops[] = {VYRE_OP_FILL, VYRE_OP_COPY,     VYRE_OP_ADD,
-				       VYRE_OP_XOR,  VYRE_OP_MUL,      VYRE_OP_SUM,
-				       VYRE_OP_MAX,  VYRE_OP_DFA_SCAN, VYRE_OP_DFA_SCAN,
-				       VYRE_OP_SUM,  VYRE_OP_COPY,     VYRE_OP_ADD};
+	static const uint32_t ops[] = {
+	    VYRE_OP_FILL,	   VYRE_OP_COPY,	  VYRE_OP_ADD,	      VYRE_OP_XOR,
+	    VYRE_OP_MUL,	   VYRE_OP_SUM,		  VYRE_OP_MAX,	      VYRE_OP_DFA_SCAN,
+	    VYRE_OP_DFA_SCAN,	   VYRE_OP_SUM,		  VYRE_OP_COPY,	      VYRE_OP_ADD,
+	    VYRE_OP_BASE64_DECODE, VYRE_OP_BASE64_DECODE, VYRE_OP_HEX_DECODE, VYRE_OP_BYTEMAP};
 	const uint32_t op = ops[gen_below(r, sizeof(ops) / sizeof(ops[0]))];
 	const int mask = vyre_op_operands(op);
 	const uint32_t in = gen_below(r, nb);
@@ -249,6 +307,40 @@ static void gen_item(struct gen_rng *r, struct gen_batch *g, uint32_t i, uint64_
 		memset(w, 0, sizeof(*w));
 		w->op_handle = VYRE_OP_NOP;
 	}
+}
+
+/* Item @i: @op from buffer @a to buffer @b, with buffer @t as its table if it takes one. */
+static void set_buffers(struct gen_batch *g, uint32_t i, uint32_t op, uint32_t a, uint32_t b,
+			uint32_t t)
+{
+	struct vyre_exec_item *it = &g->items[i];
+
+	*it = (struct vyre_exec_item){.op = op};
+	use_buffer(g, a, &it->in_off, &it->in_bytes);
+	use_buffer(g, b, &it->out_off, &it->out_bytes);
+	g->work[i] = (struct vyre_work_item){op, a + 1, b + 1, 0};
+	if (op == VYRE_OP_BYTEMAP || op == VYRE_OP_DFA_SCAN) {
+		use_buffer(g, t, &it->table_off, &it->table_bytes);
+		g->work[i].param = t + 1;
+	}
+}
+
+/*
+ * Items @i .. @i + 2: decode -> map -> scan (DFA_SCAN over the counted
+ * buffer, length word included), over buffers other than the scratch one.
+ */
+static void gen_chain(struct gen_rng *r, struct gen_batch *g, uint32_t i)
+{
+	const uint32_t nb = g->n_bufs - 1;
+	const uint32_t a = gen_below(r, nb), b = gen_below(r, nb), c = gen_below(r, nb);
+	uint32_t t = gen_below(r, nb);
+
+	for (int tries = 0; tries < 8 && g->buf_bytes[t] < 1032; tries++)
+		t = gen_below(r, nb);
+	set_buffers(g, i, gen_below(r, 3) ? VYRE_OP_BASE64_DECODE : VYRE_OP_HEX_DECODE, a, b, 0);
+	set_buffers(g, i + 1, VYRE_OP_BYTEMAP, b, gen_below(r, 3) ? c : b, t);
+	set_buffers(g, i + 2, VYRE_OP_DFA_SCAN, g->work[i + 1].output_handle - 1, gen_below(r, nb),
+		    t);
 }
 
 static int conflicts(const struct vyre_work_item *a, const struct vyre_work_item *b)
@@ -327,8 +419,14 @@ void gen_batch(struct gen_rng *r, uint8_t *heap, uint64_t heap_bytes, enum gen_p
 			     : size < 9 ? (max_items < 128 ? max_items : 128)
 					: max_items);
 	gen_buffers(r, heap, heap_bytes, g);
-	for (uint32_t i = 0; i < n; i++)
-		gen_item(r, g, i, heap_bytes);
+	for (uint32_t i = 0; i < n;) {
+		if (i + 3 <= n && gen_below(r, 40) == 0) {
+			gen_chain(r, g, i);
+			i += 3;
+		} else {
+			gen_item(r, g, i++, heap_bytes);
+		}
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		g->results[i].status = POISON_STATUS;
 		g->results[i].reserved = 0;

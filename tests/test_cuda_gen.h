@@ -3,7 +3,8 @@
  * tests/test_cuda_gen.h - random planned batches for the CUDA backend tests,
  * independent of the planner: items over a few shared buffers of one heap
  * (in-place ops, DFA tables that other items overwrite, invalid items,
- * unaligned and partially overlapping ranges), and two plans: every item its
+ * unaligned and partially overlapping ranges, the byte ops over valid and
+ * malformed counted buffers, decode -> map -> scan chains), and two plans: every item its
  * own group, or runs of mutually independent items grouped by
  * vyre_op_access. Launches fuse random runs of groups; some items are left
  * out of the order as a deduplicating planner would.

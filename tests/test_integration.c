@@ -4,7 +4,8 @@
  * private domain and a connection to one shared domain, random items over
  * both (including invalid ones: unknown op, unknown handle, another
  * domain's handle, short output, malformed DFA tables written by earlier
- * items). Checks: every CQE arrives exactly once, FENCE CQEs follow every
+ * items, byte ops over valid and malformed counted buffers, decode -> map ->
+ * counted scan chains). Checks: every CQE arrives exactly once, FENCE CQEs follow every
  * earlier CQE of their client, vyred's acceptance order keeps each client's
  * submission order, and every status, result and final buffer equals
  * vyre_exec_sequential run in this process over the same items in the order
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include "../gpu/backend.h"
+#include "test_counted.h"
 #include "test_integration_daemon.h"
 #include "vyre/vyre.h"
 
@@ -148,10 +150,13 @@ static int make_buffers(struct vyre_client *c, struct domain_bufs *db, uint64_t 
 		for (uint32_t j = 0; j < bytes; j++)
 			if (p[j] != 0)
 				FAIL("new buffer not zero-filled");
-		if (i < N_DATA)
+		if (i < N_DATA) {
 			for (uint32_t j = 0; j < bytes; j++)
 				p[j] = (uint8_t)(rng_next(&rng) % 7 == 0 ? 'a' : rng_next(&rng));
-		else if (i < DEV0)
+			/* counted bytes for the byte ops, valid or malformed */
+			if (bytes >= 4 && rng_next(&rng) % 2)
+				test_counted_fill(p, bytes, rng_next(&rng));
+		} else if (i < DEV0)
 			make_table(p, table_states(i), &rng);
 		memcpy(db->initial[i], p, bytes);
 	}
@@ -184,7 +189,7 @@ static void random_item(uint64_t *rng, const struct domain_bufs *own,
 
 	memset(r, 0, sizeof(*r));
 	r->flags = x % 8 == 0 ? VYRE_SQE_FENCE : (x % 8 == 1 ? VYRE_SQE_NODEDUPE : 0);
-	it->op_handle = 1 + (uint32_t)(rng_next(rng) % 8);
+	it->op_handle = 1 + (uint32_t)(rng_next(rng) % (VYRE_OP_COUNT - 1));
 	it->input_handle = pick_data(rng, own);
 	it->output_handle = pick_data(rng, own);
 	it->param = rng_next(rng) % 2 ? (uint32_t)(rng_next(rng) % 16) : (uint32_t)rng_next(rng);
@@ -215,8 +220,25 @@ static void random_item(uint64_t *rng, const struct domain_bufs *own,
 	}
 	if (it->op_handle == VYRE_OP_FILL)
 		it->input_handle = 0;
-	if (it->op_handle == VYRE_OP_DFA_SCAN)
+	if (it->op_handle == VYRE_OP_DFA_SCAN || it->op_handle == VYRE_OP_DFA_SCAN_COUNTED)
 		it->param = pick_table(rng, own);
+	if (it->op_handle == VYRE_OP_BYTEMAP)
+		it->param = pick_data(rng, own); /* a table of 256 bytes or more, or too short */
+}
+
+/* decode -> map -> counted scan: three items of one connection in a row. */
+static void random_chain(uint64_t *rng, const struct domain_bufs *own, struct rec *r)
+{
+	const uint32_t a = pick_data(rng, own), b = pick_data(rng, own), c = pick_data(rng, own);
+
+	memset(r, 0, 3 * sizeof(*r));
+	r[0].item = (struct vyre_work_item){
+	    rng_next(rng) % 3 ? VYRE_OP_BASE64_DECODE : VYRE_OP_HEX_DECODE, a, b, 0};
+	r[1].item = (struct vyre_work_item){VYRE_OP_BYTEMAP, b, rng_next(rng) % 3 ? c : b,
+					    pick_data(rng, own)};
+	r[2].item = (struct vyre_work_item){VYRE_OP_DFA_SCAN_COUNTED, r[1].item.output_handle,
+					    pick_data(rng, own),
+					    pick_table(rng, own)};
 }
 
 /* ---- the producer process ---- */
@@ -389,12 +411,19 @@ static int producer_main(uint32_t p, uint32_t items, const char *out)
 		return -1;
 	for (uint32_t k = 0; k < 2; k++)
 		pr.recs[k] = calloc(items + N_DEV, sizeof(struct rec));
-	for (uint32_t i = 0; i < items; i++) {
+	for (uint32_t i = 0; i < items;) {
 		uint32_t k = (uint32_t)(rng_next(&rng) % 5 < 3 ? 0 : 1);
 		const struct domain_bufs *own = k ? &shared_bufs : &pr.priv;
 		const struct domain_bufs *other = k ? &pr.priv : &shared_bufs;
 
-		random_item(&rng, own, other, &pr.recs[k][pr.count[k]++]);
+		if (i + 3 <= items && rng_next(&rng) % 50 == 0) {
+			random_chain(&rng, own, &pr.recs[k][pr.count[k]]);
+			pr.count[k] += 3;
+			i += 3;
+		} else {
+			random_item(&rng, own, other, &pr.recs[k][pr.count[k]++]);
+			i++;
+		}
 	}
 	if (run_items(&pr, &rng) != 0)
 		return -1;

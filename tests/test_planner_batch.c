@@ -43,7 +43,7 @@ static uint32_t add(uint32_t op, uint32_t in, uint32_t out, uint32_t param)
 	b.exec[k] = (struct vyre_exec_item){.op = op, .param = param};
 	b.exec[k].in_bytes = in ? 64 : 0;
 	b.exec[k].out_bytes = out ? 64 : 0;
-	b.exec[k].table_bytes = op == VYRE_OP_DFA_SCAN ? 64 : 0;
+	b.exec[k].table_bytes = (vyre_op_operands(op) & VYRE_OPERAND_TABLE) ? 256 : 0;
 	b.domain[k] = 1;
 	b.client[k] = 1;
 	return k;
@@ -173,6 +173,87 @@ static void test_dependencies(void **state)
 	assert_int_equal(group_of(&plan, 1), 0);
 	assert_int_equal(group_of(&plan, 2), 1);
 	assert_int_equal(plan.stats.deduped, 0);
+	vyre_planner_destroy(p);
+}
+
+/*
+ * The byte ops (docs/design.md 6.1) in whole plans: a BYTEMAP or
+ * DFA_SCAN_COUNTED table is a read, so its writers before and after give
+ * RAW and WAR edges; a decoder in place is never satisfied by its own
+ * earlier copy, out of place it is.
+ */
+static void test_byte_ops(void **state)
+{
+	struct vyre_planner *p = planner();
+	struct vyre_plan plan;
+	(void)state;
+
+	/*
+	 * RAW: the map waits for the table's writer; WAR: the next writer waits
+	 * for the map (and WAW for the first writer)
+	 */
+	reset();
+	add(VYRE_OP_FILL, 0, 9, 0x41);
+	add(VYRE_OP_BYTEMAP, 1, 2, 9);
+	add(VYRE_OP_HEX_DECODE, 3, 9, 0);
+	plan = plan_of(p);
+	assert_int_equal(plan.exec.n_groups, 3);
+	assert_int_equal(plan.stats.dependencies, 3);
+	for (uint32_t k = 0; k < 3; k++)
+		assert_int_equal(group_of(&plan, k), (int)k);
+
+	/* the same for the counted scan's table; readers of the table share a group */
+	reset();
+	add(VYRE_OP_BASE64_DECODE, 1, 9, 0);
+	add(VYRE_OP_DFA_SCAN_COUNTED, 2, 3, 9);
+	add(VYRE_OP_BYTEMAP, 4, 5, 9);
+	add(VYRE_OP_DFA_SCAN, 9, 6, 7);
+	add(VYRE_OP_FILL, 0, 9, 0);
+	plan = plan_of(p);
+	assert_int_equal(plan.exec.n_groups, 3);
+	assert_int_equal(group_of(&plan, 0), 0);
+	for (uint32_t k = 1; k < 4; k++)
+		assert_int_equal(group_of(&plan, k), 1);
+	assert_int_equal(group_of(&plan, 4), 2);
+
+	/* a decode -> map -> scan chain is three layers, one launch */
+	reset();
+	add(VYRE_OP_BASE64_DECODE, 1, 2, 0);
+	add(VYRE_OP_BYTEMAP, 2, 3, 4);
+	add(VYRE_OP_DFA_SCAN_COUNTED, 3, 5, 6);
+	plan = plan_of(p);
+	assert_int_equal(plan.stats.layers, 3);
+	assert_int_equal(plan.exec.n_groups, 3);
+	assert_int_equal(plan.exec.n_launches, 1);
+
+	/* in place: each repeat runs, after the one before it */
+	reset();
+	add(VYRE_OP_BASE64_DECODE, 1, 1, 0);
+	add(VYRE_OP_BASE64_DECODE, 1, 1, 0);
+	add(VYRE_OP_HEX_DECODE, 2, 2, 0);
+	add(VYRE_OP_HEX_DECODE, 2, 2, 0);
+	add(VYRE_OP_BYTEMAP, 3, 3, 4);
+	add(VYRE_OP_BYTEMAP, 3, 3, 4);
+	add(VYRE_OP_BYTEMAP, 5, 6, 6); /* the table is the output */
+	add(VYRE_OP_BYTEMAP, 5, 6, 6);
+	plan = plan_of(p);
+	assert_int_equal(plan.stats.deduped, 0);
+	assert_int_equal(plan.exec.n_order, 8);
+	for (uint32_t k = 0; k < 8; k += 2) {
+		assert_int_equal(plan.dedup_from[k + 1], VYRE_PLAN_NONE);
+		assert_true(group_of(&plan, k) < group_of(&plan, k + 1));
+	}
+
+	/* out of place the repeat is satisfied, until its input is rewritten */
+	reset();
+	add(VYRE_OP_BASE64_DECODE, 1, 2, 0);
+	add(VYRE_OP_BASE64_DECODE, 1, 2, 0);
+	add(VYRE_OP_HEX_DECODE, 7, 1, 0);
+	add(VYRE_OP_BASE64_DECODE, 1, 2, 0);
+	plan = plan_of(p);
+	assert_int_equal(plan.dedup_from[1], 0);
+	assert_int_equal(plan.dedup_from[3], VYRE_PLAN_NONE);
+	assert_int_equal(plan.stats.deduped, 1);
 	vyre_planner_destroy(p);
 }
 
@@ -606,6 +687,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_dependencies),
+	    cmocka_unit_test(test_byte_ops),
 	    cmocka_unit_test(test_dedupe_across_clients),
 	    cmocka_unit_test(test_fences_and_invalid_items),
 	    cmocka_unit_test(test_limits_plan_a_prefix),

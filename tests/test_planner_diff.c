@@ -3,7 +3,8 @@
  * Differential test: seeded random batches with heavy hazards (few buffers
  * shared by many items, in-place ops, repeats before and after intervening
  * writes, DFA tables rewritten between scans, fences, NODEDUPE, invalid
- * items, two domains whose handles alias) are planned, executed on the CPU
+ * items, two domains whose handles alias, byte ops over valid and malformed
+ * counted buffers and decode -> map -> scan chains) are planned, executed on the CPU
  * backend's worker threads with deduplicated results copied, and compared
  * with the sequential oracle: buffers, statuses and results must be equal.
  * Every plan is also checked for the planner's promises (groups free of
@@ -19,6 +20,19 @@
 
 #define BATCHES	  10000u
 #define MAX_BATCH 96u
+
+/* Outcomes of the byte ops in the oracle: each must both succeed and fail. */
+static uint32_t byte_ok[VYRE_OP_COUNT], byte_inval[VYRE_OP_COUNT];
+
+static void tally_byte_ops(const struct batch *b)
+{
+	for (uint32_t k = 0; k < b->n; k++) {
+		const uint32_t op = b->exec[k].op;
+
+		if (op >= VYRE_OP_BASE64_DECODE && op < VYRE_OP_COUNT)
+			(b->expect[k].status == 0 ? byte_ok : byte_inval)[op]++;
+	}
+}
 
 struct setup {
 	const char *name;
@@ -39,6 +53,7 @@ static int run_seed(uint64_t seed, struct setup *setups, uint32_t n_setups,
 	world_init(&w, seed);
 	batch_generate(b, &w, seed, n, mix);
 	world_run_oracle(&w, b);
+	tally_byte_ops(b);
 	snprintf(what, sizeof(what), "seed %llu (%s planner, %u items)", (unsigned long long)seed,
 		 s->name, n);
 	rc = world_run_planned(&w, b, s->planner, &vyre_cpu_backend, backend, stats, what);
@@ -101,6 +116,13 @@ int main(void)
 	if (rc == 0 && !replay && (!stats.deduped || !stats.shrunk || !stats.parallel)) {
 		printf("the batches did not exercise dedupe, prefixes and parallel groups\n");
 		rc = 1;
+	}
+	for (uint32_t op = VYRE_OP_BASE64_DECODE; op < VYRE_OP_COUNT; op++) {
+		printf("op %u: %u ok, %u E_INVAL\n", op, byte_ok[op], byte_inval[op]);
+		if (rc == 0 && !replay && (!byte_ok[op] || !byte_inval[op])) {
+			printf("op %u did not both succeed and fail\n", op);
+			rc = 1;
+		}
 	}
 	vyre_cpu_backend.shutdown(backend);
 	for (uint32_t i = 0; i < 3; i++)

@@ -828,6 +828,57 @@ static void test_prune_hazards(void **state)
 	}
 }
 
+/*
+ * The byte ops of docs/design.md 6.1: a decoder in place (in == out) reads
+ * what it wrote, so its repeat must run; a BYTEMAP or DFA_SCAN_COUNTED table
+ * is a read, so a write to it between two copies breaks the match, and a
+ * table that is the output makes the item read its own write.
+ */
+static void test_prune_byte_ops(void **state)
+{
+	struct vyre_work_item out[16];
+	struct vyre_redundancy r;
+	uint32_t n;
+	(void)state;
+
+	const struct vyre_work_item in_place[] = {
+	    wi(VYRE_OP_BASE64_DECODE, 1, 1),	 wi(VYRE_OP_BASE64_DECODE, 1, 1),
+	    wi(VYRE_OP_HEX_DECODE, 2, 2),	 wi(VYRE_OP_HEX_DECODE, 2, 2),
+	    {VYRE_OP_BYTEMAP, 3, 3, 9},		 {VYRE_OP_BYTEMAP, 3, 3, 9},
+	    {VYRE_OP_BYTEMAP, 4, 5, 5},		 {VYRE_OP_BYTEMAP, 4, 5, 5},
+	    {VYRE_OP_DFA_SCAN_COUNTED, 6, 6, 8}, {VYRE_OP_DFA_SCAN_COUNTED, 6, 6, 8},
+	    {VYRE_OP_DFA_SCAN_COUNTED, 7, 8, 8}, {VYRE_OP_DFA_SCAN_COUNTED, 7, 8, 8}};
+	n = prune(in_place, 12, out, &r);
+	assert_int_equal(r.n_pairs, 0);
+	assert_int_equal(n, 0);
+
+	/* out of place, with nothing written in between, the repeats are redundant */
+	const struct vyre_work_item apart[] = {
+	    wi(VYRE_OP_BASE64_DECODE, 1, 2), wi(VYRE_OP_HEX_DECODE, 3, 4),
+	    {VYRE_OP_BYTEMAP, 2, 5, 9},	     wi(VYRE_OP_BASE64_DECODE, 1, 2),
+	    {VYRE_OP_BYTEMAP, 2, 5, 9},	     wi(VYRE_OP_HEX_DECODE, 3, 4)};
+	n = prune(apart, 6, out, &r);
+	assert_pairs(&r, (const uint32_t[][3]){{0, 3, 0}, {2, 4, 0}, {1, 5, 0}}, 3);
+	assert_items(out, n, apart, 3);
+
+	/* the table rewritten between two maps and two counted scans */
+	const struct vyre_work_item table_written[] = {
+	    {VYRE_OP_BYTEMAP, 1, 2, 9},	  wi(VYRE_OP_COPY, 8, 9),
+	    {VYRE_OP_BYTEMAP, 1, 2, 9},	  {VYRE_OP_DFA_SCAN_COUNTED, 3, 4, 7},
+	    wi(VYRE_OP_HEX_DECODE, 6, 7), {VYRE_OP_DFA_SCAN_COUNTED, 3, 4, 7}};
+	n = prune(table_written, 6, out, &r);
+	assert_int_equal(r.n_pairs, 0);
+	assert_int_equal(n, 0);
+
+	/* a decoder's input rewritten by the decoder before it: the repeat must run */
+	const struct vyre_work_item chain[] = {wi(VYRE_OP_BASE64_DECODE, 1, 2),
+					       wi(VYRE_OP_HEX_DECODE, 2, 1),
+					       wi(VYRE_OP_BASE64_DECODE, 1, 2)};
+	n = prune(chain, 3, out, &r);
+	assert_int_equal(r.n_pairs, 0);
+	assert_int_equal(n, 0);
+}
+
 /* ------------------------------------------------------------ arena */
 
 static void test_arena(void **state)
@@ -928,6 +979,7 @@ int main(void)
 	    cmocka_unit_test(test_cross_arm_domains_do_not_mix),
 	    cmocka_unit_test(test_prune_goldens),
 	    cmocka_unit_test(test_prune_hazards),
+	    cmocka_unit_test(test_prune_byte_ops),
 	    cmocka_unit_test(test_generation_wrap),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../gpu/ops.h"
+#include "test_counted.h"
 
 const struct batch_mix mix_heavy = {
     .dup_pct = 30,
@@ -15,6 +16,8 @@ const struct batch_mix mix_heavy = {
     .nodedupe_pct = 5,
     .invalid_pct = 5,
     .rewrite_pct = 8,
+    .bytes_pct = 15,
+    .chain_pct = 4,
     .clients = 3,
 };
 
@@ -25,6 +28,8 @@ const struct batch_mix mix_light = {
     .nodedupe_pct = 1,
     .invalid_pct = 1,
     .rewrite_pct = 1,
+    .bytes_pct = 5,
+    .chain_pct = 1,
     .clients = 8,
 };
 
@@ -73,13 +78,14 @@ void world_init(struct world *w, uint64_t seed)
 	w->domain_id[0] = 10;
 	w->domain_id[1] = 20;
 	w->n_plain = 3 + pick(&rng, 4);
-	w->n_buffers = w->n_plain + 3;
+	w->n_buffers = w->n_plain + 4;
 	for (uint32_t t = 0; t < 3; t++)
 		states[t] = 2 + pick(&rng, 2);
 	/* Both domains share one layout: handles alias across domains, contents do not. */
 	for (uint32_t h = 1; h <= w->n_buffers; h++) {
-		uint32_t bytes = h <= w->n_plain
-				     ? 4 * (1 + pick(&rng, 12))
+		uint32_t bytes = h <= w->n_plain ? 4 * (1 + pick(&rng, 12))
+				 : h == w->n_buffers
+				     ? 256
 				     : (uint32_t)vyre_dfa_table_bytes(states[h - w->n_plain - 1]);
 
 		for (uint32_t d = 0; d < WORLD_DOMAINS; d++)
@@ -93,9 +99,20 @@ void world_init(struct world *w, uint64_t seed)
 		w->run[d] = calloc(1, off);
 		if (!w->heap[d] || !w->oracle[d] || !w->run[d])
 			abort();
-		for (uint32_t h = 1; h <= w->n_plain; h++)
+		for (uint32_t h = 1; h <= w->n_plain; h++) {
+			uint8_t *p = w->heap[d] + w->buf[d][h].off;
+
 			for (uint32_t i = 0; i < w->buf[d][h].bytes; i++)
-				w->heap[d][w->buf[d][h].off + i] = (uint8_t)pick(&rng, 4);
+				p[i] = (uint8_t)pick(&rng, 4);
+			if (chance(&rng, 50))
+				test_counted_fill(p, w->buf[d][h].bytes, splitmix64(&rng));
+		}
+		/* the byte map: case folding, or a random one */
+		uint8_t *map = w->heap[d] + w->buf[d][w->n_buffers].off;
+		const int fold = chance(&rng, 50);
+		for (uint32_t c = 0; c < 256; c++)
+			map[c] = fold ? (uint8_t)(c >= 'A' && c <= 'Z' ? c + 32 : c)
+				      : (uint8_t)splitmix64(&rng);
 		for (uint32_t t = 0; t < 3; t++)
 			write_dfa(w->heap[d] + w->buf[d][w->n_plain + 1 + t].off, states[t], &rng);
 	}
@@ -151,6 +168,46 @@ static uint32_t table(const struct world *w, uint64_t *rng)
 	return w->n_plain + 1 + pick(rng, 2);
 }
 
+static uint32_t byte_map(const struct world *w)
+{
+	return w->n_buffers;
+}
+
+/* A byte op: mostly on plain buffers, with the map or a DFA table as table. */
+static struct vyre_work_item byte_item(const struct world *w, uint64_t *rng,
+				       const struct batch_mix *mix)
+{
+	static const uint32_t ops[] = {VYRE_OP_BASE64_DECODE, VYRE_OP_HEX_DECODE, VYRE_OP_BYTEMAP,
+				       VYRE_OP_DFA_SCAN_COUNTED};
+	struct vyre_work_item it = {ops[pick(rng, 4)], plain(w, rng), 0, 0};
+
+	if (chance(rng, 5))
+		it.input_handle = chance(rng, 50) ? byte_map(w) : table(w, rng);
+	it.output_handle = chance(rng, mix->in_place_pct) ? it.input_handle
+			   : chance(rng, 4)		  ? byte_map(w)
+							  : plain(w, rng);
+	if (it.op_handle == VYRE_OP_BYTEMAP)
+		it.param = chance(rng, 80)   ? byte_map(w)
+			   : chance(rng, 50) ? table(w, rng)
+					     : plain(w, rng);
+	else if (it.op_handle == VYRE_OP_DFA_SCAN_COUNTED)
+		it.param = chance(rng, 90) ? table(w, rng) : plain(w, rng);
+	return it;
+}
+
+/* decode -> map -> counted scan over plain buffers (some of them the same one). */
+static void byte_chain(const struct world *w, uint64_t *rng, struct vyre_work_item *chain)
+{
+	const uint32_t a = plain(w, rng), b = plain(w, rng), c = plain(w, rng);
+
+	chain[0] = (struct vyre_work_item){
+	    chance(rng, 70) ? VYRE_OP_BASE64_DECODE : VYRE_OP_HEX_DECODE, a, b, 0};
+	chain[1] =
+	    (struct vyre_work_item){VYRE_OP_BYTEMAP, b, chance(rng, 30) ? b : c, byte_map(w)};
+	chain[2] = (struct vyre_work_item){VYRE_OP_DFA_SCAN_COUNTED, chain[1].output_handle,
+					   plain(w, rng), table(w, rng)};
+}
+
 static struct vyre_work_item random_item(const struct world *w, uint64_t *rng,
 					 const struct batch_mix *mix)
 {
@@ -168,6 +225,8 @@ static struct vyre_work_item random_item(const struct world *w, uint64_t *rng,
 			return (struct vyre_work_item){VYRE_OP_FILL, 0, t, it.param};
 		return (struct vyre_work_item){VYRE_OP_XOR, t, t, 0};
 	}
+	if (chance(rng, mix->bytes_pct))
+		return byte_item(w, rng, mix);
 	if (roll < 4) {
 		it.param = 0;
 		return it; /* NOP */
@@ -193,9 +252,11 @@ static struct vyre_work_item random_item(const struct world *w, uint64_t *rng,
 
 static struct vyre_work_item invalid_item(const struct world *w, uint64_t *rng)
 {
-	switch (pick(rng, 5)) {
+	switch (pick(rng, 6)) {
 	case 0:
 		return (struct vyre_work_item){42, 1, 2, 0};
+	case 5:
+		return (struct vyre_work_item){VYRE_OP_BYTEMAP, 1, 2, 0}; /* no table */
 	case 1:
 		return (struct vyre_work_item){VYRE_OP_NOP, 1, 0, 0};
 	case 2:
@@ -255,12 +316,22 @@ void batch_generate(struct batch *b, const struct world *w, uint64_t seed, uint3
 		    const struct batch_mix *mix)
 {
 	uint64_t rng = seed;
+	struct vyre_work_item chain[3];
+	uint32_t chain_left = 0, chain_d = 0;
 
 	b->n = n;
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t d = pick(&rng, WORLD_DOMAINS);
 
-		if (k > 0 && chance(&rng, mix->dup_pct)) {
+		if (chain_left) {
+			b->items[k] = chain[3 - chain_left--];
+			d = chain_d;
+		} else if (chance(&rng, mix->chain_pct)) {
+			byte_chain(w, &rng, chain);
+			b->items[k] = chain[0];
+			chain_left = 2;
+			chain_d = d;
+		} else if (k > 0 && chance(&rng, mix->dup_pct)) {
 			uint32_t j = pick(&rng, k);
 
 			b->items[k] = b->items[j];

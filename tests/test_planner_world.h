@@ -28,8 +28,8 @@ struct world {
 	uint8_t *oracle[WORLD_DOMAINS]; /* what the oracle made of them */
 	uint8_t *run[WORLD_DOMAINS];	/* what a planned run made of them */
 	uint64_t heap_bytes;
-	uint32_t n_plain;   /* plain buffers: handles 1..n_plain */
-	uint32_t n_buffers; /* plus two DFA tables and a spare table */
+	uint32_t n_plain;   /* plain buffers: handles 1..n_plain, some holding counted bytes */
+	uint32_t n_buffers; /* plus two DFA tables, a spare table and a BYTEMAP table */
 	struct world_buffer buf[WORLD_DOMAINS][WORLD_MAX_BUFFERS + 1];
 };
 
@@ -41,6 +41,8 @@ struct batch_mix {
 	uint32_t nodedupe_pct;
 	uint32_t invalid_pct;
 	uint32_t rewrite_pct; /* rewrites a DFA table */
+	uint32_t bytes_pct;   /* a byte op (docs/design.md 6.1) */
+	uint32_t chain_pct;   /* starts a decode -> map -> counted scan chain of three items */
 	uint32_t clients;     /* per domain */
 };
 

@@ -221,8 +221,17 @@ static const char *random_buffer(char *buf, size_t len)
 /* Writes a random program of @items items to @path. */
 static void write_random_program(const char *path, uint32_t items)
 {
-	static const char *const ops[] = {"NOP", "FILL", "COPY", "ADD",	     "XOR",
-					  "MUL", "SUM",	 "MAX",	 "DFA_SCAN", "42"};
+	static const char *const ops[] = {"NOP",	   "FILL",
+					  "COPY",	   "ADD",
+					  "XOR",	   "MUL",
+					  "SUM",	   "MAX",
+					  "DFA_SCAN",	   "42",
+					  "BASE64_DECODE", "HEX_DECODE",
+					  "BYTEMAP",	   "DFA_SCAN_COUNTED"};
+	/* counted inputs for the decoders: valid ones and a few malformed */
+	static const char *const counted[] = {"",	  "Zg==",     "Zm8=", "Zm9vYmFy",
+					      "YWJjYWJj", "Y2FiYQ==", "Zh==", "Zm9v!",
+					      "616263",	  "CAFEcafe", "6",    "zz"};
 	FILE *f = fopen(path, "w");
 	char a[16], b[16];
 
@@ -230,6 +239,13 @@ static void write_random_program(const char *path, uint32_t items)
 	for (int i = 0; i < RANDOM_BUFFERS; i++) {
 		uint32_t bytes = 4 * rnd(33);
 
+		if (rnd(3) == 0) {
+			const char *c = counted[rnd(sizeof(counted) / sizeof(counted[0]))];
+
+			fprintf(f, "buffer b%d %u counted \"%s\"\n", i,
+				4 + 4 * (((uint32_t)strlen(c) + 3) / 4) + 4 * rnd(4), c);
+			continue;
+		}
 		switch (rnd(3)) {
 		case 0:
 			fprintf(f, "buffer b%d %u fill %u\n", i, bytes, rnd(1000));
@@ -245,14 +261,16 @@ static void write_random_program(const char *path, uint32_t items)
 				rnd(1u << 31), rnd(100));
 		}
 	}
-	fprintf(f, "dfa t0 abc ca \"b\"\ndfa t1 aa cab\n");
+	fprintf(f, "dfa t0 abc ca \"b\"\ndfa t1 aa cab\nbuffer m0 256 map abc ABC\n");
 	for (uint32_t i = 0; i < items; i++) {
 		const char *op = ops[rnd(sizeof(ops) / sizeof(ops[0]))];
 
 		fprintf(f, "item %s %s %s", op, random_buffer(a, sizeof(a)),
 			random_buffer(b, sizeof(b)));
-		if (strcmp(op, "DFA_SCAN") == 0)
+		if (strncmp(op, "DFA_SCAN", 8) == 0)
 			fprintf(f, " %s", rnd(4) ? (rnd(2) ? "t0" : "t1") : "b1");
+		else if (strcmp(op, "BYTEMAP") == 0)
+			fprintf(f, " %s", rnd(4) ? "m0" : "b2");
 		else
 			fprintf(f, " %u", rnd(7) == 0 ? 0xffffffffu - rnd(3) : rnd(5));
 		if (rnd(10) == 0)
@@ -286,6 +304,7 @@ static void test_random_programs_match_oracle(void **state)
 		/* and valid ones of every kind, DFA scans included */
 		assert_non_null(strstr(want.out, "op=ADD status=ok"));
 		assert_non_null(strstr(want.out, "op=DFA_SCAN status=ok"));
+		assert_non_null(strstr(want.out, "op=BYTEMAP status=ok"));
 		assert_non_null(strstr(want.out, "op=SUM status=E_INVAL"));
 		if (got.status != want.status || strcmp(got.out, want.out) != 0) {
 			size_t at = 0;

@@ -137,7 +137,7 @@ static struct vyre_submit_target shuffler_target(struct shuffler *s)
 /* Expected result of each example: errors.vs has failing items, the rest none. */
 static int expected_failures(const char *path)
 {
-	return strstr(path, "/errors.vs") ? 5 : 0;
+	return strstr(path, "/errors.vs") ? 8 : 0;
 }
 
 static void test_examples_match_expected_output(void **state)

@@ -139,6 +139,38 @@ static void test_hex_rejects_quotes(void **state)
 	vyre_submit_program_free(p);
 }
 
+static void test_counted_and_map(void **state)
+{
+	(void)state;
+	struct vyre_submit_program *p = parse_ok("buffer c 12 counted \"Zm9v\\0x\"\n"
+						 "buffer e 4 counted \"\"\n"
+						 "buffer m 260 map \"AB\" ab\n"
+						 "item BASE64_DECODE c c\n"
+						 "item hex_decode c e\n"
+						 "item BYTEMAP c c m\n"
+						 "item DFA_SCAN_COUNTED c e m\n"
+						 "print c counted\n");
+	const uint8_t want_c[] = {6, 0, 0, 0, 'Z', 'm', '9', 'v', 0, 'x'};
+	const uint8_t want_e[] = {0, 0, 0, 0};
+
+	assert_int_equal(p->buffers[0].data_len, sizeof(want_c));
+	assert_memory_equal(p->buffers[0].data, want_c, sizeof(want_c));
+	assert_int_equal(p->buffers[1].data_len, 4);
+	assert_memory_equal(p->buffers[1].data, want_e, 4);
+	assert_int_equal(p->buffers[2].data_len, 256);
+	for (uint32_t b = 0; b < 256; b++)
+		assert_int_equal(p->buffers[2].data[b], b == 'A' ? 'a' : b == 'B' ? 'b' : b);
+	assert_int_equal(p->items[0].op, VYRE_OP_BASE64_DECODE);
+	assert_int_equal(p->items[1].op, VYRE_OP_HEX_DECODE);
+	assert_int_equal(p->items[2].op, VYRE_OP_BYTEMAP);
+	assert_int_equal(p->items[2].param.buffer, 3);
+	assert_int_equal(p->items[3].op, VYRE_OP_DFA_SCAN_COUNTED);
+	assert_int_equal(p->stmts[p->n_stmts - 1].format, VYRE_SUBMIT_PRINT_COUNTED);
+	assert_string_equal(vyre_submit_op_name(VYRE_OP_DFA_SCAN_COUNTED), "DFA_SCAN_COUNTED");
+	assert_null(vyre_submit_op_name(VYRE_OP_COUNT));
+	vyre_submit_program_free(p);
+}
+
 static void test_dfa_statement(void **state)
 {
 	(void)state;
@@ -212,6 +244,13 @@ static void test_errors_name_line_and_column(void **state)
 	    {"buffer a 4 device fill 1\n", 1, 19, "starts zero-filled"},
 	    {"buffer a nothere\n", 1, 10, "not a buffer size"},
 	    {"buffer a 4 device\nprint a\n", 2, 7, "is a device buffer"},
+	    {"buffer a 8 counted abcde\n", 1, 20, "do not fit in 8 bytes"},
+	    {"buffer a 0 counted \"\"\n", 1, 20, "do not fit in 0 bytes"},
+	    {"buffer a 8 counted a b\n", 1, 12, "'counted' takes one"},
+	    {"buffer a 256 map ab\n", 1, 14, "usage: map"},
+	    {"buffer a 256 map ab c\n", 1, 21, "differ in length"},
+	    {"buffer a 252 map a b\n", 1, 10, "needs 256 bytes"},
+	    {"buffer a 4\nprint a count\n", 2, 9, "unknown format"},
 	    {"dfa d\n", 1, 1, "usage: dfa"},
 	    {"item ADD a b\n", 1, 10, "unknown buffer 'a'"},
 	    {"buffer a 4\nitem FOO a a\n", 2, 6, "unknown op"},
@@ -310,9 +349,36 @@ static uint32_t rnd(uint32_t bound)
 
 /* Mutations that keep inputs near the grammar: tokens the parser looks for. */
 static const char *const dictionary[] = {
-    "buffer ", "dfa ",	   "item ", "wait", "print ", "fill ",	   "words ", "text ",	    "hex ",
-    "fence",   "nodedupe", "id=",   "@",    "0x",     "\"",	   "\\x",    "#",	    "\n",
-    " 4 ",     "-1 ",	   "4K ",   "a ",   "ADD ",   "DFA_SCAN ", "\\",     "4294967295 ",
+    "buffer ",
+    "dfa ",
+    "item ",
+    "wait",
+    "print ",
+    "fill ",
+    "words ",
+    "text ",
+    "hex ",
+    "fence",
+    "nodedupe",
+    "id=",
+    "@",
+    "0x",
+    "\"",
+    "\\x",
+    "#",
+    "\n",
+    " 4 ",
+    "-1 ",
+    "4K ",
+    "a ",
+    "ADD ",
+    "DFA_SCAN ",
+    "\\",
+    "4294967295 ",
+    "counted ",
+    "map ",
+    "BASE64_DECODE ",
+    "BYTEMAP ",
 };
 
 static size_t mutate(char *buf, size_t len, size_t cap)
@@ -395,6 +461,7 @@ int main(void)
 	    cmocka_unit_test(test_program_structure),
 	    cmocka_unit_test(test_text_hex_and_escapes),
 	    cmocka_unit_test(test_hex_rejects_quotes),
+	    cmocka_unit_test(test_counted_and_map),
 	    cmocka_unit_test(test_dfa_statement),
 	    cmocka_unit_test(test_device_buffers),
 	    cmocka_unit_test(test_errors_name_line_and_column),

@@ -40,7 +40,7 @@ enum vyre_op {
 	VYRE_OP_BYTEMAP = 11,	   /* param: a 256-byte table buffer */
 	VYRE_OP_DFA_SCAN_COUNTED = 12,
 };
-#define VYRE_OP_COUNT 9u
+#define VYRE_OP_COUNT 13u
 
 /* vyre_sqe.flags */
 #define VYRE_SQE_FENCE    (1u << 0) /* CQE posted after every earlier item's of this client */

@@ -27,6 +27,7 @@
 #include "../../ring/handles.h"
 #include "../../ring/resolve.h"
 #include "../../tools/vyred/plan_stage.h"
+#include "../test_counted.h"
 #include "fuzz.h"
 
 #define DOMAINS	   2u
@@ -115,6 +116,11 @@ static int world_init(struct world *w, uint64_t seed)
 			memcpy(w->oracle_mem[d] + i, &v, 8);
 		}
 		write_table(w->oracle_mem[d] + w->offset[TABLE_INDEX]);
+		/* counted bytes, valid or not, for the byte ops (docs/design.md 6.1) */
+		for (uint32_t b = 1; b < TABLE_INDEX; b++)
+			if (splitmix(&seed) % 2)
+				test_counted_fill(w->oracle_mem[d] + w->offset[b], buffer_bytes[b],
+						  splitmix(&seed));
 		memcpy(w->planned_mem[d], w->oracle_mem[d], HEAP_BYTES);
 		memcpy(w->initial_mem[d], w->oracle_mem[d], HEAP_BYTES);
 		for (uint32_t b = 0; b < N_BUFFERS; b++) {
@@ -184,10 +190,11 @@ static void build_batch(const struct world *w, const uint8_t *rec, uint32_t n, s
 			uint32_t i = b->n++, dom = c % DOMAINS;
 			struct vyre_work_item *it = &b->items[i];
 
-			it->op_handle = p[0] % 10u; /* 9: an unknown op */
+			it->op_handle = p[0] % (VYRE_OP_COUNT + 1); /* VYRE_OP_COUNT: unknown */
 			it->input_handle = pick_handle(w, dom, p[1]);
 			it->output_handle = pick_handle(w, dom, p[2]);
-			it->param = it->op_handle == VYRE_OP_DFA_SCAN
+			it->param = vyre_op_operands(it->op_handle) > 0 &&
+					    (vyre_op_operands(it->op_handle) & VYRE_OPERAND_TABLE)
 					? pick_handle(w, dom, p[3])
 					: (uint32_t)fuzz_le16(p + 6) | (uint32_t)p[3] << 16;
 			b->flags[i] = p[4] & 0x80u ? p[4] : p[4] & VYRE_SQE_VALID_FLAGS;

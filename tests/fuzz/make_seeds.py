@@ -136,14 +136,36 @@ def plan_seeds():
         clients += [sqe(1, out="b64", client=c, imm=c), sqe(4, "b64", "b256", client=c, imm=c),
                     sqe(6, "b256", "b4", client=c, flags=1)]
     write("plan", "four-clients-fences.bin", plan_input(4, 5, clients))
-    invalid = [sqe(9), sqe(0, "b4"), sqe(2, "foreign", "b64"), sqe(2, "freed", "b64"),
+    invalid = [sqe(13), sqe(0, "b4"), sqe(2, "foreign", "b64"), sqe(2, "freed", "b64"),
                sqe(2, "bogus", "b64"), sqe(6, "b64", "none"), sqe(1, out="b4", flags=0x84),
                sqe(0)]
     write("plan", "invalid.bin", plan_input(5, 63, invalid))
+    # decode -> map -> counted scan, in place and not (ops 9 to 12)
+    byte_ops = [sqe(9, "b64", "b256"), sqe(11, "b256", "b256", "b1k"),
+                sqe(12, "b256", "b4", "table"), sqe(10, "b16", "b16"), sqe(10, "b16", "b16"),
+                sqe(11, "b64", "b1k", "b1k"), sqe(11, "b64", "b16", "b4")]
+    write("plan", "byte-ops.bin", plan_input(7, 63, byte_ops))
     rng = random.Random(6)
     for k in range(4):
         items = [bytes(rng.randrange(256) for _ in range(8)) for _ in range(rng.randrange(8, 120))]
         write("plan", "random-%d.bin" % k, plan_input(rng.randrange(1 << 32), k * 20, items))
+
+
+# ---- counted bytes for fuzz_decode: u8 mode (op = mode % 3; 4 in place, 8 output
+# short, 16 length word from the data), then the counted bytes
+
+
+def decode_seeds():
+    for name, mode, text in [
+            ("b64-foobar.bin", 0, b"Zm9vYmFy"), ("b64-padded.bin", 0, b"Zm9vYg=="),
+            ("b64-one-pad.bin", 4, b"Zm9vYmE="), ("b64-empty.bin", 0, b""),
+            ("b64-noncanonical.bin", 0, b"Zh=="), ("b64-middle-pad.bin", 0, b"Zg==Zg=="),
+            ("b64-bad-char.bin", 4, b"Zm9v!mFy"), ("b64-short-out.bin", 8, b"Zm9vYmFy"),
+            ("hex-mixed.bin", 1, b"00ffA5dEadBEEF"), ("hex-odd.bin", 1, b"abc"),
+            ("hex-in-place.bin", 5, b"48656c6c6f"), ("hex-bad.bin", 1, b"0g"),
+            ("map-text.bin", 2, b"Hello, World"), ("map-in-place.bin", 6, bytes(range(256))),
+            ("map-short-out.bin", 10, b"abcdefgh"), ("raw-length.bin", 16, u32(3) + b"ab")]:
+        write("decode", name, bytes([mode]) + text)
 
 
 # ---- ring scripts for fuzz_ring: u8 log2 SQ - 1, u8 log2 CQ - 1, 6-byte steps
@@ -189,6 +211,7 @@ def submit_seeds():
 
 
 if __name__ == "__main__":
+    decode_seeds()
     dfa_seeds()
     proto_seeds()
     plan_seeds()

@@ -22,6 +22,7 @@
 
 #define REPLAY_MAX_INPUT (1u << 20)
 
+int vyre_fuzz_decode(const uint8_t *data, size_t size);
 int vyre_fuzz_dfa(const uint8_t *data, size_t size);
 int vyre_fuzz_plan(const uint8_t *data, size_t size);
 int vyre_fuzz_proto(const uint8_t *data, size_t size);
@@ -32,8 +33,8 @@ static const struct harness {
 	const char *name;
 	int (*run)(const uint8_t *data, size_t size);
 } harnesses[] = {
-    {"dfa", vyre_fuzz_dfa},   {"plan", vyre_fuzz_plan},	    {"proto", vyre_fuzz_proto},
-    {"ring", vyre_fuzz_ring}, {"submit", vyre_fuzz_submit},
+    {"decode", vyre_fuzz_decode}, {"dfa", vyre_fuzz_dfa},   {"plan", vyre_fuzz_plan},
+    {"proto", vyre_fuzz_proto},	  {"ring", vyre_fuzz_ring}, {"submit", vyre_fuzz_submit},
 };
 
 static char current[512];

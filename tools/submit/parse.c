@@ -14,9 +14,19 @@
 #include "program.h"
 
 static const char *const op_names[VYRE_OP_COUNT] = {
-    [VYRE_OP_NOP] = "NOP", [VYRE_OP_FILL] = "FILL", [VYRE_OP_COPY] = "COPY",
-    [VYRE_OP_ADD] = "ADD", [VYRE_OP_XOR] = "XOR",   [VYRE_OP_MUL] = "MUL",
-    [VYRE_OP_SUM] = "SUM", [VYRE_OP_MAX] = "MAX",   [VYRE_OP_DFA_SCAN] = "DFA_SCAN",
+    [VYRE_OP_NOP] = "NOP",
+    [VYRE_OP_FILL] = "FILL",
+    [VYRE_OP_COPY] = "COPY",
+    [VYRE_OP_ADD] = "ADD",
+    [VYRE_OP_XOR] = "XOR",
+    [VYRE_OP_MUL] = "MUL",
+    [VYRE_OP_SUM] = "SUM",
+    [VYRE_OP_MAX] = "MAX",
+    [VYRE_OP_DFA_SCAN] = "DFA_SCAN",
+    [VYRE_OP_BASE64_DECODE] = "BASE64_DECODE",
+    [VYRE_OP_HEX_DECODE] = "HEX_DECODE",
+    [VYRE_OP_BYTEMAP] = "BYTEMAP",
+    [VYRE_OP_DFA_SCAN_COUNTED] = "DFA_SCAN_COUNTED",
 };
 
 const char *vyre_submit_op_name(uint32_t op)
@@ -332,7 +342,57 @@ static int size_or_name(struct parser *ps, const struct vyre_submit_token *t, ui
 	return 0;
 }
 
-/* buffer NAME BYTES|OTHER [fill WORD | words W... | text STR | hex HH... | device] */
+/* counted STRING: word 0 = its byte length, then its bytes (docs/design.md 6.1). */
+static int buffer_counted(struct parser *ps, struct vyre_submit_buffer *b)
+{
+	const struct vyre_submit_line *l = &ps->line;
+
+	if (l->n != 5)
+		return perr(ps, &l->tok[3], "'counted' takes one word or \"string\"");
+	const struct vyre_submit_token *t = &l->tok[4];
+
+	if (b->bytes < 4 || t->len > b->bytes - 4)
+		return perr(ps, t, "4 + %u counted bytes do not fit in %u bytes", (unsigned)t->len,
+			    b->bytes);
+	b->data = malloc(4 + (size_t)t->len);
+	if (!b->data)
+		return VYRE_E_NOMEM;
+	b->init = VYRE_SUBMIT_INIT_DATA;
+	b->data_len = 4 + (uint32_t)t->len;
+	for (int k = 0; k < 4; k++)
+		b->data[k] = (uint8_t)(t->len >> (8 * k));
+	memcpy(b->data + 4, t->s, t->len);
+	return 0;
+}
+
+/* map FROM TO: a BYTEMAP table, identity but for byte FROM[i] -> TO[i]. */
+static int buffer_map(struct parser *ps, struct vyre_submit_buffer *b)
+{
+	const struct vyre_submit_line *l = &ps->line;
+
+	if (l->n != 6)
+		return perr(ps, &l->tok[3], "usage: map FROM TO (two strings of one length)");
+	const struct vyre_submit_token *from = &l->tok[4], *to = &l->tok[5];
+
+	if (from->len != to->len)
+		return perr(ps, to, "map FROM and TO differ in length (%u and %u bytes)",
+			    (unsigned)from->len, (unsigned)to->len);
+	if (b->bytes < 256)
+		return perr(ps, &l->tok[2], "a byte map needs 256 bytes, the buffer has %u",
+			    b->bytes);
+	b->data = malloc(256);
+	if (!b->data)
+		return VYRE_E_NOMEM;
+	b->init = VYRE_SUBMIT_INIT_DATA;
+	b->data_len = 256;
+	for (uint32_t i = 0; i < 256; i++)
+		b->data[i] = (uint8_t)i;
+	for (uint32_t i = 0; i < from->len; i++)
+		b->data[(uint8_t)from->s[i]] = (uint8_t)to->s[i];
+	return 0;
+}
+
+/* buffer NAME BYTES|OTHER [fill W | words W... | text S | hex HH... | counted S | map F T | device] */
 static int parse_buffer(struct parser *ps)
 {
 	const struct vyre_submit_line *l = &ps->line;
@@ -343,7 +403,7 @@ static int parse_buffer(struct parser *ps)
 	if (l->n < 3)
 		return perr(ps, &l->tok[0],
 			    "usage: buffer NAME BYTES [fill WORD | words W... | "
-			    "text STRING | hex HEX... | device]");
+			    "text STRING | hex HEX... | counted STRING | map FROM TO | device]");
 	rc = size_or_name(ps, &l->tok[2], &bytes);
 	if (rc)
 		return rc;
@@ -372,7 +432,12 @@ static int parse_buffer(struct parser *ps)
 	if (!kind->quoted && (strcmp(kind->s, "words") == 0 || strcmp(kind->s, "text") == 0 ||
 			      strcmp(kind->s, "hex") == 0))
 		return buffer_data(ps, b, kind->s, 4);
-	return perr(ps, kind, "unknown initialiser '%s' (fill, words, text, hex or device)",
+	if (!kind->quoted && strcmp(kind->s, "counted") == 0)
+		return buffer_counted(ps, b);
+	if (!kind->quoted && strcmp(kind->s, "map") == 0)
+		return buffer_map(ps, b);
+	return perr(ps, kind,
+		    "unknown initialiser '%s' (fill, words, text, hex, counted, map or device)",
 		    kind->s);
 }
 
@@ -430,7 +495,7 @@ static int parse_op(struct parser *ps, const struct vyre_submit_token *t, uint32
 	if (t->quoted || number(t->s, UINT32_MAX, &v))
 		return perr(ps, t,
 			    "unknown op '%s' (NOP FILL COPY ADD XOR MUL SUM MAX DFA_SCAN "
-			    "or a number)",
+			    "BASE64_DECODE HEX_DECODE BYTEMAP DFA_SCAN_COUNTED or a number)",
 			    t->s);
 	*op = (uint32_t)v;
 	return 0;
@@ -515,14 +580,14 @@ static int parse_item(struct parser *ps)
 	return add_stmt(ps, VYRE_SUBMIT_STMT_ITEM, p->n_items - 1, 0);
 }
 
-/* print NAME [words|hex|text] */
+/* print NAME [words|hex|text|counted] */
 static int parse_print(struct parser *ps)
 {
 	const struct vyre_submit_line *l = &ps->line;
 	enum vyre_submit_print_format f = VYRE_SUBMIT_PRINT_WORDS;
 
 	if (l->n < 2 || l->n > 3)
-		return perr(ps, &l->tok[0], "usage: print NAME [words|hex|text]");
+		return perr(ps, &l->tok[0], "usage: print NAME [words|hex|text|counted]");
 	int b = lookup_buffer(ps, l->tok[1].s);
 
 	if (l->tok[1].quoted || !b)
@@ -538,8 +603,11 @@ static int parse_print(struct parser *ps)
 			f = VYRE_SUBMIT_PRINT_HEX;
 		else if (!t->quoted && strcmp(t->s, "text") == 0)
 			f = VYRE_SUBMIT_PRINT_TEXT;
+		else if (!t->quoted && strcmp(t->s, "counted") == 0)
+			f = VYRE_SUBMIT_PRINT_COUNTED;
 		else if (t->quoted || strcmp(t->s, "words") != 0)
-			return perr(ps, t, "unknown format '%s' (words, hex or text)", t->s);
+			return perr(ps, t, "unknown format '%s' (words, hex, text or counted)",
+				    t->s);
 	}
 	return add_stmt(ps, VYRE_SUBMIT_STMT_PRINT, (uint32_t)b - 1, f);
 }

@@ -59,10 +59,22 @@ static void print_text(FILE *f, const uint8_t *data, uint32_t bytes)
 void vyre_submit_print_buffer(FILE *f, const char *name, const uint8_t *data, uint32_t bytes,
 			      enum vyre_submit_print_format format)
 {
-	static const char *const format_names[] = {"words", "hex", "text"};
+	static const char *const format_names[] = {"words", "hex", "text", "counted"};
 
 	fprintf(f, "buffer %s %s", name, format_names[format]);
-	if (format == VYRE_SUBMIT_PRINT_TEXT) {
+	if (format == VYRE_SUBMIT_PRINT_COUNTED) {
+		uint32_t len = 0;
+
+		if (bytes >= 4)
+			memcpy(&len, data, sizeof(len));
+		if (bytes < 4 || len > bytes - 4) {
+			fprintf(f, " malformed (%u bytes, word 0 = %u)\n", (unsigned)bytes,
+				(unsigned)len);
+			return;
+		}
+		fprintf(f, " %u ", (unsigned)len);
+		print_text(f, data + 4, len);
+	} else if (format == VYRE_SUBMIT_PRINT_TEXT) {
 		fputc(' ', f);
 		print_text(f, data, bytes);
 	} else if (format == VYRE_SUBMIT_PRINT_HEX) {

@@ -19,7 +19,7 @@
 enum vyre_submit_init {
 	VYRE_SUBMIT_INIT_ZERO = 0, /* buffer NAME BYTES */
 	VYRE_SUBMIT_INIT_FILL,	   /* ... fill WORD: every word = fill */
-	VYRE_SUBMIT_INIT_DATA,	   /* ... words/text/hex, or a dfa table: data, then zeros */
+	VYRE_SUBMIT_INIT_DATA,	   /* ... words/text/hex/counted/map, or a dfa table: data, zeros */
 };
 
 /* A buffer the program allocates (declared by `buffer` or `dfa`). */
@@ -52,6 +52,7 @@ enum vyre_submit_print_format {
 	VYRE_SUBMIT_PRINT_WORDS = 0, /* decimal u32 words */
 	VYRE_SUBMIT_PRINT_HEX,	     /* bytes as hex pairs */
 	VYRE_SUBMIT_PRINT_TEXT,	     /* bytes as a C-escaped string */
+	VYRE_SUBMIT_PRINT_COUNTED,   /* word 0 as a length, then that many bytes as text */
 };
 
 enum vyre_submit_stmt_kind {
