@@ -56,10 +56,10 @@ _Static_assert(sizeof(struct vyre_exec_item) == 64, "exec item is 64 bytes");
 #define VYRE_EXEC_TABLE_TRUSTED (1u << 0)
 
 /* Which operands an op uses (vyre_op_operands). */
-#define VYRE_OPERAND_IN	   (1u << 0)
-#define VYRE_OPERAND_OUT   (1u << 1)
-#define VYRE_OPERAND_TABLE (1u << 2) /* param is a buffer handle */
-#define VYRE_OPERAND_WORD0 (1u << 3) /* writes out[0]: needs an output of at least 4 bytes */
+#define VYRE_OPERAND_IN	     (1u << 0)
+#define VYRE_OPERAND_OUT     (1u << 1)
+#define VYRE_OPERAND_TABLE   (1u << 2) /* param is a buffer handle */
+#define VYRE_OPERAND_WORD0   (1u << 3) /* writes out[0]: needs an output of at least 4 bytes */
 #define VYRE_OPERAND_COUNTED (1u << 4) /* counted bytes (design.md 6.1): in, out >= 4 bytes */
 
 /* Operand mask of @op, or 0 for NOP; VYRE_E_INVAL for an unknown op. */

@@ -237,8 +237,7 @@ static void random_chain(uint64_t *rng, const struct domain_bufs *own, struct re
 	r[1].item = (struct vyre_work_item){VYRE_OP_BYTEMAP, b, rng_next(rng) % 3 ? c : b,
 					    pick_data(rng, own)};
 	r[2].item = (struct vyre_work_item){VYRE_OP_DFA_SCAN_COUNTED, r[1].item.output_handle,
-					    pick_data(rng, own),
-					    pick_table(rng, own)};
+					    pick_data(rng, own), pick_table(rng, own)};
 }
 
 /* ---- the producer process ---- */

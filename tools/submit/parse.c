@@ -392,7 +392,8 @@ static int buffer_map(struct parser *ps, struct vyre_submit_buffer *b)
 	return 0;
 }
 
-/* buffer NAME BYTES|OTHER [fill W | words W... | text S | hex HH... | counted S | map F T | device] */
+/* buffer NAME BYTES|OTHER [fill W | words W... | text S | hex HH... | counted S | map F T | device]
+ */
 static int parse_buffer(struct parser *ps)
 {
 	const struct vyre_submit_line *l = &ps->line;
