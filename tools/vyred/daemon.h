@@ -88,6 +88,8 @@ struct vyre_conn {
 	uint64_t accepted_ns;	/* when the socket was accepted (handshake timeout) */
 	uint32_t active_pos;	/* index in d->active while ACTIVE */
 	int cq_garbage;		/* release stage: cq_head failed its check; complete drops it */
+	int chain_cancel;	/* the rest of an oversize chain is still in its SQ (drain.c) */
+	int chain_cancel_was;	/* chain_cancel before its take: back to it if none is accepted */
 	uint32_t routed;	/* 1 + the loop it counts against (loops.h), 0: none */
 	uint32_t route;		/* 1 + its named domain's route, 0: none */
 };

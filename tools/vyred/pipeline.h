@@ -5,7 +5,8 @@
  *	drain    copy SQEs from every ready client that has no batch in flight
  *		 (a client's items contiguous and in submission order; never
  *		 more than its free CQ slots nor its fair share; only the prefix
- *		 that has no hazard with an in-flight item, hazards.h)
+ *		 that has no hazard with an in-flight item, hazards.h; whole
+ *		 chains only, chains.h)
  *	resolve  handles -> heap ranges; static errors get their status here
  *	plan     plan_stage.h: which prefix is accepted, in what order/groups
  *	dispatch the backend starts the plan in the batch's slot; SQ heads
@@ -65,7 +66,7 @@ struct vyre_batch {
 	struct vyre_work_item *items;
 	struct vyre_exec_item *exec;
 	struct vyre_exec_result *results;
-	int32_t *status;    /* resolve: 0, or the static error that completes the item */
+	int32_t *status;    /* drain, resolve: 0, or the static error that completes the item */
 	uint32_t *domain;   /* heap index (domain slot) of each item */
 	uint32_t *flags;    /* VYRE_SQE_* of each item */
 	uint32_t *conn;	    /* connection slot of each item */
@@ -95,6 +96,13 @@ void vyre_batch_fini(struct vyre_batch *b);
  * completed). The pipeline times them: one clock read between stages.
  */
 void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b);
+struct vyre_conn;
+/*
+ * 1 when the drain would take something from @c's published SQEs with
+ * @credit free CQ slots: not while its first chain's last item is
+ * unpublished, or while that chain waits for more CQ room.
+ */
+int vyre_drain_ready(const struct vyre_daemon *d, const struct vyre_conn *c, uint32_t credit);
 void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b);
 /* @start: when the stage began, for its probe */
 void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../planner/planner.h"
+#include "chains.h"
 #include "daemon.h"
 #include "trace.h"
 
@@ -50,11 +51,12 @@ static void keep_plan(struct vyre_batch *b, const struct vyre_exec_plan *p)
 					  p->n_groups,	 b->plan_launch_end, p->n_launches};
 }
 
-static void sequential_plan(struct vyre_batch *b, struct vyre_plan_output *o)
+/* Items [0, @n) one at a time, in order: always right. */
+static void sequential_plan(struct vyre_batch *b, struct vyre_plan_output *o, uint32_t n)
 {
 	uint32_t k = 0;
 
-	for (uint32_t i = 0; i < b->n; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		b->dedup_of[i] = VYRE_PLAN_NO_DEDUPE;
 		if (b->status[i] == 0)
 			b->seq_order[k++] = i;
@@ -62,7 +64,7 @@ static void sequential_plan(struct vyre_batch *b, struct vyre_plan_output *o)
 	for (uint32_t g = 0; g < k; g++)
 		b->seq_ends[g] = g + 1;
 	o->plan = (struct vyre_exec_plan){b->seq_order, k, b->seq_ends, k, b->seq_ends, k};
-	o->n_accepted = b->n;
+	o->n_accepted = n;
 	o->n_deduped = 0;
 }
 
@@ -102,6 +104,9 @@ static int small_plan(struct vyre_batch *b, struct vyre_plan_output *o)
 		b->dedup_of[i] = VYRE_PLAN_NO_DEDUPE;
 		if (b->status[i] != 0)
 			continue;
+		/* a chain runs in order, one item after the other */
+		if (vyre_chain_continues(b, i))
+			return 0;
 		const struct vyre_exec_item *x = &b->exec[i];
 
 		bytes += (uint64_t)x->in_bytes + x->out_bytes + x->table_bytes;
@@ -120,6 +125,40 @@ static int small_plan(struct vyre_batch *b, struct vyre_plan_output *o)
 	o->n_accepted = b->n;
 	o->n_deduped = 0;
 	return 1;
+}
+
+/* 1 when the accepted prefix of @o ends inside a chain. */
+static int cuts_chain(const struct vyre_batch *b, const struct vyre_plan_output *o)
+{
+	return o->n_accepted < b->n && vyre_chain_continues(b, o->n_accepted);
+}
+
+/*
+ * A chain runs whole in one batch (docs/design.md section 6.3): when the
+ * planner accepted a prefix that ends inside one, the prefix before that
+ * chain is planned again; when that chain is the batch's first, it runs
+ * alone and sequentially, so the batch still makes progress. A few tries
+ * at most: each plans a shorter prefix.
+ */
+static int whole_chains(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_plan_input *in,
+			struct vyre_plan_output *out)
+{
+	int rc = 0;
+
+	for (int tries = 0; tries < 3 && cuts_chain(b, out) && plan_ok(b, out); tries++) {
+		uint32_t start = vyre_chain_start(b, out->n_accepted);
+
+		if (start == 0)
+			break;
+		in->n = start;
+		if ((rc = vyre_plan_stage_run(d->plan_stage, in, out)) != 0)
+			return rc;
+	}
+	if (cuts_chain(b, out) && plan_ok(b, out)) {
+		sequential_plan(b, out, vyre_chain_end(b, 0));
+		out->stats = NULL;
+	}
+	return 0;
 }
 
 void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start)
@@ -143,9 +182,11 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start
 	 * independent items form one group (small_plan).
 	 */
 	if (b->n == 1) {
-		sequential_plan(b, &out);
+		sequential_plan(b, &out, b->n);
 	} else if (!small_plan(b, &out)) {
 		rc = vyre_plan_stage_run(d->plan_stage, &in, &out);
+		if (rc == 0)
+			rc = whole_chains(d, b, &in, &out);
 		ps = out.stats;
 	}
 	if (rc != 0 || !plan_ok(b, &out)) {
@@ -154,7 +195,7 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start
 			 rc ? "failed" : "returned an invalid plan", vyre_strerror(rc),
 			 (unsigned long long)b->stats.seq);
 		vyre_trace_error(0, 0, rc ? rc : VYRE_E_INVAL);
-		sequential_plan(b, &out);
+		sequential_plan(b, &out, b->n);
 	}
 	if (out.plan.order == b->seq_order)
 		b->plan = out.plan;
@@ -178,6 +219,9 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start
 
 		c->inflight -= left;
 		c->batch_count -= left;
+		/* whole chains are accepted or not: a piece of one left behind is all of it */
+		if (acc == 0)
+			c->chain_cancel = c->chain_cancel_was;
 	}
 	vyre_trace_plan(d, b, start);
 	if (ps)

@@ -1,17 +1,33 @@
 /* SPDX-License-Identifier: MIT */
-/* Resolve: handles of each drained item -> heap ranges of its client's domain. */
+/*
+ * Resolve: handles of each drained item -> heap ranges of its client's
+ * domain. An item that fails here, or that the drain already failed, makes
+ * the later items of its chain VYRE_E_CANCELED (docs/design.md section 6.3):
+ * they are never planned.
+ */
 #include "../../ring/resolve.h"
+#include "chains.h"
 #include "daemon.h"
+
+static int32_t resolve_one(struct vyre_daemon *d, struct vyre_batch *b, uint32_t i)
+{
+	const struct vyre_domain *dom = &d->domains[b->domain[i]];
+
+	if (b->flags[i] & ~VYRE_SQE_VALID_FLAGS)
+		return VYRE_E_INVAL;
+	return vyre_resolve(&d->handles, dom->id, dom->slot, &b->items[i], &b->exec[i]);
+}
 
 void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b)
 {
-	for (uint32_t i = 0; i < b->n; i++) {
-		const struct vyre_domain *dom = &d->domains[b->domain[i]];
+	int failed = 0; /* an earlier item of the current chain failed */
 
-		if (b->flags[i] & ~VYRE_SQE_VALID_FLAGS)
-			b->status[i] = VYRE_E_INVAL;
-		else
-			b->status[i] = vyre_resolve(&d->handles, dom->id, dom->slot, &b->items[i],
-						    &b->exec[i]);
+	for (uint32_t i = 0; i < b->n; i++) {
+		if (!vyre_chain_continues(b, i))
+			failed = 0;
+		/* the drain's verdict (a chain that can never be taken whole) stands */
+		if (b->status[i] == 0)
+			b->status[i] = failed ? VYRE_E_CANCELED : resolve_one(d, b, i);
+		failed |= b->status[i] != 0;
 	}
 }
