@@ -8,8 +8,11 @@
 /* Largest batch a planner can be configured for: keeps every count below 2^32 / 8. */
 #define VYRE_PLANNER_MAX_ITEMS (1u << 24)
 
-/* Dependency edges per item at most: 2 RAW + 1 WAW + 2 WAR (one per read) + 1 fence. */
-#define EDGES_PER_ITEM 6u
+/*
+ * Dependency edges per item at most: 2 RAW + 1 WAW + 2 WAR (one per read) +
+ * 1 fence + 1 chain.
+ */
+#define EDGES_PER_ITEM 7u
 
 /* Every stage runs through the one megakernel over the same heap table. */
 #define VYRE_PLAN_LAYOUT_MEGAKERNEL 0x7679726500000001ull

@@ -286,8 +286,16 @@ size_t vyre_cross_arm_arena_bytes(uint32_t n_items);
 
 /* ------------------------------------------------------------------ batch planner */
 
-/* vyre_plan_batch.flags: the SQE flags plus the daemon's own marker. */
+/* vyre_plan_batch.flags: the SQE flags plus the daemon's own markers. */
 #define VYRE_PLAN_F_INVALID (1u << 31) /* statically invalid: the daemon completes it */
+/* Part of a chain (docs/design.md 6.3): never deduplicated, never a dedupe source. */
+#define VYRE_PLAN_F_CHAIN (1u << 30)
+/*
+ * Continues the chain of item i - 1: runs after it (a dependency edge when
+ * both execute, docs/design.md 7.2), and an accepted prefix never ends
+ * between them unless the batch's first chain cannot be planned whole.
+ */
+#define VYRE_PLAN_F_AFTER_PREV (1u << 29)
 
 struct vyre_planner_config {
 	uint32_t max_items;	 /* most items planned at once (longer batches: a prefix) */
@@ -308,7 +316,7 @@ void vyre_planner_config_default(struct vyre_planner_config *cfg);
  * the daemon (sizes feed the memory budget); domain[i] scopes handles, so
  * items of different domains never conflict or dedupe; client[i] (NULL: all
  * 0) scopes fences and names arms; flags[i] (NULL: all 0) carries
- * VYRE_SQE_FENCE, VYRE_SQE_NODEDUPE and VYRE_PLAN_F_INVALID.
+ * VYRE_SQE_FENCE, VYRE_SQE_NODEDUPE and the VYRE_PLAN_F_* markers.
  */
 struct vyre_plan_batch {
 	uint32_t n;
@@ -346,8 +354,8 @@ struct vyre_plan_stats {
 	uint64_t bytes_avoided; /* intermediate bytes fusion kept on the device */
 	uint64_t peak_group_bytes;
 	uint64_t plan_ns;
-	uint64_t arena_used;       /* bytes this plan used (start-up tables included) */
-	uint64_t arena_bytes;      /* the arena's size */
+	uint64_t arena_used;	   /* bytes this plan used (start-up tables included) */
+	uint64_t arena_bytes;	   /* the arena's size */
 	uint64_t arena_high_water; /* most bytes any plan has used */
 };
 
@@ -375,10 +383,12 @@ void vyre_planner_destroy(struct vyre_planner *p);
 size_t vyre_planner_arena_bytes(const struct vyre_planner_config *cfg);
 
 /*
- * Plan the longest prefix of @batch that fits. Never accepts 0 items of a
- * non-empty batch: when even one item cannot be carved from the arena the
- * item gets a plan of its own from storage reserved at creation. Errors
- * only for bad arguments (VYRE_E_INVAL).
+ * Plan the longest prefix of @batch that fits, ending where a chain ends
+ * (VYRE_PLAN_F_AFTER_PREV) when any such prefix fits. Never accepts 0 items
+ * of a non-empty batch: when even one item cannot be carved from the arena
+ * the item gets a plan of its own from storage reserved at creation (the
+ * caller then sees a prefix that ends inside the first chain). Errors only
+ * for bad arguments (VYRE_E_INVAL).
  */
 int vyre_planner_plan(struct vyre_planner *p, const struct vyre_plan_batch *batch,
 		      struct vyre_plan *out, struct vyre_plan_error *err);

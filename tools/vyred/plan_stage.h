@@ -17,7 +17,11 @@
  *	domain[i]  heap index of the item's domain
  *	flags[i]   VYRE_SQE_FENCE, VYRE_SQE_NODEDUPE (a NODEDUPE item is never
  *		   satisfied from another; a FENCE needs nothing from the plan:
- *		   vyred posts each client's CQEs in acceptance order)
+ *		   vyred posts each client's CQEs in acceptance order),
+ *		   VYRE_SQE_CHAIN (item i and the next item of its client are
+ *		   one chain: they run in order, neither is deduplicated nor a
+ *		   source, and the accepted prefix ends where a chain ends
+ *		   unless the first chain cannot be planned whole)
  *	client[i]  connection slot; one client's items are contiguous and in
  *		   submission order
  *
