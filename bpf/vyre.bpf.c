@@ -212,6 +212,7 @@ int BPF_USDT(vyre_plan, const struct vyre_tm_plan *arg)
 	ADD(ctr->launches_avoided, p.launches_avoided);
 	ADD(ctr->frontier_splits, p.frontier_splits);
 	ADD(ctr->bytes_avoided, p.bytes_avoided);
+	ADD(ctr->readback_bytes, p.readback_bytes);
 	ADD(ctr->plan_ns, p.plan_ns);
 	hist_add(VYRE_BPF_HIST_PLAN, p.plan_ns);
 	struct vyre_bpf_inflight *f = inflight_get(p.batch_id);

@@ -67,6 +67,7 @@ struct vyre_bpf_counters {
 	uint64_t slow_batches;	   /* batches at or over the slow threshold */
 	uint64_t slow_dropped;	   /* slow-batch events lost to a full ring buffer */
 	uint64_t layout_errors;	   /* struct arguments whose size was not ours */
+	uint64_t readback_bytes;   /* plan: device-buffer bytes items wrote into heap buffers */
 };
 
 struct vyre_bpf_gauges {
@@ -121,7 +122,7 @@ struct vyre_bpf_slow_batch {
 	uint32_t have_plan; /* 0 when the plan probe was not seen for this batch */
 };
 
-_Static_assert(sizeof(struct vyre_bpf_counters) == 26 * 8, "counters are u64s only");
+_Static_assert(sizeof(struct vyre_bpf_counters) == 27 * 8, "counters are u64s only");
 _Static_assert(sizeof(struct vyre_bpf_gauges) == 64, "vyre_bpf_gauges layout");
 _Static_assert(sizeof(struct vyre_bpf_client) == 72, "vyre_bpf_client layout");
 _Static_assert(sizeof(struct vyre_bpf_slow_batch) == 88, "vyre_bpf_slow_batch layout");

@@ -14,9 +14,10 @@
  * backend may run them side by side in any order; it never orders one slot
  * after another.
  *
- * Flow: init -> register_heap* -> (submit(slot) ... reap)* -> shutdown.
- * A heap is unregistered only while no slot's batch uses it. A backend owns
- * no handles and never sees the rings.
+ * Flow: init -> register_heap* / alloc_device* -> (submit(slot) ... reap)*
+ * -> shutdown. A heap is unregistered, and a device buffer freed, only while
+ * no slot's batch uses it; shutdown frees the device buffers left. A
+ * backend owns no handles and never sees the rings.
  */
 #ifndef VYRE_GPU_BACKEND_H
 #define VYRE_GPU_BACKEND_H
@@ -64,9 +65,9 @@ enum vyre_cuda_mode {
 };
 
 struct vyre_backend_config {
-	uint32_t max_heaps;		 /* highest heap index + 1 */
-	uint32_t max_items;		 /* largest batch */
-	uint32_t cpu_threads;		 /* cpu: worker threads, 0 = online CPUs */
+	uint32_t max_heaps;   /* highest heap index + 1: domain heaps and device buffers */
+	uint32_t max_items;   /* largest batch */
+	uint32_t cpu_threads; /* cpu: worker threads, 0 = online CPUs */
 	uint32_t cpu_parallel_min_bytes; /* cpu: smaller groups run on one thread; 0 = 64 KiB */
 	uint32_t cpu_handoff_all;	 /* cpu, for tests: even small batches go to a worker */
 	uint32_t max_inflight;		 /* slots: batches running at once; 0 = 1 */
@@ -100,6 +101,23 @@ struct vyre_backend_ops {
 		    uint32_t why_len);
 	int (*register_heap)(struct vyre_backend *b, uint32_t heap, uint8_t *base, uint64_t bytes);
 	int (*unregister_heap)(struct vyre_backend *b, uint32_t heap);
+	/*
+	 * Make heap index @heap (unused) a device buffer of @bytes zero bytes
+	 * (docs/design.md section 6.2): GPU memory on CUDA, private host memory
+	 * on the CPU backend; items then name it like any heap. Returns 0,
+	 * VYRE_E_NOMEM with @why when the device has no room, VYRE_E_INVAL for an
+	 * index out of range or in use, VYRE_E_DEVICE when the device cannot
+	 * take work. free_device releases it; only while no slot's batch uses it.
+	 */
+	int (*alloc_device)(struct vyre_backend *b, uint32_t heap, uint64_t bytes, char *why,
+			    uint32_t why_len);
+	int (*free_device)(struct vyre_backend *b, uint32_t heap);
+	/*
+	 * Bytes of device memory free now (CUDA: cuMemGetInfo), for vyred's
+	 * --device-bytes-max default; 0 or a NULL entry: the backend's device
+	 * memory is host memory.
+	 */
+	uint64_t (*device_free_bytes)(struct vyre_backend *b);
 	/*
 	 * Start executing @batch in @slot, which must be idle (never submitted, or
 	 * reported by reap since). The batch, its arrays and its results stay

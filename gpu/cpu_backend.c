@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,6 +75,7 @@ struct slot_fifo {
 struct vyre_backend {
 	struct vyre_backend_config cfg;
 	struct vyre_heap_view *heaps;
+	uint8_t *device; /* per heap: 1 when it is a device buffer this backend mapped */
 	pthread_t *workers;
 	uint32_t n_workers;
 	uint32_t n_slots;
@@ -164,7 +166,7 @@ static void run_item(struct vyre_backend *b, const struct vyre_exec_batch *batch
 	struct vyre_exec_result *r = &batch->results[i];
 
 	r->reserved = 0;
-	if (it->heap >= b->cfg.max_heaps || !b->heaps[it->heap].base) {
+	if (!vyre_exec_heaps_ok(b->heaps, b->cfg.max_heaps, it)) {
 		r->status = VYRE_E_INVAL;
 		r->result = 0;
 		return;
@@ -500,6 +502,14 @@ static void stop_workers(struct vyre_backend *b, uint32_t started)
 		pthread_join(b->workers[t], NULL);
 }
 
+/* A device buffer's mapping: whole pages, at least one, so even 0 bytes have a base. */
+static size_t device_map_bytes(uint64_t bytes)
+{
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	return (size_t)(bytes ? (bytes + page - 1) / page * page : page);
+}
+
 static void free_backend(struct vyre_backend *b)
 {
 	for (uint32_t i = 0; i < b->n_slot_cvs; i++)
@@ -516,6 +526,10 @@ static void free_backend(struct vyre_backend *b)
 	free(b->run.v);
 	free(b->slots);
 	free(b->workers);
+	for (uint32_t h = 0; b->device && h < b->cfg.max_heaps; h++)
+		if (b->device[h])
+			munmap(b->heaps[h].base, device_map_bytes(b->heaps[h].bytes));
+	free(b->device);
 	free(b->heaps);
 	free(b);
 }
@@ -590,13 +604,14 @@ static int cpu_init(struct vyre_backend **out, const struct vyre_backend_config 
 	b->parallel_min_bytes =
 	    cfg->cpu_parallel_min_bytes ? cfg->cpu_parallel_min_bytes : CPU_DEFAULT_PARALLEL_BYTES;
 	b->heaps = calloc(cfg->max_heaps, sizeof(*b->heaps));
+	b->device = calloc(cfg->max_heaps, 1);
 	b->workers = calloc(b->n_workers, sizeof(*b->workers));
 	b->slots = calloc(b->n_slots, sizeof(*b->slots));
 	b->run.v = calloc(b->n_slots, sizeof(*b->run.v));
 	b->done.v = calloc(b->n_slots, sizeof(*b->done.v));
 	b->open = calloc(b->n_slots, sizeof(*b->open));
-	if (!b->heaps || !b->workers || !b->slots || !b->run.v || !b->done.v || !b->open ||
-	    init_sync(b)) {
+	if (!b->heaps || !b->device || !b->workers || !b->slots || !b->run.v || !b->done.v ||
+	    !b->open || init_sync(b)) {
 		free_backend(b);
 		return VYRE_E_NOMEM;
 	}
@@ -624,7 +639,7 @@ static int cpu_init(struct vyre_backend **out, const struct vyre_backend_config 
 
 static int cpu_register_heap(struct vyre_backend *b, uint32_t heap, uint8_t *base, uint64_t bytes)
 {
-	if (heap >= b->cfg.max_heaps)
+	if (heap >= b->cfg.max_heaps || b->device[heap])
 		return VYRE_E_INVAL;
 	b->heaps[heap].base = base;
 	b->heaps[heap].bytes = bytes;
@@ -633,10 +648,46 @@ static int cpu_register_heap(struct vyre_backend *b, uint32_t heap, uint8_t *bas
 
 static int cpu_unregister_heap(struct vyre_backend *b, uint32_t heap)
 {
-	if (heap >= b->cfg.max_heaps)
+	if (heap >= b->cfg.max_heaps || b->device[heap])
 		return VYRE_E_INVAL;
 	b->heaps[heap].base = NULL;
 	b->heaps[heap].bytes = 0;
+	return 0;
+}
+
+/*
+ * The CPU backend's "device" is host memory that only this process maps:
+ * anonymous and private, so it starts zero-filled and no client can touch
+ * it. Workers see the new heap through the lock a later submit takes.
+ */
+static int cpu_alloc_device(struct vyre_backend *b, uint32_t heap, uint64_t bytes, char *why,
+			    uint32_t why_len)
+{
+	if (heap >= b->cfg.max_heaps || b->heaps[heap].base || bytes > (uint64_t)SIZE_MAX / 2)
+		return VYRE_E_INVAL;
+	void *p = mmap(NULL, device_map_bytes(bytes), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		if (why_len)
+			snprintf(why, why_len, "cpu backend: mmap of %llu bytes: %s",
+				 (unsigned long long)bytes, strerror(errno));
+		return VYRE_E_NOMEM;
+	}
+	b->heaps[heap].base = p;
+	b->heaps[heap].bytes = bytes;
+	b->device[heap] = 1;
+	return 0;
+}
+
+static int cpu_free_device(struct vyre_backend *b, uint32_t heap)
+{
+	if (heap >= b->cfg.max_heaps || !b->device[heap])
+		return VYRE_E_INVAL;
+	munmap(b->heaps[heap].base, device_map_bytes(b->heaps[heap].bytes));
+	b->heaps[heap].base = NULL;
+	b->heaps[heap].bytes = 0;
+	b->device[heap] = 0;
 	return 0;
 }
 
@@ -654,6 +705,8 @@ const struct vyre_backend_ops vyre_cpu_backend = {
     .init = cpu_init,
     .register_heap = cpu_register_heap,
     .unregister_heap = cpu_unregister_heap,
+    .alloc_device = cpu_alloc_device,
+    .free_device = cpu_free_device,
     .submit = cpu_submit,
     .reap = cpu_reap,
     .completion_fd = cpu_completion_fd,

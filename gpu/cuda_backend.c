@@ -397,9 +397,14 @@ static int release_device(struct vyre_backend *b, void *unused)
 			vyre_cuda_launch_drain(b);
 	}
 	stop_heartbeat(b);
-	for (uint32_t h = 0; b->heaps && b->host_heaps && h < b->cfg.max_heaps; h++)
-		if (b->heaps[h].registered && b->dv.ctx)
+	for (uint32_t h = 0; b->heaps && b->host_heaps && h < b->cfg.max_heaps; h++) {
+		if (!b->heaps[h].registered || !b->dv.ctx)
+			continue;
+		if (b->heaps[h].device)
+			vyre_cuda_free_device_now(b, h);
+		else
 			b->dv.d->cuMemHostUnregister(b->host_heaps[h].base);
+	}
 	if (b->dv.ctx)
 		teardown(b);
 	return 0;
@@ -568,7 +573,8 @@ static int cuda_register_heap(struct vyre_backend *b, uint32_t heap, uint8_t *ba
 {
 	int err;
 
-	if (heap >= b->cfg.max_heaps || !base || bytes == 0 || b->host_heaps[heap].base)
+	if (heap >= b->cfg.max_heaps || !base || bytes == 0 || b->host_heaps[heap].base ||
+	    b->heaps[heap].device)
 		return VYRE_E_INVAL;
 	if (b->dead)
 		return VYRE_E_DEVICE;
@@ -799,6 +805,9 @@ static const struct vyre_backend_ops cuda_ops = {
     .init = cuda_init,
     .register_heap = cuda_register_heap,
     .unregister_heap = cuda_unregister_heap,
+    .alloc_device = vyre_cuda_alloc_device,
+    .free_device = vyre_cuda_free_device,
+    .device_free_bytes = vyre_cuda_device_free_bytes,
     .submit = cuda_submit,
     .reap = cuda_reap,
     .completion_fd = cuda_completion_fd,

@@ -5,7 +5,8 @@
  * heartbeat, the ops table and the slot bookkeeping common to both modes),
  * cuda_persistent.c (the resident kernel: lanes, doorbells, completions),
  * cuda_launch.c (one stream and event per slot), cuda_hooks.c (counters,
- * description, test hooks), cuda_group.c (backends sharing a device).
+ * description, test hooks), cuda_group.c (backends sharing a device),
+ * cuda_devmem.c (device buffers).
  * Nothing outside gpu/cuda_*.c includes this.
  *
  * Slots and lanes: vyred runs up to cfg.max_inflight batches at once, each
@@ -152,6 +153,14 @@ int vyre_cuda_quiesce(struct vyre_backend *b);
 void vyre_cuda_group_join(struct vyre_backend *b);
 int vyre_cuda_group_exclusive(struct vyre_backend *b, int (*fn)(struct vyre_backend *, void *),
 			      void *arg, int leave);
+
+/* Device buffers (cuda_devmem.c): the backend ops of the same names. */
+int vyre_cuda_alloc_device(struct vyre_backend *b, uint32_t heap, uint64_t bytes, char *why,
+			   uint32_t why_len);
+int vyre_cuda_free_device(struct vyre_backend *b, uint32_t heap);
+uint64_t vyre_cuda_device_free_bytes(struct vyre_backend *b);
+/* cuMemFree of device buffer @heap, with nothing running (exclusive, or at shutdown). */
+void vyre_cuda_free_device_now(struct vyre_backend *b, uint32_t heap);
 
 /* Persistent mode (cuda_persistent.c). plan: how the grid splits into lanes (b->lanes). */
 int vyre_cuda_persist_plan(struct vyre_backend *b);

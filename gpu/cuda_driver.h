@@ -42,7 +42,9 @@
 	X(cuEventQuery)                                                                            \
 	X(cuMemAlloc)                                                                              \
 	X(cuMemFree)                                                                               \
+	X(cuMemsetD8)                                                                              \
 	X(cuMemsetD8Async)                                                                         \
+	X(cuMemGetInfo)                                                                            \
 	X(cuMemHostAlloc)                                                                          \
 	X(cuMemFreeHost)                                                                           \
 	X(cuMemHostGetDevicePointer)                                                               \

@@ -15,6 +15,7 @@
 #define CLS_BLOCK      (1u << 26) /* its unit runs on a whole block */
 #define CLS_SEQUENTIAL (1u << 27) /* its unit runs on one thread with byte loads */
 #define CLS_RESULT     (1u << 28) /* it produces a result record */
+#define CLS_DEVMEM     (1u << 29) /* an operand is a device buffer, not in host memory */
 
 static int range_ok(const struct vyre_cuda_heap *h, uint64_t off, uint32_t bytes)
 {
@@ -43,26 +44,47 @@ static uint32_t elementwise_words(const struct vyre_exec_item *it)
 	return it->op == VYRE_OP_FILL ? it->out_bytes / 4 : min_words(it);
 }
 
-/* The static checks of vyre_exec_one, then how the item runs. */
-static uint32_t classify(const struct vyre_exec_item *it, const struct vyre_cuda_heap *heaps,
-			 uint32_t n_heaps)
+/*
+ * The device address of an operand (0 when the op does not use it): 0 when
+ * its heap is not registered or the range leaves it. *devmem gets
+ * CLS_DEVMEM when the heap is a device buffer.
+ */
+static int operand(const struct vyre_cuda_heap *heaps, uint32_t n_heaps, int used, uint32_t heap,
+		   uint64_t off, uint32_t bytes, uint64_t *dptr, uint32_t *devmem)
 {
-	if (it->heap >= n_heaps || !heaps[it->heap].registered)
-		return CLS_INVAL;
-	const struct vyre_cuda_heap *h = &heaps[it->heap];
+	*dptr = 0;
+	if (!used)
+		return 1;
+	if (heap >= n_heaps || !heaps[heap].registered)
+		return 0;
+	const struct vyre_cuda_heap *h = &heaps[heap];
+
+	if (h->dptr > UINT64_MAX - h->bytes || !range_ok(h, off, bytes))
+		return 0;
+	*dptr = h->dptr + off;
+	*devmem |= h->device ? CLS_DEVMEM : 0u;
+	return 1;
+}
+
+/* The static checks of vyre_exec_one, then how the item runs. */
+static uint32_t classify_ops(const struct vyre_exec_item *it, const struct vyre_cuda_heap *heaps,
+			     uint32_t n_heaps, uint32_t *devmem)
+{
 	const int mask = vyre_op_operands(it->op);
+	uint64_t in, out, table;
 
 	if (mask < 0 || ((it->in_bytes | it->out_bytes | it->table_bytes) & 3u))
 		return CLS_INVAL;
-	if (h->dptr > UINT64_MAX - h->bytes || !range_ok(h, it->in_off, it->in_bytes) ||
-	    !range_ok(h, it->out_off, it->out_bytes) ||
-	    !range_ok(h, it->table_off, it->table_bytes))
+	if (!operand(heaps, n_heaps, mask & VYRE_OPERAND_IN, it->in_heap, it->in_off, it->in_bytes,
+		     &in, devmem) ||
+	    !operand(heaps, n_heaps, mask & VYRE_OPERAND_OUT, it->out_heap, it->out_off,
+		     it->out_bytes, &out, devmem) ||
+	    !operand(heaps, n_heaps, mask & VYRE_OPERAND_TABLE, it->table_heap, it->table_off,
+		     it->table_bytes, &table, devmem))
 		return CLS_INVAL;
 	if ((mask & VYRE_OPERAND_WORD0) && it->out_bytes < 4)
 		return CLS_INVAL;
 
-	const uint64_t in = h->dptr + it->in_off, out = h->dptr + it->out_off;
-	const uint64_t table = h->dptr + it->table_off;
 	uint32_t words;
 
 	switch (it->op) {
@@ -94,6 +116,16 @@ static uint32_t classify(const struct vyre_exec_item *it, const struct vyre_cuda
 	default:
 		return 0; /* NOP */
 	}
+}
+
+/* classify_ops, marking device items that touch a device buffer. */
+static uint32_t classify(const struct vyre_exec_item *it, const struct vyre_cuda_heap *heaps,
+			 uint32_t n_heaps)
+{
+	uint32_t devmem = 0;
+	const uint32_t c = classify_ops(it, heaps, n_heaps, &devmem);
+
+	return (c & CLS_DEVICE) ? c | devmem : c;
 }
 
 static int check_ends(const uint32_t *ends, uint32_t n, uint32_t total)
@@ -184,16 +216,25 @@ struct fill_cursor {
 	uint32_t unit, result;
 };
 
+/* The device address of an operand classify accepted; 0 when the op does not use it. */
+static uint64_t addr(const struct vyre_cuda_heap *heaps, int used, uint32_t heap, uint64_t off)
+{
+	return used ? heaps[heap].dptr + off : 0;
+}
+
 /* Emits the units of one device item; returns its order slot. */
 static uint32_t emit_item(struct fill_cursor *cur, const struct vyre_exec_item *it, uint32_t c,
-			  const struct vyre_cuda_heap *h)
+			  const struct vyre_cuda_heap *heaps)
 {
+	const int mask = vyre_op_operands(it->op);
+	const uint64_t in = addr(heaps, mask & VYRE_OPERAND_IN, it->in_heap, it->in_off);
+	const uint64_t out = addr(heaps, mask & VYRE_OPERAND_OUT, it->out_heap, it->out_off);
 	struct vyre_mk_unit u = {
 	    .op = it->op | ((c & CLS_SEQUENTIAL) ? VYRE_MK_SEQUENTIAL : 0u),
 	    .param = it->param,
-	    .in = h->dptr + it->in_off,
-	    .out = h->dptr + it->out_off,
-	    .table = h->dptr + it->table_off,
+	    .in = in,
+	    .out = out,
+	    .table = addr(heaps, mask & VYRE_OPERAND_TABLE, it->table_heap, it->table_off),
 	};
 
 	if (c & CLS_RESULT) {
@@ -212,8 +253,8 @@ static uint32_t emit_item(struct fill_cursor *cur, const struct vyre_exec_item *
 
 		u.count = (c & CLS_SEQUENTIAL) || left < VYRE_MK_CHUNK_WORDS ? (uint32_t)left
 									     : VYRE_MK_CHUNK_WORDS;
-		u.in = h->dptr + it->in_off + 4 * first;
-		u.out = h->dptr + it->out_off + 4 * first;
+		u.in = (mask & VYRE_OPERAND_IN) ? in + 4 * first : 0;
+		u.out = out + 4 * first;
 		cur->units[cur->unit++] = u;
 	}
 	return VYRE_CUDA_SLOT_OK;
@@ -238,7 +279,7 @@ static uint32_t emit_group(struct fill_cursor *cur, const struct vyre_exec_batch
 		if (!(c & CLS_BLOCK))
 			continue;
 		const struct vyre_exec_item *it = &batch->items[p->order[k]];
-		order_slot[k] = emit_item(cur, it, c, &heaps[it->heap]);
+		order_slot[k] = emit_item(cur, it, c, heaps);
 		blocks++;
 	}
 	*n_block_units = blocks;
@@ -247,7 +288,7 @@ static uint32_t emit_group(struct fill_cursor *cur, const struct vyre_exec_batch
 
 		if ((c & CLS_DEVICE) && !(c & CLS_BLOCK)) {
 			const struct vyre_exec_item *it = &batch->items[p->order[k]];
-			order_slot[k] = emit_item(cur, it, c, &heaps[it->heap]);
+			order_slot[k] = emit_item(cur, it, c, heaps);
 		}
 	}
 	return cur->unit - first;
@@ -313,10 +354,15 @@ int vyre_cuda_lower_immediate(const struct vyre_exec_batch *batch, const uint32_
 
 		if (!(c & CLS_DEVICE))
 			continue;
-		if ((c & (CLS_SEQUENTIAL | CLS_BLOCK)) || n == lay->n_units)
+		/* a device buffer's bytes cannot travel in a doorbell from host memory */
+		if ((c & (CLS_SEQUENTIAL | CLS_BLOCK | CLS_DEVMEM)) || n == lay->n_units)
 			return 0;
 		const struct vyre_exec_item *it = &batch->items[p->order[k]];
 		uint32_t count, in_words, out_words;
+
+		/* the doorbell names one heap per item */
+		if ((vyre_op_operands(it->op) & VYRE_OPERAND_IN) && it->in_heap != it->out_heap)
+			return 0;
 
 		switch (it->op) {
 		case VYRE_OP_FILL:
@@ -343,7 +389,7 @@ int vyre_cuda_lower_immediate(const struct vyre_exec_batch *batch, const uint32_
 			return 0;
 		imm->item[n++] = (struct vyre_cuda_imm_item){
 		    .order_pos = k,
-		    .heap = it->heap,
+		    .heap = it->out_heap,
 		    .op = it->op,
 		    .param = it->param,
 		    .count = count,

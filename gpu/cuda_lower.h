@@ -5,7 +5,8 @@
  * allocation, so it is tested without a GPU.
  *
  * The static checks of vyre_exec_one (unknown op, misaligned lengths, ranges
- * outside the heap, short WORD0 output, unregistered heap) are decided here:
+ * outside an operand's heap, short WORD0 output, an operand's heap not
+ * registered) are decided here:
  * such items complete with VYRE_E_INVAL and never reach the device. NOP and
  * empty elementwise items complete with 0. Only DFA table validation depends
  * on heap contents, which an earlier item of the batch may write, so it runs
@@ -29,6 +30,7 @@ struct vyre_cuda_heap {
 	uint64_t dptr; /* device address of byte 0 */
 	uint64_t bytes;
 	int registered;
+	int device; /* a device buffer (cuMemAlloc), not host memory */
 };
 
 struct vyre_cuda_layout {
@@ -75,7 +77,7 @@ void vyre_cuda_lower_fill(const struct vyre_exec_batch *batch, const struct vyre
 /* One item of an IMMEDIATE batch: where its data goes and comes back. */
 struct vyre_cuda_imm_item {
 	uint32_t order_pos; /* the item's position in plan.order */
-	uint32_t heap;
+	uint32_t heap;	    /* of its input and output alike */
 	uint32_t op, param;
 	uint32_t count;	   /* words written (FILL..MUL) or read (SUM, MAX) */
 	uint32_t in_words; /* words carried to the device */
@@ -100,7 +102,8 @@ struct vyre_cuda_immediate {
  * 1 and @imm filled when the batch measured and filled (vyre_cuda_lower_fill)
  * with @cls and @lay is one launch of one stage whose every unit is an item
  * that may run IMMEDIATE (FILL, COPY, ADD, XOR, MUL, SUM or MAX, aligned,
- * input and output equal or disjoint) and whose descriptors and input words
+ * input and output equal or disjoint, in one heap that is not a device
+ * buffer: the host copies its bytes) and whose descriptors and input words
  * fit a doorbell slot and status, result and output words a completion
  * slot. Else 0.
  */

@@ -98,7 +98,8 @@ int vyre_cuda_peers_open(struct vyre_cuda_peers **out, int device, uint64_t heap
 		vyre_cuda_peers_close(p);
 		return err;
 	}
-	p->vheap = (struct vyre_cuda_heap){p->heap.dev, heap_bytes, 1};
+	p->vheap =
+	    (struct vyre_cuda_heap){.dptr = p->heap.dev, .bytes = heap_bytes, .registered = 1};
 	*out = p;
 	return 0;
 }

@@ -8,16 +8,16 @@
 #include <string.h>
 
 static const uint8_t operand_mask[VYRE_OP_COUNT] = {
-	[VYRE_OP_NOP] = 0,
-	[VYRE_OP_FILL] = VYRE_OPERAND_OUT,
-	[VYRE_OP_COPY] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
-	[VYRE_OP_ADD] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
-	[VYRE_OP_XOR] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
-	[VYRE_OP_MUL] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
-	[VYRE_OP_SUM] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_WORD0,
-	[VYRE_OP_MAX] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_WORD0,
-	[VYRE_OP_DFA_SCAN] =
-		VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE | VYRE_OPERAND_WORD0,
+    [VYRE_OP_NOP] = 0,
+    [VYRE_OP_FILL] = VYRE_OPERAND_OUT,
+    [VYRE_OP_COPY] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
+    [VYRE_OP_ADD] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
+    [VYRE_OP_XOR] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
+    [VYRE_OP_MUL] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
+    [VYRE_OP_SUM] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_WORD0,
+    [VYRE_OP_MAX] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_WORD0,
+    [VYRE_OP_DFA_SCAN] =
+	VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE | VYRE_OPERAND_WORD0,
 };
 
 int vyre_op_operands(uint32_t op)
@@ -101,8 +101,8 @@ static void store32(uint8_t *p, uint32_t v)
 	memcpy(p, &v, sizeof(v));
 }
 
-/* Validates the table and returns the n_states it was validated against. */
-static int dfa_check(const uint8_t *table, uint32_t bytes, uint32_t *n_out)
+/* The O(1) part of the check: header, length; returns n_states. */
+static int dfa_header(const uint8_t *table, uint32_t bytes, uint32_t *n_out)
 {
 	if (bytes < 8)
 		return VYRE_E_INVAL;
@@ -111,6 +111,17 @@ static int dfa_check(const uint8_t *table, uint32_t bytes, uint32_t *n_out)
 	uint64_t need = vyre_dfa_table_bytes(n_states);
 
 	if (need == 0 || need > bytes || start >= n_states)
+		return VYRE_E_INVAL;
+	*n_out = n_states;
+	return 0;
+}
+
+/* Validates the table and returns the n_states it was validated against. */
+static int dfa_check(const uint8_t *table, uint32_t bytes, uint32_t *n_out)
+{
+	uint32_t n_states;
+
+	if (dfa_header(table, bytes, &n_states) != 0)
 		return VYRE_E_INVAL;
 	const uint8_t *next = table + 4 * (2 + ((uint64_t)n_states + 31) / 32);
 	uint64_t entries = 256 * (uint64_t)n_states;
@@ -172,23 +183,46 @@ static uint32_t combine(uint32_t op, uint32_t a, uint32_t param)
 	}
 }
 
+int vyre_exec_heaps_ok(const struct vyre_heap_view *heaps, uint32_t n_heaps,
+		       const struct vyre_exec_item *it)
+{
+	int mask = vyre_op_operands(it->op);
+
+	if (mask < 0)
+		return 1; /* vyre_exec_one refuses the op itself */
+	if ((mask & VYRE_OPERAND_IN) && (it->in_heap >= n_heaps || !heaps[it->in_heap].base))
+		return 0;
+	if ((mask & VYRE_OPERAND_OUT) && (it->out_heap >= n_heaps || !heaps[it->out_heap].base))
+		return 0;
+	if ((mask & VYRE_OPERAND_TABLE) &&
+	    (it->table_heap >= n_heaps || !heaps[it->table_heap].base))
+		return 0;
+	return 1;
+}
+
 int vyre_exec_one(const struct vyre_heap_view *heaps, const struct vyre_exec_item *it,
 		  uint64_t *result)
 {
-	const struct vyre_heap_view *h = &heaps[it->heap];
 	int mask = vyre_op_operands(it->op);
 
 	*result = 0;
 	if (mask < 0 || ((it->in_bytes | it->out_bytes | it->table_bytes) & 3u))
 		return VYRE_E_INVAL;
-	if (!range_ok(h, it->in_off, it->in_bytes) || !range_ok(h, it->out_off, it->out_bytes) ||
-	    !range_ok(h, it->table_off, it->table_bytes))
+	/* only the operands the op uses name a heap */
+	const struct vyre_heap_view *hi = (mask & VYRE_OPERAND_IN) ? &heaps[it->in_heap] : NULL;
+	const struct vyre_heap_view *ho = (mask & VYRE_OPERAND_OUT) ? &heaps[it->out_heap] : NULL;
+	const struct vyre_heap_view *ht =
+	    (mask & VYRE_OPERAND_TABLE) ? &heaps[it->table_heap] : NULL;
+
+	if ((hi && !range_ok(hi, it->in_off, it->in_bytes)) ||
+	    (ho && !range_ok(ho, it->out_off, it->out_bytes)) ||
+	    (ht && !range_ok(ht, it->table_off, it->table_bytes)))
 		return VYRE_E_INVAL;
 	if ((mask & VYRE_OPERAND_WORD0) && it->out_bytes < 4)
 		return VYRE_E_INVAL;
 
-	const uint8_t *in = h->base + it->in_off;
-	uint8_t *out = h->base + it->out_off;
+	const uint8_t *in = hi ? hi->base + it->in_off : NULL;
+	uint8_t *out = ho ? ho->base + it->out_off : NULL;
 	uint32_t in_words = it->in_bytes / 4, out_words = it->out_bytes / 4;
 	uint32_t n = in_words < out_words ? in_words : out_words;
 	uint32_t acc = 0;
@@ -221,11 +255,14 @@ int vyre_exec_one(const struct vyre_heap_view *heaps, const struct vyre_exec_ite
 		}
 		break;
 	case VYRE_OP_DFA_SCAN: {
-		const uint8_t *table = h->base + it->table_off;
+		const uint8_t *table = ht->base + it->table_off;
 		uint32_t n_states;
+		/* a trusted table was validated at its last write: only the header is read again */
+		int bad = (it->flags & VYRE_EXEC_TABLE_TRUSTED)
+			      ? dfa_header(table, it->table_bytes, &n_states)
+			      : dfa_check(table, it->table_bytes, &n_states);
 
-		if (dfa_check(table, it->table_bytes, &n_states) != 0 ||
-		    dfa_scan(table, n_states, in, it->in_bytes, &acc) != 0)
+		if (bad != 0 || dfa_scan(table, n_states, in, it->in_bytes, &acc) != 0)
 			return VYRE_E_INVAL;
 		break;
 	}

@@ -22,26 +22,41 @@ struct vyre_heap_view {
 };
 
 /*
- * A resolved item. Offsets are in bytes inside heap `heap` and are multiples
- * of 4; every [off, off + bytes) range lies inside the heap (vyred checked).
- * Unused buffers have bytes 0 and offset 0.
+ * A resolved item. Each operand lives in a heap of its own index (a domain
+ * heap, or a device buffer: docs/design.md section 6.2); offsets are in
+ * bytes inside that heap and are multiples of 4, and every [off, off +
+ * bytes) range lies inside it (vyred checked). Only the operands the op
+ * uses (vyre_op_operands) are looked at; vyred gives unused ones heap,
+ * offset and bytes 0.
  */
 struct vyre_exec_item {
 	uint32_t op;
 	uint32_t param; /* the immediate; unused for DFA_SCAN */
-	uint32_t heap;
+	uint32_t in_heap;
+	uint32_t out_heap;
+	uint32_t table_heap;
+	uint32_t flags; /* VYRE_EXEC_* */
 	uint32_t in_bytes;
 	uint32_t out_bytes;
 	uint32_t table_bytes;
+	uint32_t reserved;
 	uint64_t in_off;
 	uint64_t out_off;
 	uint64_t table_off;
 };
 
-_Static_assert(sizeof(struct vyre_exec_item) == 48, "exec item is 48 bytes");
+_Static_assert(sizeof(struct vyre_exec_item) == 64, "exec item is 64 bytes");
+
+/*
+ * The item's DFA table is a device buffer that a DFA_SCAN already found
+ * valid, and nothing has written it since (vyred tracks write generations,
+ * docs/planner.md): the executor may skip the whole-table check, never a
+ * per-lookup bound. Never set for a heap table, which clients may rewrite.
+ */
+#define VYRE_EXEC_TABLE_TRUSTED (1u << 0)
 
 /* Which operands an op uses (vyre_op_operands). */
-#define VYRE_OPERAND_IN    (1u << 0)
+#define VYRE_OPERAND_IN	   (1u << 0)
 #define VYRE_OPERAND_OUT   (1u << 1)
 #define VYRE_OPERAND_TABLE (1u << 2) /* param is a buffer handle */
 #define VYRE_OPERAND_WORD0 (1u << 3) /* writes out[0]: needs an output of at least 4 bytes */
@@ -85,12 +100,18 @@ int vyre_dfa_validate(const uint8_t *table, uint32_t bytes);
 uint64_t vyre_dfa_table_bytes(uint32_t n_states);
 
 /*
- * Execute one resolved item against @heaps (the sequential oracle). Returns
- * the CQE status (0 or VYRE_E_INVAL) and stores the CQE result. An invalid
- * item writes nothing. Safe against a heap that another process rewrites
- * concurrently: every table lookup is bounded at the point of use.
+ * Execute one resolved item against @heaps (the sequential oracle), each
+ * operand in heaps[its heap index]; the caller has checked that every heap
+ * the op uses exists. Returns the CQE status (0 or VYRE_E_INVAL) and stores
+ * the CQE result. An invalid item writes nothing. Safe against a heap that
+ * another process rewrites concurrently: every table lookup is bounded at
+ * the point of use.
  */
 int vyre_exec_one(const struct vyre_heap_view *heaps, const struct vyre_exec_item *it,
 		  uint64_t *result);
+
+/* 1 when every heap @it's op uses is below @n_heaps and mapped in @heaps. */
+int vyre_exec_heaps_ok(const struct vyre_heap_view *heaps, uint32_t n_heaps,
+		       const struct vyre_exec_item *it);
 
 #endif /* VYRE_GPU_OPS_H */

@@ -15,6 +15,7 @@ struct vyre_client_buffer {
 	uint32_t handle; /* 0: empty slot */
 	uint32_t bytes;
 	uint64_t off;
+	uint32_t flags; /* VYRE_BUF_*: a device buffer is not in the heap */
 };
 
 struct vyre_client {
@@ -45,7 +46,8 @@ int vyre_client_call(struct vyre_client *c, struct vyre_msg *req, uint16_t reply
 int vyre_client_gone(struct vyre_client *c);
 
 /* The buffer cache of this connection's own allocations. */
-int vyre_client_cache_put(struct vyre_client *c, uint32_t handle, uint64_t off, uint32_t bytes);
+int vyre_client_cache_put(struct vyre_client *c, uint32_t handle, uint64_t off, uint32_t bytes,
+			  uint32_t flags);
 const struct vyre_client_buffer *vyre_client_cache_get(const struct vyre_client *c,
 						       uint32_t handle);
 void vyre_client_cache_del(struct vyre_client *c, uint32_t handle);

@@ -25,7 +25,8 @@ static void cache_insert(struct vyre_client_buffer *tab, uint32_t cap,
 	tab[i] = *b;
 }
 
-int vyre_client_cache_put(struct vyre_client *c, uint32_t handle, uint64_t off, uint32_t bytes)
+int vyre_client_cache_put(struct vyre_client *c, uint32_t handle, uint64_t off, uint32_t bytes,
+			  uint32_t flags)
 {
 	/* Keep the load under one half so probes stay short. */
 	if ((uint64_t)(c->bufs_used + 1) * 2 > c->bufs_cap) {
@@ -44,7 +45,8 @@ int vyre_client_cache_put(struct vyre_client *c, uint32_t handle, uint64_t off, 
 		c->bufs = tab;
 		c->bufs_cap = cap;
 	}
-	struct vyre_client_buffer b = {.handle = handle, .bytes = bytes, .off = off};
+	struct vyre_client_buffer b = {
+	    .handle = handle, .bytes = bytes, .off = off, .flags = flags};
 
 	cache_insert(c->bufs, c->bufs_cap, &b);
 	c->bufs_used++;
@@ -90,30 +92,41 @@ static int range_ok(const struct vyre_client *c, uint64_t off, uint32_t bytes)
 	return off <= c->heap_bytes && bytes <= c->heap_bytes - off;
 }
 
+/* A buffer vyred described: a device buffer has offset 0, any other lies in the heap. */
+static int reply_ok(const struct vyre_client *c, const struct vyre_msg_buffer_reply *r)
+{
+	if (r->flags & VYRE_BUF_DEVICE)
+		return r->flags == VYRE_BUF_DEVICE && r->offset == 0;
+	return r->flags == 0 && range_ok(c, r->offset, r->bytes);
+}
+
 int vyre_buffer_alloc(struct vyre_client *c, uint32_t bytes, uint32_t flags, uint32_t *handle)
 {
 	struct vyre_msg req, rep;
+	const struct vyre_msg_buffer_reply *r = &rep.u.buffer_reply;
 
-	if (!c || !handle || flags != 0 || (bytes & 3u))
+	/* at most one flag; vyred decides which it takes */
+	if (!c || !handle || (flags & ~(VYRE_BUF_DEVICE | VYRE_BUF_TRANSIENT)) ||
+	    flags == (VYRE_BUF_DEVICE | VYRE_BUF_TRANSIENT) || (bytes & 3u))
 		return VYRE_E_INVAL;
 	memset(&req, 0, sizeof(req));
 	req.type = VYRE_MSG_ALLOC;
 	req.u.buffer.bytes = bytes;
+	req.u.buffer.flags = flags;
 	int rc = vyre_client_call(c, &req, VYRE_MSG_BUFFER_REPLY, &rep);
 
 	if (rc != 0)
 		return rc;
-	if (rep.u.buffer_reply.status != 0)
-		return rep.u.buffer_reply.status;
-	if (rep.u.buffer_reply.handle == 0 || rep.u.buffer_reply.bytes != bytes ||
-	    !range_ok(c, rep.u.buffer_reply.offset, bytes))
+	if (r->status != 0)
+		return r->status;
+	if (r->handle == 0 || r->bytes != bytes || r->flags != flags || !reply_ok(c, r))
 		return VYRE_E_PROTO;
-	rc = vyre_client_cache_put(c, rep.u.buffer_reply.handle, rep.u.buffer_reply.offset, bytes);
+	rc = vyre_client_cache_put(c, r->handle, r->offset, bytes, r->flags);
 	if (rc != 0) {
-		vyre_buffer_free(c, rep.u.buffer_reply.handle);
+		vyre_buffer_free(c, r->handle);
 		return rc;
 	}
-	*handle = rep.u.buffer_reply.handle;
+	*handle = r->handle;
 	return 0;
 }
 
@@ -138,22 +151,23 @@ void *vyre_buffer_ptr(struct vyre_client *c, uint32_t handle, uint32_t *bytes)
 {
 	const struct vyre_client_buffer *b = c ? vyre_client_cache_get(c, handle) : NULL;
 	struct vyre_msg req, rep;
+	const struct vyre_msg_buffer_reply *r = &rep.u.buffer_reply;
 
 	if (!c || handle == 0)
 		return NULL;
 	if (b) {
 		if (bytes)
 			*bytes = b->bytes;
-		return c->heap + b->off;
+		return (b->flags & VYRE_BUF_DEVICE) ? NULL : c->heap + b->off;
 	}
 	memset(&req, 0, sizeof(req));
 	req.type = VYRE_MSG_LOOKUP;
 	req.u.buffer.handle = handle;
-	if (vyre_client_call(c, &req, VYRE_MSG_BUFFER_REPLY, &rep) != 0 ||
-	    rep.u.buffer_reply.status != 0 || rep.u.buffer_reply.handle != handle ||
-	    !range_ok(c, rep.u.buffer_reply.offset, rep.u.buffer_reply.bytes))
+	if (vyre_client_call(c, &req, VYRE_MSG_BUFFER_REPLY, &rep) != 0 || r->status != 0 ||
+	    r->handle != handle || !reply_ok(c, r))
 		return NULL;
 	if (bytes)
-		*bytes = rep.u.buffer_reply.bytes;
-	return c->heap + rep.u.buffer_reply.offset;
+		*bytes = r->bytes;
+	/* a device buffer's bytes are seen only through items (docs/design.md section 6.2) */
+	return (r->flags & VYRE_BUF_DEVICE) ? NULL : c->heap + r->offset;
 }

@@ -99,12 +99,16 @@ int vyre_handles_remove(struct vyre_handle_table *t, uint32_t handle, uint32_t d
 	return 0;
 }
 
-uint32_t vyre_handles_drop_domain(struct vyre_handle_table *t, uint32_t domain)
+uint32_t vyre_handles_drop_domain(struct vyre_handle_table *t, uint32_t domain,
+				  void (*fn)(void *arg, const struct vyre_buffer_ref *ref),
+				  void *arg)
 {
 	uint32_t dropped = 0;
 
 	for (uint32_t slot = 1; slot < t->n_slots; slot++) {
 		if (t->slots[slot].live && t->slots[slot].ref.domain == domain) {
+			if (fn)
+				fn(arg, &t->slots[slot].ref);
 			release_slot(t, slot);
 			dropped++;
 		}

@@ -13,16 +13,23 @@
 #include <stdint.h>
 
 #include "vyre/abi.h"
+#include "vyre/vyre.h"
 
 #define VYRE_HANDLE_SLOT_BITS 20u
 #define VYRE_HANDLE_SLOT_MASK ((1u << VYRE_HANDLE_SLOT_BITS) - 1)
 #define VYRE_HANDLE_GEN_MAX   ((1u << (32 - VYRE_HANDLE_SLOT_BITS)) - 1)
 #define VYRE_HANDLES_MAX      VYRE_HANDLE_SLOT_MASK /* slot 0 is never used */
 
+/*
+ * A buffer: a range of its domain's heap, or (VYRE_BUF_DEVICE) a device
+ * buffer, which is a backend heap of its own (index @heap, @off 0).
+ */
 struct vyre_buffer_ref {
 	uint64_t off;
 	uint32_t bytes;
 	uint32_t domain;
+	uint32_t heap;	/* VYRE_BUF_DEVICE: its heap index; else 0 (the domain's heap) */
+	uint32_t flags; /* VYRE_BUF_DEVICE or 0 */
 };
 
 struct vyre_handle_slot {
@@ -73,7 +80,13 @@ static inline int vyre_handles_get(const struct vyre_handle_table *t, uint32_t h
 int vyre_handles_remove(struct vyre_handle_table *t, uint32_t handle, uint32_t domain,
 			struct vyre_buffer_ref *out);
 
-/* vyre_handles_drop_domain - forget every handle of @domain; returns how many. */
-uint32_t vyre_handles_drop_domain(struct vyre_handle_table *t, uint32_t domain);
+/*
+ * vyre_handles_drop_domain - forget every handle of @domain; returns how
+ * many. @fn (may be NULL) sees each dropped buffer first, so that its owner
+ * can release what it holds (a device buffer's memory).
+ */
+uint32_t vyre_handles_drop_domain(struct vyre_handle_table *t, uint32_t domain,
+				  void (*fn)(void *arg, const struct vyre_buffer_ref *ref),
+				  void *arg);
 
 #endif /* VYRE_RING_HANDLES_H */

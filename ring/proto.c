@@ -135,6 +135,7 @@ int vyre_msg_encode(const struct vyre_msg *m, uint8_t *buf, size_t cap)
 		put32(b + 4, r->handle);
 		put64(b + 8, r->offset);
 		put32(b + 16, r->bytes);
+		put32(b + 20, r->flags);
 		break;
 	}
 	default: /* VYRE_MSG_ERROR: vyre_msg_size rejected every other value */
@@ -219,7 +220,10 @@ int vyre_msg_decode(const uint8_t *buf, size_t len, struct vyre_msg *m)
 		r->handle = get32(b + 4);
 		r->offset = get64(b + 8);
 		r->bytes = get32(b + 16);
-		return status_ok(r->status) && zero(b + 20, 4) ? 0 : VYRE_E_PROTO;
+		r->flags = get32(b + 20);
+		return status_ok(r->status) && !(r->flags & ~(VYRE_BUF_DEVICE | VYRE_BUF_TRANSIENT))
+			   ? 0
+			   : VYRE_E_PROTO;
 	}
 	default: /* VYRE_MSG_ERROR */
 		m->u.error = (int32_t)get32(b);

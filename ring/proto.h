@@ -21,11 +21,14 @@
  *		memfd, the SQ eventfd vyred polls in eventfd doorbell mode)
  *		i32 status, u32 client_id, u32 domain_id, u32 sq_entries,
  *		u32 cq_entries, u32 zero, u64 region_bytes, u64 heap_bytes
- *	ALLOC	u32 bytes, u32 flags (0)
+ *	ALLOC	u32 bytes, u32 flags (0 or VYRE_BUF_DEVICE; any other value is
+ *		refused with VYRE_E_INVAL in the reply)
  *	FREE	u32 handle, u32 zero
  *	LOOKUP	u32 handle, u32 zero
  *	BUFFER_REPLY (to ALLOC, FREE, LOOKUP)
- *		i32 status, u32 handle, u64 offset, u32 bytes, u32 zero
+ *		i32 status, u32 handle, u64 offset, u32 bytes, u32 flags (the
+ *		buffer's VYRE_BUF_* flags; a device buffer has offset 0 and is not
+ *		in the heap; other bits are a protocol error)
  *	ERROR (vyred -> client, then vyred disconnects)
  *		i32 status, u32 zero
  *
@@ -88,6 +91,7 @@ struct vyre_msg_buffer_reply {
 	uint32_t handle;
 	uint64_t offset;
 	uint32_t bytes;
+	uint32_t flags; /* VYRE_BUF_* of the buffer */
 };
 
 struct vyre_msg {

@@ -4,6 +4,12 @@
 
 #include "resolve.h"
 
+/* A device buffer is a heap of its own; any other buffer is in the domain's heap. */
+static uint32_t heap_of(const struct vyre_buffer_ref *ref, uint32_t domain_heap)
+{
+	return (ref->flags & VYRE_BUF_DEVICE) ? ref->heap : domain_heap;
+}
+
 int vyre_resolve(const struct vyre_handle_table *t, uint32_t domain, uint32_t heap,
 		 const struct vyre_work_item *it, struct vyre_exec_item *out)
 {
@@ -23,7 +29,12 @@ int vyre_resolve(const struct vyre_handle_table *t, uint32_t domain, uint32_t he
 	memset(out, 0, sizeof(*out));
 	out->op = it->op_handle;
 	out->param = (mask & VYRE_OPERAND_TABLE) ? 0 : it->param;
-	out->heap = heap;
+	if (mask & VYRE_OPERAND_IN)
+		out->in_heap = heap_of(&in, heap);
+	if (mask & VYRE_OPERAND_OUT)
+		out->out_heap = heap_of(&res, heap);
+	if (mask & VYRE_OPERAND_TABLE)
+		out->table_heap = heap_of(&table, heap);
 	out->in_off = in.off;
 	out->in_bytes = in.bytes;
 	out->out_off = res.off;

@@ -3,7 +3,9 @@
  * ring/resolve.h - from a client's work item to an item a backend can run.
  *
  * vyre_resolve maps the handles of @it, looked up in @domain only, to
- * (heap, offset, length) and applies the static checks of gpu/ops.h. It does
+ * (heap, offset, length) and applies the static checks of gpu/ops.h: a
+ * heap buffer lies in @heap (the domain's heap index), a device buffer in
+ * the heap index its handle records. It does
  * not look inside a DFA table: an earlier item of the same batch may still
  * write it, so vyre_exec_one checks the table when the item runs.
  *

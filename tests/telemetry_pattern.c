@@ -78,7 +78,8 @@ void tm_fire_batch(uint64_t k)
 					 .launches_avoided = TM_AVOIDED,
 					 .frontier_splits = TM_SPLITS,
 					 .bytes_avoided = TM_BYTES_AVOIDED,
-					 .plan_ns = TM_PLAN_NS};
+					 .plan_ns = TM_PLAN_NS,
+					 .readback_bytes = TM_READBACK};
 		VYRE_PROBE_PLAN(&p);
 	}
 	if (VYRE_PROBE_ENABLED(arena)) {

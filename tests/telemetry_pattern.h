@@ -35,6 +35,7 @@
 #define TM_AVOIDED	 1u
 #define TM_SPLITS	 1u
 #define TM_BYTES_AVOIDED 4096u
+#define TM_READBACK	 2048u
 #define TM_PLAN_NS	 3000u
 #define TM_DISPATCH_NS	 5000u
 #define TM_SLOW_NS	 20000000u /* the even batches' slowest item */

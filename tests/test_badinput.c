@@ -335,14 +335,18 @@ static int bad_requests(void)
 	EXPECT(vyre_buffer_free(a, hb) == VYRE_E_INVAL, "free another domain's buffer");
 	EXPECT(vyre_buffer_ptr(a, hb, NULL) == NULL, "ptr of another domain's buffer");
 	EXPECT(vyre_buffer_free(a, 0x55555) == VYRE_E_INVAL, "free of an unknown handle");
-	/* What the library never sends: ALLOC with flags or an odd size. */
+	/* What the library never sends: ALLOC with unknown or both flags, or an odd size. */
 	memset(&req, 0, sizeof(req));
 	req.type = VYRE_MSG_ALLOC;
 	req.u.buffer.bytes = 64;
-	req.u.buffer.flags = 1;
+	req.u.buffer.flags = 8;
 	EXPECT(vyre_client_call(a, &req, VYRE_MSG_BUFFER_REPLY, &rep) == 0 &&
 		   rep.u.buffer_reply.status == VYRE_E_INVAL,
-	       "ALLOC with flags");
+	       "ALLOC with unknown flags");
+	req.u.buffer.flags = VYRE_BUF_DEVICE | VYRE_BUF_TRANSIENT;
+	EXPECT(vyre_client_call(a, &req, VYRE_MSG_BUFFER_REPLY, &rep) == 0 &&
+		   rep.u.buffer_reply.status == VYRE_E_INVAL,
+	       "ALLOC with both flags");
 	req.u.buffer.flags = 0;
 	req.u.buffer.bytes = 3;
 	EXPECT(vyre_client_call(a, &req, VYRE_MSG_BUFFER_REPLY, &rep) == 0 &&

@@ -208,7 +208,7 @@ static void set_table(struct vyre_exec_item *x, uint32_t slot, struct access *a)
 {
 	x->table_off = table_off(slot);
 	x->table_bytes = w.table_bytes;
-	a->reads[a->n_reads++] = KEY_TABLE(x->heap);
+	a->reads[a->n_reads++] = KEY_TABLE(x->table_heap);
 }
 
 static const uint32_t data_ops[] = {VYRE_OP_COPY, VYRE_OP_ADD, VYRE_OP_XOR,
@@ -221,7 +221,7 @@ static struct vyre_exec_item random_item(uint64_t *rng, uint32_t slot, uint32_t 
 	uint32_t roll = pick(rng, 100), h = pick(rng, HEAPS);
 
 	*a = (struct access){.write = KEYS};
-	x.heap = h;
+	x.in_heap = x.out_heap = x.table_heap = h;
 	if (mix == MIX_BULK) {
 		uint32_t half = pick(rng, 2);
 
@@ -245,7 +245,8 @@ static struct vyre_exec_item random_item(uint64_t *rng, uint32_t slot, uint32_t 
 		/* Distinct outputs, read-only inputs: only the output reuse orders these. */
 		uint32_t out = SRC + k % (NBUF - SRC);
 
-		x.heap = h = out % HEAPS;
+		h = out % HEAPS;
+		x.in_heap = x.out_heap = x.table_heap = h;
 		set_in(&x, slot, small_in_heap(rng, h, SRC), a);
 		set_out(&x, slot, out, a);
 		if (roll < 20) {

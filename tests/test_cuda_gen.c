@@ -234,7 +234,7 @@ static void gen_item(struct gen_rng *r, struct gen_batch *g, uint32_t i, uint64_
 			it->op = VYRE_OP_COUNT + gen_below(r, 300);
 			break;
 		case 1:
-			it->heap = 1;
+			it->in_heap = it->out_heap = it->table_heap = 1;
 			break;
 		case 2:
 			it->out_off = heap_bytes + 4 * gen_below(r, 4);
@@ -380,7 +380,7 @@ void gen_small_batch(struct gen_rng *r, uint8_t *heap, uint64_t heap_bytes, uint
 		if (kind == 1)
 			it->op = VYRE_OP_NOP;
 		else if (kind == 2)
-			it->heap = 1; /* never registered */
+			it->in_heap = it->out_heap = 1; /* never registered */
 		memset(&g->work[i], 0, sizeof(g->work[i]));
 		g->order[i] = i;
 		g->results[i] = (struct vyre_exec_result){POISON_STATUS, 0, POISON_RESULT};
@@ -409,7 +409,7 @@ void gen_oracle(uint8_t *heap, uint64_t heap_bytes, const struct gen_batch *g,
 		const uint32_t i = p->order[k];
 
 		expect[i].reserved = 0;
-		if (g->items[i].heap != 0) {
+		if (!vyre_exec_heaps_ok(view, 1, &g->items[i])) {
 			/* only heap 0 is registered: what the backends answer */
 			expect[i].status = VYRE_E_INVAL;
 			expect[i].result = 0;
@@ -505,7 +505,8 @@ void gen_device_batch(struct gen_batch *g, uint32_t heap)
 			  : i % 3 == 1 ? VYRE_OP_ADD
 				       : VYRE_OP_SUM,
 		    .param = i,
-		    .heap = heap,
+		    .in_heap = heap,
+		    .out_heap = heap,
 		    .in_off = 4096 * (i % 8),
 		    .in_bytes = 4096,
 		    .out_off = 65536 + 4096 * i,

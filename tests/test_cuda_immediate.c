@@ -36,7 +36,7 @@ struct one {
 	uint8_t slab[4096] __attribute__((aligned(64)));
 };
 
-static const struct vyre_cuda_heap heaps[1] = {{0x100000, 1u << 20, 1}};
+static const struct vyre_cuda_heap heaps[1] = {{0x100000, 1u << 20, 1, 0}};
 
 /*
  * Lower @n items as @groups groups (the items split evenly) of one launch;
@@ -277,7 +277,7 @@ static void test_random_items(void **state)
 	uint8_t *heap = gen_heap_map(HEAP_BYTES), *want = malloc(HEAP_BYTES);
 	struct gen_batch *g = malloc(sizeof(*g));
 	struct vyre_exec_result *expect = malloc(GEN_MAX_ITEMS * sizeof(*expect));
-	struct vyre_cuda_heap h[2] = {{(uintptr_t)heap, HEAP_BYTES, 1}, {0, 0, 0}};
+	struct vyre_cuda_heap h[2] = {{(uintptr_t)heap, HEAP_BYTES, 1, 0}, {0, 0, 0, 0}};
 	uint32_t *cls = malloc(GEN_MAX_ITEMS * sizeof(*cls));
 	uint32_t *order_slot = malloc(GEN_MAX_ITEMS * sizeof(*order_slot));
 	struct vyre_cuda_launch *launches = malloc(GEN_MAX_ITEMS * sizeof(*launches));

@@ -144,7 +144,8 @@ static void one_item(struct rig *r, uint32_t s)
 	g->items[0] = (struct vyre_exec_item){
 	    .op = op,
 	    .param = (uint32_t)gen_next(&r->rng),
-	    .heap = s,
+	    .in_heap = s,
+	    .out_heap = s,
 	    .in_bytes = op == VYRE_OP_FILL ? 0 : 4 * words,
 	    .out_bytes = reduce ? 4 : 4 * words,
 	    .in_off = 4 * gen_below(&r->rng, 64),
@@ -162,8 +163,13 @@ static void one_item(struct rig *r, uint32_t s)
 /* gen's heap 0 is slot @s's heap, its unregistered heap 1 is UNREG_HEAP. */
 static void remap_heaps(struct gen_batch *g, uint32_t s)
 {
-	for (uint32_t i = 0; i < g->batch.n_items; i++)
-		g->items[i].heap = g->items[i].heap == 0 ? s : UNREG_HEAP;
+	for (uint32_t i = 0; i < g->batch.n_items; i++) {
+		struct vyre_exec_item *x = &g->items[i];
+
+		x->in_heap = x->in_heap == 0 ? s : UNREG_HEAP;
+		x->out_heap = x->out_heap == 0 ? s : UNREG_HEAP;
+		x->table_heap = x->table_heap == 0 ? s : UNREG_HEAP;
+	}
 }
 
 static void random_batch(struct rig *r, uint32_t s, uint32_t k)
@@ -282,7 +288,8 @@ static double small_rate(struct rig *r, uint32_t slots, uint32_t total)
 		for (uint32_t i = 0; i < 4; i++)
 			j->g.items[i] = (struct vyre_exec_item){.op = VYRE_OP_ADD,
 								.param = i + 1,
-								.heap = s,
+								.in_heap = s,
+								.out_heap = s,
 								.in_bytes = 1024,
 								.out_bytes = 1024,
 								.in_off = 4096 * i,
@@ -347,7 +354,8 @@ static void small_latency(struct rig *r)
 		for (uint32_t i = 0; i < k; i++)
 			j->g.items[i] = (struct vyre_exec_item){.op = VYRE_OP_ADD,
 								.param = i + 1,
-								.heap = 0,
+								.in_heap = 0,
+								.out_heap = 0,
 								.in_bytes = 4 * words,
 								.out_bytes = 4 * words,
 								.in_off = 4096 * i,

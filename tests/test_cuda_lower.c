@@ -202,7 +202,7 @@ static void random_batches(enum gen_plan plan)
 	struct gen_batch *g = malloc(sizeof(*g));
 	struct vyre_exec_result *expect = malloc(GEN_MAX_ITEMS * sizeof(*expect));
 	struct lowered *lw = malloc(sizeof(*lw));
-	struct vyre_cuda_heap heaps[2] = {{(uintptr_t)heap, HEAP_BYTES, 1}, {0, 0, 0}};
+	struct vyre_cuda_heap heaps[2] = {{(uintptr_t)heap, HEAP_BYTES, 1, 0}, {0, 0, 0, 0}};
 	struct gen_rng rng = {0x1234 + plan};
 	char msg[512];
 
@@ -267,7 +267,7 @@ static void small(struct small_batch *s, const struct vyre_exec_item *items, uin
 	    (struct vyre_exec_plan){s->order, n, s->group_end, one_group ? 1 : n, s->launch_end, 1};
 }
 
-static const struct vyre_cuda_heap fake_heaps[2] = {{0x100000, 1u << 24, 1}, {0, 0, 0}};
+static const struct vyre_cuda_heap fake_heaps[2] = {{0x100000, 1u << 24, 1, 0}, {0, 0, 0, 0}};
 
 static void test_plan_checks(void **state)
 {
@@ -414,7 +414,7 @@ static void test_blocks_and_empty_stages(void **state)
 	items[0] = (struct vyre_exec_item){.op = VYRE_OP_NOP};
 	items[1] = (struct vyre_exec_item){.op = VYRE_OP_NOP};
 	items[2] = (struct vyre_exec_item){.op = 77};
-	items[3] = (struct vyre_exec_item){.op = VYRE_OP_FILL, .heap = 1, .out_bytes = 4};
+	items[3] = (struct vyre_exec_item){.op = VYRE_OP_FILL, .out_heap = 1, .out_bytes = 4};
 	const struct vyre_exec_batch b = {
 	    items, 130, {order, 130, group_end, 3, launch_end, 2}, results};
 	assert_int_equal(lower(&b, fake_heaps, 2, 132, lw), 0);
@@ -435,7 +435,7 @@ static void test_too_big(void **state)
 	static struct vyre_exec_item items[8193];
 	static struct vyre_exec_result results[8193];
 	static uint32_t order[8193], cls[8193];
-	const struct vyre_cuda_heap huge[1] = {{0x100000, 1ull << 33, 1}};
+	const struct vyre_cuda_heap huge[1] = {{0x100000, 1ull << 33, 1, 0}};
 	const uint32_t sizes[3] = {200, 8193, 4};
 	const int want[3] = {VYRE_E_NOMEM, VYRE_E_NOMEM, 0};
 	struct vyre_cuda_layout lay;

@@ -10,9 +10,16 @@
  * vyre_exec_sequential run in this process over the same items in the order
  * of vyred's accept log.
  *
- * It runs twice: with vyred's defaults, and with many small batches in
+ * Every domain also has device buffers (VYRE_BUF_DEVICE, docs/design.md
+ * section 6.2): two data buffers and a DFA table that items copy host
+ * tables into, read, write and scan with; the oracle keeps them like any
+ * other buffer. At the end each producer copies its private device buffers
+ * into heap buffers (items like the others), which are compared too.
+ *
+ * It runs three times: with vyred's defaults, with many small batches in
  * flight at once (--inflight 8 --max-batch 24 --min-share 2), where items
- * of one domain meet hazards against batches that still run.
+ * of one domain meet hazards against batches that still run, and with
+ * three event loops.
  *
  * 8 x 100000 items (the issue's size); VYRE_TEST_SCALE=N multiplies them.
  */
@@ -33,7 +40,11 @@
 #define BASE_ITEMS    100000u
 #define N_DATA	      8u
 #define N_TABLES      2u
-#define N_BUFS	      (N_DATA + N_TABLES)
+#define N_DEV	      3u /* device buffers: two data buffers, then a DFA table */
+#define DEV0	      (N_DATA + N_TABLES)
+#define DEV_TABLE     (DEV0 + N_DEV - 1)
+#define MIRROR0	      (DEV0 + N_DEV) /* heap buffers the device buffers are copied into */
+#define N_BUFS	      (MIRROR0 + N_DEV)
 #define WAIT_NS	      (60ll * 1000000000ll)
 #define CHILD_LIMIT_S 900u
 #define ORACLE_ALIGN  256u
@@ -90,8 +101,21 @@ static void make_table(uint8_t *t, uint32_t n, uint64_t *rng)
 	free(w);
 }
 
+static const uint32_t dev_sizes[N_DEV - 1] = {256, 4096};
+
+static int is_device(uint32_t i)
+{
+	return i >= DEV0 && i < MIRROR0;
+}
+
 static uint32_t buf_bytes(uint32_t i)
 {
+	if (i >= MIRROR0)
+		i -= N_DEV;
+	if (i == DEV_TABLE) /* the larger host table fits: either may be copied in */
+		return (uint32_t)vyre_dfa_table_bytes(table_states(N_DATA + N_TABLES - 1));
+	if (i >= DEV0)
+		return dev_sizes[i - DEV0];
 	return i < N_DATA ? data_sizes[i] : (uint32_t)vyre_dfa_table_bytes(table_states(i));
 }
 
@@ -102,13 +126,22 @@ static int make_buffers(struct vyre_client *c, struct domain_bufs *db, uint64_t 
 
 	for (uint32_t i = 0; i < N_BUFS; i++) {
 		uint32_t bytes = buf_bytes(i);
-		int rc = vyre_buffer_alloc(c, bytes, 0, &db->b[i].handle);
+		int rc = vyre_buffer_alloc(c, bytes, is_device(i) ? VYRE_BUF_DEVICE : 0,
+					   &db->b[i].handle);
 		uint32_t got = 0;
 
 		if (rc != 0)
 			FAIL("alloc %u bytes: %s", bytes, vyre_strerror(rc));
 		db->b[i].bytes = bytes;
 		uint8_t *p = vyre_buffer_ptr(c, db->b[i].handle, &got);
+
+		db->initial[i] = calloc(1, bytes ? bytes : 1);
+		if (is_device(i)) {
+			/* zero-filled and not mappable: only items see it */
+			if (p || got != bytes)
+				FAIL("buffer_ptr of a device buffer: %p, %u bytes", (void *)p, got);
+			continue;
+		}
 
 		if (!p || got != bytes)
 			FAIL("buffer_ptr of a fresh buffer");
@@ -118,17 +151,27 @@ static int make_buffers(struct vyre_client *c, struct domain_bufs *db, uint64_t 
 		if (i < N_DATA)
 			for (uint32_t j = 0; j < bytes; j++)
 				p[j] = (uint8_t)(rng_next(&rng) % 7 == 0 ? 'a' : rng_next(&rng));
-		else
+		else if (i < DEV0)
 			make_table(p, table_states(i), &rng);
-		db->initial[i] = malloc(bytes ? bytes : 1);
 		memcpy(db->initial[i], p, bytes);
 	}
 	return 0;
 }
 
+/* A data buffer: in the heap, or one of the device data buffers. */
 static uint32_t pick_data(uint64_t *rng, const struct domain_bufs *db)
 {
-	return db->b[rng_next(rng) % N_DATA].handle;
+	uint32_t i = (uint32_t)(rng_next(rng) % (N_DATA + N_DEV - 1));
+
+	return db->b[i < N_DATA ? i : DEV0 + i - N_DATA].handle;
+}
+
+/* A DFA table: one of the heap tables or the device table. */
+static uint32_t pick_table(uint64_t *rng, const struct domain_bufs *db)
+{
+	uint32_t i = (uint32_t)(rng_next(rng) % (N_TABLES + 1));
+
+	return db->b[i < N_TABLES ? N_DATA + i : DEV_TABLE].handle;
 }
 
 /* A random item for a connection whose domain is @own (@other is another domain). */
@@ -161,14 +204,19 @@ static void random_item(uint64_t *rng, const struct domain_bufs *own,
 		it->input_handle = it->output_handle = 0;
 	} else if (kind < 55) {
 		/* Scribble over a table: later scans with it fail at execution. */
-		it->output_handle = own->b[N_DATA + rng_next(rng) % N_TABLES].handle;
+		it->output_handle = pick_table(rng, own);
+	} else if (kind < 75) {
+		/* A host table into the device table: it becomes valid (again). */
+		it->op_handle = VYRE_OP_COPY;
+		it->input_handle = own->b[N_DATA + rng_next(rng) % N_TABLES].handle;
+		it->output_handle = own->b[DEV_TABLE].handle;
 	} else if (kind < 150) {
 		it->output_handle = it->input_handle; /* in place */
 	}
 	if (it->op_handle == VYRE_OP_FILL)
 		it->input_handle = 0;
 	if (it->op_handle == VYRE_OP_DFA_SCAN)
-		it->param = own->b[N_DATA + rng_next(rng) % N_TABLES].handle;
+		it->param = pick_table(rng, own);
 }
 
 /* ---- the producer process ---- */
@@ -311,7 +359,8 @@ static int write_results(struct producer *pr, const char *path)
 		uint8_t *now = vyre_buffer_ptr(pr->conn[0], pr->priv.b[i].handle, NULL);
 
 		fwrite(pr->priv.initial[i], 1, pr->priv.b[i].bytes, f);
-		fwrite(now, 1, pr->priv.b[i].bytes, f);
+		/* a device buffer is compared through its mirror */
+		fwrite(now ? now : pr->priv.initial[i], 1, pr->priv.b[i].bytes, f);
 	}
 	for (uint32_t k = 0; k < 2; k++) {
 		fwrite(&pr->count[k], sizeof(pr->count[k]), 1, f);
@@ -339,13 +388,23 @@ static int producer_main(uint32_t p, uint32_t items, const char *out)
 	if (make_buffers(pr.conn[0], &pr.priv, rng) != 0)
 		return -1;
 	for (uint32_t k = 0; k < 2; k++)
-		pr.recs[k] = calloc(items, sizeof(struct rec));
+		pr.recs[k] = calloc(items + N_DEV, sizeof(struct rec));
 	for (uint32_t i = 0; i < items; i++) {
 		uint32_t k = (uint32_t)(rng_next(&rng) % 5 < 3 ? 0 : 1);
 		const struct domain_bufs *own = k ? &shared_bufs : &pr.priv;
 		const struct domain_bufs *other = k ? &pr.priv : &shared_bufs;
 
 		random_item(&rng, own, other, &pr.recs[k][pr.count[k]++]);
+	}
+	if (run_items(&pr, &rng) != 0)
+		return -1;
+	/* The private device buffers' final contents, through items the oracle runs too. */
+	for (uint32_t j = 0; j < N_DEV; j++) {
+		struct rec *r = &pr.recs[0][pr.count[0]++];
+
+		memset(r, 0, sizeof(*r));
+		r->item = (struct vyre_work_item){VYRE_OP_COPY, pr.priv.b[DEV0 + j].handle,
+						  pr.priv.b[MIRROR0 + j].handle, 0};
 	}
 	if (run_items(&pr, &rng) != 0 || write_results(&pr, out) != 0)
 		return -1;
@@ -408,7 +467,7 @@ static void oracle_resolve(const struct oracle_domain *od, uint32_t heap, const 
 	uint64_t in_o = 0, out_o = 0, t_o = 0;
 
 	memset(x, 0, sizeof(*x));
-	x->heap = heap;
+	x->in_heap = x->out_heap = x->table_heap = heap;
 	x->op = UINT32_MAX;
 	if (mask < 0 || (r->flags & ~VYRE_SQE_VALID_FLAGS))
 		return;
@@ -422,7 +481,9 @@ static void oracle_resolve(const struct oracle_domain *od, uint32_t heap, const 
 		return;
 	*x = (struct vyre_exec_item){.op = it->op_handle,
 				     .param = (mask & VYRE_OPERAND_TABLE) ? 0 : it->param,
-				     .heap = heap,
+				     .in_heap = heap,
+				     .out_heap = heap,
+				     .table_heap = heap,
 				     .in_bytes = in_b,
 				     .out_bytes = out_b,
 				     .table_bytes = t_b,
@@ -572,12 +633,14 @@ static int verify(struct vyre_client *shared_conn)
 		errors += res[i].status != 0;
 	}
 	for (uint32_t i = 0; i < N_BUFS; i++)
-		if (compare_buffers("shared", &od[0], i,
+		if (!is_device(i) &&
+		    compare_buffers("shared", &od[0], i,
 				    vyre_buffer_ptr(shared_conn, shared_bufs.b[i].handle, NULL)))
 			return -1;
 	for (uint32_t p = 0; p < PRODUCERS; p++)
 		for (uint32_t i = 0; i < N_BUFS; i++)
-			if (compare_buffers("private", &od[p + 1], i, od[p + 1].final_expected[i]))
+			if (!is_device(i) &&
+			    compare_buffers("private", &od[p + 1], i, od[p + 1].final_expected[i]))
 				return -1;
 	printf("%" PRIu64 " items checked against the oracle (%" PRIu64 " errors by design)\n", n,
 	       errors);
@@ -633,6 +696,12 @@ static int run(const char *const *extra, int require_overlap)
 		FAIL("vyred exit %d, producers %s", rc, failed ? "failed" : "ok");
 	}
 	printf("%u producers x %u items, vyred exited 0\n", PRODUCERS, items);
+	/* device tables were copied in and scanned again and again: some scans skip the check */
+	if (!vyre_test_log_has(daemon_.log, "DFA scans trusted a device table") ||
+	    vyre_test_log_has(daemon_.log, "; 0 DFA scans trusted")) {
+		vyre_test_daemon_dump_log(&daemon_);
+		FAIL("no DFA scan trusted a device table checked at its last write");
+	}
 	if (require_overlap && (vyre_test_log_has(daemon_.log, "at most 1 batches in flight") ||
 				vyre_test_log_has(daemon_.log, " 0 holds for hazards"))) {
 		vyre_test_daemon_dump_log(&daemon_);

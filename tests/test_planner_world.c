@@ -219,7 +219,8 @@ static void resolve(const struct world *w, uint32_t d, const struct vyre_work_it
 	int mask = vyre_op_operands(it->op_handle);
 	uint32_t in_bytes = 0, out_bytes = 0;
 
-	*x = (struct vyre_exec_item){.op = it->op_handle, .param = it->param, .heap = d};
+	*x = (struct vyre_exec_item){
+	    .op = it->op_handle, .param = it->param, .in_heap = d, .out_heap = d, .table_heap = d};
 	if (mask < 0 || ((mask & VYRE_OPERAND_IN) && !handle_ok(w, it->input_handle)) ||
 	    ((mask & VYRE_OPERAND_OUT) && !handle_ok(w, it->output_handle)) ||
 	    ((mask & VYRE_OPERAND_TABLE) && !handle_ok(w, it->param)))
@@ -246,7 +247,7 @@ static void resolve(const struct world *w, uint32_t d, const struct vyre_work_it
 	return;
 invalid:
 	/* The oracle runs an unknown op in its place: VYRE_E_INVAL, no effect. */
-	*x = (struct vyre_exec_item){.op = 42, .heap = d};
+	*x = (struct vyre_exec_item){.op = 42, .in_heap = d, .out_heap = d, .table_heap = d};
 	*flags |= VYRE_PLAN_F_INVALID;
 }
 

@@ -151,7 +151,7 @@ static void test_handles(void **state)
 	/* The limit holds. */
 	assert_int_equal(vyre_handles_add(&t, &r, &a), 0);
 	assert_int_equal(vyre_handles_add(&t, &r, &a), VYRE_E_NOMEM);
-	assert_int_equal(vyre_handles_drop_domain(&t, 1), 2);
+	assert_int_equal(vyre_handles_drop_domain(&t, 1, NULL, NULL), 2);
 	assert_int_equal(vyre_handles_get(&t, c, 1, &got), VYRE_E_INVAL);
 	assert_int_equal(vyre_handles_get(&t, b, 2, &got), 0);
 	vyre_handles_fini(&t);
@@ -193,7 +193,7 @@ static void test_resolve(void **state)
 {
 	struct vyre_handle_table t;
 	struct vyre_exec_item x;
-	uint32_t in, out, tiny, table, other;
+	uint32_t in, out, tiny, table, other, devh;
 	struct vyre_buffer_ref r;
 
 	(void)state;
@@ -208,12 +208,17 @@ static void test_resolve(void **state)
 	assert_int_equal(vyre_handles_add(&t, &r, &table), 0);
 	r = (struct vyre_buffer_ref){.off = 0, .bytes = 64, .domain = 2};
 	assert_int_equal(vyre_handles_add(&t, &r, &other), 0);
+	const struct vyre_buffer_ref dev = {
+	    .bytes = 128, .domain = 1, .heap = 9, .flags = VYRE_BUF_DEVICE};
 
 	struct vyre_work_item it = {VYRE_OP_ADD, in, out, 7};
 
 	assert_int_equal(vyre_resolve(&t, 1, 4, &it, &x), 0);
 	assert_int_equal(x.op, VYRE_OP_ADD);
-	assert_int_equal(x.heap, 4);
+	assert_int_equal(x.in_heap, 4);
+	assert_int_equal(x.out_heap, 4);
+	assert_int_equal(x.table_heap, 0); /* ADD has no table */
+	assert_int_equal(x.flags, 0);
 	assert_int_equal(x.param, 7);
 	assert_int_equal(x.in_off, 0);
 	assert_int_equal(x.in_bytes, 64);
@@ -225,6 +230,20 @@ static void test_resolve(void **state)
 	assert_int_equal(x.table_off, 768);
 	assert_int_equal(x.table_bytes, 8); /* malformed, but that is checked at execution */
 	assert_int_equal(x.param, 0);
+
+	/* a device buffer is a heap of its own, whichever operand names it */
+	assert_int_equal(vyre_handles_add(&t, &dev, &devh), 0);
+	it = (struct vyre_work_item){VYRE_OP_DFA_SCAN, devh, out, devh};
+	assert_int_equal(vyre_resolve(&t, 1, 4, &it, &x), 0);
+	assert_int_equal(x.in_heap, 9);
+	assert_int_equal(x.in_off, 0);
+	assert_int_equal(x.in_bytes, 128);
+	assert_int_equal(x.out_heap, 4);
+	assert_int_equal(x.table_heap, 9);
+	it = (struct vyre_work_item){VYRE_OP_COPY, in, devh, 0};
+	assert_int_equal(vyre_resolve(&t, 1, 4, &it, &x), 0);
+	assert_int_equal(x.in_heap, 4);
+	assert_int_equal(x.out_heap, 9);
 
 	it = (struct vyre_work_item){VYRE_OP_COUNT, 0, 0, 0}; /* unknown op */
 	assert_int_equal(vyre_resolve(&t, 1, 4, &it, &x), VYRE_E_INVAL);

@@ -73,11 +73,11 @@ struct shuffler {
 	uint32_t n_held, sq_limit, agains;
 };
 
-static int shuffle_alloc(void *impl, uint32_t bytes, uint32_t *handle)
+static int shuffle_alloc(void *impl, uint32_t bytes, uint32_t flags, uint32_t *handle)
 {
 	struct shuffler *s = impl;
 
-	return s->inner.alloc(s->inner.impl, bytes, handle);
+	return s->inner.alloc(s->inner.impl, bytes, flags, handle);
 }
 
 static void *shuffle_ptr(void *impl, uint32_t handle, uint32_t *bytes)
@@ -246,16 +246,17 @@ static int gone_wait(void *impl, struct vyre_cqe *out, uint32_t max, int64_t tim
 	return VYRE_E_DISCONNECTED;
 }
 
-static int refuse_alloc(void *impl, uint32_t bytes, uint32_t *handle)
+static int refuse_alloc(void *impl, uint32_t bytes, uint32_t flags, uint32_t *handle)
 {
 	(void)impl;
 	(void)bytes;
+	(void)flags;
 	(void)handle;
 	return VYRE_E_NOMEM;
 }
 
 static void expect_run_error(int (*wait)(void *, struct vyre_cqe *, uint32_t, int64_t),
-			     int (*alloc)(void *, uint32_t, uint32_t *), int want_rc,
+			     int (*alloc)(void *, uint32_t, uint32_t, uint32_t *), int want_rc,
 			     uint32_t want_line, const char *want_msg)
 {
 	const char *text = "buffer a 4\nbuffer b 4\nitem FILL 0 a 1\nwait\n";

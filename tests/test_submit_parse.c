@@ -158,6 +158,24 @@ static void test_dfa_statement(void **state)
 	vyre_submit_program_free(p);
 }
 
+static void test_device_buffers(void **state)
+{
+	(void)state;
+	struct vyre_submit_program *p =
+	    parse_ok("dfa pats ab\nbuffer t pats device\nbuffer d 8K device\nbuffer h d\n");
+
+	assert_int_equal(p->n_buffers, 4);
+	assert_false(p->buffers[0].device);
+	assert_true(p->buffers[1].device);
+	assert_int_equal(p->buffers[1].bytes, p->buffers[0].bytes); /* sized like pats */
+	assert_int_equal(p->buffers[1].init, VYRE_SUBMIT_INIT_ZERO);
+	assert_true(p->buffers[2].device);
+	assert_int_equal(p->buffers[2].bytes, 8192);
+	assert_false(p->buffers[3].device);
+	assert_int_equal(p->buffers[3].bytes, 8192);
+	vyre_submit_program_free(p);
+}
+
 struct bad_case {
 	const char *text;
 	uint32_t line, column;
@@ -191,6 +209,9 @@ static void test_errors_name_line_and_column(void **state)
 	    {"buffer a 4 hex \"\"\n", 1, 16, "even number"},
 	    {"buffer a 4 zeros\n", 1, 12, "unknown initialiser"},
 	    {"buffer a 4 text a\x01\n", 1, 18, "control byte 0x01"},
+	    {"buffer a 4 device fill 1\n", 1, 19, "starts zero-filled"},
+	    {"buffer a nothere\n", 1, 10, "not a buffer size"},
+	    {"buffer a 4 device\nprint a\n", 2, 7, "is a device buffer"},
 	    {"dfa d\n", 1, 1, "usage: dfa"},
 	    {"item ADD a b\n", 1, 10, "unknown buffer 'a'"},
 	    {"buffer a 4\nitem FOO a a\n", 2, 6, "unknown op"},
@@ -375,6 +396,7 @@ int main(void)
 	    cmocka_unit_test(test_text_hex_and_escapes),
 	    cmocka_unit_test(test_hex_rejects_quotes),
 	    cmocka_unit_test(test_dfa_statement),
+	    cmocka_unit_test(test_device_buffers),
 	    cmocka_unit_test(test_errors_name_line_and_column),
 	    cmocka_unit_test(test_dfa_state_limit),
 	    cmocka_unit_test(test_examples_parse),

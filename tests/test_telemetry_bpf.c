@@ -95,6 +95,7 @@ static void check_counters(const struct vyre_bpf_counters *c)
 	assert_int_equal(c->launches_avoided, n * TM_AVOIDED);
 	assert_int_equal(c->frontier_splits, n * TM_SPLITS);
 	assert_int_equal(c->bytes_avoided, n * TM_BYTES_AVOIDED);
+	assert_int_equal(c->readback_bytes, n * TM_READBACK);
 	assert_int_equal(c->plan_ns, n * TM_PLAN_NS);
 	assert_int_equal(c->dispatches, n);
 	assert_int_equal(c->dispatch_ns, n * TM_DISPATCH_NS);

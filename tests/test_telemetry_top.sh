@@ -34,7 +34,7 @@ want = dict(batches=10, items=80, completed=80, failed=10, deduped=20, executed=
             groups=30, barriers=20, launches=20, launches_avoided=10, frontier_splits=10,
             bytes_avoided=40960, plan_ns=30000, dispatches=10, dispatch_ns=50000, dispatch_errors=0, errors=10,
             backpressure=10, arena_shrinks=2, connects=2, disconnects=0, slow_batches=5,
-            slow_dropped=0, layout_errors=0)
+            slow_dropped=0, layout_errors=0, readback_bytes=20480)
 for k, v in want.items():
     assert t[k] == v, f"totals.{k} = {t[k]}, want {v}"
 assert last["backend"] == "cpu" and last["mode"] == "none", (last["backend"], last["mode"])
@@ -80,6 +80,7 @@ done
 for want in "^vyre-top  pid $FIX_PID vyre-tm-fixture  backend cpu  mode none  probes 9/9" \
 	"^items 32 .* batches 4 " "^dedupe 25.0% \(8 deduped\)" "launches 8 .* avoided 4 " \
 	"^latency p50 2.0us p99 33.55ms" "^arena 1.0MiB / 4.0MiB" "slow batches 2 " \
+	"^read-back [0-9.]+[KMG]?i?B/s \(8.0KiB\)" \
 	"^ +2 +4102 .* +20 +48 +64 +0 +4 +live" "^ +1 +4101 .* +12 +5 +64 +4 +0 +live"; do
 	grep -Eq -- "$want" "$TM_TMP/top.txt" || { cat "$TM_TMP/top.txt"; fail "text lacks /$want/"; }
 done

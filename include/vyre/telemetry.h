@@ -103,6 +103,12 @@ struct vyre_tm_plan {
 	uint32_t frontier_splits;  /* extra groups made to fit the memory budget */
 	uint64_t bytes_avoided;	   /* host-visible intermediate bytes fusion avoided */
 	uint64_t plan_ns;	   /* time in the planner for this batch */
+	/*
+	 * Bytes that items reading a device buffer (input or table) may write
+	 * into heap buffers: the read-back crossing to host memory
+	 * (docs/design.md section 6.2). Deduplicated and invalid items count 0.
+	 */
+	uint64_t readback_bytes;
 };
 
 /* arena: planner scratch use after planning the batch. */
@@ -132,13 +138,14 @@ _Static_assert(offsetof(struct vyre_tm_drain, batch_id) == 16, "vyre_tm_drain.ba
 _Static_assert(offsetof(struct vyre_tm_drain, items) == 24, "vyre_tm_drain.items");
 _Static_assert(offsetof(struct vyre_tm_drain, cq_free) == 36, "vyre_tm_drain.cq_free");
 
-_Static_assert(sizeof(struct vyre_tm_plan) == 64, "vyre_tm_plan layout");
+_Static_assert(sizeof(struct vyre_tm_plan) == 72, "vyre_tm_plan layout");
 _Static_assert(offsetof(struct vyre_tm_plan, batch_id) == 8, "vyre_tm_plan.batch_id");
 _Static_assert(offsetof(struct vyre_tm_plan, executed) == 16, "vyre_tm_plan.executed");
 _Static_assert(offsetof(struct vyre_tm_plan, groups) == 28, "vyre_tm_plan.groups");
 _Static_assert(offsetof(struct vyre_tm_plan, launches) == 36, "vyre_tm_plan.launches");
 _Static_assert(offsetof(struct vyre_tm_plan, bytes_avoided) == 48, "vyre_tm_plan.bytes_avoided");
 _Static_assert(offsetof(struct vyre_tm_plan, plan_ns) == 56, "vyre_tm_plan.plan_ns");
+_Static_assert(offsetof(struct vyre_tm_plan, readback_bytes) == 64, "vyre_tm_plan.readback_bytes");
 
 _Static_assert(sizeof(struct vyre_tm_arena) == 40, "vyre_tm_arena layout");
 _Static_assert(offsetof(struct vyre_tm_arena, used) == 16, "vyre_tm_arena.used");

@@ -25,25 +25,25 @@
 extern "C" {
 #endif
 
-#define VYRE_DEFAULT_SOCKET     "/run/vyre/vyre.sock"
+#define VYRE_DEFAULT_SOCKET	"/run/vyre/vyre.sock"
 #define VYRE_DEFAULT_SQ_ENTRIES 4096u
 #define VYRE_DEFAULT_CQ_ENTRIES 8192u
 #define VYRE_DEFAULT_HEAP_BYTES (64ull << 20)
-#define VYRE_MAX_RING_ENTRIES   (1u << 20)
-#define VYRE_DOMAIN_NAME_MAX    64u
+#define VYRE_MAX_RING_ENTRIES	(1u << 20)
+#define VYRE_DOMAIN_NAME_MAX	64u
 
 struct vyre_client;
 
 struct vyre_connect_opts {
 	const char *socket_path; /* NULL: $VYRE_SOCKET, else VYRE_DEFAULT_SOCKET */
-	const char *domain;      /* NULL: a private domain for this connection */
-	uint32_t sq_entries;     /* 0: default; rounded up to a power of two */
-	uint32_t cq_entries;     /* 0: default; rounded up to a power of two */
-	uint64_t heap_bytes;     /* 0: default; used only if this call creates the domain */
+	const char *domain;	 /* NULL: a private domain for this connection */
+	uint32_t sq_entries;	 /* 0: default; rounded up to a power of two */
+	uint32_t cq_entries;	 /* 0: default; rounded up to a power of two */
+	uint64_t heap_bytes;	 /* 0: default; used only if this call creates the domain */
 };
 
 /* vyre_buffer_alloc() flags (docs/design.md sections 6.2 and 6.3); at most one. */
-#define VYRE_BUF_DEVICE    (1u << 0) /* in the device's memory; not mappable */
+#define VYRE_BUF_DEVICE	   (1u << 0) /* in the device's memory; not mappable */
 #define VYRE_BUF_TRANSIENT (1u << 1) /* seen only inside the chain that writes it */
 
 /*
@@ -59,9 +59,12 @@ int vyre_connect(const struct vyre_connect_opts *o, struct vyre_client **out);
 void vyre_close(struct vyre_client *c);
 
 /*
- * vyre_buffer_alloc - allocate @bytes (a multiple of 4, may be 0) in the
- * domain heap, zero-filled. *handle is non-zero and valid for every client of
- * the domain until freed.
+ * vyre_buffer_alloc - allocate @bytes (a multiple of 4, may be 0),
+ * zero-filled: in the domain heap with @flags 0, in the device's memory
+ * with VYRE_BUF_DEVICE (docs/design.md section 6.2: only items see its
+ * bytes). *handle is non-zero and valid for every client of the domain until
+ * freed. VYRE_E_INVAL for unknown or combined flags, VYRE_E_NOMEM when the
+ * heap, vyred's handle limit or its device memory limit is exhausted.
  */
 int vyre_buffer_alloc(struct vyre_client *c, uint32_t bytes, uint32_t flags, uint32_t *handle);
 
@@ -70,8 +73,9 @@ int vyre_buffer_free(struct vyre_client *c, uint32_t handle);
 
 /*
  * vyre_buffer_ptr - address of a buffer in this process's mapping of the heap,
- * or NULL for an unknown handle. *bytes (if not NULL) gets its length. The
- * memory is shared with vyred: read results only after their CQE.
+ * or NULL for an unknown handle and for a device buffer (its bytes are not in
+ * the heap). *bytes (if not NULL) gets its length, device buffers included.
+ * The memory is shared with vyred: read results only after their CQE.
  */
 void *vyre_buffer_ptr(struct vyre_client *c, uint32_t handle, uint32_t *bytes);
 

@@ -118,13 +118,14 @@ static int world_init(struct world *w, uint64_t seed)
 		memcpy(w->planned_mem[d], w->oracle_mem[d], HEAP_BYTES);
 		memcpy(w->initial_mem[d], w->oracle_mem[d], HEAP_BYTES);
 		for (uint32_t b = 0; b < N_BUFFERS; b++) {
-			struct vyre_buffer_ref ref = {w->offset[b], buffer_bytes[b], domain_id(d)};
+			struct vyre_buffer_ref ref = {w->offset[b], buffer_bytes[b], domain_id(d),
+						      0, 0};
 
 			if (vyre_handles_add(&w->handles, &ref, &w->handle[d][b]) != 0)
 				return -1;
 		}
 	}
-	struct vyre_buffer_ref gone = {0, 64, domain_id(0)}, out;
+	struct vyre_buffer_ref gone = {0, 64, domain_id(0), 0, 0}, out;
 
 	if (vyre_handles_add(&w->handles, &gone, &w->freed) != 0 ||
 	    vyre_handles_remove(&w->handles, w->freed, domain_id(0), &out) != 0)

@@ -321,7 +321,18 @@ static int buffer_data(struct parser *ps, struct vyre_submit_buffer *b, const ch
 	return 0;
 }
 
-/* buffer NAME BYTES [fill WORD | words W... | text STR | hex HH...] */
+/* BYTES of a buffer statement: a size, or the name of a buffer declared before (its size). */
+static int size_or_name(struct parser *ps, const struct vyre_submit_token *t, uint32_t *out)
+{
+	int like = t->quoted ? 0 : lookup_buffer(ps, t->s);
+
+	if (!like)
+		return buffer_size(ps, t, out);
+	*out = ps->p->buffers[like - 1].bytes;
+	return 0;
+}
+
+/* buffer NAME BYTES|OTHER [fill WORD | words W... | text STR | hex HH... | device] */
 static int parse_buffer(struct parser *ps)
 {
 	const struct vyre_submit_line *l = &ps->line;
@@ -332,8 +343,8 @@ static int parse_buffer(struct parser *ps)
 	if (l->n < 3)
 		return perr(ps, &l->tok[0],
 			    "usage: buffer NAME BYTES [fill WORD | words W... | "
-			    "text STRING | hex HEX...]");
-	rc = buffer_size(ps, &l->tok[2], &bytes);
+			    "text STRING | hex HEX... | device]");
+	rc = size_or_name(ps, &l->tok[2], &bytes);
 	if (rc)
 		return rc;
 	rc = add_buffer(ps, &l->tok[1], &b);
@@ -344,6 +355,14 @@ static int parse_buffer(struct parser *ps)
 		return 0;
 	const struct vyre_submit_token *kind = &l->tok[3];
 
+	if (!kind->quoted && strcmp(kind->s, "device") == 0) {
+		if (l->n != 4)
+			return perr(ps, &l->tok[4],
+				    "a device buffer starts zero-filled: COPY data into it");
+		b->device = 1;
+		return 0;
+	}
+
 	if (!kind->quoted && strcmp(kind->s, "fill") == 0) {
 		if (l->n != 5)
 			return perr(ps, kind, "'fill' takes one word");
@@ -353,7 +372,8 @@ static int parse_buffer(struct parser *ps)
 	if (!kind->quoted && (strcmp(kind->s, "words") == 0 || strcmp(kind->s, "text") == 0 ||
 			      strcmp(kind->s, "hex") == 0))
 		return buffer_data(ps, b, kind->s, 4);
-	return perr(ps, kind, "unknown initialiser '%s' (fill, words, text or hex)", kind->s);
+	return perr(ps, kind, "unknown initialiser '%s' (fill, words, text, hex or device)",
+		    kind->s);
 }
 
 /* dfa NAME PATTERN... */
@@ -507,6 +527,10 @@ static int parse_print(struct parser *ps)
 
 	if (l->tok[1].quoted || !b)
 		return perr(ps, &l->tok[1], "unknown buffer '%s'", l->tok[1].s);
+	if (ps->p->buffers[b - 1].device)
+		return perr(ps, &l->tok[1],
+			    "'%s' is a device buffer: COPY it into a heap buffer to print it",
+			    l->tok[1].s);
 	if (l->n == 3) {
 		const struct vyre_submit_token *t = &l->tok[2];
 

@@ -31,6 +31,7 @@ struct vyre_submit_buffer {
 	uint8_t *data; /* init DATA: data_len <= bytes bytes, owned by the program */
 	uint32_t data_len;
 	uint32_t line;
+	int device; /* VYRE_BUF_DEVICE: zero-filled, seen only through items */
 };
 
 /* An item operand: an immediate (a number, a raw @handle, 0) or a named buffer. */

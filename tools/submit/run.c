@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "print.h"
+#include "vyre/vyre.h"
 
 #define REAP_BATCH	64u
 #define FULL_SQ_POLL_NS 1000000 /* how long to wait for completions while the SQ is full */
@@ -165,16 +166,18 @@ static int init_buffer(struct runner *r, uint32_t index)
 {
 	const struct vyre_submit_buffer *b = &r->p->buffers[index];
 	uint32_t h, bytes = 0;
-	int rc = r->t->alloc(r->t->impl, b->bytes, &h);
+	int rc = r->t->alloc(r->t->impl, b->bytes, b->device ? VYRE_BUF_DEVICE : 0, &h);
 
 	if (rc)
 		return rerr(r, rc, "allocating %u bytes for '%s': %s", b->bytes, b->name,
 			    vyre_submit_status_name(rc));
+	r->handles[index] = h;
+	if (b->device)
+		return 0; /* zero-filled, and only items may write it */
 	uint8_t *mem = r->t->ptr(r->t->impl, h, &bytes);
 
 	if (!mem || bytes < b->bytes)
 		return rerr(r, VYRE_E_PROTO, "buffer '%s' has no usable mapping", b->name);
-	r->handles[index] = h;
 	memset(mem, 0, b->bytes);
 	if (b->init == VYRE_SUBMIT_INIT_DATA)
 		memcpy(mem, b->data, b->data_len);

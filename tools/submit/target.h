@@ -13,7 +13,7 @@
 
 struct vyre_submit_target {
 	void *impl;
-	int (*alloc)(void *impl, uint32_t bytes, uint32_t *handle);
+	int (*alloc)(void *impl, uint32_t bytes, uint32_t flags, uint32_t *handle); /* VYRE_BUF_* */
 	void *(*ptr)(void *impl, uint32_t handle, uint32_t *bytes);
 	int (*submit)(void *impl, const struct vyre_work_item *it, uint64_t user_data,
 		      uint32_t flags);
@@ -23,7 +23,8 @@ struct vyre_submit_target {
 
 /*
  * vyre_submit_target_local - the sequential oracle over a private heap of
- * @heap_bytes: each item runs at submit, its CQE is queued for wait. Returns
+ * @heap_bytes: each item runs at submit, its CQE is queued for wait. Device
+ * buffers take heap space too but have no mapping, as with vyred. Returns
  * 0 or VYRE_E_NOMEM.
  */
 int vyre_submit_target_local(uint64_t heap_bytes, struct vyre_submit_target *t);

@@ -4,9 +4,9 @@
 
 #include "vyre/vyre.h"
 
-static int client_alloc(void *impl, uint32_t bytes, uint32_t *handle)
+static int client_alloc(void *impl, uint32_t bytes, uint32_t flags, uint32_t *handle)
 {
-	return vyre_buffer_alloc(impl, bytes, 0, handle);
+	return vyre_buffer_alloc(impl, bytes, flags, handle);
 }
 
 static void *client_ptr(void *impl, uint32_t handle, uint32_t *bytes)

@@ -10,10 +10,12 @@
 #include <string.h>
 
 #include "../../gpu/ops.h"
+#include "vyre/vyre.h"
 
 struct local_buffer {
 	uint64_t off;
 	uint32_t bytes;
+	uint32_t flags; /* VYRE_BUF_DEVICE: no mapping */
 };
 
 struct local {
@@ -41,11 +43,11 @@ static int grow(void **arr, uint32_t *cap, uint32_t need, size_t size)
 	return 0;
 }
 
-static int local_alloc(void *impl, uint32_t bytes, uint32_t *handle)
+static int local_alloc(void *impl, uint32_t bytes, uint32_t flags, uint32_t *handle)
 {
 	struct local *l = impl;
 
-	if (bytes % 4)
+	if (bytes % 4 || (flags != 0 && flags != VYRE_BUF_DEVICE))
 		return VYRE_E_INVAL;
 	if (bytes > l->heap.bytes - l->used || l->n_bufs == UINT32_MAX - 1)
 		return VYRE_E_NOMEM;
@@ -53,7 +55,7 @@ static int local_alloc(void *impl, uint32_t bytes, uint32_t *handle)
 
 	if (rc)
 		return rc;
-	l->bufs[l->n_bufs++] = (struct local_buffer){l->used, bytes};
+	l->bufs[l->n_bufs++] = (struct local_buffer){l->used, bytes, flags};
 	memset(l->heap.base + l->used, 0, bytes);
 	l->used += bytes;
 	*handle = l->n_bufs;
@@ -74,7 +76,7 @@ static void *local_ptr(void *impl, uint32_t handle, uint32_t *bytes)
 		return NULL;
 	if (bytes)
 		*bytes = b->bytes;
-	return l->heap.base + b->off;
+	return (b->flags & VYRE_BUF_DEVICE) ? NULL : l->heap.base + b->off;
 }
 
 /* Resolves handles as vyred does; VYRE_E_INVAL for any it would reject. */

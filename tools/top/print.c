@@ -104,6 +104,10 @@ void top_print_text(FILE *f, const struct top_view *v)
 		t->launches_avoided, top_fmt_count(b, sizeof(b), rate_of(v, "launches_avoided")),
 		v->fusion_ratio * 100.0, t->groups, t->barriers, t->frontier_splits,
 		top_fmt_bytes(c, sizeof(c), t->bytes_avoided));
+	/* read-back: what items reading device buffers wrote into heap buffers */
+	fprintf(f, "read-back %s/s (%s)\n",
+		top_fmt_bytes(a, sizeof(a), (uint64_t)rate_of(v, "readback_bytes")),
+		top_fmt_bytes(b, sizeof(b), t->readback_bytes));
 	text_percentiles(f, "latency", &v->latency, 1);
 	fprintf(f, "  (%" PRIu64 " items this interval)\n", v->latency.count);
 	text_percentiles(f, "plan", &v->plan, 1);

@@ -12,7 +12,7 @@ const char *const top_counter_names[TOP_N_COUNTERS] = {
     "launches_avoided", "frontier_splits", "bytes_avoided", "plan_ns",	    "dispatches",
     "dispatch_ns",	"dispatch_errors", "latency_ns",    "errors",	    "backpressure",
     "arena_shrinks",	"connects",	   "disconnects",   "slow_batches", "slow_dropped",
-    "layout_errors",
+    "layout_errors",	"readback_bytes",
 };
 
 _Static_assert(sizeof(struct vyre_bpf_counters) % sizeof(uint64_t) == 0, "counters are u64s");

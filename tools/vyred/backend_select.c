@@ -25,7 +25,7 @@ static int init(struct vyre_daemon *d, const struct vyre_backend_ops *ops, char 
 		uint32_t why_len)
 {
 	struct vyre_backend_config bc = {
-	    .max_heaps = d->cfg.max_domains,
+	    .max_heaps = d->cfg.max_domains + d->cfg.max_device_buffers, /* devbufs.h */
 	    .max_items = d->cfg.max_batch,
 	    .cpu_threads = cpu_threads(d),
 	    .max_inflight = d->n_slots,
@@ -90,12 +90,40 @@ static int select_backend(struct vyre_daemon *d)
  * Loop 0 chooses and says why; every other loop gets a backend of the same
  * kind (its own instance: its own slots, and on CUDA its share of the grid).
  */
+/*
+ * --device-bytes-max, for every loop together: the flag, else 3/4 of the
+ * device memory free now, else (the CPU backend's device is host memory)
+ * 1 GiB.
+ */
+static void device_limit(struct vyre_daemon *d)
+{
+	const uint64_t free_bytes =
+	    d->backend_ops->device_free_bytes ? d->backend_ops->device_free_bytes(d->backend) : 0;
+
+	if (d->cfg.device_bytes_set)
+		d->sh->device_bytes_max = d->cfg.device_bytes_max;
+	else
+		d->sh->device_bytes_max = free_bytes ? free_bytes / 4 * 3 : 1ull << 30;
+	vyre_log("device buffers: up to %llu bytes over all loops (--device-bytes-max%s), %u per "
+		 "loop (--max-device-buffers)",
+		 (unsigned long long)d->sh->device_bytes_max,
+		 d->cfg.device_bytes_set ? ""
+		 : free_bytes		 ? ": 3/4 of the free GPU memory"
+					 : "",
+		 d->cfg.max_device_buffers);
+}
+
 int vyre_backend_select(struct vyre_daemon *d)
 {
 	char why[256];
 
-	if (d->loop_index == 0)
-		return select_backend(d);
+	if (d->loop_index == 0) {
+		int rc = select_backend(d);
+
+		if (rc == 0)
+			device_limit(d);
+		return rc;
+	}
 	why[0] = '\0';
 	if (init(d, d->sh->loops[0].backend_ops, why, sizeof(why)) == 0)
 		return 0;

@@ -41,6 +41,8 @@ enum {
 	OPT_INFLIGHT,
 	OPT_LOOPS,
 	OPT_MIN_SHARE,
+	OPT_DEVICE_BYTES_MAX,
+	OPT_MAX_DEVICE_BUFFERS,
 };
 
 static const struct option options[] = {
@@ -70,6 +72,8 @@ static const struct option options[] = {
     {"inflight", required_argument, NULL, OPT_INFLIGHT},
     {"loops", required_argument, NULL, OPT_LOOPS},
     {"min-share", required_argument, NULL, OPT_MIN_SHARE},
+    {"device-bytes-max", required_argument, NULL, OPT_DEVICE_BYTES_MAX},
+    {"max-device-buffers", required_argument, NULL, OPT_MAX_DEVICE_BUFFERS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -116,6 +120,10 @@ static void usage(FILE *f)
 		"  --cq-entries-max N     largest CQ a client may ask for (default %u)\n"
 		"  --heap-bytes-max N     largest domain heap a client may ask for\n"
 		"                         (default 1073741824)\n"
+		"  --device-bytes-max N   device buffers (VYRE_BUF_DEVICE) of every loop and\n"
+		"                         domain together (default: cuda 3/4 of the GPU\n"
+		"                         memory free at start, cpu 1073741824)\n"
+		"  --max-device-buffers N most live device buffers per loop (default %u)\n"
 		"  --spin-us N            longest adaptive spin before sleeping (default 200)\n"
 		"  --cpu-threads N        cpu backend worker threads per loop (default 0: the\n"
 		"                         online CPUs shared out over the loops)\n"
@@ -139,7 +147,7 @@ static void usage(FILE *f)
 		"                         batches\n"
 		"  -h, --help             this text\n",
 		VYRE_DEFAULT_SOCKET, VYRED_DEFAULT_INFLIGHT, VYRED_DEFAULT_MIN_SHARE,
-		VYRE_MAX_RING_ENTRIES, VYRE_MAX_RING_ENTRIES);
+		VYRE_MAX_RING_ENTRIES, VYRE_MAX_RING_ENTRIES, VYRED_DEFAULT_DEVICE_BUFFERS);
 }
 
 static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -216,6 +224,7 @@ static void defaults(struct vyre_daemon_config *cfg)
 	cfg->sq_entries_max = VYRE_MAX_RING_ENTRIES;
 	cfg->cq_entries_max = VYRE_MAX_RING_ENTRIES;
 	cfg->heap_bytes_max = 1ull << 30;
+	cfg->max_device_buffers = VYRED_DEFAULT_DEVICE_BUFFERS;
 	cfg->spin_max_us = 200;
 	cfg->loop_cpu = -1;
 	cfg->hello_timeout_ms = 5000;
@@ -334,6 +343,15 @@ static int parse_one(int opt, const char *arg, struct vyre_daemon_config *cfg)
 	case OPT_HEAP_MAX:
 		return parse_u64(arg, 4096, 1ull << 40, &cfg->heap_bytes_max)
 			   ? bad("heap-bytes-max", arg)
+			   : 0;
+	case OPT_DEVICE_BYTES_MAX:
+		cfg->device_bytes_set = 1;
+		return parse_u64(arg, 0, 1ull << 50, &cfg->device_bytes_max)
+			   ? bad("device-bytes-max", arg)
+			   : 0;
+	case OPT_MAX_DEVICE_BUFFERS:
+		return parse_u32(arg, 0, VYRED_MAX_DEVICE_BUFFERS, &cfg->max_device_buffers)
+			   ? bad("max-device-buffers", arg)
 			   : 0;
 	case OPT_SPIN_US:
 		return parse_u32(arg, 0, 1000000, &cfg->spin_max_us) ? bad("spin-us", arg) : 0;

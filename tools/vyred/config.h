@@ -15,6 +15,9 @@
 #define VYRED_MAX_INFLIGHT	64u
 #define VYRED_DEFAULT_INFLIGHT	4u
 #define VYRED_DEFAULT_MIN_SHARE 64u
+/* device buffers per loop: each is a backend heap index after the domains' */
+#define VYRED_DEFAULT_DEVICE_BUFFERS 4096u
+#define VYRED_MAX_DEVICE_BUFFERS     65536u
 
 enum vyre_backend_choice {
 	VYRE_BACKEND_CHOICE_AUTO,
@@ -47,6 +50,9 @@ struct vyre_daemon_config {
 	uint32_t sq_entries_max;
 	uint32_t cq_entries_max;
 	uint64_t heap_bytes_max;
+	uint64_t device_bytes_max;   /* every loop's device buffers together */
+	int device_bytes_set;	     /* --device-bytes-max given; else the backend's default */
+	uint32_t max_device_buffers; /* per loop */
 	uint32_t spin_max_us;
 	uint32_t cpu_threads;
 	int loop_cpu;		   /* --cpu: the event loop's CPU, or -1 */

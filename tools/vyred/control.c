@@ -140,6 +140,31 @@ static void buffer_reply(struct vyre_msg *rep, int status, uint32_t handle,
 	rep->u.buffer_reply.handle = status == 0 ? handle : 0;
 	rep->u.buffer_reply.offset = status == 0 && ref ? ref->off : 0;
 	rep->u.buffer_reply.bytes = status == 0 && ref ? ref->bytes : 0;
+	rep->u.buffer_reply.flags = status == 0 && ref ? ref->flags : 0;
+}
+
+static int heap_alloc(struct vyre_conn *c, struct vyre_buffer_ref *ref)
+{
+	struct vyre_domain *dom = c->domain;
+	int rc = vyre_heap_alloc(&dom->heap, ref->bytes, &ref->off);
+
+	if (rc == VYRE_E_NOMEM && !(c->limits_logged & LIMIT_HEAP)) {
+		c->limits_logged |= LIMIT_HEAP; /* once per client: no log flood */
+		vyre_log("client %u: no room for %llu bytes in domain %u's %llu-byte heap", c->id,
+			 (unsigned long long)ref->bytes, dom->id,
+			 (unsigned long long)dom->heap.bytes);
+	}
+	return rc;
+}
+
+/* Give back what an allocation took: heap space or a device buffer. */
+static void release(struct vyre_daemon *d, struct vyre_domain *dom,
+		    const struct vyre_buffer_ref *ref)
+{
+	if (ref->flags & VYRE_BUF_DEVICE)
+		vyre_devbuf_free(d, ref);
+	else
+		vyre_heap_free(&dom->heap, ref->off, ref->bytes);
 }
 
 static void handle_alloc(struct vyre_daemon *d, struct vyre_conn *c, const struct vyre_msg *m,
@@ -150,17 +175,13 @@ static void handle_alloc(struct vyre_daemon *d, struct vyre_conn *c, const struc
 	uint32_t handle = 0;
 	int rc = VYRE_E_INVAL;
 
-	if (m->u.buffer.flags == 0 && (ref.bytes & 3u) == 0) {
-		rc = vyre_heap_alloc(&dom->heap, ref.bytes, &ref.off);
-		if (rc == VYRE_E_NOMEM && !(c->limits_logged & LIMIT_HEAP)) {
-			c->limits_logged |= LIMIT_HEAP; /* once per client: no log flood */
-			vyre_log("client %u: no room for %llu bytes in domain %u's %llu-byte heap",
-				 c->id, (unsigned long long)ref.bytes, dom->id,
-				 (unsigned long long)dom->heap.bytes);
-		}
-	}
+	/* VYRE_BUF_TRANSIENT (docs/design.md section 6.3) is not taken yet */
+	if ((ref.bytes & 3u) == 0 && m->u.buffer.flags == 0)
+		rc = heap_alloc(c, &ref);
+	else if ((ref.bytes & 3u) == 0 && m->u.buffer.flags == VYRE_BUF_DEVICE)
+		rc = vyre_devbuf_alloc(d, c, ref.bytes, &ref);
 	if (rc == 0 && vyre_handles_add(&d->handles, &ref, &handle) != 0) {
-		vyre_heap_free(&dom->heap, ref.off, ref.bytes);
+		release(d, dom, &ref);
 		rc = VYRE_E_NOMEM;
 		if (!(c->limits_logged & LIMIT_BUFFERS)) {
 			c->limits_logged |= LIMIT_BUFFERS;
@@ -192,7 +213,7 @@ static void handle_buffer(struct vyre_daemon *d, struct vyre_conn *c, const stru
 		}
 		rc = vyre_handles_remove(&d->handles, handle, c->domain->id, &ref);
 		if (rc == 0)
-			vyre_heap_free(&c->domain->heap, ref.off, ref.bytes);
+			release(d, c->domain, &ref);
 		buffer_reply(&rep, rc, handle, NULL);
 		break;
 	case VYRE_MSG_LOOKUP:

@@ -25,6 +25,7 @@
 #include "../../ring/proto.h"
 #include "../../ring/ring.h"
 #include "config.h"
+#include "devbufs.h"
 #include "hazards.h"
 #include "loops.h"
 #include "pipeline.h"
@@ -33,7 +34,7 @@
 struct vyre_domain {
 	int live;
 	uint32_t id;   /* unique for the daemon's lifetime; what handles are tagged with */
-	uint32_t slot; /* index in the domain table = the backend's heap index */
+	uint32_t slot; /* index in the domain table = the backend's heap index (devbufs.h) */
 	char name[VYRE_DOMAIN_NAME_MAX + 1]; /* "" for a private domain */
 	uid_t creator_uid;
 	gid_t creator_gid;
@@ -49,8 +50,10 @@ enum vyre_conn_state {
 };
 
 /* struct vyre_conn.limits_logged */
-#define LIMIT_HEAP    (1u << 0)
-#define LIMIT_BUFFERS (1u << 1)
+#define LIMIT_HEAP	     (1u << 0)
+#define LIMIT_BUFFERS	     (1u << 1)
+#define LIMIT_DEVICE_BYTES   (1u << 2)
+#define LIMIT_DEVICE_BUFFERS (1u << 3)
 
 struct vyre_conn {
 	enum vyre_conn_state state;
@@ -141,6 +144,7 @@ struct vyre_daemon {
 	struct vyre_domain *domains;
 	uint32_t next_domain_id;
 	struct vyre_handle_table handles;
+	struct vyre_devbufs devbufs;
 
 	const struct vyre_backend_ops *backend_ops;
 	struct vyre_backend *backend;

@@ -83,6 +83,7 @@ void vyre_stage_finish(struct vyre_daemon *d, struct vyre_batch *b, int status)
 		fail_all(b, VYRE_E_DEVICE);
 		check_usable(d);
 	}
+	vyre_devbufs_finish(d, b, status);
 	track(d, b, -1);
 	vyre_trace_dispatch_end(d, b, status < 0 ? status : 0, b->dispatch_ns);
 }

@@ -3,7 +3,8 @@
  * Domains: a named domain is shared by every client that joins it by name
  * (allowed when it runs as the creator's uid, shares the creator's gid, or
  * is root); a client without a name gets a private one. A domain, its heap
- * and its buffers live until its last client leaves.
+ * and its buffers (device buffers included) live until its last client
+ * leaves.
  */
 #include <string.h>
 
@@ -80,11 +81,18 @@ int vyre_domain_join(struct vyre_daemon *d, const struct vyre_conn *c, const cha
 	return 0;
 }
 
+/* A buffer of a closing domain: a device buffer gives its memory back. */
+static void drop_buffer(void *arg, const struct vyre_buffer_ref *ref)
+{
+	if (ref->flags & VYRE_BUF_DEVICE)
+		vyre_devbuf_free(arg, ref);
+}
+
 void vyre_domain_leave(struct vyre_daemon *d, struct vyre_domain *dom)
 {
 	if (--dom->n_clients > 0)
 		return;
-	uint32_t dropped = vyre_handles_drop_domain(&d->handles, dom->id);
+	uint32_t dropped = vyre_handles_drop_domain(&d->handles, dom->id, drop_buffer, d);
 
 	if (dropped)
 		vyre_log("domain %u '%s' closed with its last client: %u buffers freed", dom->id,

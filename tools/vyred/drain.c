@@ -119,9 +119,12 @@ static uint32_t take_first_chain(struct vyre_daemon *d, struct vyre_batch *b, st
 		return 0;
 	got = (uint32_t)vyre_sq_peek(&c->sq, &b->sqes[b->n], len);
 	uint32_t n = hazard_free_prefix(d, b, b->n, got);
+	uint32_t k = whole_chains(&b->sqes[b->n], n);
 
 	d->hazard_holds += n < got;
-	return whole_chains(&b->sqes[b->n], n);
+	for (uint32_t i = b->n; i < b->n + k; i++)
+		b->status[i] = 0;
+	return k;
 }
 
 /* Whole chains out of the @got SQEs copied at b->n, none with a hazard in flight. */

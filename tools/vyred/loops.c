@@ -290,6 +290,7 @@ static void *loop_main(void *arg)
 static void log_figures(const struct vyre_shared *sh)
 {
 	uint64_t batches = 0, items = 0, holds = 0, submit = 0, stage[5] = {0};
+	uint64_t dev_allocs = 0, dev_trusted = 0;
 	uint32_t most = 0;
 
 	for (uint32_t l = 0; l < sh->n_loops; l++) {
@@ -303,6 +304,8 @@ static void log_figures(const struct vyre_shared *sh)
 			stage[s] += d->stage_ns[s];
 		if (d->most_running > most)
 			most = d->most_running;
+		dev_allocs += d->devbufs.allocs;
+		dev_trusted += d->devbufs.trusted;
 	}
 	vyre_log("stopped after %llu batches, %llu items; at most %u batches in flight at once%s, "
 		 "%llu holds for hazards against them",
@@ -316,6 +319,10 @@ static void log_figures(const struct vyre_shared *sh)
 			 (double)stage[0] / n, (double)stage[1] / n, (double)stage[2] / n,
 			 (double)stage[3] / n, (double)submit / n, (double)stage[4] / n);
 	}
+	if (dev_allocs)
+		vyre_log("device buffers: %llu allocated; %llu DFA scans trusted a device table "
+			 "checked at its last write",
+			 (unsigned long long)dev_allocs, (unsigned long long)dev_trusted);
 	for (uint32_t l = 0; sh->n_loops > 1 && l < sh->n_loops; l++)
 		vyre_log("loop %u: %llu batches, %llu items", l,
 			 (unsigned long long)sh->loops[l].batches,

@@ -9,8 +9,8 @@
  * its loop's. They wait for each other only where a shared GPU makes them:
  * a heap (un)registration stops every loop's grid (gpu/cuda_group.c). What they share is here: the
  * routing of new clients (a named domain to the loop that holds it, a
- * private one to the loop with the fewest clients), the stop flag, and the
- * exit figures.
+ * private one to the loop with the fewest clients), the stop flag, the
+ * device memory that --device-bytes-max allows, and the exit figures.
  *
  * Loop 0 owns the listening socket and the signals and reads every HELLO.
  * A client routed to another loop is handed over, its socket and the
@@ -52,6 +52,9 @@ struct vyre_shared {
 	struct vyre_route *routes;	/* --max-domains * loops entries */
 	uint32_t n_routes;
 	int stopping; /* atomic: every loop drains and exits */
+	/* device buffers of every loop (docs/design.md section 6.2): atomic */
+	uint64_t device_bytes_max; /* set by loop 0 once its backend is chosen */
+	uint64_t device_bytes_used;
 };
 
 /*

@@ -44,6 +44,9 @@ static int setup_tables(struct vyre_daemon *d)
 	int rc = vyre_handles_init(&d->handles, d->cfg.max_buffers);
 
 	if (rc == 0)
+		rc = vyre_devbufs_init(&d->devbufs, d->cfg.max_domains, d->cfg.max_device_buffers);
+
+	if (rc == 0)
 		rc = vyre_pipeline_init(d);
 	if (rc == 0)
 		rc = vyre_plan_stage_create(&pc, &d->plan_stage);
@@ -62,6 +65,7 @@ static void teardown(struct vyre_daemon *d)
 	vyre_plan_stage_destroy(d->plan_stage);
 	vyre_pipeline_fini(d);
 	vyre_handles_fini(&d->handles);
+	vyre_devbufs_fini(&d->devbufs);
 	free(d->conns);
 	free(d->active);
 	free(d->active_snapshot);

@@ -46,6 +46,7 @@ struct vyre_batch_stats {
 	uint32_t launches;
 	uint32_t frontier_splits; /* groups the memory budget added */
 	uint64_t bytes_avoided;	  /* intermediate bytes fusion kept on the device */
+	uint64_t readback_bytes;  /* bytes items read from device buffers into heap buffers */
 	uint64_t drain_ns;
 	uint64_t resolve_ns;
 	uint64_t plan_ns;
@@ -66,12 +67,13 @@ struct vyre_batch {
 	struct vyre_work_item *items;
 	struct vyre_exec_item *exec;
 	struct vyre_exec_result *results;
-	int32_t *status;    /* drain, resolve: 0, or the static error that completes the item */
-	uint32_t *domain;   /* heap index (domain slot) of each item */
-	uint32_t *flags;    /* VYRE_SQE_* of each item */
-	uint32_t *conn;	    /* connection slot of each item */
-	uint32_t *dedup_of; /* plan: index of the item that satisfies it, or VYRE_PLAN_NO_DEDUPE */
-	uint32_t *touched;  /* connection slots with items in this batch, in batch order */
+	int32_t *status;     /* drain, resolve: 0, or the static error that completes the item */
+	uint32_t *domain;    /* heap index (domain slot) of each item */
+	uint32_t *flags;     /* VYRE_SQE_* of each item */
+	uint32_t *conn;	     /* connection slot of each item */
+	uint32_t *dedup_of;  /* plan: index of the item that satisfies it, or VYRE_PLAN_NO_DEDUPE */
+	uint64_t *table_gen; /* a DFA scan of a device table: its write generation (devbufs.h) */
+	uint32_t *touched;   /* connection slots with items in this batch, in batch order */
 	uint32_t n_touched;
 	uint32_t n_accepted;
 	int released;			   /* vyre_stage_release ran for this batch */

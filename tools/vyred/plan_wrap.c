@@ -223,6 +223,7 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start
 		if (acc == 0)
 			c->chain_cancel = c->chain_cancel_was;
 	}
+	vyre_devbufs_stamp(d, b);
 	vyre_trace_plan(d, b, start);
 	if (ps)
 		vyre_trace_arena(b, ps->arena_used, ps->arena_bytes, ps->arena_high_water,

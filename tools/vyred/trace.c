@@ -89,6 +89,7 @@ void vyre_trace_plan_fire(struct vyre_daemon *d, const struct vyre_batch *b, uin
 	    .frontier_splits = b->stats.frontier_splits,
 	    .bytes_avoided = b->stats.bytes_avoided,
 	    .plan_ns = vyre_now_ns() - start,
+	    .readback_bytes = b->stats.readback_bytes,
 	};
 	VYRE_PROBE_PLAN(&tp);
 }
