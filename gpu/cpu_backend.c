@@ -166,6 +166,12 @@ static void run_item(struct vyre_backend *b, const struct vyre_exec_batch *batch
 	struct vyre_exec_result *r = &batch->results[i];
 
 	r->reserved = 0;
+	/* its predecessor ran in an earlier group, whose end this worker has seen */
+	if (vyre_exec_canceled(it, batch->results, batch->n_items)) {
+		r->status = VYRE_E_CANCELED;
+		r->result = 0;
+		return;
+	}
 	if (!vyre_exec_heaps_ok(b->heaps, b->cfg.max_heaps, it)) {
 		r->status = VYRE_E_INVAL;
 		r->result = 0;

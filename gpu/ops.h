@@ -39,7 +39,7 @@ struct vyre_exec_item {
 	uint32_t in_bytes;
 	uint32_t out_bytes;
 	uint32_t table_bytes;
-	uint32_t reserved;
+	uint32_t prev; /* VYRE_EXEC_AFTER_PREV: the batch index of the item it runs after */
 	uint64_t in_off;
 	uint64_t out_off;
 	uint64_t table_off;
@@ -54,6 +54,14 @@ _Static_assert(sizeof(struct vyre_exec_item) == 64, "exec item is 64 bytes");
  * per-lookup bound. Never set for a heap table, which clients may rewrite.
  */
 #define VYRE_EXEC_TABLE_TRUSTED (1u << 0)
+
+/*
+ * The item continues a chain (docs/design.md section 6.3) after the batch's
+ * item `prev`, which the plan runs in an earlier group: when that one
+ * failed (any non-zero status, VYRE_E_CANCELED included), this one does not
+ * run and completes with VYRE_E_CANCELED, result 0.
+ */
+#define VYRE_EXEC_AFTER_PREV (1u << 1)
 
 /* Which operands an op uses (vyre_op_operands). */
 #define VYRE_OPERAND_IN	   (1u << 0)

@@ -14,24 +14,63 @@
 #include "daemon.h"
 #include "trace.h"
 
-static int plan_ok(const struct vyre_batch *b, const struct vyre_plan_output *o)
+static int chained(const struct vyre_batch *b, uint32_t i)
+{
+	return (b->flags[i] & VYRE_SQE_CHAIN) || vyre_chain_continues(b, i);
+}
+
+/* Each planned item once, in a group (b->group_of); groups end in order. */
+static int groups_ok(struct vyre_batch *b, const struct vyre_plan_output *o)
+{
+	const struct vyre_exec_plan *p = &o->plan;
+	uint32_t start = 0;
+
+	for (uint32_t i = 0; i < o->n_accepted; i++)
+		b->group_of[i] = UINT32_MAX;
+	for (uint32_t g = 0; g < p->n_groups; g++) {
+		if (p->group_end[g] < start || p->group_end[g] > p->n_order)
+			return 0;
+		for (uint32_t k = start; k < p->group_end[g]; k++) {
+			uint32_t i = p->order[k];
+
+			if (i >= o->n_accepted || b->status[i] != 0 || b->group_of[i] != UINT32_MAX)
+				return 0;
+			b->group_of[i] = g;
+		}
+		start = p->group_end[g];
+	}
+	return start == p->n_order;
+}
+
+/*
+ * Every valid item runs or takes an earlier executed item's outcome, never
+ * a chained one's, and a chained item runs in a later group than the item
+ * it follows (docs/design.md section 6.3).
+ */
+static int plan_ok(struct vyre_batch *b, const struct vyre_plan_output *o)
 {
 	const struct vyre_exec_plan *p = &o->plan;
 
 	if (o->n_accepted == 0 || o->n_accepted > b->n || p->n_order > o->n_accepted ||
-	    p->n_groups > b->cap || p->n_launches > b->cap)
+	    p->n_groups > b->cap || p->n_launches > b->cap || !groups_ok(b, o))
 		return 0;
-	for (uint32_t k = 0; k < p->n_order; k++)
-		if (p->order[k] >= o->n_accepted || b->status[p->order[k]] != 0)
-			return 0;
 	for (uint32_t i = 0; i < o->n_accepted; i++) {
+		const struct vyre_exec_item *x = &b->exec[i];
 		uint32_t j = o->dedup_of[i];
 
-		if (j != VYRE_PLAN_NO_DEDUPE && (j >= i || b->status[j] != 0))
+		if (b->status[i] != 0)
+			continue;
+		if (j != VYRE_PLAN_NO_DEDUPE) {
+			if (j >= i || b->group_of[j] == UINT32_MAX || chained(b, i) ||
+			    chained(b, j))
+				return 0;
+		} else if (b->group_of[i] == UINT32_MAX ||
+			   ((x->flags & VYRE_EXEC_AFTER_PREV) &&
+			    (x->prev >= i || b->group_of[x->prev] >= b->group_of[i]))) {
 			return 0;
+		}
 	}
-	if ((p->n_groups && p->group_end[p->n_groups - 1] != p->n_order) ||
-	    (p->n_launches && p->launch_end[p->n_launches - 1] != p->n_groups))
+	if (p->n_launches && p->launch_end[p->n_launches - 1] != p->n_groups)
 		return 0;
 	return 1;
 }

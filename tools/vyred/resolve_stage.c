@@ -3,7 +3,8 @@
  * Resolve: handles of each drained item -> heap ranges of its client's
  * domain. An item that fails here, or that the drain already failed, makes
  * the later items of its chain VYRE_E_CANCELED (docs/design.md section 6.3):
- * they are never planned.
+ * they are never planned. The others of a chain run after their predecessor
+ * (VYRE_EXEC_AFTER_PREV), and are cancelled by the backend if it fails.
  */
 #include "../../ring/resolve.h"
 #include "chains.h"
@@ -29,5 +30,10 @@ void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b)
 		if (b->status[i] == 0)
 			b->status[i] = failed ? VYRE_E_CANCELED : resolve_one(d, b, i);
 		failed |= b->status[i] != 0;
+		/* its predecessor runs: the backend cancels it if that one fails */
+		if (!failed && vyre_chain_continues(b, i)) {
+			b->exec[i].flags |= VYRE_EXEC_AFTER_PREV;
+			b->exec[i].prev = i - 1;
+		}
 	}
 }
