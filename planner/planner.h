@@ -296,6 +296,8 @@ size_t vyre_cross_arm_arena_bytes(uint32_t n_items);
  * between them unless the batch's first chain cannot be planned whole.
  */
 #define VYRE_PLAN_F_AFTER_PREV (1u << 29)
+/* Its output is a transient buffer (docs/design.md 6.3): an on-chip handoff candidate (7.6). */
+#define VYRE_PLAN_F_OUT_TRANSIENT (1u << 28)
 
 struct vyre_planner_config {
 	uint32_t max_items;	 /* most items planned at once (longer batches: a prefix) */

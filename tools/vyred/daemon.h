@@ -30,6 +30,7 @@
 #include "loops.h"
 #include "pipeline.h"
 #include "plan_stage.h"
+#include "transient.h"
 
 struct vyre_domain {
 	int live;
@@ -39,6 +40,7 @@ struct vyre_domain {
 	uid_t creator_uid;
 	gid_t creator_gid;
 	uint32_t n_clients;
+	uint32_t n_transient; /* live VYRE_BUF_TRANSIENT buffers: resolve checks their rules */
 	struct vyre_heap heap;
 };
 
@@ -154,7 +156,8 @@ struct vyre_daemon {
 	uint32_t n_running;
 	struct vyre_slot_done *done; /* n_slots entries, for the backend's reap */
 	struct vyre_hazards hazards;
-	int backend_fd; /* the backend's completion eventfd, or -1 */
+	struct vyre_transients transients; /* resolve: transient writes of the current chain */
+	int backend_fd;			   /* the backend's completion eventfd, or -1 */
 	int backend_read_armed;
 	uint64_t backend_efd_buf;
 	uint64_t batch_seq;    /* ids given to batches as they are drained */

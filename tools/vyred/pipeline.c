@@ -89,6 +89,8 @@ int vyre_pipeline_init(struct vyre_daemon *d)
 	if (d->n_slots < want)
 		vyre_log("--inflight %u: memory for %u batches of %u items only", want, d->n_slots,
 			 d->cfg.max_batch);
+	if (vyre_transients_init(&d->transients, d->cfg.max_buffers) != 0)
+		return VYRE_E_NOMEM;
 	return vyre_hazards_init(&d->hazards, d->cfg.max_buffers);
 }
 
@@ -101,6 +103,7 @@ void vyre_pipeline_fini(struct vyre_daemon *d)
 	free(d->wake);
 	free(d->drop);
 	vyre_hazards_fini(&d->hazards);
+	vyre_transients_fini(&d->transients);
 	d->slots = NULL;
 	d->n_slots = 0;
 }

@@ -69,7 +69,7 @@ struct vyre_batch {
 	struct vyre_exec_result *results;
 	int32_t *status;     /* drain, resolve: 0, or the static error that completes the item */
 	uint32_t *domain;    /* heap index (domain slot) of each item */
-	uint32_t *flags;     /* VYRE_SQE_* of each item */
+	uint32_t *flags;     /* VYRE_SQE_* of each item; resolve adds VYRE_PLAN_F_OUT_TRANSIENT */
 	uint32_t *conn;	     /* connection slot of each item */
 	uint32_t *dedup_of;  /* plan: index of the item that satisfies it, or VYRE_PLAN_NO_DEDUPE */
 	uint64_t *table_gen; /* a DFA scan of a device table: its write generation (devbufs.h) */

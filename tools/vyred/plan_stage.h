@@ -21,7 +21,8 @@
  *		   VYRE_SQE_CHAIN (item i and the next item of its client are
  *		   one chain: they run in order, neither is deduplicated nor a
  *		   source, and the accepted prefix ends where a chain ends
- *		   unless the first chain cannot be planned whole)
+ *		   unless the first chain cannot be planned whole),
+ *		   VYRE_PLAN_F_OUT_TRANSIENT (the output is a transient buffer)
  *	client[i]  connection slot; one client's items are contiguous and in
  *		   submission order
  *
