@@ -71,6 +71,8 @@ struct vyre_backend_config {
 	uint32_t cpu_parallel_min_bytes; /* cpu: smaller groups run on one thread; 0 = 64 KiB */
 	uint32_t cpu_handoff_all;	 /* cpu, for tests: even small batches go to a worker */
 	uint32_t max_inflight;		 /* slots: batches running at once; 0 = 1 */
+	/* cpu: each of a thread's two on-chip handoff buffers (docs/design.md 7.6); 0 = 1 MiB */
+	uint32_t cpu_scratch_bytes;
 	enum vyre_cuda_mode cuda_mode;
 	int cuda_device; /* cuda: device ordinal */
 	/*

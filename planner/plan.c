@@ -352,7 +352,7 @@ static int plan_prefix(struct vyre_planner *p, const struct vyre_plan_batch *b, 
 	st->barriers = groups.global_barriers;
 	st->launches = fusion.launch_count;
 	st->launches_avoided = fusion.avoided_launches;
-	st->bytes_avoided = fusion.avoided_intermediate_bytes;
+	st->bytes_avoided = plan_handoff(p, &s, b, n, &groups, &fusion, &out->exec_flags);
 	return 0;
 }
 

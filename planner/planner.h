@@ -17,6 +17,7 @@
  *   fusion    - fusing adjacent stages into launches (launch_fusion.rs)
  *   dedupe    - hazard-correct removal of redundant items and the
  *               cross-arm redundancy report (whole_megakernel_opt.rs)
+ *   handoff   - chained items that keep a transient buffer on chip (decode_scan_fuse.rs)
  *   planner   - the daemon-facing batch planner composing all of the above
  *
  * Every fallible function returns 0 or a negative VYRE_E_* code and, when
@@ -308,6 +309,11 @@ struct vyre_planner_config {
 	uint64_t resident_bytes; /* bytes resident on the device, out of the budget */
 	uint64_t arena_bytes;	 /* 0: exactly what max_items needs */
 	int cross_arm_report;	 /* also build the cross-client redundancy report */
+	/*
+	 * Largest transient buffer an on-chip handoff keeps (docs/design.md
+	 * 7.6): the backend's per-unit budget; 0 marks no handoff.
+	 */
+	uint64_t handoff_bytes;
 };
 
 /* Defaults for vyred: 4096 items, 1024 clients, 1 GiB budget. */
@@ -353,7 +359,7 @@ struct vyre_plan_stats {
 	uint32_t oversized;	   /* items larger than the budget, planned alone */
 	uint32_t cross_arm_redundant;
 	uint32_t retries;	/* replans of a shorter prefix */
-	uint64_t bytes_avoided; /* intermediate bytes fusion kept on the device */
+	uint64_t bytes_avoided; /* transient bytes on-chip handoffs keep off the heap (7.6) */
 	uint64_t peak_group_bytes;
 	uint64_t plan_ns;
 	uint64_t arena_used;	   /* bytes this plan used (start-up tables included) */
@@ -369,6 +375,8 @@ struct vyre_plan {
 	struct vyre_exec_plan exec; /* order / group_end / launch_end for the backend */
 	uint32_t accepted;
 	const uint32_t *dedup_from; /* [accepted]: source item, or VYRE_PLAN_NONE */
+	/* [accepted]: VYRE_EXEC_HANDOFF_* of each item (docs/design.md 7.6), or NULL: none */
+	const uint32_t *exec_flags;
 	const struct vyre_cross_arm_pair *cross_arm;
 	uint32_t n_cross_arm;
 	struct vyre_plan_stats stats;

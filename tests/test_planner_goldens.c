@@ -917,20 +917,38 @@ struct chain_batch {
 	uint32_t domain[CHAIN_MAX], client[CHAIN_MAX], flags[CHAIN_MAX];
 };
 
-/* Append FILL(@out, @param), chained to the item before it when @link says so. */
-static void chain_fill(struct chain_batch *cb, uint32_t out, uint32_t param, int link)
+/*
+ * Append an item on 64-byte buffers (a DFA table is @param), chained to the
+ * item before it when @link says so; @flags adds VYRE_PLAN_F_* markers.
+ */
+static void chain_add(struct chain_batch *cb, uint32_t op, uint32_t in, uint32_t out,
+		      uint32_t param, int link, uint32_t flags)
 {
 	uint32_t k = cb->n++;
 
-	cb->items[k] = (struct vyre_work_item){VYRE_OP_FILL, 0, out, param};
-	cb->exec[k] = (struct vyre_exec_item){.op = VYRE_OP_FILL, .param = param, .out_bytes = 64};
+	cb->items[k] = (struct vyre_work_item){op, in, out, param};
+	cb->exec[k] = (struct vyre_exec_item){.op = op,
+					      .param = param,
+					      .in_bytes = in ? 64 : 0,
+					      .out_bytes = out ? 64 : 0,
+					      .table_bytes = op == VYRE_OP_DFA_SCAN ? 64 : 0};
 	cb->domain[k] = 1;
 	cb->client[k] = 1;
+	cb->flags[k] |= flags;
 	if (link) {
 		cb->flags[k - 1] |= VYRE_PLAN_F_CHAIN;
 		cb->flags[k] |= VYRE_PLAN_F_CHAIN | VYRE_PLAN_F_AFTER_PREV;
 	}
 }
+
+/* Append FILL(@out, @param), chained to the item before it when @link says so. */
+static void chain_fill(struct chain_batch *cb, uint32_t out, uint32_t param, int link)
+{
+	chain_add(cb, VYRE_OP_FILL, 0, out, param, link, 0);
+}
+
+static uint64_t handoff_budget = 0;
+static uint32_t handoff_marks[CHAIN_MAX];
 
 static struct vyre_plan chain_plan(const struct chain_batch *cb, uint32_t max_groups)
 {
@@ -942,8 +960,11 @@ static struct vyre_plan chain_plan(const struct chain_batch *cb, uint32_t max_gr
 	vyre_planner_config_default(&cfg);
 	cfg.max_items = CHAIN_MAX;
 	cfg.max_groups = max_groups;
+	cfg.handoff_bytes = handoff_budget;
 	assert_int_equal(vyre_planner_create(&cfg, &p, NULL), 0);
 	assert_int_equal(vyre_planner_plan(p, &v, &plan, NULL), 0);
+	for (uint32_t k = 0; k < plan.accepted; k++)
+		handoff_marks[k] = plan.exec_flags ? plan.exec_flags[k] : 0;
 	/* the plan lives in the planner's arena: keep what the checks need */
 	static uint32_t order[CHAIN_MAX], ends[CHAIN_MAX], dedup[CHAIN_MAX];
 
@@ -1040,6 +1061,81 @@ static void test_chain_goldens(void **state)
 	assert_int_equal(p.accepted, 2);
 }
 
+static void assert_marks(const uint32_t *want, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		assert_int_equal(handoff_marks[k], want[k]);
+}
+
+/* docs/design.md 7.6: which chained writer -> reader links keep their transient on chip. */
+static void test_handoff_goldens(void **state)
+{
+	const uint32_t T = VYRE_PLAN_F_OUT_TRANSIENT, O = VYRE_EXEC_HANDOFF_OUT,
+		       I = VYRE_EXEC_HANDOFF_IN;
+	struct chain_batch cb;
+	struct vyre_plan p;
+	(void)state;
+
+	handoff_budget = 1u << 20;
+	/* FILL a transient, SUM it: one link, its 64 bytes kept on chip */
+	memset(&cb, 0, sizeof(cb));
+	chain_add(&cb, VYRE_OP_FILL, 0, 10, 3, 0, T);
+	chain_add(&cb, VYRE_OP_SUM, 10, 11, 0, 1, 0);
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_marks((const uint32_t[]){O, I}, 2);
+	assert_int_equal(p.stats.bytes_avoided, 64);
+	assert_int_equal(p.exec.n_groups, 2);
+	/* not transient, not chained, or larger than the budget: none */
+	cb.flags[0] &= ~T;
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_null(p.exec_flags);
+	assert_int_equal(p.stats.bytes_avoided, 0);
+	memset(&cb, 0, sizeof(cb));
+	chain_add(&cb, VYRE_OP_FILL, 0, 10, 3, 0, T);
+	chain_add(&cb, VYRE_OP_SUM, 10, 11, 0, 0, 0);
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_null(p.exec_flags);
+	memset(&cb, 0, sizeof(cb));
+	chain_add(&cb, VYRE_OP_FILL, 0, 10, 3, 0, T);
+	chain_add(&cb, VYRE_OP_SUM, 10, 11, 0, 1, 0);
+	handoff_budget = 32;
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_null(p.exec_flags);
+	handoff_budget = 1u << 20;
+	/* read again after the link: the heap must hold it */
+	chain_add(&cb, VYRE_OP_COPY, 10, 12, 0, 0, 0);
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_null(p.exec_flags);
+	/* inexact: the SUM writes word 0 only, the COPY reads all 16 words */
+	memset(&cb, 0, sizeof(cb));
+	chain_add(&cb, VYRE_OP_SUM, 9, 10, 0, 0, T);
+	chain_add(&cb, VYRE_OP_COPY, 10, 11, 0, 1, 0);
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_null(p.exec_flags);
+
+	/* the reader also waits for an item in the writer's group (WAR on 12): none */
+	memset(&cb, 0, sizeof(cb));
+	chain_add(&cb, VYRE_OP_COPY, 12, 13, 0, 0, 0);
+	chain_add(&cb, VYRE_OP_FILL, 0, 10, 3, 0, T);
+	chain_add(&cb, VYRE_OP_SUM, 10, 12, 0, 1, 0);
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_null(p.exec_flags);
+	/* the same with no such item: marked */
+	cb.items[0].input_handle = 14;
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_marks((const uint32_t[]){0, O, I}, 3);
+
+	/* FILL -> COPY -> SUM over two transients: one unit of three */
+	memset(&cb, 0, sizeof(cb));
+	chain_add(&cb, VYRE_OP_FILL, 0, 10, 3, 0, T);
+	chain_add(&cb, VYRE_OP_COPY, 10, 11, 0, 1, T);
+	chain_add(&cb, VYRE_OP_SUM, 11, 12, 0, 1, 0);
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_marks((const uint32_t[]){O, O | I, I}, 3);
+	assert_int_equal(p.stats.bytes_avoided, 128);
+	handoff_budget = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1065,6 +1161,7 @@ int main(void)
 	    cmocka_unit_test(test_prune_hazards),
 	    cmocka_unit_test(test_generation_wrap),
 	    cmocka_unit_test(test_chain_goldens),
+	    cmocka_unit_test(test_handoff_goldens),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -38,6 +38,7 @@ static void planner_config(const struct vyre_plan_stage_config *cfg, struct vyre
 		pc->budget_bytes = cfg->budget_bytes;
 	pc->resident_bytes = cfg->resident_bytes;
 	pc->arena_bytes = cfg->arena_bytes;
+	pc->handoff_bytes = cfg->handoff_bytes;
 }
 
 int vyre_plan_stage_create(const struct vyre_plan_stage_config *cfg, struct vyre_plan_stage **out)
@@ -126,6 +127,7 @@ int vyre_plan_stage_run(struct vyre_plan_stage *ps, const struct vyre_plan_input
 		    plan.dedup_from[i] == VYRE_PLAN_NONE ? VYRE_PLAN_NO_DEDUPE : plan.dedup_from[i];
 	ps->stats = plan.stats;
 	out->plan = plan.exec;
+	out->exec_flags = plan.exec_flags;
 	out->n_accepted = plan.accepted;
 	out->n_deduped = plan.stats.deduped;
 	out->stats = &ps->stats;

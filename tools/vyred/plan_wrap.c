@@ -43,11 +43,42 @@ static int groups_ok(struct vyre_batch *b, const struct vyre_plan_output *o)
 }
 
 /*
+ * On-chip handoff marks (docs/design.md 7.6) come in links W -> W + 1 of one
+ * chain, both run, the reader after its writer, the handed-off bytes within
+ * the backend's budget: a backend runs the reader with its writer, so a
+ * lone mark would leave an item unrun.
+ */
+static int handoffs_ok(const struct vyre_daemon *d, const struct vyre_batch *b,
+		       const struct vyre_plan_output *o)
+{
+	const uint32_t known = VYRE_EXEC_HANDOFF_OUT | VYRE_EXEC_HANDOFF_IN;
+
+	for (uint32_t i = 0; o->exec_flags && i < o->n_accepted; i++) {
+		const uint32_t m = o->exec_flags[i];
+
+		if (m & ~known)
+			return 0;
+		if ((m & VYRE_EXEC_HANDOFF_OUT) &&
+		    (i + 1 >= o->n_accepted || !(o->exec_flags[i + 1] & VYRE_EXEC_HANDOFF_IN)))
+			return 0;
+		if (!(m & VYRE_EXEC_HANDOFF_IN))
+			continue;
+		/* groups_ok and the chain check put both in the plan, in order */
+		if (i == 0 || !(o->exec_flags[i - 1] & VYRE_EXEC_HANDOFF_OUT) ||
+		    b->status[i] != 0 || !(b->exec[i].flags & VYRE_EXEC_AFTER_PREV) ||
+		    b->exec[i].prev != i - 1 || b->exec[i - 1].out_bytes > d->handoff_bytes)
+			return 0;
+	}
+	return 1;
+}
+
+/*
  * Every valid item runs or takes an earlier executed item's outcome, never
  * a chained one's, and a chained item runs in a later group than the item
  * it follows (docs/design.md section 6.3).
  */
-static int plan_ok(struct vyre_batch *b, const struct vyre_plan_output *o)
+static int plan_ok(const struct vyre_daemon *d, struct vyre_batch *b,
+		   const struct vyre_plan_output *o)
 {
 	const struct vyre_exec_plan *p = &o->plan;
 
@@ -72,7 +103,7 @@ static int plan_ok(struct vyre_batch *b, const struct vyre_plan_output *o)
 	}
 	if (p->n_launches && p->launch_end[p->n_launches - 1] != p->n_groups)
 		return 0;
-	return 1;
+	return handoffs_ok(d, b, o);
 }
 
 static void keep_plan(struct vyre_batch *b, const struct vyre_exec_plan *p)
@@ -105,6 +136,7 @@ static void sequential_plan(struct vyre_batch *b, struct vyre_plan_output *o, ui
 	o->plan = (struct vyre_exec_plan){b->seq_order, k, b->seq_ends, k, b->seq_ends, k};
 	o->n_accepted = n;
 	o->n_deduped = 0;
+	o->exec_flags = NULL;
 }
 
 /* Batches this small whose items share no buffer skip the planner (small_plan). */
@@ -163,6 +195,7 @@ static int small_plan(struct vyre_batch *b, struct vyre_plan_output *o)
 					  b->plan_launch_end, k ? 1u : 0u};
 	o->n_accepted = b->n;
 	o->n_deduped = 0;
+	o->exec_flags = NULL;
 	return 1;
 }
 
@@ -184,7 +217,7 @@ static int whole_chains(struct vyre_daemon *d, struct vyre_batch *b, struct vyre
 {
 	int rc = 0;
 
-	for (int tries = 0; tries < 3 && cuts_chain(b, out) && plan_ok(b, out); tries++) {
+	for (int tries = 0; tries < 3 && cuts_chain(b, out) && plan_ok(d, b, out); tries++) {
 		uint32_t start = vyre_chain_start(b, out->n_accepted);
 
 		if (start == 0)
@@ -193,7 +226,7 @@ static int whole_chains(struct vyre_daemon *d, struct vyre_batch *b, struct vyre
 		if ((rc = vyre_plan_stage_run(d->plan_stage, in, out)) != 0)
 			return rc;
 	}
-	if (cuts_chain(b, out) && plan_ok(b, out)) {
+	if (cuts_chain(b, out) && plan_ok(d, b, out)) {
 		sequential_plan(b, out, vyre_chain_end(b, 0));
 		out->stats = NULL;
 	}
@@ -228,7 +261,7 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start
 			rc = whole_chains(d, b, &in, &out);
 		ps = out.stats;
 	}
-	if (rc != 0 || !plan_ok(b, &out)) {
+	if (rc != 0 || !plan_ok(d, b, &out)) {
 		ps = NULL;
 		vyre_log("plan stage %s (%s): running batch %llu sequentially",
 			 rc ? "failed" : "returned an invalid plan", vyre_strerror(rc),
@@ -240,6 +273,8 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start
 		b->plan = out.plan;
 	else
 		keep_plan(b, &out.plan);
+	for (uint32_t i = 0; out.exec_flags && i < out.n_accepted; i++)
+		b->exec[i].flags |= out.exec_flags[i];
 	b->n_accepted = out.n_accepted;
 	b->stats.accepted = out.n_accepted;
 	b->stats.deduped = out.n_deduped;
