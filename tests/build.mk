@@ -3,6 +3,11 @@
 TESTS += test_ops
 # The CPU backend with several batches in flight.
 TESTS += test_cpu_inflight
+# Chains and transient buffers through a live vyred (docs/design.md 6.3, 7.6).
+TESTS += test_chains
+TEST_EXTRA_OBJS_test_chains := $(BUILD)/obj/tests/test_integration_daemon.o
+TEST_LIBS_test_chains := -lpthread
+$(BUILD)/tests/test_chains: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
 
 # A test named test_X is built from tests/test_X.c plus the core and client libs.
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a
