@@ -45,7 +45,7 @@ struct vyre_batch_stats {
 	uint32_t groups;
 	uint32_t launches;
 	uint32_t frontier_splits; /* groups the memory budget added */
-	uint64_t bytes_avoided;	  /* intermediate bytes fusion kept on the device */
+	uint64_t bytes_avoided;	  /* transient bytes on-chip handoffs kept off the heap */
 	uint64_t readback_bytes;  /* bytes items read from device buffers into heap buffers */
 	uint64_t drain_ns;
 	uint64_t resolve_ns;
