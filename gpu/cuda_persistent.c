@@ -203,7 +203,10 @@ uint32_t vyre_cuda_persist_pick_lane(struct vyre_backend *b, const struct cuda_s
 	return best;
 }
 
-/* Where each item of @s's IMMEDIATE launch reads and writes: its heap's host base. */
+/*
+ * Where each item of @s's IMMEDIATE launch reads and writes: its heap's host
+ * base. Never a device buffer's: vyre_cuda_lower_immediate refuses those.
+ */
 static void immediate_bases(const struct vyre_backend *b, const struct cuda_slot *s, uint8_t **base)
 {
 	for (uint32_t j = 0; j < s->imm.n_items; j++)

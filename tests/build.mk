@@ -9,6 +9,13 @@ TEST_EXTRA_OBJS_test_chains := $(BUILD)/obj/tests/test_integration_daemon.o
 TEST_LIBS_test_chains := -lpthread
 $(BUILD)/tests/test_chains: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
 
+# device buffers (VYRE_BUF_DEVICE): every op, sharing, validate once per write, limits
+TESTS += test_device_buffers
+TEST_EXTRA_OBJS_test_device_buffers := $(BUILD)/obj/tests/test_integration_daemon.o \
+	$(BUILD)/obj/tests/devbuf_model.o
+$(BUILD)/tests/test_device_buffers: $(BUILD)/obj/tests/test_integration_daemon.o \
+	$(BUILD)/obj/tests/devbuf_model.o $(BUILD)/vyred
+
 # A test named test_X is built from tests/test_X.c plus the core and client libs.
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a
 	@mkdir -p $(dir $@)

@@ -22,7 +22,8 @@ $(BUILD)/tests/test_model: models/check.sh models/ring.pml tests/reliability.mk
 FUZZ_HARNESSES := dfa plan proto ring submit
 FUZZ_CC ?= clang
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_CFLAGS := -std=c17 -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link
+# -MMD: a header change (a struct's layout) rebuilds every object that uses it
+FUZZ_CFLAGS := -std=c17 -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link -MMD -MP
 FUZZ_PROBE := int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) \
 	{ (void)d; (void)n; return 0; }
 FUZZ_OK := $(shell printf '%s\n' '$(FUZZ_PROBE)' | \
@@ -57,6 +58,7 @@ $(BUILD)/fuzz/fuzz_$(1): $(call fuzz_obj,tests/fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1)
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $$@ $$^ -lpthread -lm
 endef
 $(foreach h,$(FUZZ_HARNESSES),$(eval $(call fuzz_harness_rule,$(h))))
+-include $(shell find $(BUILD)/fuzz/obj -name '*.d' 2>/dev/null)
 else
 EXTRA_ALL += $(BUILD)/fuzz/UNAVAILABLE
 $(BUILD)/fuzz/UNAVAILABLE:

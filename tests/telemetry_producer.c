@@ -3,18 +3,20 @@
  * vyre-tm-producer - a vyred client whose load the telemetry tests can count
  * exactly from its own completions.
  *
- * usage: vyre-tm-producer --socket PATH [--pairs N] [--invalid N] [--hold]
+ * usage: vyre-tm-producer --socket PATH [--pairs N] [--invalid N] [--readback N] [--hold]
  *
  * Each of N round trips submits two identical FILL items (out = buffer k %
  * 8, param k) and waits for both CQEs: one or two batches, one or two
  * executions (the second item is DEDUPED when both were drained together),
  * and the CQE flags say which. Then --invalid round trips of one item each
  * name a buffer handle that does not exist and complete with VYRE_E_INVAL.
+ * Then --readback round trips of one COPY each from a device buffer of
+ * OUT_BYTES into a heap buffer: OUT_BYTES of read-back each.
  * No round trip overlaps another, so every batch holds one round trip.
  *
  * Prints one JSON object: pid, items, deduped (CQEs flagged DEDUPED),
- * executed (items - deduped - errors), errors, and round_trips (the fewest
- * batches the load can have made; at most items). With --hold it then stays
+ * executed (items - deduped - errors), errors, readback (bytes), and
+ * round_trips (the fewest batches the load can have made; at most items). With --hold it then stays
  * connected until its stdin closes, so a watcher still sees a live client.
  */
 #include <getopt.h>
@@ -31,7 +33,7 @@
 #define BAD_HANDLE 0x7fffffffu
 
 struct tally {
-	unsigned long items, deduped, errors, round_trips;
+	unsigned long items, deduped, errors, round_trips, readback;
 };
 
 static int wait_all(struct vyre_client *c, uint32_t want, struct vyre_cqe *cqes)
@@ -86,17 +88,33 @@ static int invalid(struct vyre_client *c, unsigned long k, struct tally *t)
 	return 0;
 }
 
+static int readback(struct vyre_client *c, uint32_t dev, const uint32_t *out, unsigned long k,
+		    struct tally *t)
+{
+	struct vyre_work_item it = {VYRE_OP_COPY, dev, out[k % OUTS], 0};
+	struct vyre_cqe cqe;
+	int rc = vyre_submit(c, &it, k, 0);
+	if (rc == 0)
+		rc = wait_all(c, 1, &cqe);
+	if (rc)
+		return rc;
+	if (cqe.status != 0)
+		return VYRE_E_PROTO;
+	t->items++;
+	t->round_trips++;
+	t->readback += OUT_BYTES;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longs[] = {
-	    {"socket", required_argument, NULL, 's'},
-	    {"pairs", required_argument, NULL, 'p'},
-	    {"invalid", required_argument, NULL, 'i'},
-	    {"hold", no_argument, NULL, 'H'},
-	    {NULL, 0, NULL, 0},
+	    {"socket", required_argument, NULL, 's'},  {"pairs", required_argument, NULL, 'p'},
+	    {"invalid", required_argument, NULL, 'i'}, {"readback", required_argument, NULL, 'r'},
+	    {"hold", no_argument, NULL, 'H'},	       {NULL, 0, NULL, 0},
 	};
 	struct vyre_connect_opts o = {0};
-	unsigned long pairs = 100, bad = 0;
+	unsigned long pairs = 100, bad = 0, reads = 0;
 	int hold = 0, ch;
 	while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
 		switch (ch) {
@@ -109,12 +127,15 @@ int main(int argc, char **argv)
 		case 'i':
 			bad = strtoul(optarg, NULL, 10);
 			break;
+		case 'r':
+			reads = strtoul(optarg, NULL, 10);
+			break;
 		case 'H':
 			hold = 1;
 			break;
 		default:
 			fprintf(stderr, "usage: vyre-tm-producer --socket PATH [--pairs N] "
-					"[--invalid N] [--hold]\n");
+					"[--invalid N] [--readback N] [--hold]\n");
 			return 2;
 		}
 	}
@@ -132,15 +153,20 @@ int main(int argc, char **argv)
 		rc = pair(c, out, k, &t);
 	for (unsigned long k = 0; rc == 0 && k < bad; k++)
 		rc = invalid(c, k, &t);
+	uint32_t dev = 0;
+	if (rc == 0 && reads)
+		rc = vyre_buffer_alloc(c, OUT_BYTES, VYRE_BUF_DEVICE, &dev);
+	for (unsigned long k = 0; rc == 0 && k < reads; k++)
+		rc = readback(c, dev, out, k, &t);
 	if (rc) {
 		fprintf(stderr, "vyre-tm-producer: %s\n", vyre_strerror(rc));
 		vyre_close(c);
 		return 1;
 	}
 	printf("{\"pid\":%d,\"items\":%lu,\"deduped\":%lu,\"executed\":%lu,\"errors\":%lu,"
-	       "\"round_trips\":%lu}\n",
+	       "\"readback\":%lu,\"round_trips\":%lu}\n",
 	       (int)getpid(), t.items, t.deduped, t.items - t.deduped - t.errors, t.errors,
-	       t.round_trips);
+	       t.readback, t.round_trips);
 	fflush(stdout);
 	if (hold) {
 		char buf[64];

@@ -2,9 +2,11 @@
 /*
  * End to end with vyred on the GPU:
  *   1. tests/test_integration (8 producer processes, private and shared
- *      domains, every CQE and buffer compared with the oracle) against
- *      vyred --backend cuda, in persistent and in launch mode: a wrapper
- *      script given as $VYRED adds the flags;
+ *      domains, heap and device buffers, every CQE and buffer compared with
+ *      the oracle) and tests/test_device_buffers (device buffers: every op,
+ *      validate once per write, --device-bytes-max exhaustion and release)
+ *      against vyred --backend cuda, in persistent and in launch mode: a
+ *      wrapper script given as $VYRED adds the flags;
  *   2. vyred --backend cuda --mode persistent is killed with SIGKILL while
  *      its persistent kernel is resident; a new vyred then starts on the same
  *      GPU and a client session passes. How long that took is printed (a
@@ -62,8 +64,11 @@ static int self_dir(char *out, size_t len)
 	return 0;
 }
 
-/* Run test_integration with $VYRED = a wrapper that adds --backend cuda --mode @mode. */
-static void integration(const char *mode)
+/*
+ * Run the test program @name (beside this one) with $VYRED = a wrapper that
+ * adds --backend cuda --mode @mode, and $VYRE_TEST_BACKEND=cuda.
+ */
+static void run_test(const char *name, const char *mode)
 {
 	char dir[PATH_MAX], wrapper[] = "/tmp/vyre-cuda-e2e-XXXXXX", prog[PATH_MAX + 32];
 	char vyred[PATH_MAX + 32];
@@ -74,7 +79,7 @@ static void integration(const char *mode)
 		failures++;
 		return;
 	}
-	snprintf(prog, sizeof(prog), "%s/test_integration", dir);
+	snprintf(prog, sizeof(prog), "%s/%s", dir, name);
 	snprintf(vyred, sizeof(vyred), "%s/../vyred", dir);
 	int fd = mkstemp(wrapper);
 	f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -86,20 +91,21 @@ static void integration(const char *mode)
 	fprintf(f, "#!/bin/sh\nexec '%s' --backend cuda --mode %s \"$@\"\n", vyred, mode);
 	fclose(f);
 	chmod(wrapper, 0755);
-	printf("== test_integration with vyred --backend cuda --mode %s\n", mode);
+	printf("== %s with vyred --backend cuda --mode %s\n", name, mode);
 	const double t0 = now_ms();
 	pid_t pid = fork();
 	if (pid == 0) {
 		setenv("VYRED", wrapper, 1);
+		setenv("VYRE_TEST_BACKEND", "cuda", 1);
 		execl(prog, prog, (char *)NULL);
 		_exit(126);
 	}
 	waitpid(pid, &status, 0);
 	unlink(wrapper);
 	const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-	printf("== test_integration (%s): exit %d after %.0f ms\n", mode, rc, now_ms() - t0);
+	printf("== %s (%s): exit %d after %.0f ms\n", name, mode, rc, now_ms() - t0);
 	if (rc != 0) {
-		printf("FAIL: test_integration against vyred --backend cuda --mode %s\n", mode);
+		printf("FAIL: %s against vyred --backend cuda --mode %s\n", name, mode);
 		failures++;
 	}
 }
@@ -502,8 +508,10 @@ int main(void)
 	several_in_flight(1, "1");
 	several_in_flight(0, "2");
 	several_in_flight(1, "2");
-	integration("persistent");
-	integration("launch");
+	run_test("test_integration", "persistent");
+	run_test("test_integration", "launch");
+	run_test("test_device_buffers", "persistent");
+	run_test("test_device_buffers", "launch");
 	printf("cuda e2e: %u failure(s)\n", failures);
 	return failures ? 1 : 0;
 }

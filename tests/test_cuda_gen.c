@@ -394,10 +394,9 @@ void gen_small_batch(struct gen_rng *r, uint8_t *heap, uint64_t heap_bytes, uint
 	g->batch.plan = (struct vyre_exec_plan){g->order, n, g->group_end, 1, g->launch_end, 1};
 }
 
-void gen_oracle(uint8_t *heap, uint64_t heap_bytes, const struct gen_batch *g,
-		struct vyre_exec_result *expect)
+void gen_oracle_heaps(const struct vyre_heap_view *views, uint32_t n_views,
+		      const struct gen_batch *g, struct vyre_exec_result *expect)
 {
-	const struct vyre_heap_view view[2] = {{heap, heap_bytes}, {NULL, 0}};
 	const struct vyre_exec_plan *p = &g->batch.plan;
 
 	for (uint32_t i = 0; i < g->batch.n_items; i++) {
@@ -409,13 +408,35 @@ void gen_oracle(uint8_t *heap, uint64_t heap_bytes, const struct gen_batch *g,
 		const uint32_t i = p->order[k];
 
 		expect[i].reserved = 0;
-		if (!vyre_exec_heaps_ok(view, 1, &g->items[i])) {
-			/* only heap 0 is registered: what the backends answer */
+		if (!vyre_exec_heaps_ok(views, n_views, &g->items[i])) {
+			/* an operand in a heap that is not registered: what the backends answer */
 			expect[i].status = VYRE_E_INVAL;
 			expect[i].result = 0;
 			continue;
 		}
-		expect[i].status = vyre_exec_one(view, &g->items[i], &expect[i].result);
+		expect[i].status = vyre_exec_one(views, &g->items[i], &expect[i].result);
+	}
+}
+
+void gen_oracle(uint8_t *heap, uint64_t heap_bytes, const struct gen_batch *g,
+		struct vyre_exec_result *expect)
+{
+	const struct vyre_heap_view view[1] = {{heap, heap_bytes}};
+
+	gen_oracle_heaps(view, 1, g, expect);
+}
+
+void gen_split_heaps(struct gen_rng *r, struct gen_batch *g, uint32_t dev)
+{
+	for (uint32_t i = 0; i < g->batch.n_items; i++) {
+		struct vyre_exec_item *x = &g->items[i];
+
+		if (x->in_heap == 0 && gen_below(r, 3) == 0)
+			x->in_heap = dev;
+		if (x->out_heap == 0 && gen_below(r, 3) == 0)
+			x->out_heap = dev;
+		if (x->table_heap == 0 && gen_below(r, 2) == 0)
+			x->table_heap = dev;
 	}
 }
 

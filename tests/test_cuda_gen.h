@@ -71,6 +71,17 @@ void gen_small_batch(struct gen_rng *r, uint8_t *heap, uint64_t heap_bytes, uint
 void gen_oracle(uint8_t *heap, uint64_t heap_bytes, const struct gen_batch *g,
 		struct vyre_exec_result *expect);
 
+/* The same over several heaps: @views[h] is heap h, NULL base where not registered. */
+void gen_oracle_heaps(const struct vyre_heap_view *views, uint32_t n_views,
+		      const struct gen_batch *g, struct vyre_exec_result *expect);
+
+/*
+ * Move about a third of the operands in heap 0 to heap @dev, at the same
+ * offsets: a second memory of the heap's size, like a device buffer (a heap
+ * of its own). Offsets stay, so no new overlap: the plan stays valid.
+ */
+void gen_split_heaps(struct gen_rng *r, struct gen_batch *g, uint32_t dev);
+
 /*
  * Compare results and heaps; 0 when identical, else -1 with the first
  * difference described in @msg.

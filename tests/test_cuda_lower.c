@@ -194,6 +194,65 @@ static int lower(const struct vyre_exec_batch *b, const struct vyre_cuda_heap *h
 	return 0;
 }
 
+/*
+ * Random batches whose operands are spread over the heap and a device
+ * buffer of the same size (heap 2, marked device): lowering must give each
+ * operand its own heap's address, and the model's run over both equals the
+ * oracle's over both.
+ */
+static void random_split_batches(enum gen_plan plan)
+{
+	uint8_t *heap = gen_heap_map(HEAP_BYTES), *want = malloc(HEAP_BYTES);
+	uint8_t *dev = malloc(HEAP_BYTES), *want_dev = malloc(HEAP_BYTES);
+	struct gen_batch *g = malloc(sizeof(*g));
+	struct vyre_exec_result *expect = malloc(GEN_MAX_ITEMS * sizeof(*expect));
+	struct lowered *lw = malloc(sizeof(*lw));
+	struct gen_rng rng = {0x5177 + plan};
+	char msg[512];
+
+	assert_true(heap && want && dev && want_dev && g && expect && lw);
+	const struct vyre_cuda_heap heaps[3] = {
+	    {(uintptr_t)heap, HEAP_BYTES, 1, 0}, {0, 0, 0, 0}, {(uintptr_t)dev, HEAP_BYTES, 1, 1}};
+
+	for (uint32_t n = 0; n < 500 * gen_scale(); n++) {
+		gen_batch(&rng, heap, HEAP_BYTES, plan, n % 10 ? 64 : GEN_MAX_ITEMS, g);
+		gen_split_heaps(&rng, g, 2);
+		memcpy(dev, heap, HEAP_BYTES); /* its tables valid too, its data the same */
+		for (uint32_t i = 0; i < 64; i++)
+			dev[gen_below(&rng, HEAP_BYTES)] ^= (uint8_t)(1 + gen_below(&rng, 255));
+		memcpy(want, heap, HEAP_BYTES);
+		memcpy(want_dev, dev, HEAP_BYTES);
+		const struct vyre_heap_view views[3] = {
+		    {want, HEAP_BYTES}, {NULL, 0}, {want_dev, HEAP_BYTES}};
+
+		gen_oracle_heaps(views, 3, g, expect);
+		assert_int_equal(lower(&g->batch, heaps, 3, 1 + n % 200, lw), 0);
+		model_run(&lw->lay, lw->slab, lw->launches);
+		vyre_cuda_lower_results(
+		    &g->batch, lw->order_slot,
+		    (const struct vyre_mk_result *)(lw->slab + lw->lay.results_off));
+		if (gen_compare(g, expect, heap, want, HEAP_BYTES, msg, sizeof(msg)) != 0)
+			fail_msg("split batch %u: %s", n, msg);
+		if (memcmp(dev, want_dev, HEAP_BYTES) != 0)
+			fail_msg("split batch %u: the device buffer differs from the oracle", n);
+		free(lw->slab);
+	}
+	free(lw);
+	free(expect);
+	free(g);
+	free(want_dev);
+	free(dev);
+	free(want);
+	gen_heap_unmap(heap, HEAP_BYTES);
+}
+
+static void test_random_split_heaps(void **state)
+{
+	(void)state;
+	random_split_batches(GEN_PLAN_SERIAL);
+	random_split_batches(GEN_PLAN_GROUPED);
+}
+
 static void random_batches(enum gen_plan plan)
 {
 	const char *scale_env = getenv("VYRE_TEST_SCALE");
@@ -268,6 +327,81 @@ static void small(struct small_batch *s, const struct vyre_exec_item *items, uin
 }
 
 static const struct vyre_cuda_heap fake_heaps[2] = {{0x100000, 1u << 24, 1, 0}, {0, 0, 0, 0}};
+
+/* Each operand at its own heap's address; a device buffer's item never IMMEDIATE. */
+static void test_operand_heaps(void **state)
+{
+	const struct vyre_cuda_heap heaps[3] = {{0x100000, 1u << 20, 1, 0},
+						{0x7f0000000000ull, 1u << 20, 1, 1},
+						{0x900000, 1u << 20, 1, 0}};
+	const struct vyre_exec_item items[5] = {
+	    {.op = VYRE_OP_DFA_SCAN,
+	     .in_heap = 0,
+	     .out_heap = 2,
+	     .table_heap = 1,
+	     .in_bytes = 40,
+	     .out_bytes = 4,
+	     .table_bytes = 1032,
+	     .in_off = 64,
+	     .out_off = 128,
+	     .table_off = 256},
+	    /* the FILL's unused heaps name nothing registered: never looked at */
+	    {.op = VYRE_OP_FILL, .in_heap = 9, .out_heap = 1, .table_heap = 9, .out_bytes = 16},
+	    {.op = VYRE_OP_ADD, .in_heap = 1, .out_heap = 0, .in_bytes = 16, .out_bytes = 16},
+	    /* an operand's heap not registered: invalid */
+	    {.op = VYRE_OP_COPY, .in_heap = 0, .out_heap = 3, .in_bytes = 16, .out_bytes = 16},
+	    /* out of its own heap's range, though inside another's */
+	    {.op = VYRE_OP_COPY,
+	     .in_heap = 1,
+	     .out_heap = 0,
+	     .in_off = (1u << 20) - 8,
+	     .in_bytes = 16,
+	     .out_bytes = 16},
+	};
+	struct vyre_cuda_immediate imm;
+	struct small_batch s;
+	struct lowered *lw = malloc(sizeof(*lw));
+
+	(void)state;
+	assert_non_null(lw);
+	small(&s, items, 5, 1);
+	assert_int_equal(lower(&s.b, heaps, 3, 132, lw), 0);
+	const struct vyre_mk_unit *u = (const struct vyre_mk_unit *)(lw->slab + lw->lay.units_off);
+
+	assert_int_equal(lw->lay.n_units, 3);
+	assert_int_equal(u[0].op, VYRE_OP_DFA_SCAN);
+	assert_true(u[0].in == 0x100000 + 64);
+	assert_true(u[0].out == 0x900000 + 128);
+	assert_true(u[0].table == 0x7f0000000000ull + 256);
+	assert_true(u[1].out == 0x7f0000000000ull && u[1].in == 0 && u[1].table == 0);
+	assert_true(u[2].in == 0x7f0000000000ull && u[2].out == 0x100000);
+	assert_int_equal(lw->order_slot[3], VYRE_CUDA_SLOT_INVAL);
+	assert_int_equal(lw->order_slot[4], VYRE_CUDA_SLOT_INVAL);
+	free(lw->slab);
+
+	/* IMMEDIATE copies operands through host memory: not a device buffer's */
+	for (uint32_t i = 1; i < 3; i++) {
+		small(&s, &items[i], 1, 1);
+		assert_int_equal(lower(&s.b, heaps, 3, 132, lw), 0);
+		assert_int_equal(vyre_cuda_lower_immediate(&s.b, lw->cls, &lw->lay, &imm), 0);
+		free(lw->slab);
+	}
+	/* two host heaps: the doorbell names one heap per item */
+	struct vyre_exec_item two = {
+	    .op = VYRE_OP_ADD, .in_heap = 0, .out_heap = 2, .in_bytes = 16, .out_bytes = 16};
+
+	small(&s, &two, 1, 1);
+	assert_int_equal(lower(&s.b, heaps, 3, 132, lw), 0);
+	assert_int_equal(vyre_cuda_lower_immediate(&s.b, lw->cls, &lw->lay, &imm), 0);
+	free(lw->slab);
+	two.out_heap = 0;
+	small(&s, &two, 1, 1);
+	assert_int_equal(lower(&s.b, heaps, 3, 132, lw), 0);
+	assert_int_equal(vyre_cuda_lower_immediate(&s.b, lw->cls, &lw->lay, &imm), 1);
+	assert_int_equal(imm.item[0].heap, 0);
+	free(lw->slab);
+	free(lw);
+}
 
 static void test_plan_checks(void **state)
 {
@@ -468,6 +602,8 @@ int main(void)
 	    cmocka_unit_test(test_too_big),
 	    cmocka_unit_test(test_random_serial),
 	    cmocka_unit_test(test_random_grouped),
+	    cmocka_unit_test(test_operand_heaps),
+	    cmocka_unit_test(test_random_split_heaps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

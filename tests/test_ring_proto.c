@@ -62,9 +62,11 @@ static void test_roundtrip(void **state)
 	m.u.buffer_reply.handle = 0xdeadbeef;
 	m.u.buffer_reply.offset = 1ull << 40;
 	m.u.buffer_reply.bytes = 4096;
+	m.u.buffer_reply.flags = VYRE_BUF_DEVICE;
 	roundtrip(&m, &o);
 	assert_int_equal(o.u.buffer_reply.handle, 0xdeadbeef);
 	assert_int_equal(o.u.buffer_reply.offset, 1ull << 40);
+	assert_int_equal(o.u.buffer_reply.flags, VYRE_BUF_DEVICE);
 
 	memset(&m, 0, sizeof(m));
 	m.type = VYRE_MSG_ALLOC;
@@ -162,6 +164,15 @@ static void test_malformed(void **state)
 	assert_int_equal(vyre_msg_encode(&m, buf, 10), VYRE_E_INVAL);
 	len = vyre_msg_encode(&m, buf, sizeof(buf));
 	buf[16] = 5; /* a positive status is not an error code */
+	assert_int_equal(vyre_msg_decode(buf, (size_t)len, &o), VYRE_E_PROTO);
+
+	/* a BUFFER_REPLY's last word holds VYRE_BUF_* flags only */
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_BUFFER_REPLY;
+	m.u.buffer_reply.flags = VYRE_BUF_TRANSIENT;
+	len = vyre_msg_encode(&m, buf, sizeof(buf));
+	assert_int_equal(vyre_msg_decode(buf, (size_t)len, &o), 0);
+	buf[16 + 20] = 0x10;
 	assert_int_equal(vyre_msg_decode(buf, (size_t)len, &o), VYRE_E_PROTO);
 }
 

@@ -2,7 +2,7 @@
 # Telemetry against a live vyred (CPU backend) under a load whose every
 # figure the producers count from their own CQEs (tests/telemetry_producer.c):
 #   1. vyre-top -b -n 3 --json with one producer: items, dedupe, errors,
-#      executions and launches exactly as produced
+#      executions, launches and device read-back bytes exactly as produced
 #   2. three producers at once: one row each, with its pid and exact items
 #   3. the interactive vyre-top in tmux: rows, sort, help, pause, quit
 #   4. every bpftrace script for a few seconds: its keys, non-zero counts,
@@ -42,7 +42,7 @@ tm_wait_for "$TM_TMP/vyred.log" "ready \(pid $VYRED_PID\)" 30 || fail "vyred did
 # 1. One producer, vyre-top found through the socket.
 for d in 2 6 18; do
 	tm_top_start "$TM_TMP/top.json" 3 "$d" --socket "$SOCK" --json
-	"$PRODUCER" --socket "$SOCK" --pairs "$PAIRS" --invalid 7 >"$TM_TMP/load.json" ||
+	"$PRODUCER" --socket "$SOCK" --pairs "$PAIRS" --invalid 7 --readback 5 >"$TM_TMP/load.json" ||
 		fail "the producer failed"
 	tm_top_finish && break
 	[ "$d" -lt 18 ] || fail "the load never finished within vyre-top's refreshes"
@@ -59,7 +59,7 @@ assert o["probes"] == o["probes_total"] == 9, (o["probes"], o["probes_total"])
 exact = dict(items=load["items"], completed=load["items"], deduped=load["deduped"],
              executed=load["executed"], failed=load["errors"], invalid=load["errors"],
              errors=load["errors"], launches=load["executed"], connects=1, disconnects=1,
-             dispatch_errors=0, layout_errors=0, slow_dropped=0)
+             dispatch_errors=0, layout_errors=0, slow_dropped=0, readback_bytes=load["readback"])
 for k, v in exact.items():
     assert t[k] == v, f"totals.{k} = {t[k]}, the producer says {v}"
 # Every round trip is one batch, or two when a pair was drained apart.

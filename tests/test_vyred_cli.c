@@ -121,6 +121,10 @@ int main(void)
 		"invalid value for --spin-us");
 	refused((const char *const[]){"--hello-timeout-ms", "0", NULL}, 2,
 		"invalid value for --hello-timeout-ms");
+	refused((const char *const[]){"--device-bytes-max", "-5", NULL}, 2,
+		"invalid value for --device-bytes-max");
+	refused((const char *const[]){"--max-device-buffers", "65537", NULL}, 2,
+		"invalid value for --max-device-buffers");
 	refused((const char *const[]){"--no-such-flag", NULL}, 2, "");
 	const int c = forbidden_cpu();
 	if (c >= 0) {

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/* The device buffer tests' oracle of one domain (devbuf_model.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "devbuf_model.h"
+
+uint64_t dm_rng(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+int dm_add(struct dm *m, uint32_t handle, uint32_t bytes, int device, const void *init)
+{
+	if (m->n == DM_MAX_BUFFERS)
+		return -1;
+	uint8_t *mem = calloc(1, bytes ? bytes : 1);
+
+	if (!mem)
+		return -1;
+	if (init)
+		memcpy(mem, init, bytes);
+	m->b[m->n] = (struct dm_buf){handle, bytes, device};
+	m->views[m->n] = (struct vyre_heap_view){mem, bytes};
+	return (int)m->n++;
+}
+
+static int find(const struct dm *m, uint32_t handle)
+{
+	for (uint32_t i = 0; handle && i < m->n; i++)
+		if (m->b[i].handle == handle)
+			return (int)i;
+	return -1;
+}
+
+uint8_t *dm_bytes(const struct dm *m, uint32_t handle)
+{
+	int i = find(m, handle);
+
+	return i < 0 ? NULL : m->views[i].base;
+}
+
+void dm_forget(struct dm *m, uint32_t handle)
+{
+	int i = find(m, handle);
+
+	if (i >= 0)
+		m->b[i].handle = 0;
+}
+
+void dm_exec(struct dm *m, const struct vyre_work_item *it, uint32_t flags, int32_t *status,
+	     uint64_t *result)
+{
+	const int mask = vyre_op_operands(it->op_handle);
+	int in = -1, out = -1, table = -1;
+
+	*status = VYRE_E_INVAL;
+	*result = 0;
+	if (mask < 0 || (flags & ~VYRE_SQE_VALID_FLAGS))
+		return;
+	if (((mask & VYRE_OPERAND_IN) && (in = find(m, it->input_handle)) < 0) ||
+	    ((mask & VYRE_OPERAND_OUT) && (out = find(m, it->output_handle)) < 0) ||
+	    ((mask & VYRE_OPERAND_TABLE) && (table = find(m, it->param)) < 0))
+		return;
+	const uint32_t in_bytes = in < 0 ? 0 : m->b[in].bytes;
+	const uint32_t out_bytes = out < 0 ? 0 : m->b[out].bytes;
+
+	if (vyre_op_check_lengths(it->op_handle, it, in_bytes, out_bytes) != 0)
+		return;
+	const struct vyre_exec_item x = {
+	    .op = it->op_handle,
+	    .param = table < 0 ? it->param : 0,
+	    .in_heap = in < 0 ? 0 : (uint32_t)in,
+	    .out_heap = out < 0 ? 0 : (uint32_t)out,
+	    .table_heap = table < 0 ? 0 : (uint32_t)table,
+	    .in_bytes = in_bytes,
+	    .out_bytes = out_bytes,
+	    .table_bytes = table < 0 ? 0 : m->b[table].bytes,
+	};
+
+	*status = vyre_exec_one(m->views, &x, result);
+}
+
+void dm_free(struct dm *m)
+{
+	for (uint32_t i = 0; i < m->n; i++)
+		free(m->views[i].base);
+	memset(m, 0, sizeof(*m));
+}
+
+void dm_random_table(uint32_t *words, uint32_t n, uint64_t *rng)
+{
+	const uint32_t accept_words = (n + 31) / 32;
+
+	words[0] = n;
+	words[1] = (uint32_t)(dm_rng(rng) % n);
+	for (uint32_t i = 0; i < accept_words; i++)
+		words[2 + i] = (uint32_t)dm_rng(rng);
+	if (n % 32)
+		words[2 + accept_words - 1] &= (1u << (n % 32)) - 1;
+	for (uint32_t i = 0; i < 256 * n; i++)
+		words[2 + accept_words + i] = (uint32_t)(dm_rng(rng) % n);
+}
