@@ -63,9 +63,10 @@ void vyre_close(struct vyre_client *c);
  * zero-filled: in the domain heap with @flags 0, in the device's memory
  * with VYRE_BUF_DEVICE (docs/design.md section 6.2: only items see its
  * bytes), in the domain heap but seen only inside the chain that writes it
- * with VYRE_BUF_TRANSIENT (section 6.3). *handle is non-zero and valid for every client of the domain until
- * freed. VYRE_E_INVAL for unknown or combined flags, VYRE_E_NOMEM when the
- * heap, vyred's handle limit or its device memory limit is exhausted.
+ * with VYRE_BUF_TRANSIENT (section 6.3). *handle is non-zero and valid for
+ * every client of the domain until freed. VYRE_E_INVAL for unknown or
+ * combined flags, VYRE_E_NOMEM when the heap, vyred's handle limit or its
+ * device memory limit is exhausted.
  */
 int vyre_buffer_alloc(struct vyre_client *c, uint32_t bytes, uint32_t flags, uint32_t *handle);
 
