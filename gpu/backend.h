@@ -71,6 +71,8 @@ struct vyre_backend_config {
 	uint32_t cpu_parallel_min_bytes; /* cpu: smaller groups run on one thread; 0 = 64 KiB */
 	uint32_t cpu_handoff_all;	 /* cpu, for tests: even small batches go to a worker */
 	uint32_t max_inflight;		 /* slots: batches running at once; 0 = 1 */
+	/* cpu: each of a thread's two on-chip handoff buffers (docs/design.md 7.6); 0 = 1 MiB */
+	uint32_t cpu_scratch_bytes;
 	enum vyre_cuda_mode cuda_mode;
 	int cuda_device; /* cuda: device ordinal */
 	/*
@@ -159,8 +161,21 @@ extern const struct vyre_backend_ops *const vyre_cuda_backend;
 extern const char vyre_cuda_unavailable[];
 
 /*
+ * VYRE_EXEC_AFTER_PREV: 1 when item @it must not run because the item it
+ * follows failed (or names no item of the @n_items that ran before it).
+ */
+static inline int vyre_exec_canceled(const struct vyre_exec_item *it,
+				     const struct vyre_exec_result *results, uint32_t n_items)
+{
+	return (it->flags & VYRE_EXEC_AFTER_PREV) &&
+	       (it->prev >= n_items || results[it->prev].status != 0);
+}
+
+/*
  * The sequential oracle over a whole batch, in plain item order, ignoring any
- * plan: the reference every other executor is compared with.
+ * plan: the reference every other executor is compared with. It honours
+ * VYRE_EXEC_AFTER_PREV (the chain rules of docs/design.md section 6.3) and
+ * runs every other item through the heaps, whatever its marks.
  */
 void vyre_exec_sequential(const struct vyre_heap_view *heaps, const struct vyre_exec_item *items,
 			  uint32_t n, struct vyre_exec_result *results);

@@ -35,9 +35,12 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "cpu_unit.h"
 
 #define CPU_MAX_THREADS		   64u
 #define CPU_DEFAULT_PARALLEL_BYTES (64u * 1024u)
+/* Each of a thread's two on-chip handoff buffers (cpu_unit.h). */
+#define CPU_DEFAULT_SCRATCH_BYTES (1u << 20)
 /* Claims per thread per group: small enough to balance uneven items. */
 #define CPU_CLAIMS_PER_THREAD 4u
 /* reap returns a count of slots as an int. */
@@ -72,9 +75,20 @@ struct slot_fifo {
 	uint32_t len;
 };
 
+/* What a worker thread is started with: its index picks its scratch (cpu_unit.h). */
+struct cpu_worker {
+	struct vyre_backend *b;
+	uint32_t index;
+};
+
 struct vyre_backend {
 	struct vyre_backend_config cfg;
+	/* cfg.max_heaps heaps, then each thread's two scratch buffers (cpu_unit.h) */
 	struct vyre_heap_view *heaps;
+	struct vyre_cpu_exec exec;
+	uint8_t *scratch; /* every scratch buffer, one private mapping */
+	size_t scratch_map;
+	struct cpu_worker *args;
 	uint8_t *device; /* per heap: 1 when it is a device buffer this backend mapped */
 	pthread_t *workers;
 	uint32_t n_workers;
@@ -160,37 +174,26 @@ static uint32_t fifo_pop(struct slot_fifo *q, uint32_t cap)
 	return slot;
 }
 
-static void run_item(struct vyre_backend *b, const struct vyre_exec_batch *batch, uint32_t i)
-{
-	const struct vyre_exec_item *it = &batch->items[i];
-	struct vyre_exec_result *r = &batch->results[i];
-
-	r->reserved = 0;
-	if (!vyre_exec_heaps_ok(b->heaps, b->cfg.max_heaps, it)) {
-		r->status = VYRE_E_INVAL;
-		r->result = 0;
-		return;
-	}
-	r->status = vyre_exec_one(b->heaps, it, &r->result);
-}
-
+/* Items at plan positions [from, to) on thread @t (cpu_unit.h: its scratch). */
 static void run_range(struct vyre_backend *b, const struct vyre_exec_batch *batch, uint32_t from,
-		      uint32_t to)
+		      uint32_t to, uint32_t t)
 {
+	/* a predecessor ran in an earlier group, whose end this thread has seen */
 	for (uint32_t pos = from; pos < to; pos++)
-		run_item(b, batch, batch->plan.order[pos]);
+		vyre_cpu_run_item(&b->exec, batch, batch->plan.order[pos], t);
 }
 
 /* Claim chunks of a slot's open group until none is left. */
 static void run_claims(struct vyre_backend *b, struct cpu_slot *s,
-		       const struct vyre_exec_batch *batch, uint32_t group_end, uint32_t chunk)
+		       const struct vyre_exec_batch *batch, uint32_t group_end, uint32_t chunk,
+		       uint32_t t)
 {
 	for (;;) {
 		uint32_t from = atomic_fetch_add_explicit(&s->cursor, chunk, memory_order_relaxed);
 
 		if (from >= group_end)
 			return;
-		run_range(b, batch, from, group_end - from < chunk ? group_end : from + chunk);
+		run_range(b, batch, from, group_end - from < chunk ? group_end : from + chunk, t);
 	}
 }
 
@@ -208,14 +211,14 @@ static void close_group(struct vyre_backend *b, struct cpu_slot *s)
 }
 
 /* Called and returns with lock held: join @s's open group and claim until it is all taken. */
-static void help(struct vyre_backend *b, struct cpu_slot *s)
+static void help(struct vyre_backend *b, struct cpu_slot *s, uint32_t t)
 {
 	const struct vyre_exec_batch *batch = s->batch;
 	uint32_t group_end = s->group_end, chunk = s->chunk;
 
 	s->joined++;
 	pthread_mutex_unlock(&b->lock);
-	run_claims(b, s, batch, group_end, chunk);
+	run_claims(b, s, batch, group_end, chunk, t);
 	pthread_mutex_lock(&b->lock);
 	close_group(b, s);
 	if (--s->joined == 0)
@@ -224,7 +227,7 @@ static void help(struct vyre_backend *b, struct cpu_slot *s)
 
 /* The owner of @s shares positions [from, to) with idle workers and returns when all ran. */
 static void run_shared(struct vyre_backend *b, struct cpu_slot *s,
-		       const struct vyre_exec_batch *batch, uint32_t from, uint32_t to)
+		       const struct vyre_exec_batch *batch, uint32_t from, uint32_t to, uint32_t t)
 {
 	uint32_t chunk = (to - from) / (b->n_workers * CPU_CLAIMS_PER_THREAD);
 
@@ -242,7 +245,7 @@ static void run_shared(struct vyre_backend *b, struct cpu_slot *s,
 	pthread_mutex_unlock(&b->lock);
 	atomic_fetch_add_explicit(&b->work_seq, 1, memory_order_relaxed);
 
-	run_claims(b, s, batch, to, chunk);
+	run_claims(b, s, batch, to, chunk, t);
 
 	pthread_mutex_lock(&b->lock);
 	close_group(b, s);
@@ -264,7 +267,7 @@ static uint64_t group_bytes(const struct vyre_exec_batch *batch, uint32_t from, 
 }
 
 static void run_batch(struct vyre_backend *b, struct cpu_slot *s,
-		      const struct vyre_exec_batch *batch)
+		      const struct vyre_exec_batch *batch, uint32_t t)
 {
 	const struct vyre_exec_plan *p = &batch->plan;
 	uint32_t from = 0;
@@ -274,9 +277,9 @@ static void run_batch(struct vyre_backend *b, struct cpu_slot *s,
 
 		if (b->n_workers > 1 && to - from >= 2 &&
 		    group_bytes(batch, from, to) >= b->parallel_min_bytes)
-			run_shared(b, s, batch, from, to);
+			run_shared(b, s, batch, from, to, t);
 		else
-			run_range(b, batch, from, to);
+			run_range(b, batch, from, to, t);
 		from = to;
 	}
 }
@@ -311,7 +314,9 @@ static void signal_completion(struct vyre_backend *b)
  */
 static void *worker_main(void *arg)
 {
-	struct vyre_backend *b = arg;
+	const struct cpu_worker *self = arg;
+	struct vyre_backend *b = self->b;
+	const uint32_t t = self->index;
 	int spun = 0;
 
 	pthread_mutex_lock(&b->lock);
@@ -321,7 +326,7 @@ static void *worker_main(void *arg)
 			const struct vyre_exec_batch *batch = s->batch;
 
 			pthread_mutex_unlock(&b->lock);
-			run_batch(b, s, batch);
+			run_batch(b, s, batch, t);
 			pthread_mutex_lock(&b->lock);
 			finish_slot(b, s);
 			b->returning++;
@@ -331,7 +336,7 @@ static void *worker_main(void *arg)
 			b->returning--;
 			spun = 0;
 		} else if (b->n_open) {
-			help(b, &b->slots[b->open[0]]);
+			help(b, &b->slots[b->open[0]], t);
 			spun = 0;
 		} else if (b->stop) {
 			break;
@@ -405,7 +410,8 @@ static int cpu_submit(struct vyre_backend *b, uint32_t slot, const struct vyre_e
 		 * a small machine): no hazard with the other slots' batches.
 		 */
 		pthread_mutex_unlock(&b->lock);
-		run_batch(b, s, batch);
+		/* the submitting thread's scratch comes after the workers' */
+		run_batch(b, s, batch, b->n_workers);
 		pthread_mutex_lock(&b->lock);
 		finish_slot(b, s);
 		pthread_mutex_unlock(&b->lock);
@@ -526,6 +532,9 @@ static void free_backend(struct vyre_backend *b)
 	free(b->run.v);
 	free(b->slots);
 	free(b->workers);
+	free(b->args);
+	if (b->scratch)
+		munmap(b->scratch, b->scratch_map);
 	for (uint32_t h = 0; b->device && h < b->cfg.max_heaps; h++)
 		if (b->device[h])
 			munmap(b->heaps[h].base, device_map_bytes(b->heaps[h].bytes));
@@ -574,6 +583,40 @@ static int init_sync(struct vyre_backend *b)
 	return 0;
 }
 
+/*
+ * Two scratch buffers for each worker and for the submitting thread, in one
+ * private mapping: pages are only made when a handoff first touches them.
+ */
+static int init_scratch(struct vyre_backend *b, char *why, uint32_t why_len)
+{
+	const uint64_t each =
+	    b->cfg.cpu_scratch_bytes ? b->cfg.cpu_scratch_bytes : CPU_DEFAULT_SCRATCH_BYTES;
+	const uint32_t n = 2 * (b->n_workers + 1);
+
+	if (each > (uint64_t)SIZE_MAX / 4 / n) {
+		if (why_len)
+			snprintf(why, why_len, "cpu backend: %llu scratch bytes per thread",
+				 (unsigned long long)each);
+		return -1;
+	}
+	b->scratch_map = device_map_bytes(each * n);
+	void *p =
+	    mmap(NULL, b->scratch_map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		if (why_len)
+			snprintf(why, why_len, "cpu backend: mmap of %zu scratch bytes: %s",
+				 b->scratch_map, strerror(errno));
+		return -1;
+	}
+	b->scratch = p;
+	b->exec = (struct vyre_cpu_exec){b->heaps, b->cfg.max_heaps, each};
+	for (uint32_t k = 0; k < n; k++)
+		b->heaps[b->cfg.max_heaps + k] =
+		    (struct vyre_heap_view){b->scratch + (size_t)k * each, each};
+	return 0;
+}
+
 static int cpu_init(struct vyre_backend **out, const struct vyre_backend_config *cfg, char *why,
 		    uint32_t why_len)
 {
@@ -603,15 +646,21 @@ static int cpu_init(struct vyre_backend **out, const struct vyre_backend_config 
 	b->n_slots = cfg->max_inflight ? cfg->max_inflight : 1;
 	b->parallel_min_bytes =
 	    cfg->cpu_parallel_min_bytes ? cfg->cpu_parallel_min_bytes : CPU_DEFAULT_PARALLEL_BYTES;
-	b->heaps = calloc(cfg->max_heaps, sizeof(*b->heaps));
+	b->heaps =
+	    calloc((size_t)cfg->max_heaps + 2 * ((size_t)b->n_workers + 1), sizeof(*b->heaps));
 	b->device = calloc(cfg->max_heaps, 1);
 	b->workers = calloc(b->n_workers, sizeof(*b->workers));
+	b->args = calloc(b->n_workers, sizeof(*b->args));
 	b->slots = calloc(b->n_slots, sizeof(*b->slots));
 	b->run.v = calloc(b->n_slots, sizeof(*b->run.v));
 	b->done.v = calloc(b->n_slots, sizeof(*b->done.v));
 	b->open = calloc(b->n_slots, sizeof(*b->open));
-	if (!b->heaps || !b->device || !b->workers || !b->slots || !b->run.v || !b->done.v ||
-	    !b->open || init_sync(b)) {
+	if (!b->heaps || !b->device || !b->workers || !b->args || !b->slots || !b->run.v ||
+	    !b->done.v || !b->open || init_sync(b)) {
+		free_backend(b);
+		return VYRE_E_NOMEM;
+	}
+	if (init_scratch(b, why, why_len) != 0) {
 		free_backend(b);
 		return VYRE_E_NOMEM;
 	}
@@ -622,9 +671,11 @@ static int cpu_init(struct vyre_backend **out, const struct vyre_backend_config 
 		free_backend(b);
 		return VYRE_E_NOMEM;
 	}
-	for (; started < b->n_workers; started++)
-		if (pthread_create(&b->workers[started], NULL, worker_main, b))
+	for (; started < b->n_workers; started++) {
+		b->args[started] = (struct cpu_worker){b, started};
+		if (pthread_create(&b->workers[started], NULL, worker_main, &b->args[started]))
 			break;
+	}
 	if (started < b->n_workers) {
 		if (why_len)
 			snprintf(why, why_len, "cpu backend: started %u of %u worker threads",

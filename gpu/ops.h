@@ -39,7 +39,7 @@ struct vyre_exec_item {
 	uint32_t in_bytes;
 	uint32_t out_bytes;
 	uint32_t table_bytes;
-	uint32_t reserved;
+	uint32_t prev; /* VYRE_EXEC_AFTER_PREV: the batch index of the item it runs after */
 	uint64_t in_off;
 	uint64_t out_off;
 	uint64_t table_off;
@@ -54,6 +54,28 @@ _Static_assert(sizeof(struct vyre_exec_item) == 64, "exec item is 64 bytes");
  * per-lookup bound. Never set for a heap table, which clients may rewrite.
  */
 #define VYRE_EXEC_TABLE_TRUSTED (1u << 0)
+
+/*
+ * The item continues a chain (docs/design.md section 6.3) after the batch's
+ * item `prev`, which the plan runs in an earlier group: when that one
+ * failed (any non-zero status, VYRE_E_CANCELED included), this one does not
+ * run and completes with VYRE_E_CANCELED, result 0.
+ */
+#define VYRE_EXEC_AFTER_PREV (1u << 1)
+
+/*
+ * On-chip handoff (docs/design.md 7.6), marked by the planner on
+ * consecutive items of one chain: an item with VYRE_EXEC_HANDOFF_OUT
+ * writes a transient buffer that the next batch item (index + 1, marked
+ * VYRE_EXEC_HANDOFF_IN, VYRE_EXEC_AFTER_PREV) reads as its input and that
+ * nothing else reads. A backend may run such a run of items as one unit,
+ * one after the other, as soon as the first one's group runs, keeping each
+ * handed-off buffer in on-chip memory instead of the heap (whose bytes it
+ * then never touches). A backend that does not may ignore both marks: the
+ * plan's groups stay valid.
+ */
+#define VYRE_EXEC_HANDOFF_OUT (1u << 2)
+#define VYRE_EXEC_HANDOFF_IN  (1u << 3)
 
 /* Which operands an op uses (vyre_op_operands). */
 #define VYRE_OPERAND_IN	     (1u << 0)
@@ -114,6 +136,15 @@ uint64_t vyre_dfa_table_bytes(uint32_t n_states);
  */
 int vyre_exec_one(const struct vyre_heap_view *heaps, const struct vyre_exec_item *it,
 		  uint64_t *result);
+
+/*
+ * 1 when every byte that @r reads of its input, the output of @w, is one
+ * that @w writes when it succeeds (docs/design.md sections 6 and 6.1), so
+ * that handing the output over in a fresh buffer gives @r what the heap
+ * would (docs/design.md 7.6): for instance a decoder's counted output read
+ * by a counted reader, or a FILL.
+ */
+int vyre_exec_handoff_exact(const struct vyre_exec_item *w, const struct vyre_exec_item *r);
 
 /* 1 when every heap @it's op uses is below @n_heaps and mapped in @heaps. */
 int vyre_exec_heaps_ok(const struct vyre_heap_view *heaps, uint32_t n_heaps,

@@ -7,6 +7,9 @@ void vyre_exec_sequential(const struct vyre_heap_view *heaps, const struct vyre_
 {
 	for (uint32_t i = 0; i < n; i++) {
 		results[i].reserved = 0;
-		results[i].status = vyre_exec_one(heaps, &items[i], &results[i].result);
+		if (vyre_exec_canceled(&items[i], results, i))
+			results[i] = (struct vyre_exec_result){.status = VYRE_E_CANCELED};
+		else
+			results[i].status = vyre_exec_one(heaps, &items[i], &results[i].result);
 	}
 }

@@ -8,8 +8,11 @@
 /* Largest batch a planner can be configured for: keeps every count below 2^32 / 8. */
 #define VYRE_PLANNER_MAX_ITEMS (1u << 24)
 
-/* Dependency edges per item at most: 2 RAW + 1 WAW + 2 WAR (one per read) + 1 fence. */
-#define EDGES_PER_ITEM 6u
+/*
+ * Dependency edges per item at most: 2 RAW + 1 WAW + 2 WAR (one per read) +
+ * 1 fence + 1 chain.
+ */
+#define EDGES_PER_ITEM 7u
 
 /* Every stage runs through the one megakernel over the same heap table. */
 #define VYRE_PLAN_LAYOUT_MEGAKERNEL 0x7679726500000001ull
@@ -56,7 +59,13 @@ struct batch_scratch {
 	uint32_t *arm_end;
 	struct vyre_redundant_pair *pairs;
 	struct vyre_cross_arm_pair *xpairs;
-	uint64_t last_arm_key; /* one client's items come in runs: skip the lookup */
+	/* on-chip handoff (handoff.c), only when cfg.handoff_bytes is set */
+	uint32_t *handoff;	/* [n]: VYRE_EXEC_HANDOFF_* of each item */
+	uint32_t *wave_group;	/* [n]: wave -> its group */
+	uint32_t *wave_maxdep;	/* [n]: wave -> latest group of a dependency but its predecessor */
+	uint32_t *group_launch; /* [n]: group -> its launch */
+	uint32_t *slot_read;	/* [3n]: buffer slot -> its last executed reader */
+	uint64_t last_arm_key;	/* one client's items come in runs: skip the lookup */
 	uint32_t last_arm;
 	uint32_t n_nodes;
 	uint32_t nodes_cap;
@@ -69,6 +78,16 @@ static inline uint32_t batch_arms_cap(const struct vyre_planner_config *cfg, uin
 {
 	return n < cfg->max_clients ? n : cfg->max_clients;
 }
+
+/*
+ * docs/design.md 7.6 over the planned prefix of @n items: the marks of the
+ * links that keep their transient on chip (*marks, NULL when none) and the
+ * bytes they keep.
+ */
+uint64_t plan_handoff(const struct vyre_planner *p, struct batch_scratch *s,
+		      const struct vyre_plan_batch *b, uint32_t n,
+		      const struct vyre_barrier_plan *g, const struct vyre_fusion_plan *f,
+		      const uint32_t **marks);
 
 int plan_tables_reserve(struct vyre_arena *a, const struct vyre_planner_config *cfg,
 			struct plan_tables *t, struct vyre_plan_error *err);

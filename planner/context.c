@@ -50,6 +50,18 @@ static int reserve_array(struct vyre_arena *a, size_t n, size_t size, void **out
 	return 0;
 }
 
+static int handoff_reserve(struct vyre_arena *a, const struct vyre_planner_config *cfg, uint32_t n,
+			   struct batch_scratch *s, struct vyre_plan_error *err)
+{
+	if (!cfg->handoff_bytes)
+		return 0;
+	if (arena_u32(a, n, &s->handoff) || arena_u32(a, n, &s->wave_group) ||
+	    arena_u32(a, n, &s->wave_maxdep) || arena_u32(a, n, &s->group_launch) ||
+	    arena_u32(a, 3 * (size_t)n, &s->slot_read))
+		return plan_err_reserve(err, VYRE_PLAN_IN_BATCH, "handoff", n);
+	return 0;
+}
+
 int batch_scratch_reserve(struct vyre_arena *a, const struct vyre_planner_config *cfg, uint32_t n,
 			  struct batch_scratch *s, struct vyre_plan_error *err)
 {
@@ -75,6 +87,8 @@ int batch_scratch_reserve(struct vyre_arena *a, const struct vyre_planner_config
 	if ((rc = reserve_array(a, n, sizeof(*s->stages), &p, "fusion stage", err)))
 		return rc;
 	s->stages = p;
+	if ((rc = handoff_reserve(a, cfg, n, s, err)))
+		return rc;
 	if (!cfg->cross_arm_report)
 		return 0;
 	if (arena_u32(a, n, &s->arm_items) || arena_u32(a, batch_arms_cap(cfg, n), &s->arm_end))

@@ -14,7 +14,9 @@
  * Flags: a VYRE_SQE_NODEDUPE item always runs; a VYRE_SQE_FENCE item always
  * runs too (its completion orders its client's earlier items, so it must be
  * scheduled after them). Both may still serve as the source of a later
- * identical item: they did run, which is all a source needs.
+ * identical item: they did run, which is all a source needs. A chained item
+ * (VYRE_PLAN_F_CHAIN) always runs and is never a source: whether it runs at
+ * all depends on the items before it in its chain (docs/design.md 6.3).
  */
 #include <string.h>
 
@@ -105,22 +107,27 @@ static int unchanged_since(const struct buffer_map *m, const struct item_slots *
  * other writer after it is a hazard. So one array read finds the only
  * candidate; the table serves items that write nothing (NOP).
  */
+static int chained(const uint32_t *flags, uint32_t k)
+{
+	return flags && (flags[k] & VYRE_PLAN_F_CHAIN);
+}
+
 uint32_t dedupe_step(struct dedupe_table *t, const struct buffer_map *m,
 		     const struct vyre_work_item *items, const uint32_t *domain, uint32_t k,
-		     uint32_t flags, const struct item_slots *s)
+		     const uint32_t *flags, const struct item_slots *s)
 {
 	const struct vyre_work_item *it = &items[k];
-	int may_dedupe = !(flags & (VYRE_SQE_NODEDUPE | VYRE_SQE_FENCE));
+	int may_dedupe = !(flags && (flags[k] & (VYRE_SQE_NODEDUPE | VYRE_SQE_FENCE)));
 	uint32_t dom = domain ? domain[k] : 0;
 
 	/* vyre_op_idempotent, from the slots: handles of one domain alias only when equal. */
-	if (item_slots_in_place(s))
+	if (item_slots_in_place(s) || chained(flags, k))
 		return VYRE_PLAN_NONE;
 	if (s->write != VYRE_PLAN_NONE) {
 		uint32_t src = m->last_write[s->write];
 
-		if (may_dedupe && src != VYRE_PLAN_NONE && same_item(&items[src], it) &&
-		    unchanged_since(m, s, src))
+		if (may_dedupe && src != VYRE_PLAN_NONE && !chained(flags, src) &&
+		    same_item(&items[src], it) && unchanged_since(m, s, src))
 			return src;
 		return VYRE_PLAN_NONE;
 	}
@@ -170,7 +177,7 @@ int vyre_dedupe_prune(struct vyre_arena *a, const struct vyre_work_item *items, 
 		uint32_t src;
 
 		item_slots_resolve(&map, 0, &items[k], &s);
-		src = dedupe_step(&table, &map, items, NULL, k, 0, &s);
+		src = dedupe_step(&table, &map, items, NULL, k, NULL, &s);
 		if (src != VYRE_PLAN_NONE) {
 			if (!found) {
 				memcpy(out, items, (size_t)k * sizeof(*items));

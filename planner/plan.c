@@ -13,8 +13,12 @@
  * starts a new launch (the host materialization boundary of fusion) so a
  * daemon posting completions per launch posts theirs first.
  *
+ * A chained item (VYRE_PLAN_F_AFTER_PREV) depends on the item before it, and
+ * is never deduplicated nor a source, so a chain runs in order.
+ *
  * When a plan does not fit (the arena, the client, group or stage limits),
- * a shorter prefix is planned: items stay in the rings for the next batch.
+ * a shorter prefix is planned, ending where a chain ends: items stay in the
+ * rings for the next batch.
  * Limits found by the analysis pick the exact prefix that fits them, since
  * the decisions about an item depend only on the items before it.
  */
@@ -107,6 +111,20 @@ static int fence_edges(struct batch_scratch *s, uint32_t arm, uint32_t w,
 	return 0;
 }
 
+/*
+ * A chained item runs after its predecessor (or that one's source, were it
+ * deduplicated against the rules); after an invalid one it is the daemon's
+ * to cancel, so no edge.
+ */
+static int chain_edge(struct batch_scratch *s, uint32_t k, uint32_t w, struct vyre_plan_error *err)
+{
+	uint32_t prev = s->dedup_from[k - 1] != VYRE_PLAN_NONE ? s->dedup_from[k - 1] : k - 1;
+
+	if (s->wave_of[prev] == VYRE_PLAN_NONE)
+		return 0;
+	return add_edge(s, s->wave_of[prev], w, err);
+}
+
 struct pass_counts {
 	uint32_t n_waves;
 	uint32_t invalid;
@@ -163,7 +181,8 @@ static int analyse(struct vyre_planner *p, struct batch_scratch *s, const struct
 		}
 		s->t->arm_count[arm]++;
 		item_slots_resolve(&s->t->buffers, b->domain[k], &b->items[k], &sl);
-		src = dedupe_step(&s->t->dedupe, &s->t->buffers, b->items, b->domain, k, f, &sl);
+		src = dedupe_step(&s->t->dedupe, &s->t->buffers, b->items, b->domain, k, b->flags,
+				  &sl);
 		if (src != VYRE_PLAN_NONE) {
 			s->dedup_from[k] = src;
 			c->deduped++;
@@ -184,6 +203,8 @@ static int analyse(struct vyre_planner *p, struct batch_scratch *s, const struct
 		if ((rc = buffer_edges(s, &sl, k, w, err)))
 			return rc;
 		if ((f & VYRE_SQE_FENCE) && (rc = fence_edges(s, arm, w, err)))
+			return rc;
+		if ((f & VYRE_PLAN_F_AFTER_PREV) && k > 0 && (rc = chain_edge(s, k, w, err)))
 			return rc;
 		if ((rc = push_node(s, &s->t->arm_pending[arm], w, err)))
 			return rc;
@@ -331,7 +352,7 @@ static int plan_prefix(struct vyre_planner *p, const struct vyre_plan_batch *b, 
 	st->barriers = groups.global_barriers;
 	st->launches = fusion.launch_count;
 	st->launches_avoided = fusion.avoided_launches;
-	st->bytes_avoided = fusion.avoided_intermediate_bytes;
+	st->bytes_avoided = plan_handoff(p, &s, b, n, &groups, &fusion, &out->exec_flags);
 	return 0;
 }
 
@@ -377,6 +398,21 @@ static int check_batch(const struct vyre_plan_batch *b, struct vyre_plan_error *
 	return VYRE_E_INVAL;
 }
 
+/*
+ * @n, or the start of the chain that item @n continues, so that the prefix
+ * [0, n) holds whole chains; @n itself when no such prefix is left.
+ */
+static uint32_t chain_aligned(const struct vyre_plan_batch *b, uint32_t n)
+{
+	uint32_t k = n;
+
+	if (!b->flags)
+		return n;
+	while (k > 0 && k < b->n && (b->flags[k] & VYRE_PLAN_F_AFTER_PREV))
+		k--;
+	return k > 0 ? k : n;
+}
+
 int vyre_planner_plan(struct vyre_planner *p, const struct vyre_plan_batch *batch,
 		      struct vyre_plan *out, struct vyre_plan_error *err)
 {
@@ -386,7 +422,7 @@ int vyre_planner_plan(struct vyre_planner *p, const struct vyre_plan_batch *batc
 
 	if ((rc = check_batch(batch, err)))
 		return rc;
-	n = batch->n < p->cfg.max_items ? batch->n : p->cfg.max_items;
+	n = chain_aligned(batch, batch->n < p->cfg.max_items ? batch->n : p->cfg.max_items);
 	p->last_error = (struct vyre_plan_error){0};
 	*out = (struct vyre_plan){0};
 	while (n > 0) {
@@ -400,7 +436,7 @@ int vyre_planner_plan(struct vyre_planner *p, const struct vyre_plan_batch *batc
 			plan_solo(p, batch, out);
 			break;
 		}
-		n = shrink > 0 && shrink < n ? shrink : n / 2;
+		n = chain_aligned(batch, shrink > 0 && shrink < n ? shrink : n / 2);
 		retries++;
 	}
 	if (err)

@@ -17,6 +17,7 @@
  *   fusion    - fusing adjacent stages into launches (launch_fusion.rs)
  *   dedupe    - hazard-correct removal of redundant items and the
  *               cross-arm redundancy report (whole_megakernel_opt.rs)
+ *   handoff   - chained items that keep a transient buffer on chip (decode_scan_fuse.rs)
  *   planner   - the daemon-facing batch planner composing all of the above
  *
  * Every fallible function returns 0 or a negative VYRE_E_* code and, when
@@ -286,8 +287,18 @@ size_t vyre_cross_arm_arena_bytes(uint32_t n_items);
 
 /* ------------------------------------------------------------------ batch planner */
 
-/* vyre_plan_batch.flags: the SQE flags plus the daemon's own marker. */
+/* vyre_plan_batch.flags: the SQE flags plus the daemon's own markers. */
 #define VYRE_PLAN_F_INVALID (1u << 31) /* statically invalid: the daemon completes it */
+/* Part of a chain (docs/design.md 6.3): never deduplicated, never a dedupe source. */
+#define VYRE_PLAN_F_CHAIN (1u << 30)
+/*
+ * Continues the chain of item i - 1: runs after it (a dependency edge when
+ * both execute, docs/design.md 7.2), and an accepted prefix never ends
+ * between them unless the batch's first chain cannot be planned whole.
+ */
+#define VYRE_PLAN_F_AFTER_PREV (1u << 29)
+/* Its output is a transient buffer (docs/design.md 6.3): an on-chip handoff candidate (7.6). */
+#define VYRE_PLAN_F_OUT_TRANSIENT (1u << 28)
 
 struct vyre_planner_config {
 	uint32_t max_items;	 /* most items planned at once (longer batches: a prefix) */
@@ -298,6 +309,11 @@ struct vyre_planner_config {
 	uint64_t resident_bytes; /* bytes resident on the device, out of the budget */
 	uint64_t arena_bytes;	 /* 0: exactly what max_items needs */
 	int cross_arm_report;	 /* also build the cross-client redundancy report */
+	/*
+	 * Largest transient buffer an on-chip handoff keeps (docs/design.md
+	 * 7.6): the backend's per-unit budget; 0 marks no handoff.
+	 */
+	uint64_t handoff_bytes;
 };
 
 /* Defaults for vyred: 4096 items, 1024 clients, 1 GiB budget. */
@@ -308,7 +324,7 @@ void vyre_planner_config_default(struct vyre_planner_config *cfg);
  * the daemon (sizes feed the memory budget); domain[i] scopes handles, so
  * items of different domains never conflict or dedupe; client[i] (NULL: all
  * 0) scopes fences and names arms; flags[i] (NULL: all 0) carries
- * VYRE_SQE_FENCE, VYRE_SQE_NODEDUPE and VYRE_PLAN_F_INVALID.
+ * VYRE_SQE_FENCE, VYRE_SQE_NODEDUPE and the VYRE_PLAN_F_* markers.
  */
 struct vyre_plan_batch {
 	uint32_t n;
@@ -343,11 +359,11 @@ struct vyre_plan_stats {
 	uint32_t oversized;	   /* items larger than the budget, planned alone */
 	uint32_t cross_arm_redundant;
 	uint32_t retries;	/* replans of a shorter prefix */
-	uint64_t bytes_avoided; /* intermediate bytes fusion kept on the device */
+	uint64_t bytes_avoided; /* transient bytes on-chip handoffs keep off the heap (7.6) */
 	uint64_t peak_group_bytes;
 	uint64_t plan_ns;
-	uint64_t arena_used;       /* bytes this plan used (start-up tables included) */
-	uint64_t arena_bytes;      /* the arena's size */
+	uint64_t arena_used;	   /* bytes this plan used (start-up tables included) */
+	uint64_t arena_bytes;	   /* the arena's size */
 	uint64_t arena_high_water; /* most bytes any plan has used */
 };
 
@@ -359,6 +375,8 @@ struct vyre_plan {
 	struct vyre_exec_plan exec; /* order / group_end / launch_end for the backend */
 	uint32_t accepted;
 	const uint32_t *dedup_from; /* [accepted]: source item, or VYRE_PLAN_NONE */
+	/* [accepted]: VYRE_EXEC_HANDOFF_* of each item (docs/design.md 7.6), or NULL: none */
+	const uint32_t *exec_flags;
 	const struct vyre_cross_arm_pair *cross_arm;
 	uint32_t n_cross_arm;
 	struct vyre_plan_stats stats;
@@ -375,10 +393,12 @@ void vyre_planner_destroy(struct vyre_planner *p);
 size_t vyre_planner_arena_bytes(const struct vyre_planner_config *cfg);
 
 /*
- * Plan the longest prefix of @batch that fits. Never accepts 0 items of a
- * non-empty batch: when even one item cannot be carved from the arena the
- * item gets a plan of its own from storage reserved at creation. Errors
- * only for bad arguments (VYRE_E_INVAL).
+ * Plan the longest prefix of @batch that fits, ending where a chain ends
+ * (VYRE_PLAN_F_AFTER_PREV) when any such prefix fits. Never accepts 0 items
+ * of a non-empty batch: when even one item cannot be carved from the arena
+ * the item gets a plan of its own from storage reserved at creation (the
+ * caller then sees a prefix that ends inside the first chain). Errors only
+ * for bad arguments (VYRE_E_INVAL).
  */
 int vyre_planner_plan(struct vyre_planner *p, const struct vyre_plan_batch *batch,
 		      struct vyre_plan *out, struct vyre_plan_error *err);

@@ -102,11 +102,12 @@ void dedupe_table_begin(struct dedupe_table *t, uint32_t n_items);
 /*
  * docs/design.md 7.1 for item @k (not yet executed): returns the earlier item that
  * satisfies it, or VYRE_PLAN_NONE when it must run (and then remembers it
- * as the source for its key when it may be one). @domain may be NULL.
+ * as the source for its key when it may be one). @domain and @flags (the
+ * batch's VYRE_SQE_* and VYRE_PLAN_F_* per item) may be NULL.
  */
 uint32_t dedupe_step(struct dedupe_table *t, const struct buffer_map *m,
 		     const struct vyre_work_item *items, const uint32_t *domain, uint32_t k,
-		     uint32_t flags, const struct item_slots *s);
+		     const uint32_t *flags, const struct item_slots *s);
 
 /*
  * First arm that emitted each (domain, op, input, output) triple. Eight

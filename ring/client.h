@@ -15,7 +15,7 @@ struct vyre_client_buffer {
 	uint32_t handle; /* 0: empty slot */
 	uint32_t bytes;
 	uint64_t off;
-	uint32_t flags; /* VYRE_BUF_*: a device buffer is not in the heap */
+	uint32_t flags; /* VYRE_BUF_*: device and transient buffers are not the client's to map */
 };
 
 struct vyre_client {

@@ -92,12 +92,22 @@ static int range_ok(const struct vyre_client *c, uint64_t off, uint32_t bytes)
 	return off <= c->heap_bytes && bytes <= c->heap_bytes - off;
 }
 
-/* A buffer vyred described: a device buffer has offset 0, any other lies in the heap. */
+/*
+ * A buffer vyred described: a device buffer has offset 0, any other lies in
+ * the heap (a transient one too, though its bytes are not the client's).
+ */
 static int reply_ok(const struct vyre_client *c, const struct vyre_msg_buffer_reply *r)
 {
 	if (r->flags & VYRE_BUF_DEVICE)
 		return r->flags == VYRE_BUF_DEVICE && r->offset == 0;
-	return r->flags == 0 && range_ok(c, r->offset, r->bytes);
+	return (r->flags == 0 || r->flags == VYRE_BUF_TRANSIENT) &&
+	       range_ok(c, r->offset, r->bytes);
+}
+
+/* Bytes a client may map: neither a device buffer's nor a transient one's. */
+static void *mapped(const struct vyre_client *c, uint64_t off, uint32_t flags)
+{
+	return (flags & (VYRE_BUF_DEVICE | VYRE_BUF_TRANSIENT)) ? NULL : c->heap + off;
 }
 
 int vyre_buffer_alloc(struct vyre_client *c, uint32_t bytes, uint32_t flags, uint32_t *handle)
@@ -158,7 +168,7 @@ void *vyre_buffer_ptr(struct vyre_client *c, uint32_t handle, uint32_t *bytes)
 	if (b) {
 		if (bytes)
 			*bytes = b->bytes;
-		return (b->flags & VYRE_BUF_DEVICE) ? NULL : c->heap + b->off;
+		return mapped(c, b->off, b->flags);
 	}
 	memset(&req, 0, sizeof(req));
 	req.type = VYRE_MSG_LOOKUP;
@@ -168,6 +178,6 @@ void *vyre_buffer_ptr(struct vyre_client *c, uint32_t handle, uint32_t *bytes)
 		return NULL;
 	if (bytes)
 		*bytes = r->bytes;
-	/* a device buffer's bytes are seen only through items (docs/design.md section 6.2) */
-	return (r->flags & VYRE_BUF_DEVICE) ? NULL : c->heap + r->offset;
+	/* seen only through items (docs/design.md sections 6.2 and 6.3) */
+	return mapped(c, r->offset, r->flags);
 }

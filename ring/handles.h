@@ -29,7 +29,7 @@ struct vyre_buffer_ref {
 	uint32_t bytes;
 	uint32_t domain;
 	uint32_t heap;	/* VYRE_BUF_DEVICE: its heap index; else 0 (the domain's heap) */
-	uint32_t flags; /* VYRE_BUF_DEVICE or 0 */
+	uint32_t flags; /* VYRE_BUF_DEVICE, VYRE_BUF_TRANSIENT (in the domain heap) or 0 */
 };
 
 struct vyre_handle_slot {

@@ -21,14 +21,15 @@
  *		memfd, the SQ eventfd vyred polls in eventfd doorbell mode)
  *		i32 status, u32 client_id, u32 domain_id, u32 sq_entries,
  *		u32 cq_entries, u32 zero, u64 region_bytes, u64 heap_bytes
- *	ALLOC	u32 bytes, u32 flags (0 or VYRE_BUF_DEVICE; any other value is
- *		refused with VYRE_E_INVAL in the reply)
+ *	ALLOC	u32 bytes, u32 flags (0, VYRE_BUF_DEVICE or VYRE_BUF_TRANSIENT;
+ *		any other value is refused with VYRE_E_INVAL in the reply)
  *	FREE	u32 handle, u32 zero
  *	LOOKUP	u32 handle, u32 zero
  *	BUFFER_REPLY (to ALLOC, FREE, LOOKUP)
  *		i32 status, u32 handle, u64 offset, u32 bytes, u32 flags (the
  *		buffer's VYRE_BUF_* flags; a device buffer has offset 0 and is not
- *		in the heap; other bits are a protocol error)
+ *		in the heap; a transient one is in the heap but not the client's
+ *		to map; other bits are a protocol error)
  *	ERROR (vyred -> client, then vyred disconnects)
  *		i32 status, u32 zero
  *

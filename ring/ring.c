@@ -154,6 +154,22 @@ int vyre_sq_peek(struct vyre_sq_consumer *c, struct vyre_sqe *out, uint32_t max)
 	return (int)n;
 }
 
+uint32_t vyre_sq_chain_length(const struct vyre_sq_consumer *c, uint32_t max, uint32_t flag)
+{
+	if (max > c->entries)
+		max = c->entries;
+	for (uint32_t n = 0; n < max; n++) {
+		uint32_t pos = c->head + n;
+		const struct vyre_sqe *slot = &c->sq[pos & c->mask];
+
+		if (__atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE) != pos + 1)
+			return 0;
+		if (!(__atomic_load_n(&slot->flags, __ATOMIC_RELAXED) & flag))
+			return n + 1;
+	}
+	return max + 1;
+}
+
 void vyre_sq_release(struct vyre_sq_consumer *c, uint32_t n)
 {
 	c->head += n;

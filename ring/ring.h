@@ -178,6 +178,16 @@ void vyre_sq_consumer_init(struct vyre_sq_consumer *c, const struct vyre_region 
  */
 int vyre_sq_peek(struct vyre_sq_consumer *c, struct vyre_sqe *out, uint32_t max);
 
+/*
+ * vyre_sq_chain_length - how long the chain at the private head is (docs/
+ * design.md section 6.3): the entries up to and including the first one
+ * whose flags lack @flag, all published. 0 when an unpublished slot comes
+ * first; @max + 1 when the first @max entries all carry @flag (@max is at
+ * most one ring). The client may rewrite its slots at any time, so this is
+ * advice: decisions rest on the copies vyre_sq_peek makes.
+ */
+uint32_t vyre_sq_chain_length(const struct vyre_sq_consumer *c, uint32_t max, uint32_t flag);
+
 /* vyre_sq_release - consume @n peeked entries: advances the head and stores sq_head. */
 void vyre_sq_release(struct vyre_sq_consumer *c, uint32_t n);
 

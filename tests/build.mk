@@ -3,6 +3,11 @@
 TESTS += test_ops
 # The CPU backend with several batches in flight.
 TESTS += test_cpu_inflight
+# Chains and transient buffers through a live vyred (docs/design.md 6.3, 7.6).
+TESTS += test_chains
+TEST_EXTRA_OBJS_test_chains := $(BUILD)/obj/tests/test_integration_daemon.o
+TEST_LIBS_test_chains := -lpthread
+$(BUILD)/tests/test_chains: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
 
 # device buffers (VYRE_BUF_DEVICE): every op, sharing, validate once per write, limits
 TESTS += test_device_buffers

@@ -235,8 +235,10 @@ static int t_flags(void)
 
 	if (connect_to(NULL, &c) != 0)
 		return -1;
-	if (vyre_buffer_alloc(c, 64, VYRE_BUF_TRANSIENT, &h) != VYRE_E_INVAL)
-		FAIL("VYRE_BUF_TRANSIENT is not taken yet");
+	/* a transient buffer is taken (test_chains) but not mapped, like a device buffer */
+	if (vyre_buffer_alloc(c, 64, VYRE_BUF_TRANSIENT, &h) != 0 ||
+	    vyre_buffer_ptr(c, h, NULL) != NULL || vyre_buffer_free(c, h) != 0)
+		FAIL("VYRE_BUF_TRANSIENT");
 	if (vyre_buffer_alloc(c, 64, VYRE_BUF_DEVICE | VYRE_BUF_TRANSIENT, &h) != VYRE_E_INVAL)
 		FAIL("both flags");
 	if (vyre_buffer_alloc(c, 64, 1u << 5, &h) != VYRE_E_INVAL ||

@@ -8,7 +8,11 @@
  * backend's worker threads with deduplicated results copied, and compared
  * with the sequential oracle: buffers, statuses and results must be equal.
  * Every plan is also checked for the planner's promises (groups free of
- * hazards, fences after their client's items, dedupe only where allowed).
+ * hazards, fences after their client's items, dedupe only where allowed,
+ * chains in order). A fifth of the batches are chains, many through a
+ * transient buffer that the planner hands over on chip (docs/design.md 7.6)
+ * and the CPU backend keeps in its scratch, some failing as they run: the
+ * oracle cancels the rest of such a chain (docs/design.md 6.3).
  *
  * VYRE_TEST_SCALE=N runs N times as many batches; VYRE_TEST_SEED=S replays
  * the one batch a failure printed.
@@ -46,7 +50,8 @@ static int run_seed(uint64_t seed, struct setup *setups, uint32_t n_setups,
 	char what[96];
 	uint64_t rng = seed;
 	uint32_t n = 1 + (uint32_t)(splitmix64(&rng) % MAX_BATCH);
-	const struct batch_mix *mix = splitmix64(&rng) % 5 ? &mix_heavy : &mix_light;
+	const uint64_t roll = splitmix64(&rng) % 5;
+	const struct batch_mix *mix = roll == 0 ? &mix_light : roll == 1 ? &mix_chains : &mix_heavy;
 	struct setup *s = &setups[seed % n_setups];
 	int rc;
 
@@ -84,7 +89,9 @@ int main(void)
 	int rc = 0;
 
 	vyre_planner_config_default(&def);
+	def.handoff_bytes = 1u << 20;
 	tight = def;
+	tight.handoff_bytes = 8;
 	tight.max_items = 24;
 	tight.max_clients = 3;
 	tight.max_groups = 4;
@@ -109,12 +116,16 @@ int main(void)
 	for (uint64_t seed = first; seed < first + batches && rc == 0; seed++)
 		rc = run_seed(seed, setups, 3, backend, &b, &stats);
 
-	printf("%llu batches, %u plans (%u shorter than offered, %u retries), %u items "
-	       "deduplicated, %u groups (%u with parallel items), %u launches\n",
-	       (unsigned long long)batches, stats.plans, stats.shrunk, stats.retries, stats.deduped,
-	       stats.groups, stats.parallel, stats.launches);
-	if (rc == 0 && !replay && (!stats.deduped || !stats.shrunk || !stats.parallel)) {
-		printf("the batches did not exercise dedupe, prefixes and parallel groups\n");
+	printf("%llu batches, %u plans (%u shorter than offered, %u retries, %u first chains "
+	       "one by one), %u items deduplicated, %u groups (%u with parallel items), %u "
+	       "launches, %u links kept on chip\n",
+	       (unsigned long long)batches, stats.plans, stats.shrunk, stats.retries, stats.serial,
+	       stats.deduped, stats.groups, stats.parallel, stats.launches, stats.handoffs);
+	if (rc == 0 && !replay &&
+	    (!stats.deduped || !stats.shrunk || !stats.parallel || !stats.handoffs ||
+	     !stats.serial)) {
+		printf("the batches did not exercise dedupe, prefixes, parallel groups, chains and "
+		       "handoffs\n");
 		rc = 1;
 	}
 	for (uint32_t op = VYRE_OP_BASE64_DECODE; op < VYRE_OP_COUNT; op++) {

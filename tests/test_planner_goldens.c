@@ -2,7 +2,8 @@
 /*
  * Goldens of the planner's building blocks: every test vector of the seeds
  * (launch_fusion.rs, megakernel_frontier.rs, whole_megakernel_opt.rs) and of
- * docs/design.md 7.3, plus the hazard rules of docs/design.md 7.1 the seeds lack.
+ * docs/design.md 7.3, plus the hazard rules of docs/design.md 7.1 the seeds lack,
+ * and how the batch planner orders chains (docs/design.md 6.3, 7.2).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -956,6 +957,236 @@ static void test_generation_wrap(void **state)
 	assert_int_equal(t.slots[3].gen, 0);
 }
 
+/* ------------------------------------------------------------ chains (docs/design.md 6.3, 7.2) */
+
+#define CHAIN_MAX 8u
+
+struct chain_batch {
+	uint32_t n;
+	struct vyre_work_item items[CHAIN_MAX];
+	struct vyre_exec_item exec[CHAIN_MAX];
+	uint32_t domain[CHAIN_MAX], client[CHAIN_MAX], flags[CHAIN_MAX];
+};
+
+/*
+ * Append an item on 64-byte buffers (a DFA table is @param), chained to the
+ * item before it when @link says so; @flags adds VYRE_PLAN_F_* markers.
+ */
+static void chain_add(struct chain_batch *cb, uint32_t op, uint32_t in, uint32_t out,
+		      uint32_t param, int link, uint32_t flags)
+{
+	uint32_t k = cb->n++;
+
+	cb->items[k] = (struct vyre_work_item){op, in, out, param};
+	cb->exec[k] = (struct vyre_exec_item){.op = op,
+					      .param = param,
+					      .in_bytes = in ? 64 : 0,
+					      .out_bytes = out ? 64 : 0,
+					      .table_bytes = op == VYRE_OP_DFA_SCAN ? 64 : 0};
+	cb->domain[k] = 1;
+	cb->client[k] = 1;
+	cb->flags[k] |= flags;
+	if (link) {
+		cb->flags[k - 1] |= VYRE_PLAN_F_CHAIN;
+		cb->flags[k] |= VYRE_PLAN_F_CHAIN | VYRE_PLAN_F_AFTER_PREV;
+	}
+}
+
+/* Append FILL(@out, @param), chained to the item before it when @link says so. */
+static void chain_fill(struct chain_batch *cb, uint32_t out, uint32_t param, int link)
+{
+	chain_add(cb, VYRE_OP_FILL, 0, out, param, link, 0);
+}
+
+static uint64_t handoff_budget = 0;
+static uint32_t handoff_marks[CHAIN_MAX];
+
+static struct vyre_plan chain_plan(const struct chain_batch *cb, uint32_t max_groups)
+{
+	struct vyre_plan_batch v = {cb->n, cb->items, cb->exec, cb->domain, cb->client, cb->flags};
+	struct vyre_planner_config cfg;
+	struct vyre_planner *p;
+	struct vyre_plan plan;
+
+	vyre_planner_config_default(&cfg);
+	cfg.max_items = CHAIN_MAX;
+	cfg.max_groups = max_groups;
+	cfg.handoff_bytes = handoff_budget;
+	assert_int_equal(vyre_planner_create(&cfg, &p, NULL), 0);
+	assert_int_equal(vyre_planner_plan(p, &v, &plan, NULL), 0);
+	for (uint32_t k = 0; k < plan.accepted; k++)
+		handoff_marks[k] = plan.exec_flags ? plan.exec_flags[k] : 0;
+	/* the plan lives in the planner's arena: keep what the checks need */
+	static uint32_t order[CHAIN_MAX], ends[CHAIN_MAX], dedup[CHAIN_MAX];
+
+	memcpy(order, plan.exec.order, plan.exec.n_order * sizeof(*order));
+	memcpy(ends, plan.exec.group_end, plan.exec.n_groups * sizeof(*ends));
+	memcpy(dedup, plan.dedup_from, plan.accepted * sizeof(*dedup));
+	plan.exec.order = order;
+	plan.exec.group_end = ends;
+	plan.dedup_from = dedup;
+	vyre_planner_destroy(p);
+	return plan;
+}
+
+static void assert_plan_group(const struct vyre_plan *p, uint32_t g, const uint32_t *items,
+			      uint32_t n)
+{
+	uint32_t start = g ? p->exec.group_end[g - 1] : 0;
+
+	assert_true(g < p->exec.n_groups);
+	assert_int_equal(p->exec.group_end[g] - start, n);
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(p->exec.order[start + i], items[i]);
+}
+
+static void test_chain_goldens(void **state)
+{
+	struct chain_batch cb;
+	struct vyre_plan p;
+	(void)state;
+
+	/* Four independent fills: one group; chained, a sequence of four groups. */
+	memset(&cb, 0, sizeof(cb));
+	for (uint32_t i = 0; i < 4; i++)
+		chain_fill(&cb, 10 + i, i, 0);
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_int_equal(p.exec.n_groups, 1);
+	assert_plan_group(&p, 0, (const uint32_t[]){0, 1, 2, 3}, 4);
+	memset(&cb, 0, sizeof(cb));
+	for (uint32_t i = 0; i < 4; i++)
+		chain_fill(&cb, 10 + i, i, i > 0);
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_int_equal(p.accepted, 4);
+	assert_int_equal(p.exec.n_groups, 4);
+	assert_int_equal(p.stats.barriers, 3);
+	assert_int_equal(p.stats.dependencies, 3);
+	for (uint32_t g = 0; g < 4; g++)
+		assert_plan_group(&p, g, (const uint32_t[]){g}, 1);
+
+	/* Two chains side by side: each in order, the chains beside each other. */
+	memset(&cb, 0, sizeof(cb));
+	chain_fill(&cb, 10, 0, 0);
+	chain_fill(&cb, 11, 1, 1);
+	chain_fill(&cb, 12, 2, 0);
+	chain_fill(&cb, 13, 3, 1);
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_int_equal(p.exec.n_groups, 2);
+	assert_plan_group(&p, 0, (const uint32_t[]){0, 2}, 2);
+	assert_plan_group(&p, 1, (const uint32_t[]){1, 3}, 2);
+
+	/* Identical fills: the later ones are deduplicated... */
+	memset(&cb, 0, sizeof(cb));
+	for (uint32_t i = 0; i < 3; i++)
+		chain_fill(&cb, 10, 7, 0);
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_int_equal(p.stats.deduped, 2);
+	assert_int_equal(p.dedup_from[1], 0);
+	assert_int_equal(p.dedup_from[2], 0);
+	/* ...but chained ones all run, and none is a source for the item after the chain. */
+	memset(&cb, 0, sizeof(cb));
+	chain_fill(&cb, 10, 7, 0);
+	chain_fill(&cb, 10, 7, 1);
+	chain_fill(&cb, 10, 7, 0);
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_int_equal(p.stats.deduped, 0);
+	assert_int_equal(p.stats.executed, 3);
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(p.dedup_from[i], VYRE_PLAN_NONE);
+	assert_int_equal(p.exec.n_groups, 3);
+
+	/* A group limit that cuts a chain: the prefix ends before that chain. */
+	memset(&cb, 0, sizeof(cb));
+	chain_fill(&cb, 10, 0, 0);
+	chain_fill(&cb, 11, 1, 0);
+	chain_fill(&cb, 12, 2, 1);
+	chain_fill(&cb, 13, 3, 1);
+	p = chain_plan(&cb, 2);
+	assert_int_equal(p.accepted, 1);
+	/* When the first chain itself does not fit, the prefix ends inside it (vyred runs it). */
+	memset(&cb, 0, sizeof(cb));
+	chain_fill(&cb, 11, 1, 0);
+	chain_fill(&cb, 12, 2, 1);
+	chain_fill(&cb, 13, 3, 1);
+	p = chain_plan(&cb, 2);
+	assert_int_equal(p.accepted, 2);
+}
+
+static void assert_marks(const uint32_t *want, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		assert_int_equal(handoff_marks[k], want[k]);
+}
+
+/* docs/design.md 7.6: which chained writer -> reader links keep their transient on chip. */
+static void test_handoff_goldens(void **state)
+{
+	const uint32_t T = VYRE_PLAN_F_OUT_TRANSIENT, O = VYRE_EXEC_HANDOFF_OUT,
+		       I = VYRE_EXEC_HANDOFF_IN;
+	struct chain_batch cb;
+	struct vyre_plan p;
+	(void)state;
+
+	handoff_budget = 1u << 20;
+	/* FILL a transient, SUM it: one link, its 64 bytes kept on chip */
+	memset(&cb, 0, sizeof(cb));
+	chain_add(&cb, VYRE_OP_FILL, 0, 10, 3, 0, T);
+	chain_add(&cb, VYRE_OP_SUM, 10, 11, 0, 1, 0);
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_marks((const uint32_t[]){O, I}, 2);
+	assert_int_equal(p.stats.bytes_avoided, 64);
+	assert_int_equal(p.exec.n_groups, 2);
+	/* not transient, not chained, or larger than the budget: none */
+	cb.flags[0] &= ~T;
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_null(p.exec_flags);
+	assert_int_equal(p.stats.bytes_avoided, 0);
+	memset(&cb, 0, sizeof(cb));
+	chain_add(&cb, VYRE_OP_FILL, 0, 10, 3, 0, T);
+	chain_add(&cb, VYRE_OP_SUM, 10, 11, 0, 0, 0);
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_null(p.exec_flags);
+	memset(&cb, 0, sizeof(cb));
+	chain_add(&cb, VYRE_OP_FILL, 0, 10, 3, 0, T);
+	chain_add(&cb, VYRE_OP_SUM, 10, 11, 0, 1, 0);
+	handoff_budget = 32;
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_null(p.exec_flags);
+	handoff_budget = 1u << 20;
+	/* read again after the link: the heap must hold it */
+	chain_add(&cb, VYRE_OP_COPY, 10, 12, 0, 0, 0);
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_null(p.exec_flags);
+	/* inexact: the SUM writes word 0 only, the COPY reads all 16 words */
+	memset(&cb, 0, sizeof(cb));
+	chain_add(&cb, VYRE_OP_SUM, 9, 10, 0, 0, T);
+	chain_add(&cb, VYRE_OP_COPY, 10, 11, 0, 1, 0);
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_null(p.exec_flags);
+
+	/* the reader also waits for an item in the writer's group (WAR on 12): none */
+	memset(&cb, 0, sizeof(cb));
+	chain_add(&cb, VYRE_OP_COPY, 12, 13, 0, 0, 0);
+	chain_add(&cb, VYRE_OP_FILL, 0, 10, 3, 0, T);
+	chain_add(&cb, VYRE_OP_SUM, 10, 12, 0, 1, 0);
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_null(p.exec_flags);
+	/* the same with no such item: marked */
+	cb.items[0].input_handle = 14;
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_marks((const uint32_t[]){0, O, I}, 3);
+
+	/* FILL -> COPY -> SUM over two transients: one unit of three */
+	memset(&cb, 0, sizeof(cb));
+	chain_add(&cb, VYRE_OP_FILL, 0, 10, 3, 0, T);
+	chain_add(&cb, VYRE_OP_COPY, 10, 11, 0, 1, T);
+	chain_add(&cb, VYRE_OP_SUM, 11, 12, 0, 1, 0);
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_marks((const uint32_t[]){O, O | I, I}, 3);
+	assert_int_equal(p.stats.bytes_avoided, 128);
+	handoff_budget = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -981,6 +1212,8 @@ int main(void)
 	    cmocka_unit_test(test_prune_hazards),
 	    cmocka_unit_test(test_prune_byte_ops),
 	    cmocka_unit_test(test_generation_wrap),
+	    cmocka_unit_test(test_chain_goldens),
+	    cmocka_unit_test(test_handoff_goldens),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/test_planner_world.h - a stand-in for vyred's data for planner tests:
- * two domains with heaps, buffers and DFA tables, seeded random batches with
- * heavy hazards, the sequential oracle, and the daemon's plan/execute/replan
+ * two domains with heaps, buffers, DFA tables and a transient buffer, seeded
+ * random batches with heavy hazards and chains, the sequential oracle with
+ * the chain rules (docs/design.md 6.3), and the daemon's plan/execute/replan
  * loop with every plan checked against the planner's promises.
  */
 #ifndef VYRE_TEST_PLANNER_WORLD_H
@@ -30,6 +31,7 @@ struct world {
 	uint64_t heap_bytes;
 	uint32_t n_plain;   /* plain buffers: handles 1..n_plain, some holding counted bytes */
 	uint32_t n_buffers; /* plus two DFA tables, a spare table and a BYTEMAP table */
+	uint32_t transient; /* handle n_buffers + 1: a VYRE_BUF_TRANSIENT buffer */
 	struct world_buffer buf[WORLD_DOMAINS][WORLD_MAX_BUFFERS + 1];
 };
 
@@ -40,10 +42,12 @@ struct batch_mix {
 	uint32_t fence_pct;
 	uint32_t nodedupe_pct;
 	uint32_t invalid_pct;
-	uint32_t rewrite_pct; /* rewrites a DFA table */
-	uint32_t bytes_pct;   /* a byte op (docs/design.md 6.1) */
-	uint32_t chain_pct;   /* starts a decode -> map -> counted scan chain of three items */
-	uint32_t clients;     /* per domain */
+	uint32_t rewrite_pct;	/* rewrites a DFA table */
+	uint32_t bytes_pct;	/* a byte op (docs/design.md 6.1) */
+	uint32_t bytes_run_pct; /* starts a run of three items: decode -> map -> counted scan */
+	uint32_t clients;	/* per domain */
+	uint32_t chain_pct;	/* continues the chain of the item before it */
+	uint32_t transient_pct; /* writes or reads the transient buffer */
 };
 
 struct batch {
@@ -59,6 +63,7 @@ struct batch {
 
 extern const struct batch_mix mix_heavy;
 extern const struct batch_mix mix_light;
+extern const struct batch_mix mix_chains;
 
 /* A world whose layout and contents follow from @seed. */
 void world_init(struct world *w, uint64_t seed);
@@ -81,6 +86,8 @@ struct planned_run {
 	uint32_t retries;
 	uint32_t shrunk;   /* plans that accepted less than offered */
 	uint32_t parallel; /* groups of two items or more */
+	uint32_t handoffs; /* links kept on chip (VYRE_EXEC_HANDOFF_OUT marks) */
+	uint32_t serial;   /* first chains too long for the planner, run one by one */
 };
 
 /*
@@ -93,7 +100,8 @@ int world_run_planned(struct world *w, struct batch *b, struct vyre_planner *p,
 		      const struct vyre_backend_ops *ops, struct vyre_backend *backend,
 		      struct planned_run *stats, const char *what);
 
-/* Compare the planned run with the oracle's; prints the first difference. */
+/* Compare the planned run with the oracle's (not the transient's bytes); prints the first
+ * difference. */
 int world_compare(const struct world *w, const struct batch *b, const char *what);
 
 /* VYRE_TEST_SCALE (default 1): multiplies iteration counts. */

@@ -46,7 +46,7 @@ enum vyre_op {
 #define VYRE_SQE_FENCE    (1u << 0) /* CQE posted after every earlier item's of this client */
 #define VYRE_SQE_NODEDUPE (1u << 1) /* always execute, never satisfy from an earlier item */
 #define VYRE_SQE_CHAIN    (1u << 2) /* this item and the next one of the client are one chain */
-#define VYRE_SQE_VALID_FLAGS (VYRE_SQE_FENCE | VYRE_SQE_NODEDUPE)
+#define VYRE_SQE_VALID_FLAGS (VYRE_SQE_FENCE | VYRE_SQE_NODEDUPE | VYRE_SQE_CHAIN)
 
 /* vyre_cqe.flags */
 #define VYRE_CQE_DEDUPED (1u << 0) /* satisfied by an identical earlier item */

@@ -101,7 +101,7 @@ struct vyre_tm_plan {
 	uint32_t launches;	   /* device submissions after fusion */
 	uint32_t launches_avoided; /* stages fused away (groups - launches) */
 	uint32_t frontier_splits;  /* extra groups made to fit the memory budget */
-	uint64_t bytes_avoided;	   /* host-visible intermediate bytes fusion avoided */
+	uint64_t bytes_avoided;	   /* transient bytes on-chip handoffs kept off the heap */
 	uint64_t plan_ns;	   /* time in the planner for this batch */
 	/*
 	 * Bytes that items reading a device buffer (input or table) may write

@@ -62,9 +62,11 @@ void vyre_close(struct vyre_client *c);
  * vyre_buffer_alloc - allocate @bytes (a multiple of 4, may be 0),
  * zero-filled: in the domain heap with @flags 0, in the device's memory
  * with VYRE_BUF_DEVICE (docs/design.md section 6.2: only items see its
- * bytes). *handle is non-zero and valid for every client of the domain until
- * freed. VYRE_E_INVAL for unknown or combined flags, VYRE_E_NOMEM when the
- * heap, vyred's handle limit or its device memory limit is exhausted.
+ * bytes), in the domain heap but seen only inside the chain that writes it
+ * with VYRE_BUF_TRANSIENT (section 6.3). *handle is non-zero and valid for
+ * every client of the domain until freed. VYRE_E_INVAL for unknown or
+ * combined flags, VYRE_E_NOMEM when the heap, vyred's handle limit or its
+ * device memory limit is exhausted.
  */
 int vyre_buffer_alloc(struct vyre_client *c, uint32_t bytes, uint32_t flags, uint32_t *handle);
 
@@ -73,8 +75,9 @@ int vyre_buffer_free(struct vyre_client *c, uint32_t handle);
 
 /*
  * vyre_buffer_ptr - address of a buffer in this process's mapping of the heap,
- * or NULL for an unknown handle and for a device buffer (its bytes are not in
- * the heap). *bytes (if not NULL) gets its length, device buffers included.
+ * or NULL for an unknown handle and for a device or transient buffer (its
+ * bytes are not the client's). *bytes (if not NULL) gets its length, device
+ * and transient buffers included.
  * The memory is shared with vyred: read results only after their CQE.
  */
 void *vyre_buffer_ptr(struct vyre_client *c, uint32_t handle, uint32_t *bytes);

@@ -32,6 +32,7 @@ static int init(struct vyre_daemon *d, const struct vyre_backend_ops *ops, char 
 	    .cuda_mode = d->cfg.mode,
 	    .cuda_device = 0,
 	    .cuda_grid_parts = d->sh->n_loops,
+	    .cpu_scratch_bytes = VYRED_HANDOFF_BYTES,
 	};
 
 	why[0] = '\0';
@@ -39,6 +40,8 @@ static int init(struct vyre_daemon *d, const struct vyre_backend_ops *ops, char 
 
 	if (rc == 0) {
 		d->backend_ops = ops;
+		/* CUDA runs handed-off items through the heap for now: nothing kept, none marked */
+		d->handoff_bytes = ops == &vyre_cpu_backend ? VYRED_HANDOFF_BYTES : 0;
 		d->spread = ops != vyre_cuda_backend || d->cfg.mode != VYRE_CUDA_LAUNCH;
 	} else if (!why[0])
 		strncpy(why, vyre_strerror(rc), why_len - 1);

@@ -17,12 +17,19 @@
  */
 #include <inttypes.h>
 
+#include "chains.h"
 #include "daemon.h"
 #include "trace.h"
 
 static uint32_t log2_bucket(uint64_t ns)
 {
 	return ns ? 64u - (uint32_t)__builtin_clzll(ns) : 0;
+}
+
+/* The final status of item @i, which failed or ran (chained items are never deduplicated). */
+static int32_t outcome(const struct vyre_batch *b, uint32_t i)
+{
+	return b->status[i] != 0 ? b->status[i] : b->results[i].status;
 }
 
 static void fill_cqe(const struct vyre_batch *b, uint32_t i, uint64_t now, struct vyre_cqe *cqe)
@@ -33,7 +40,12 @@ static void fill_cqe(const struct vyre_batch *b, uint32_t i, uint64_t now, struc
 	cqe->complete_ns = now;
 	cqe->flags = 0;
 	if (b->status[i] != 0) {
-		cqe->status = b->status[i];
+		/*
+		 * A static failure after an item of its chain that failed when it
+		 * ran: run in order, it would never have been looked at.
+		 */
+		cqe->status = vyre_chain_continues(b, i) && outcome(b, i - 1) != 0 ? VYRE_E_CANCELED
+										   : b->status[i];
 		cqe->result = 0;
 	} else if (j != VYRE_PLAN_NO_DEDUPE) {
 		cqe->status = b->results[j].status;

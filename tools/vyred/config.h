@@ -15,6 +15,8 @@
 #define VYRED_MAX_INFLIGHT	64u
 #define VYRED_DEFAULT_INFLIGHT	4u
 #define VYRED_DEFAULT_MIN_SHARE 64u
+/* The CPU backend's per-worker scratch for on-chip handoffs (docs/design.md 7.6). */
+#define VYRED_HANDOFF_BYTES (1u << 20)
 /* device buffers per loop: each is a backend heap index after the domains' */
 #define VYRED_DEFAULT_DEVICE_BUFFERS 4096u
 #define VYRED_MAX_DEVICE_BUFFERS     65536u

@@ -158,6 +158,8 @@ int vyre_conn_has_work(struct vyre_daemon *d, struct vyre_conn *c)
 	/*
 	 * Items waiting on a full CQ are not work: the client's reap kicks us.
 	 * Nor are those of a client whose batch runs: its completion wakes us.
+	 * Nor a chain whose last item is not published: that publish kicks us.
 	 */
-	return pending > 0 && (uint32_t)space > c->inflight && !c->busy;
+	return pending > 0 && (uint32_t)space > c->inflight && !c->busy &&
+	       vyre_drain_ready(d, c, (uint32_t)space - c->inflight);
 }

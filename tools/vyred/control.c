@@ -175,10 +175,12 @@ static void handle_alloc(struct vyre_daemon *d, struct vyre_conn *c, const struc
 	uint32_t handle = 0;
 	int rc = VYRE_E_INVAL;
 
-	/* VYRE_BUF_TRANSIENT (docs/design.md section 6.3) is not taken yet */
-	if ((ref.bytes & 3u) == 0 && m->u.buffer.flags == 0)
+	/* a transient buffer takes heap room like any other (docs/design.md section 6.3) */
+	if ((ref.bytes & 3u) == 0 &&
+	    (m->u.buffer.flags == 0 || m->u.buffer.flags == VYRE_BUF_TRANSIENT)) {
+		ref.flags = m->u.buffer.flags;
 		rc = heap_alloc(c, &ref);
-	else if ((ref.bytes & 3u) == 0 && m->u.buffer.flags == VYRE_BUF_DEVICE)
+	} else if ((ref.bytes & 3u) == 0 && m->u.buffer.flags == VYRE_BUF_DEVICE)
 		rc = vyre_devbuf_alloc(d, c, ref.bytes, &ref);
 	if (rc == 0 && vyre_handles_add(&d->handles, &ref, &handle) != 0) {
 		release(d, dom, &ref);
@@ -188,6 +190,8 @@ static void handle_alloc(struct vyre_daemon *d, struct vyre_conn *c, const struc
 			vyre_log("client %u: --max-buffers %u reached", c->id, d->cfg.max_buffers);
 		}
 	}
+	if (rc == 0 && (ref.flags & VYRE_BUF_TRANSIENT))
+		dom->n_transient++;
 	buffer_reply(rep, rc, handle, &ref);
 }
 
@@ -214,6 +218,8 @@ static void handle_buffer(struct vyre_daemon *d, struct vyre_conn *c, const stru
 		rc = vyre_handles_remove(&d->handles, handle, c->domain->id, &ref);
 		if (rc == 0)
 			release(d, c->domain, &ref);
+		if (rc == 0 && (ref.flags & VYRE_BUF_TRANSIENT))
+			c->domain->n_transient--;
 		buffer_reply(&rep, rc, handle, NULL);
 		break;
 	case VYRE_MSG_LOOKUP:

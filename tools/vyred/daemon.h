@@ -30,6 +30,7 @@
 #include "loops.h"
 #include "pipeline.h"
 #include "plan_stage.h"
+#include "transient.h"
 
 struct vyre_domain {
 	int live;
@@ -39,6 +40,7 @@ struct vyre_domain {
 	uid_t creator_uid;
 	gid_t creator_gid;
 	uint32_t n_clients;
+	uint32_t n_transient; /* live VYRE_BUF_TRANSIENT buffers: resolve checks their rules */
 	struct vyre_heap heap;
 };
 
@@ -91,6 +93,8 @@ struct vyre_conn {
 	uint64_t accepted_ns;	/* when the socket was accepted (handshake timeout) */
 	uint32_t active_pos;	/* index in d->active while ACTIVE */
 	int cq_garbage;		/* release stage: cq_head failed its check; complete drops it */
+	int chain_cancel;	/* the rest of an oversize chain is still in its SQ (drain.c) */
+	int chain_cancel_was;	/* chain_cancel before its take: back to it if none is accepted */
 	uint32_t routed;	/* 1 + the loop it counts against (loops.h), 0: none */
 	uint32_t route;		/* 1 + its named domain's route, 0: none */
 };
@@ -152,7 +156,8 @@ struct vyre_daemon {
 	uint32_t n_running;
 	struct vyre_slot_done *done; /* n_slots entries, for the backend's reap */
 	struct vyre_hazards hazards;
-	int backend_fd; /* the backend's completion eventfd, or -1 */
+	struct vyre_transients transients; /* resolve: transient writes of the current chain */
+	int backend_fd;			   /* the backend's completion eventfd, or -1 */
 	int backend_read_armed;
 	uint64_t backend_efd_buf;
 	uint64_t batch_seq;    /* ids given to batches as they are drained */
@@ -171,6 +176,8 @@ struct vyre_daemon {
 	uint64_t batches; /* completed */
 	uint64_t items_total;
 	int device_lost; /* the backend cannot run work any more: exit 1 */
+	/* largest transient an on-chip handoff keeps (7.6): the CPU backend's scratch; 0: none */
+	uint64_t handoff_bytes;
 	/* spread ready clients over free slots; 0 where each batch costs a launch */
 	int spread;
 	uint64_t submit_ns; /* summed over batches: the dispatch stage alone (part of in flight) */

@@ -15,6 +15,12 @@
  * - ready clients are spread over the free slots, and when a batch takes
  *   several clients each gets a fair share of it, so one that floods cannot
  *   fill every batch.
+ *
+ * Chains (docs/design.md section 6.3) are taken whole: a client's take ends
+ * where a chain ends, and a chain whose last item is not published yet is
+ * not taken. One that can never be taken whole (longer than a batch, the
+ * client's CQ or its SQ) fails as a whole, in as many pieces as its CQ
+ * credit needs.
  */
 #include "daemon.h"
 #include "trace.h"
@@ -30,28 +36,121 @@ static uint32_t hazard_free_prefix(struct vyre_daemon *d, const struct vyre_batc
 	return n;
 }
 
-static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *c, uint32_t share)
+/*
+ * Free CQ slots not promised to items in flight. cq_head is the client's
+ * line, and reading it costs a transfer before the batch can start: the
+ * last value is used unless it gives less than @need. The release stage
+ * reads it again while the batch runs and drops a client that wrote
+ * garbage there. Returns -1 after dropping the client.
+ */
+static int64_t cq_credit(struct vyre_daemon *d, struct vyre_conn *c, uint32_t need)
 {
-	uint32_t room = b->cap - b->n < share ? b->cap - b->n : share;
 	uint32_t space = vyre_cq_space_seen(&c->cq);
 	uint32_t credit = space > c->inflight ? space - c->inflight : 0;
 
-	/*
-	 * cq_head is the client's line, and reading it costs a transfer before
-	 * the batch can start: the last value is used unless it limits us. The
-	 * release stage reads it again while the batch runs and drops a client
-	 * that wrote garbage there.
-	 */
-	if (credit < room) {
+	if (credit < need) {
 		int fresh = vyre_cq_space(&c->cq);
 
 		if (fresh < 0) {
 			vyre_conn_drop_later(d, c, VYRE_E_PROTO);
-			return;
+			return -1;
 		}
 		credit = (uint32_t)fresh > c->inflight ? (uint32_t)fresh - c->inflight : 0;
 	}
-	uint32_t want = credit < room ? credit : room;
+	return credit;
+}
+
+/* The longest prefix of @n copied SQEs that ends with a whole chain. */
+static uint32_t whole_chains(const struct vyre_sqe *s, uint32_t n)
+{
+	while (n > 0 && (s[n - 1].flags & VYRE_SQE_CHAIN))
+		n--;
+	return n;
+}
+
+/* Longest chain a client can ever have taken: one batch, its CQ, its SQ. */
+static uint32_t chain_limit(const struct vyre_daemon *d, const struct vyre_conn *c)
+{
+	uint32_t limit = d->cfg.max_batch < c->cq.entries ? d->cfg.max_batch : c->cq.entries;
+
+	return limit < c->sq.entries ? limit : c->sq.entries;
+}
+
+/*
+ * Of the @got SQEs copied at b->n, the part of a chain that can never be
+ * taken whole, taken already failed: its first item with @first (VYRE_E_INVAL
+ * where the chain starts, VYRE_E_CANCELED for a later piece), the rest with
+ * VYRE_E_CANCELED, up to its last item. When that is not among them, the
+ * client's next take goes on cancelling.
+ */
+static uint32_t take_failed(struct vyre_batch *b, struct vyre_conn *c, uint32_t got, int32_t first)
+{
+	uint32_t k = 0;
+
+	while (k < got && (b->sqes[b->n + k].flags & VYRE_SQE_CHAIN))
+		k++;
+	c->chain_cancel = k == got;
+	k = k == got ? got : k + 1;
+	for (uint32_t i = 0; i < k; i++)
+		b->status[b->n + i] = i ? VYRE_E_CANCELED : first;
+	return k;
+}
+
+/*
+ * The client's first chain did not fit what was copied: how long is it?
+ * Not all published: wait. Longer than it can ever be taken: fail it. Else
+ * it is taken alone when the CQ credit and the batch's room (beyond the
+ * client's fair share, so a long chain is not starved) hold it; otherwise
+ * it waits for the client to reap, or for a batch it comes first in.
+ */
+static uint32_t take_first_chain(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *c,
+				 uint32_t got)
+{
+	const uint32_t limit = chain_limit(d, c);
+	const uint32_t len = vyre_sq_chain_length(&c->sq, limit, VYRE_SQE_CHAIN);
+
+	if (len == 0)
+		return 0;
+	if (len > limit)
+		return take_failed(b, c, got, VYRE_E_INVAL);
+	int64_t credit = cq_credit(d, c, len);
+
+	if (credit < len || len > b->cap - b->n)
+		return 0;
+	got = (uint32_t)vyre_sq_peek(&c->sq, &b->sqes[b->n], len);
+	uint32_t n = hazard_free_prefix(d, b, b->n, got);
+	uint32_t k = whole_chains(&b->sqes[b->n], n);
+
+	d->hazard_holds += n < got;
+	for (uint32_t i = b->n; i < b->n + k; i++)
+		b->status[i] = 0;
+	return k;
+}
+
+/* Whole chains out of the @got SQEs copied at b->n, none with a hazard in flight. */
+static uint32_t take_chains(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *c,
+			    uint32_t got)
+{
+	uint32_t n = hazard_free_prefix(d, b, b->n, got);
+	uint32_t k = whole_chains(&b->sqes[b->n], n);
+
+	d->hazard_holds += n < got;
+	if (k == 0 && n == got)
+		return take_first_chain(d, b, c, got);
+	for (uint32_t i = b->n; i < b->n + k; i++)
+		b->status[i] = 0;
+	return k;
+}
+
+static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *c, uint32_t share)
+{
+	const uint32_t left = b->cap - b->n;
+	const uint32_t room = left < share ? left : share;
+	const int64_t credit = cq_credit(d, c, room);
+
+	if (credit < 0)
+		return;
+	uint32_t want = (uint32_t)credit < room ? (uint32_t)credit : room;
 
 	if (want == 0)
 		return;
@@ -59,9 +158,10 @@ static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *
 
 	if (got <= 0)
 		return;
-	uint32_t n = hazard_free_prefix(d, b, b->n, (uint32_t)got);
+	c->chain_cancel_was = c->chain_cancel;
+	uint32_t n = c->chain_cancel ? take_failed(b, c, (uint32_t)got, VYRE_E_CANCELED)
+				     : take_chains(d, b, c, (uint32_t)got);
 
-	d->hazard_holds += n < (uint32_t)got;
 	if (n == 0)
 		return;
 	c->batch_first = b->n;
@@ -75,6 +175,17 @@ static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *
 		b->domain[i] = c->domain->slot;
 	}
 	b->n += n;
+}
+
+int vyre_drain_ready(const struct vyre_daemon *d, const struct vyre_conn *c, uint32_t credit)
+{
+	const uint32_t limit = chain_limit(d, c);
+	uint32_t len;
+
+	if (c->chain_cancel)
+		return 1;
+	len = vyre_sq_chain_length(&c->sq, limit, VYRE_SQE_CHAIN);
+	return len != 0 && (len > limit || len <= credit);
 }
 
 static int may_take(const struct vyre_conn *c)

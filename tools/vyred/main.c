@@ -13,17 +13,6 @@
 
 static int setup_tables(struct vyre_daemon *d)
 {
-	struct vyre_plan_stage_config pc = {
-	    .max_items = d->cfg.max_batch,
-	    .max_domains = d->cfg.max_domains,
-	    .max_clients = d->cfg.max_clients,
-	    .max_groups = d->cfg.max_groups,
-	    .max_stages = d->cfg.max_stages,
-	    .budget_bytes = d->cfg.budget_bytes,
-	    .resident_bytes = d->cfg.resident_bytes,
-	    .arena_bytes = d->cfg.arena_bytes,
-	};
-
 	/* Extra slots hold handshakes that are turned away when the client limit is reached. */
 	d->n_conn_slots = d->cfg.max_clients + 16;
 	d->conns = calloc(d->n_conn_slots, sizeof(*d->conns));
@@ -48,9 +37,30 @@ static int setup_tables(struct vyre_daemon *d)
 
 	if (rc == 0)
 		rc = vyre_pipeline_init(d);
-	if (rc == 0)
-		rc = vyre_plan_stage_create(&pc, &d->plan_stage);
 	return rc;
+}
+
+/* After the backend: the planner marks on-chip handoffs only for one that keeps them. */
+static int setup_plan_stage(struct vyre_daemon *d)
+{
+	struct vyre_plan_stage_config pc = {
+	    .max_items = d->cfg.max_batch,
+	    .max_domains = d->cfg.max_domains,
+	    .max_clients = d->cfg.max_clients,
+	    .max_groups = d->cfg.max_groups,
+	    .max_stages = d->cfg.max_stages,
+	    .budget_bytes = d->cfg.budget_bytes,
+	    .resident_bytes = d->cfg.resident_bytes,
+	    .arena_bytes = d->cfg.arena_bytes,
+	    .handoff_bytes = d->handoff_bytes,
+	};
+
+	int rc = vyre_plan_stage_create(&pc, &d->plan_stage);
+
+	if (rc != 0)
+		vyre_log("cannot set up the planner (--max-batch %u): %s", d->cfg.max_batch,
+			 vyre_strerror(rc));
+	return rc != 0 ? -1 : 0;
 }
 
 static void teardown(struct vyre_daemon *d)
@@ -80,7 +90,9 @@ static int setup_loop(struct vyre_daemon *d)
 			 d->cfg.max_batch, d->cfg.max_clients);
 		return -1;
 	}
-	return vyre_backend_select(d) != 0 || vyre_loop_init(d) != 0 ? -1 : 0;
+	return vyre_backend_select(d) != 0 || setup_plan_stage(d) != 0 || vyre_loop_init(d) != 0
+		   ? -1
+		   : 0;
 }
 
 int main(int argc, char **argv)

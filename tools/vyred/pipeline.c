@@ -25,6 +25,7 @@ static int batch_init(struct vyre_batch *b, uint32_t slot, uint32_t cap)
 	b->conn = calloc(cap, sizeof(*b->conn));
 	b->dedup_of = calloc(cap, sizeof(*b->dedup_of));
 	b->table_gen = calloc(cap, sizeof(*b->table_gen));
+	b->group_of = calloc(cap, sizeof(*b->group_of));
 	b->touched = calloc(cap, sizeof(*b->touched));
 	b->plan_order = calloc(cap, sizeof(*b->plan_order));
 	b->plan_group_end = calloc(cap, sizeof(*b->plan_group_end));
@@ -32,7 +33,7 @@ static int batch_init(struct vyre_batch *b, uint32_t slot, uint32_t cap)
 	b->seq_order = calloc(cap, sizeof(*b->seq_order));
 	b->seq_ends = calloc(cap, sizeof(*b->seq_ends));
 	if (!b->sqes || !b->items || !b->exec || !b->results || !b->status || !b->domain ||
-	    !b->flags || !b->conn || !b->dedup_of || !b->table_gen || !b->touched ||
+	    !b->flags || !b->conn || !b->dedup_of || !b->table_gen || !b->group_of || !b->touched ||
 	    !b->plan_order || !b->plan_group_end || !b->plan_launch_end || !b->seq_order ||
 	    !b->seq_ends)
 		return VYRE_E_NOMEM;
@@ -51,6 +52,7 @@ static void batch_fini(struct vyre_batch *b)
 	free(b->conn);
 	free(b->dedup_of);
 	free(b->table_gen);
+	free(b->group_of);
 	free(b->touched);
 	free(b->plan_order);
 	free(b->plan_group_end);
@@ -87,6 +89,8 @@ int vyre_pipeline_init(struct vyre_daemon *d)
 	if (d->n_slots < want)
 		vyre_log("--inflight %u: memory for %u batches of %u items only", want, d->n_slots,
 			 d->cfg.max_batch);
+	if (vyre_transients_init(&d->transients, d->cfg.max_buffers) != 0)
+		return VYRE_E_NOMEM;
 	return vyre_hazards_init(&d->hazards, d->cfg.max_buffers);
 }
 
@@ -99,6 +103,7 @@ void vyre_pipeline_fini(struct vyre_daemon *d)
 	free(d->wake);
 	free(d->drop);
 	vyre_hazards_fini(&d->hazards);
+	vyre_transients_fini(&d->transients);
 	d->slots = NULL;
 	d->n_slots = 0;
 }

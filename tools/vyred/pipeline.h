@@ -5,7 +5,8 @@
  *	drain    copy SQEs from every ready client that has no batch in flight
  *		 (a client's items contiguous and in submission order; never
  *		 more than its free CQ slots nor its fair share; only the prefix
- *		 that has no hazard with an in-flight item, hazards.h)
+ *		 that has no hazard with an in-flight item, hazards.h; whole
+ *		 chains only, chains.h)
  *	resolve  handles -> heap ranges; static errors get their status here
  *	plan     plan_stage.h: which prefix is accepted, in what order/groups
  *	dispatch the backend starts the plan in the batch's slot; SQ heads
@@ -44,7 +45,7 @@ struct vyre_batch_stats {
 	uint32_t groups;
 	uint32_t launches;
 	uint32_t frontier_splits; /* groups the memory budget added */
-	uint64_t bytes_avoided;	  /* intermediate bytes fusion kept on the device */
+	uint64_t bytes_avoided;	  /* transient bytes on-chip handoffs kept off the heap */
 	uint64_t readback_bytes;  /* bytes items read from device buffers into heap buffers */
 	uint64_t drain_ns;
 	uint64_t resolve_ns;
@@ -66,12 +67,13 @@ struct vyre_batch {
 	struct vyre_work_item *items;
 	struct vyre_exec_item *exec;
 	struct vyre_exec_result *results;
-	int32_t *status;     /* resolve: 0, or the static error that completes the item */
+	int32_t *status;     /* drain, resolve: 0, or the static error that completes the item */
 	uint32_t *domain;    /* heap index (domain slot) of each item */
-	uint32_t *flags;     /* VYRE_SQE_* of each item */
+	uint32_t *flags;     /* VYRE_SQE_* of each item; resolve adds VYRE_PLAN_F_OUT_TRANSIENT */
 	uint32_t *conn;	     /* connection slot of each item */
 	uint32_t *dedup_of;  /* plan: index of the item that satisfies it, or VYRE_PLAN_NO_DEDUPE */
 	uint64_t *table_gen; /* a DFA scan of a device table: its write generation (devbufs.h) */
+	uint32_t *group_of;  /* plan check: the group each item runs in */
 	uint32_t *touched;   /* connection slots with items in this batch, in batch order */
 	uint32_t n_touched;
 	uint32_t n_accepted;
@@ -97,6 +99,13 @@ void vyre_batch_fini(struct vyre_batch *b);
  * completed). The pipeline times them: one clock read between stages.
  */
 void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b);
+struct vyre_conn;
+/*
+ * 1 when the drain would take something from @c's published SQEs with
+ * @credit free CQ slots: not while its first chain's last item is
+ * unpublished, or while that chain waits for more CQ room.
+ */
+int vyre_drain_ready(const struct vyre_daemon *d, const struct vyre_conn *c, uint32_t credit);
 void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b);
 /* @start: when the stage began, for its probe */
 void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start);

@@ -3,8 +3,9 @@
  * The plan stage: hands vyred's drained batch to the planner
  * (planner/planner.h) and returns its plan in the pipeline's terms. Items
  * that already failed resolution are marked invalid (never planned, never a
- * dedupe source); the planner accepts the longest prefix that fits its
- * arena and limits (at least one item) and the rest stays in the rings.
+ * dedupe source), chained items as such (docs/design.md 6.3: in order, never
+ * deduplicated); the planner accepts the longest prefix that fits its arena
+ * and limits (at least one item) and the rest stays in the rings.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@
 struct vyre_plan_stage {
 	struct vyre_planner *planner;
 	uint32_t cap;
-	uint32_t *flags; /* the SQE flags, plus VYRE_PLAN_F_INVALID for failed items */
+	uint32_t *flags; /* the planner's: SQE flags and VYRE_PLAN_F_* markers */
 	struct vyre_plan_stats stats;
 };
 
@@ -37,6 +38,7 @@ static void planner_config(const struct vyre_plan_stage_config *cfg, struct vyre
 		pc->budget_bytes = cfg->budget_bytes;
 	pc->resident_bytes = cfg->resident_bytes;
 	pc->arena_bytes = cfg->arena_bytes;
+	pc->handoff_bytes = cfg->handoff_bytes;
 }
 
 int vyre_plan_stage_create(const struct vyre_plan_stage_config *cfg, struct vyre_plan_stage **out)
@@ -82,6 +84,23 @@ void vyre_plan_stage_destroy(struct vyre_plan_stage *ps)
 	free(ps);
 }
 
+/* The planner's flags of item @i: its SQE flags, whether it failed, its place in a chain. */
+static uint32_t plan_flags(const struct vyre_plan_input *in, uint32_t i)
+{
+	const uint32_t f = in->flags[i];
+	const int after = i > 0 && (in->flags[i - 1] & VYRE_SQE_CHAIN) &&
+			  in->client[i - 1] == in->client[i] && in->domain[i - 1] == in->domain[i];
+	uint32_t out = f & (VYRE_SQE_FENCE | VYRE_SQE_NODEDUPE | VYRE_PLAN_F_OUT_TRANSIENT);
+
+	if (in->status[i])
+		out |= VYRE_PLAN_F_INVALID;
+	if (after)
+		out |= VYRE_PLAN_F_AFTER_PREV;
+	if (after || (f & VYRE_SQE_CHAIN))
+		out |= VYRE_PLAN_F_CHAIN;
+	return out;
+}
+
 int vyre_plan_stage_run(struct vyre_plan_stage *ps, const struct vyre_plan_input *in,
 			struct vyre_plan_output *out)
 {
@@ -91,8 +110,7 @@ int vyre_plan_stage_run(struct vyre_plan_stage *ps, const struct vyre_plan_input
 	if (in->n > ps->cap)
 		return VYRE_E_INVAL;
 	for (uint32_t i = 0; i < in->n; i++)
-		ps->flags[i] = (in->flags[i] & VYRE_SQE_VALID_FLAGS) |
-			       (in->status[i] ? VYRE_PLAN_F_INVALID : 0);
+		ps->flags[i] = plan_flags(in, i);
 	struct vyre_plan_batch batch = {
 	    .n = in->n,
 	    .items = in->items,
@@ -109,6 +127,7 @@ int vyre_plan_stage_run(struct vyre_plan_stage *ps, const struct vyre_plan_input
 		    plan.dedup_from[i] == VYRE_PLAN_NONE ? VYRE_PLAN_NO_DEDUPE : plan.dedup_from[i];
 	ps->stats = plan.stats;
 	out->plan = plan.exec;
+	out->exec_flags = plan.exec_flags;
 	out->n_accepted = plan.accepted;
 	out->n_deduped = plan.stats.deduped;
 	out->stats = &ps->stats;

@@ -17,7 +17,12 @@
  *	domain[i]  heap index of the item's domain
  *	flags[i]   VYRE_SQE_FENCE, VYRE_SQE_NODEDUPE (a NODEDUPE item is never
  *		   satisfied from another; a FENCE needs nothing from the plan:
- *		   vyred posts each client's CQEs in acceptance order)
+ *		   vyred posts each client's CQEs in acceptance order),
+ *		   VYRE_SQE_CHAIN (item i and the next item of its client are
+ *		   one chain: they run in order, neither is deduplicated nor a
+ *		   source, and the accepted prefix ends where a chain ends
+ *		   unless the first chain cannot be planned whole),
+ *		   VYRE_PLAN_F_OUT_TRANSIENT (the output is a transient buffer)
  *	client[i]  connection slot; one client's items are contiguous and in
  *		   submission order
  *
@@ -32,6 +37,9 @@
  *		    result item i takes, with j executed in the plan, or
  *		    VYRE_PLAN_NO_DEDUPE
  *	n_deduped   how many items have dedup_of != VYRE_PLAN_NO_DEDUPE
+ *	exec_flags  NULL, or per accepted item the VYRE_EXEC_HANDOFF_* marks of
+ *		    the on-chip handoff (docs/design.md 7.6) that vyred adds to
+ *		    its exec item
  *	stats       the planner's per-batch figures (struct vyre_plan_stats:
  *		    layers, barriers, launches avoided, bytes avoided, arena
  *		    use, retries...), for telemetry
@@ -63,6 +71,7 @@ struct vyre_plan_stage_config {
 	uint64_t budget_bytes;	 /* device bytes one fused launch may touch */
 	uint64_t resident_bytes; /* of the budget, bytes resident on the device */
 	uint64_t arena_bytes;	 /* the planner's arena (default: what max_items needs) */
+	uint64_t handoff_bytes;	 /* largest transient an on-chip handoff keeps; 0: none */
 };
 
 struct vyre_plan_input {
@@ -80,6 +89,8 @@ struct vyre_plan_stats;
 struct vyre_plan_output {
 	struct vyre_exec_plan plan;
 	uint32_t *dedup_of;
+	/* [n_accepted]: VYRE_EXEC_HANDOFF_* for each exec item, or NULL (docs/design.md 7.6) */
+	const uint32_t *exec_flags;
 	uint32_t n_accepted;
 	uint32_t n_deduped;
 	/* The planner's figures for this batch (planner/planner.h), valid until the next run. */

@@ -10,29 +10,100 @@
 #include <string.h>
 
 #include "../../planner/planner.h"
+#include "chains.h"
 #include "daemon.h"
 #include "trace.h"
 
-static int plan_ok(const struct vyre_batch *b, const struct vyre_plan_output *o)
+static int chained(const struct vyre_batch *b, uint32_t i)
+{
+	return (b->flags[i] & VYRE_SQE_CHAIN) || vyre_chain_continues(b, i);
+}
+
+/* Each planned item once, in a group (b->group_of); groups end in order. */
+static int groups_ok(struct vyre_batch *b, const struct vyre_plan_output *o)
+{
+	const struct vyre_exec_plan *p = &o->plan;
+	uint32_t start = 0;
+
+	for (uint32_t i = 0; i < o->n_accepted; i++)
+		b->group_of[i] = UINT32_MAX;
+	for (uint32_t g = 0; g < p->n_groups; g++) {
+		if (p->group_end[g] < start || p->group_end[g] > p->n_order)
+			return 0;
+		for (uint32_t k = start; k < p->group_end[g]; k++) {
+			uint32_t i = p->order[k];
+
+			if (i >= o->n_accepted || b->status[i] != 0 || b->group_of[i] != UINT32_MAX)
+				return 0;
+			b->group_of[i] = g;
+		}
+		start = p->group_end[g];
+	}
+	return start == p->n_order;
+}
+
+/*
+ * On-chip handoff marks (docs/design.md 7.6) come in links W -> W + 1 of one
+ * chain, both run, the reader after its writer, the handed-off bytes within
+ * the backend's budget: a backend runs the reader with its writer, so a
+ * lone mark would leave an item unrun.
+ */
+static int handoffs_ok(const struct vyre_daemon *d, const struct vyre_batch *b,
+		       const struct vyre_plan_output *o)
+{
+	const uint32_t known = VYRE_EXEC_HANDOFF_OUT | VYRE_EXEC_HANDOFF_IN;
+
+	for (uint32_t i = 0; o->exec_flags && i < o->n_accepted; i++) {
+		const uint32_t m = o->exec_flags[i];
+
+		if (m & ~known)
+			return 0;
+		if ((m & VYRE_EXEC_HANDOFF_OUT) &&
+		    (i + 1 >= o->n_accepted || !(o->exec_flags[i + 1] & VYRE_EXEC_HANDOFF_IN)))
+			return 0;
+		if (!(m & VYRE_EXEC_HANDOFF_IN))
+			continue;
+		/* groups_ok and the chain check put both in the plan, in order */
+		if (i == 0 || !(o->exec_flags[i - 1] & VYRE_EXEC_HANDOFF_OUT) ||
+		    b->status[i] != 0 || !(b->exec[i].flags & VYRE_EXEC_AFTER_PREV) ||
+		    b->exec[i].prev != i - 1 || b->exec[i - 1].out_bytes > d->handoff_bytes)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Every valid item runs or takes an earlier executed item's outcome, never
+ * a chained one's, and a chained item runs in a later group than the item
+ * it follows (docs/design.md section 6.3).
+ */
+static int plan_ok(const struct vyre_daemon *d, struct vyre_batch *b,
+		   const struct vyre_plan_output *o)
 {
 	const struct vyre_exec_plan *p = &o->plan;
 
 	if (o->n_accepted == 0 || o->n_accepted > b->n || p->n_order > o->n_accepted ||
-	    p->n_groups > b->cap || p->n_launches > b->cap)
+	    p->n_groups > b->cap || p->n_launches > b->cap || !groups_ok(b, o))
 		return 0;
-	for (uint32_t k = 0; k < p->n_order; k++)
-		if (p->order[k] >= o->n_accepted || b->status[p->order[k]] != 0)
-			return 0;
 	for (uint32_t i = 0; i < o->n_accepted; i++) {
+		const struct vyre_exec_item *x = &b->exec[i];
 		uint32_t j = o->dedup_of[i];
 
-		if (j != VYRE_PLAN_NO_DEDUPE && (j >= i || b->status[j] != 0))
+		if (b->status[i] != 0)
+			continue;
+		if (j != VYRE_PLAN_NO_DEDUPE) {
+			if (j >= i || b->group_of[j] == UINT32_MAX || chained(b, i) ||
+			    chained(b, j))
+				return 0;
+		} else if (b->group_of[i] == UINT32_MAX ||
+			   ((x->flags & VYRE_EXEC_AFTER_PREV) &&
+			    (x->prev >= i || b->group_of[x->prev] >= b->group_of[i]))) {
 			return 0;
+		}
 	}
-	if ((p->n_groups && p->group_end[p->n_groups - 1] != p->n_order) ||
-	    (p->n_launches && p->launch_end[p->n_launches - 1] != p->n_groups))
+	if (p->n_launches && p->launch_end[p->n_launches - 1] != p->n_groups)
 		return 0;
-	return 1;
+	return handoffs_ok(d, b, o);
 }
 
 static void keep_plan(struct vyre_batch *b, const struct vyre_exec_plan *p)
@@ -50,11 +121,12 @@ static void keep_plan(struct vyre_batch *b, const struct vyre_exec_plan *p)
 					  p->n_groups,	 b->plan_launch_end, p->n_launches};
 }
 
-static void sequential_plan(struct vyre_batch *b, struct vyre_plan_output *o)
+/* Items [0, @n) one at a time, in order: always right. */
+static void sequential_plan(struct vyre_batch *b, struct vyre_plan_output *o, uint32_t n)
 {
 	uint32_t k = 0;
 
-	for (uint32_t i = 0; i < b->n; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		b->dedup_of[i] = VYRE_PLAN_NO_DEDUPE;
 		if (b->status[i] == 0)
 			b->seq_order[k++] = i;
@@ -62,8 +134,9 @@ static void sequential_plan(struct vyre_batch *b, struct vyre_plan_output *o)
 	for (uint32_t g = 0; g < k; g++)
 		b->seq_ends[g] = g + 1;
 	o->plan = (struct vyre_exec_plan){b->seq_order, k, b->seq_ends, k, b->seq_ends, k};
-	o->n_accepted = b->n;
+	o->n_accepted = n;
 	o->n_deduped = 0;
+	o->exec_flags = NULL;
 }
 
 /* Batches this small whose items share no buffer skip the planner (small_plan). */
@@ -102,6 +175,9 @@ static int small_plan(struct vyre_batch *b, struct vyre_plan_output *o)
 		b->dedup_of[i] = VYRE_PLAN_NO_DEDUPE;
 		if (b->status[i] != 0)
 			continue;
+		/* a chain runs in order, one item after the other */
+		if (vyre_chain_continues(b, i))
+			return 0;
 		const struct vyre_exec_item *x = &b->exec[i];
 
 		bytes += (uint64_t)x->in_bytes + x->out_bytes + x->table_bytes;
@@ -119,7 +195,42 @@ static int small_plan(struct vyre_batch *b, struct vyre_plan_output *o)
 					  b->plan_launch_end, k ? 1u : 0u};
 	o->n_accepted = b->n;
 	o->n_deduped = 0;
+	o->exec_flags = NULL;
 	return 1;
+}
+
+/* 1 when the accepted prefix of @o ends inside a chain. */
+static int cuts_chain(const struct vyre_batch *b, const struct vyre_plan_output *o)
+{
+	return o->n_accepted < b->n && vyre_chain_continues(b, o->n_accepted);
+}
+
+/*
+ * A chain runs whole in one batch (docs/design.md section 6.3): when the
+ * planner accepted a prefix that ends inside one, the prefix before that
+ * chain is planned again; when that chain is the batch's first, it runs
+ * alone and sequentially, so the batch still makes progress. A few tries
+ * at most: each plans a shorter prefix.
+ */
+static int whole_chains(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_plan_input *in,
+			struct vyre_plan_output *out)
+{
+	int rc = 0;
+
+	for (int tries = 0; tries < 3 && cuts_chain(b, out) && plan_ok(d, b, out); tries++) {
+		uint32_t start = vyre_chain_start(b, out->n_accepted);
+
+		if (start == 0)
+			break;
+		in->n = start;
+		if ((rc = vyre_plan_stage_run(d->plan_stage, in, out)) != 0)
+			return rc;
+	}
+	if (cuts_chain(b, out) && plan_ok(d, b, out)) {
+		sequential_plan(b, out, vyre_chain_end(b, 0));
+		out->stats = NULL;
+	}
+	return 0;
 }
 
 void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start)
@@ -143,23 +254,27 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start
 	 * independent items form one group (small_plan).
 	 */
 	if (b->n == 1) {
-		sequential_plan(b, &out);
+		sequential_plan(b, &out, b->n);
 	} else if (!small_plan(b, &out)) {
 		rc = vyre_plan_stage_run(d->plan_stage, &in, &out);
+		if (rc == 0)
+			rc = whole_chains(d, b, &in, &out);
 		ps = out.stats;
 	}
-	if (rc != 0 || !plan_ok(b, &out)) {
+	if (rc != 0 || !plan_ok(d, b, &out)) {
 		ps = NULL;
 		vyre_log("plan stage %s (%s): running batch %llu sequentially",
 			 rc ? "failed" : "returned an invalid plan", vyre_strerror(rc),
 			 (unsigned long long)b->stats.seq);
 		vyre_trace_error(0, 0, rc ? rc : VYRE_E_INVAL);
-		sequential_plan(b, &out);
+		sequential_plan(b, &out, b->n);
 	}
 	if (out.plan.order == b->seq_order)
 		b->plan = out.plan;
 	else
 		keep_plan(b, &out.plan);
+	for (uint32_t i = 0; out.exec_flags && i < out.n_accepted; i++)
+		b->exec[i].flags |= out.exec_flags[i];
 	b->n_accepted = out.n_accepted;
 	b->stats.accepted = out.n_accepted;
 	b->stats.deduped = out.n_deduped;
@@ -178,6 +293,9 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start
 
 		c->inflight -= left;
 		c->batch_count -= left;
+		/* whole chains are accepted or not: a piece of one left behind is all of it */
+		if (acc == 0)
+			c->chain_cancel = c->chain_cancel_was;
 	}
 	vyre_devbufs_stamp(d, b);
 	vyre_trace_plan(d, b, start);

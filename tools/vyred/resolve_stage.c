@@ -1,17 +1,54 @@
 /* SPDX-License-Identifier: MIT */
-/* Resolve: handles of each drained item -> heap ranges of its client's domain. */
+/*
+ * Resolve: handles of each drained item -> heap ranges of its client's
+ * domain. An item that fails here, or that the drain already failed, makes
+ * the later items of its chain VYRE_E_CANCELED (docs/design.md section 6.3):
+ * they are never planned. The others of a chain run after their predecessor
+ * (VYRE_EXEC_AFTER_PREV), and are cancelled by the backend if it fails.
+ * Transient buffers are read only after a write of the same chain and never
+ * as tables (transient.h); an item that writes one is marked for the
+ * planner's on-chip handoff (VYRE_PLAN_F_OUT_TRANSIENT).
+ */
+#include "../../planner/planner.h"
 #include "../../ring/resolve.h"
+#include "chains.h"
 #include "daemon.h"
+
+static int32_t resolve_one(struct vyre_daemon *d, struct vyre_batch *b, uint32_t i)
+{
+	const struct vyre_domain *dom = &d->domains[b->domain[i]];
+	int out_transient;
+
+	if (b->flags[i] & ~VYRE_SQE_VALID_FLAGS)
+		return VYRE_E_INVAL;
+	int rc = vyre_resolve(&d->handles, dom->id, dom->slot, &b->items[i], &b->exec[i]);
+
+	if (rc != 0 || dom->n_transient == 0)
+		return rc;
+	rc = vyre_transients_check(&d->transients, &d->handles, dom->id, &b->items[i],
+				   &out_transient);
+	if (rc == 0 && out_transient)
+		b->flags[i] |= VYRE_PLAN_F_OUT_TRANSIENT;
+	return rc;
+}
 
 void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b)
 {
-	for (uint32_t i = 0; i < b->n; i++) {
-		const struct vyre_domain *dom = &d->domains[b->domain[i]];
+	int failed = 0; /* an earlier item of the current chain failed */
 
-		if (b->flags[i] & ~VYRE_SQE_VALID_FLAGS)
-			b->status[i] = VYRE_E_INVAL;
-		else
-			b->status[i] = vyre_resolve(&d->handles, dom->id, dom->slot, &b->items[i],
-						    &b->exec[i]);
+	for (uint32_t i = 0; i < b->n; i++) {
+		if (!vyre_chain_continues(b, i)) {
+			failed = 0;
+			vyre_transients_chain(&d->transients);
+		}
+		/* the drain's verdict (a chain that can never be taken whole) stands */
+		if (b->status[i] == 0)
+			b->status[i] = failed ? VYRE_E_CANCELED : resolve_one(d, b, i);
+		failed |= b->status[i] != 0;
+		/* its predecessor runs: the backend cancels it if that one fails */
+		if (!failed && vyre_chain_continues(b, i)) {
+			b->exec[i].flags |= VYRE_EXEC_AFTER_PREV;
+			b->exec[i].prev = i - 1;
+		}
 	}
 }
