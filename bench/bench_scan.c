@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/bench_scan.c - suite "scan": literal-set scanning through vyre's
- * DFA_SCAN against Hyperscan, on the same bytes, in one run (issue 11). It
- * records the starting point: DFA_SCAN walks each item with one thread (one
- * CPU worker, or one GPU thread reading the table over PCIe), so vyre is
- * expected to be far behind.
+ * bench/bench_scan.c - suite "scan": literal-set scanning through vyre
+ * against Hyperscan, on the same bytes, in one run (issue 11).
  *
  * Data: text shipped by Debian packages (the C headers in /usr/include and
  * /usr/include/linux, the licenses in /usr/share/common-licenses), files in
@@ -15,18 +12,24 @@
  *
  * Rows "litN SIZE PEER" per pattern set and item size (4 KiB, 64 KiB, 1 MiB;
  * the item set is 16 MiB, --quick 2 MiB):
- *   hyperscan  one thread per online CPU, its own scratch, its share of the
- *              items, hs_scan per item
- *   vyre-cpu   16 producer processes (--quick 2) through a vyred this suite
- *   (or -cuda) starts (--backend cpu with --backend cpu, else auto), each
- *              with its own domain holding a copy of the table and its share
- *              of the items, DFA_SCAN per item with up to 256 KiB in flight
+ *   hyperscan      one thread per online CPU, its own scratch, its share of
+ *                  the items, hs_scan per item
+ *   vyre-cpu       16 producer processes (--quick 2) through a vyred this
+ *   (or vyre-cuda) suite starts (--backend cpu with --backend cpu, else
+ *                  auto), each with its own domain, the DFA table uploaded
+ *                  once into a device buffer, its share of the items in the
+ *                  heap, DFA_SCAN per item with up to 256 KiB in flight
+ *   ... dev        the same with the items uploaded once into device buffers
+ * Rows "b64 litN SIZE PEER" scan the same items base64-encoded: hyperscan
+ * decodes each (a scalar decoder) and scans it; vyre runs BASE64_DECODE then
+ * DFA_SCAN_COUNTED per item, "unfused" as two items through a heap buffer,
+ * "fused" as one chain through a transient buffer. GB/s counts decoded bytes.
  * GB/s is input bytes completed over wall time; `matches` is the number of
  * distinct match end offsets over one pass of the item set (what DFA_SCAN
- * counts), and the suite fails when the two peers disagree on it. Rows
- * "single litN PEER": one scan of a prefix of the data, as long as --seconds
- * allows (at most 256 MiB), with the time a whole 1 GiB would take at that
- * rate. Rows "limit ..." (GPU machines): pinned host to device copy and
+ * counts), and the suite fails when two peers disagree on it. Rows "single
+ * litN SIZE PEER": one buffer of 1 GiB (--quick 32 MiB) scanned whole, by
+ * vyre from the heap and from a device buffer, and by Hyperscan split over
+ * every CPU. Rows "limit ..." (GPU machines): pinned host to device copy and
  * device to device copy bandwidth, from a forked child after every producer
  * has gone, since CUDA does not survive fork. bench_scan.h lists the parts.
  */
@@ -40,14 +43,16 @@
 #include "dfa_compile.h"
 #include "harness.h"
 
-#define MAX_PATTERNS	 1000u
-#define PREFIX_MAX	 (256u * MIB)
-#define QUICK_PREFIX_MAX (32u * MIB)
+#define MAX_PATTERNS 1000u
+#define SINGLE_BYTES (1024u * MIB)
+#define QUICK_SINGLE (32u * MIB)
 
 static const uint32_t pattern_counts[] = {10, 100, 1000};
 static const uint32_t item_sizes[] = {4 * KIB, 64 * KIB, MIB};
-#define N_SETS	(sizeof(pattern_counts) / sizeof(pattern_counts[0]))
-#define N_SIZES (sizeof(item_sizes) / sizeof(item_sizes[0]))
+static const uint32_t b64_sizes[] = {4 * KIB, 64 * KIB};
+#define N_SETS	    (sizeof(pattern_counts) / sizeof(pattern_counts[0]))
+#define N_SIZES	    (sizeof(item_sizes) / sizeof(item_sizes[0]))
+#define N_B64_SIZES (sizeof(b64_sizes) / sizeof(b64_sizes[0]))
 
 static const char *size_name(uint64_t bytes, char *buf, size_t len)
 {
@@ -145,86 +150,144 @@ struct run {
 	unsigned checked;
 };
 
+/* One vyre row of @j in @mode named "@prefix @peer@suffix", checked and compared with @h. */
+static int vyre_row(struct run *r, struct job *j, uint32_t mode, const char *prefix,
+		    const char *suffix, const struct figures *h)
+{
+	char name[128];
+	struct figures v = {0};
+
+	j->mode = mode;
+	snprintf(name, sizeof(name), "%s %s%s", prefix, r->d->peer, suffix);
+	if (scan_vyre_row(r->ctx, j, name, &v) != 0)
+		return -1;
+	report_figures(r->ctx, name, &v);
+	if (h->gbps <= 0)
+		return 0;
+	snprintf(name, sizeof(name), "%s %s%s:hyperscan", prefix, r->d->peer, suffix);
+	report_ratio(r->ctx, name, &v, h);
+	return check_counts(prefix, &v, h, &r->checked);
+}
+
+/* The hyperscan row of @j named "@prefix hyperscan"; @h stays zero without it. */
+static int hs_row(struct run *r, const struct set *s, struct job *j, const char *prefix,
+		  struct figures *h)
+{
+#ifdef VYRE_HAVE_HS
+	char name[128];
+
+	j->db = s->db;
+	snprintf(name, sizeof(name), "%s hyperscan", prefix);
+	if (!s->db)
+		return 0;
+	if (scan_hs_row(r->ctx, j, name, h) != 0)
+		return -1;
+	report_figures(r->ctx, name, h);
+#else
+	(void)r;
+	(void)s;
+	(void)j;
+	(void)prefix;
+	(void)h;
+#endif
+	return 0;
+}
+
 /* Rows of set @s at item size @item over @data (@set_bytes of it). */
 static int item_rows(struct run *r, const struct set *s, const uint8_t *data, uint32_t set_bytes,
 		     uint32_t item)
 {
-	char name[96], size[24];
-	struct figures v = {0}, h = {0};
+	char prefix[64], size[24];
+	struct figures h = {0};
 	struct job j = {.data = data, .item_bytes = item, .n_items = set_bytes / item};
-	int rc = 0, have_v = 0;
 
-	size_name(item, size, sizeof(size));
-#ifdef VYRE_HAVE_HS
-	j.db = s->db;
-	snprintf(name, sizeof(name), "lit%u %s hyperscan", s->n, size);
-	if (s->db && scan_hs_row(r->ctx, &j, name, &h) == 0)
-		report_figures(r->ctx, name, &h);
-	else if (s->db)
-		rc = -1;
-#endif
+	snprintf(prefix, sizeof(prefix), "lit%u %s", s->n, size_name(item, size, sizeof(size)));
+	int rc = hs_row(r, s, &j, prefix, &h);
+
 	if (r->d && s->table) {
 		j.socket = r->d->run.sock;
 		j.table = s->table;
 		j.table_bytes = s->table_bytes;
-		snprintf(name, sizeof(name), "lit%u %s %s", s->n, size, r->d->peer);
-		if (scan_vyre_row(r->ctx, &j, name, &v) == 0) {
-			report_figures(r->ctx, name, &v);
-			have_v = 1;
-		} else {
-			rc = -1;
-		}
-	}
-	if (have_v && h.gbps > 0) {
-		snprintf(name, sizeof(name), "lit%u %s %s:hyperscan", s->n, size, r->d->peer);
-		report_ratio(r->ctx, name, &v, &h);
-		snprintf(name, sizeof(name), "lit%u %s", s->n, size);
-		rc |= check_counts(name, &v, &h, &r->checked);
+		rc |= vyre_row(r, &j, 0, prefix, "", &h);
+		rc |= vyre_row(r, &j, SCAN_ITEMS_DEVICE, prefix, " dev", &h);
 	}
 	return rc;
 }
 
-/* The single-scan rows of set @s. */
+/* The base64 rows of set @s at item size @item: @data encoded, at @enc. */
+static int b64_rows(struct run *r, const struct set *s, const uint8_t *data, uint32_t set_bytes,
+		    uint32_t item, uint8_t *enc)
+{
+	char prefix[64], size[24];
+	struct figures h = {0};
+	struct job j = {.data = data,
+			.item_bytes = item,
+			.n_items = set_bytes / item,
+			.mode = SCAN_B64,
+			.enc = enc,
+			.enc_stride = scan_b64_counted_bytes(item)};
+
+	scan_b64_encode_items(data, item, j.n_items, enc, j.enc_stride);
+	snprintf(prefix, sizeof(prefix), "b64 lit%u %s", s->n, size_name(item, size, sizeof(size)));
+	int rc = hs_row(r, s, &j, prefix, &h);
+
+	if (r->d && s->table) {
+		j.socket = r->d->run.sock;
+		j.table = s->table;
+		j.table_bytes = s->table_bytes;
+		rc |= vyre_row(r, &j, SCAN_B64, prefix, " unfused", &h);
+		rc |= vyre_row(r, &j, SCAN_B64 | SCAN_FUSED, prefix, " fused", &h);
+	}
+	return rc;
+}
+
+/* The single-scan rows of set @s: vyre from the heap and from a device buffer, Hyperscan. */
 static int single_rows(struct run *r, const struct set *s)
 {
-	const uint32_t max = r->ctx->quick ? QUICK_PREFIX_MAX : PREFIX_MAX;
+	const uint32_t bytes = r->ctx->quick ? QUICK_SINGLE : SINGLE_BYTES;
 	struct job j = {.socket = r->d->run.sock, .table = s->table, .table_bytes = s->table_bytes};
-	struct single one;
-	char name[96], size[24];
+	struct figures v[2], h = {0};
+
+	memset(v, 0, sizeof(v));
+	char name[128], size[24];
 	int rc = 0;
 
-	if (scan_vyre_single_row(r->ctx, &j, r->corp, max, &one))
-		return -1;
-	const struct figures v = {(double)one.bytes / (double)one.ns, one.matches, 1};
+	size_name(bytes, size, sizeof(size));
+	for (int device = 0; device < 2; device++) {
+		struct single one = {0};
 
-	size_name(one.bytes, size, sizeof(size));
-	fprintf(stderr,
-		"scan: single scan: %s took %.3f s for a %s prefix; a whole 1 GiB would take "
-		"about %.1f s at that rate, so only the prefix is measured\n",
-		r->d->peer, (double)one.ns / 1e9, size, (double)GIB / v.gbps / 1e9);
-	snprintf(name, sizeof(name), "single lit%u %s %s", s->n, size, r->d->peer);
-	report_figures(r->ctx, name, &v);
-	vyre_bench_report(r->ctx, SUITE, name, "est-1GiB", (double)GIB / v.gbps / 1e9, "s");
+		if (scan_vyre_single_row(r->ctx, &j, r->corp, bytes, device, &one)) {
+			rc = -1;
+			continue;
+		}
+		v[device] = (struct figures){(double)one.bytes * (double)one.scans / (double)one.ns,
+					     one.matches, 1};
+		snprintf(name, sizeof(name), "single lit%u %s %s%s", s->n, size, r->d->peer,
+			 device ? " dev" : "");
+		report_figures(r->ctx, name, &v[device]);
+	}
 #ifdef VYRE_HAVE_HS
-	struct figures h;
-	uint8_t *data = malloc(one.bytes);
+	uint8_t *data = malloc(bytes);
 
 	if (!data) {
 		fprintf(stderr, "scan: single hyperscan: out of memory\n");
 		return -1;
 	}
-	scan_tile(r->corp, data, one.bytes);
+	scan_tile(r->corp, data, bytes);
 	snprintf(name, sizeof(name), "single lit%u %s hyperscan", s->n, size);
-	rc = scan_hs_single(r->ctx, s->db, data, (uint32_t)one.bytes, &h);
-	free(data);
-	if (rc == 0) {
+	if (scan_hs_single(r->ctx, s->db, data, bytes, &h) == 0)
 		report_figures(r->ctx, name, &h);
-		vyre_bench_report(r->ctx, SUITE, name, "est-1GiB", (double)GIB / h.gbps / 1e9, "s");
-		snprintf(name, sizeof(name), "single lit%u %s %s:hyperscan", s->n, size,
-			 r->d->peer);
-		report_ratio(r->ctx, name, &v, &h);
+	else
+		rc = -1;
+	free(data);
+	for (int device = 0; device < 2 && h.gbps > 0; device++) {
+		if (v[device].gbps <= 0)
+			continue;
+		snprintf(name, sizeof(name), "single lit%u %s %s%s:hyperscan", s->n, size,
+			 r->d->peer, device ? " dev" : "");
+		report_ratio(r->ctx, name, &v[device], &h);
 		snprintf(name, sizeof(name), "single lit%u %s", s->n, size);
-		rc = check_counts(name, &v, &h, &r->checked);
+		rc |= check_counts(name, &v[device], &h, &r->checked);
 	}
 #endif
 	return rc;
@@ -237,12 +300,14 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 	struct set sets[N_SETS] = {0};
 	const uint32_t set_bytes = ctx->quick ? QUICK_SET_BYTES : SET_BYTES;
 	uint8_t *data = malloc(set_bytes);
+	uint8_t *enc =
+	    malloc((uint64_t)set_bytes / b64_sizes[0] * scan_b64_counted_bytes(b64_sizes[0]));
 	struct vyred d = {0};
 	char bin[PATH_MAX];
 	struct run r = {ctx, &corp, NULL, 0};
 	int rc = 0;
 
-	if (!pat || !data) {
+	if (!pat || !data || !enc) {
 		fprintf(stderr, "scan: out of memory\n");
 		rc = -1;
 		goto out;
@@ -283,13 +348,11 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 		}
 		for (size_t k = 0; k < N_SIZES; k++)
 			rc |= item_rows(&r, s, data, set_bytes, item_sizes[k]);
+		for (size_t k = 0; k < N_B64_SIZES; k++)
+			rc |= b64_rows(&r, s, data, set_bytes, b64_sizes[k], enc);
+		if (r.d && s->table)
+			rc |= single_rows(&r, s);
 	}
-	/* the largest set vyre could take: the single scan is the issue's 1 GiB row */
-	for (size_t i = N_SETS; r.d && i-- > 0;)
-		if (sets[i].table) {
-			rc |= single_rows(&r, &sets[i]);
-			break;
-		}
 	if (r.d)
 		scan_vyred_stop(&d);
 	if (r.checked)
@@ -306,6 +369,7 @@ out:
 		set_free(&sets[i]);
 	free(corp.bytes);
 	free(data);
+	free(enc);
 	free(pat);
 	return rc ? -1 : 0;
 }

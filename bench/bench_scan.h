@@ -7,6 +7,7 @@
  *   bench_scan_hs.c      the Hyperscan peer (VYRE_HAVE_HS)
  *   bench_scan_vyre.c    the vyre peer: vyred, its producer processes, the single long scan
  *   bench_scan_limits.c  the physical-limit rows, CUDA copies in a forked child
+ *   bench_scan_b64.c     base64: the encoded item sets and the CPU peer's decoder
  */
 #ifndef VYRE_BENCH_SCAN_H
 #define VYRE_BENCH_SCAN_H
@@ -66,10 +67,19 @@ struct board {
 	struct worker w[MAX_WORKERS];
 };
 
+/* job.mode: where vyre's bytes live and what each item does */
+#define SCAN_ITEMS_DEVICE (1u << 0) /* items copied once into device buffers (VYRE_BUF_DEVICE) */
+#define SCAN_B64	  (1u << 1) /* items base64-encoded: decode, then scan the decoded bytes */
+#define SCAN_FUSED	  (1u << 2) /* SCAN_B64 as one chain through a transient buffer */
+
 /* One row's work: the item set, the peer's inputs, and who takes which items. */
 struct job {
 	const uint8_t *data; /* n_items items of item_bytes, back to back */
 	uint32_t item_bytes, n_items;
+	uint32_t mode;
+	/* SCAN_B64: item k encoded as a counted buffer (design.md 6.1) at enc + k * enc_stride */
+	const uint8_t *enc;
+	uint32_t enc_stride;
 	unsigned workers;
 	struct board *b;
 	const char *socket; /* vyre */
@@ -115,10 +125,26 @@ void scan_hs_free(struct hs_database *db);
 int scan_hs_row(const struct vyre_bench_ctx *ctx, struct job *j, const char *row,
 		struct figures *f);
 
-/* One scan of @bytes of @data in this thread, repeated for --seconds; @f as a row's. */
+/*
+ * One scan of @bytes of @data by one thread per online CPU, each taking a
+ * slice and starting PATTERN_MAX - 1 bytes before it so that the matches
+ * ending in it are all found; repeated for --seconds. @f as a row's.
+ */
 int scan_hs_single(const struct vyre_bench_ctx *ctx, const struct hs_database *db,
 		   const uint8_t *data, uint32_t bytes, struct figures *f);
 #endif
+
+/* ---- bench_scan_b64.c --------------------------------------------------------- */
+
+/* Bytes of the counted buffer holding @bytes base64-encoded: the length word, padded text. */
+uint32_t scan_b64_counted_bytes(uint32_t bytes);
+
+/* Encodes each @item_bytes item of @data into a counted buffer of @stride bytes at @enc. */
+void scan_b64_encode_items(const uint8_t *data, uint32_t item_bytes, uint32_t n_items, uint8_t *enc,
+			   uint32_t stride);
+
+/* Decodes the counted base64 at @counted into @out; the decoded length, or -1 if malformed. */
+int64_t scan_b64_decode(const uint8_t *counted, uint8_t *out, uint64_t out_cap);
 
 /* ---- bench_scan_vyre.c -------------------------------------------------------- */
 
@@ -136,13 +162,13 @@ int scan_vyre_row(const struct vyre_bench_ctx *ctx, struct job *j, const char *r
 		  struct figures *f);
 
 struct single {
-	uint64_t bytes, ns, matches;
+	uint64_t bytes, scans, ns, matches; /* ns: all @scans together */
 	struct worker w;
 };
 
-/* The longest prefix of the corpus one DFA_SCAN takes within --seconds, at most @max. */
+/* One buffer of @bytes of the corpus scanned whole, again and again for --seconds. */
 int scan_vyre_single_row(const struct vyre_bench_ctx *ctx, const struct job *j,
-			 const struct corpus *corp, uint32_t max, struct single *out);
+			 const struct corpus *corp, uint32_t bytes, int device, struct single *out);
 
 /* ---- bench_scan_limits.c ------------------------------------------------------ */
 

@@ -3,7 +3,8 @@
  * bench/bench_scan_hs.c - the scan suite's Hyperscan peer, when vyre-bench is
  * built with libhs (VYRE_HAVE_HS, set by bench/build.mk): the literal set
  * compiled by hs_compile_lit_multi, a row of hs_scan per item with one
- * thread per online CPU, and one long scan in a single thread.
+ * thread per online CPU (base64 rows decode each item first, with
+ * bench_scan_b64.c's decoder), and one long scan split over those threads.
  */
 #include "bench_scan.h"
 
@@ -21,7 +22,8 @@
 struct ends {
 	uint64_t *map; /* one bit per end offset, clear between scans */
 	uint64_t n;
-	size_t lo, hi; /* the words set, to clear only those */
+	size_t lo, hi;	  /* the words set, to clear only those */
+	uint64_t min_end; /* ends at or before this belong to the slice before */
 };
 
 static int on_match(unsigned int id, unsigned long long from, unsigned long long to,
@@ -34,7 +36,7 @@ static int on_match(unsigned int id, unsigned long long from, unsigned long long
 	(void)id;
 	(void)from;
 	(void)flags;
-	if (e->map[w] & bit)
+	if (to <= e->min_end || (e->map[w] & bit))
 		return 0;
 	if (e->n++ == 0 || w < e->lo)
 		e->lo = w;
@@ -110,17 +112,29 @@ static void *hs_worker(void *arg)
 	uint32_t first, n;
 	struct ends e;
 
+	uint8_t *decoded = j->mode & SCAN_B64 ? malloc(j->item_bytes) : NULL;
+
 	scan_share(j, a->id, &first, &n);
-	if (ends_init(&e, j->item_bytes)) {
+	if (ends_init(&e, j->item_bytes) || ((j->mode & SCAN_B64) && !decoded)) {
 		scan_fail(me, "out of memory");
+		free(e.map);
+		free(decoded);
 		return NULL;
 	}
 	if (n == 0)
 		__atomic_store_n(&me->pass_done, 1, __ATOMIC_RELEASE);
 	if (scan_ready_then_go(j->b, me) == 0)
 		for (uint64_t k = 0; n > 0 && !scan_stopping(j->b); k++) {
-			const uint8_t *item = j->data + (uint64_t)(first + k % n) * j->item_bytes;
-			const int64_t c = hs_count(j->db, a->scratch, item, j->item_bytes, &e);
+			const uint64_t at = first + k % n;
+			const uint8_t *item = j->data + at * j->item_bytes;
+
+			if (decoded && scan_b64_decode(j->enc + at * j->enc_stride, decoded,
+						       j->item_bytes) != (int64_t)j->item_bytes) {
+				scan_fail(me, "base64 decode failed");
+				break;
+			}
+			const int64_t c = hs_count(j->db, a->scratch, decoded ? decoded : item,
+						   j->item_bytes, &e);
 
 			if (c < 0) {
 				scan_fail(me, "hs_scan failed");
@@ -129,6 +143,7 @@ static void *hs_worker(void *arg)
 			scan_item_done(me, k, n, j->item_bytes, (uint64_t)c);
 		}
 	free(e.map);
+	free(decoded);
 	return NULL;
 }
 
@@ -174,29 +189,77 @@ out:
 	return rc;
 }
 
+struct slice {
+	const hs_database_t *db;
+	const uint8_t *data;
+	uint64_t lo, hi; /* the ends this thread counts: (lo, hi] */
+	hs_scratch_t *scratch;
+	struct ends e;
+	int64_t count;
+	pthread_t thread;
+};
+
+static void *slice_scan(void *arg)
+{
+	struct slice *sl = arg;
+	const uint64_t from = sl->lo > PATTERN_MAX - 1 ? sl->lo - (PATTERN_MAX - 1) : 0;
+
+	sl->e.min_end = sl->lo - from;
+	sl->count =
+	    hs_count(sl->db, sl->scratch, sl->data + from, (uint32_t)(sl->hi - from), &sl->e);
+	return NULL;
+}
+
+/* One whole scan over @n slices at once; the distinct ends, or -1. */
+static int64_t sliced_count(struct slice *sl, unsigned n)
+{
+	int64_t total = 0;
+	unsigned started = 0;
+
+	for (; started < n; started++)
+		if (pthread_create(&sl[started].thread, NULL, slice_scan, &sl[started]) != 0)
+			break;
+	for (unsigned i = 0; i < started; i++) {
+		pthread_join(sl[i].thread, NULL);
+		total = total < 0 || sl[i].count < 0 ? -1 : total + sl[i].count;
+	}
+	return started == n ? total : -1;
+}
+
 int scan_hs_single(const struct vyre_bench_ctx *ctx, const hs_database_t *db, const uint8_t *data,
 		   uint32_t bytes, struct figures *f)
 {
-	hs_scratch_t *scratch = NULL;
-	struct ends e;
+	const long cpus = vyre_bench_cpus();
+	const unsigned n = cpus < 1 ? 1 : cpus > (long)MAX_WORKERS ? MAX_WORKERS : (unsigned)cpus;
+	struct slice *sl = calloc(n, sizeof(*sl));
 	uint64_t scans = 0, t0, t;
 	int64_t c = 0;
+	int rc = sl ? 0 : -1;
 
-	if (ends_init(&e, bytes) || hs_alloc_scratch(db, &scratch) != HS_SUCCESS) {
-		free(e.map);
-		fprintf(stderr, "scan: single hyperscan: out of memory\n");
-		return -1;
+	for (unsigned i = 0; rc == 0 && i < n; i++) {
+		sl[i] = (struct slice){.db = db,
+				       .data = data,
+				       .lo = (uint64_t)bytes * i / n,
+				       .hi = (uint64_t)bytes * (i + 1) / n};
+		if (ends_init(&sl[i].e, sl[i].hi - sl[i].lo + PATTERN_MAX) ||
+		    hs_alloc_scratch(db, &sl[i].scratch) != HS_SUCCESS)
+			rc = -1;
 	}
 	t0 = t = vyre_bench_now_ns();
-	while (c >= 0 && (scans == 0 || (t - t0 < ctx->seconds * 1e9 && t - t0 < ROW_CAP_NS))) {
-		c = hs_count(db, scratch, data, bytes, &e);
+	while (rc == 0 && c >= 0 &&
+	       (scans == 0 || (t - t0 < ctx->seconds * 1e9 && t - t0 < ROW_CAP_NS))) {
+		c = sliced_count(sl, n);
 		scans++;
 		t = vyre_bench_now_ns();
 	}
-	hs_free_scratch(scratch);
-	free(e.map);
-	if (c < 0) {
-		fprintf(stderr, "scan: single hyperscan: hs_scan failed\n");
+	for (unsigned i = 0; sl && i < n; i++) {
+		hs_free_scratch(sl[i].scratch);
+		free(sl[i].e.map);
+	}
+	free(sl);
+	if (rc || c < 0) {
+		fprintf(stderr, "scan: single hyperscan: %s\n",
+			rc ? "out of memory" : "hs_scan failed");
 		return -1;
 	}
 	*f = (struct figures){(double)bytes * (double)scans / (double)(t - t0), (uint64_t)c, 1};

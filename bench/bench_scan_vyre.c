@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench/bench_scan_vyre.c - the scan suite's vyre peer: a vyred of the
- * suite's own, producer processes each with its own domain holding a copy of
- * the DFA table and its share of the items, and the single long DFA_SCAN.
+ * suite's own, producer processes each with its own domain holding the DFA
+ * table in a device buffer (uploaded once, as a user would) and its share of
+ * the items (in the heap, or uploaded once into device buffers), and the
+ * single long DFA_SCAN. Base64 rows decode each item first: two items, or
+ * one chain through a transient buffer that the backend may keep on chip.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +21,13 @@
 /* what one producer keeps in flight: 32 items of 4 KiB, 4 of 64 KiB, 1 of 1 MiB */
 #define INFLIGHT_BYTES (256u * KIB)
 #define MAX_DEPTH      32u
-#define PREFIX_MIN     MIB
+/* user_data: the item's walk index, then whether it is the decode, then its slot */
+#define UD_DECODE	   0x80u
+#define UD_SLOT		   0x3fu
+#define UD_KEEP(k, s, dec) ((uint64_t)(k) << 8 | ((dec) ? UD_DECODE : 0) | (s))
+/* vyred flags for the suite: a 1 GiB item and its table in the heap and on the device */
+static const char *const big_args[] = {"--heap-bytes-max", "3221225472", "--device-bytes-max",
+				       "3221225472", NULL};
 
 void scan_vyred_stop(struct vyred *d)
 {
@@ -46,9 +55,16 @@ static void vyred_backend(struct vyred *d)
 int scan_vyred_start(struct vyred *d, const char *bin, int cpu_only)
 {
 	/* without --backend cpu, vyred's default: auto */
-	static const char *const cpu[] = {"--backend", "cpu", NULL};
+	const char *args[8] = {0};
+	unsigned n = 0;
 
-	if (vyre_bench_vyred_start(&d->run, SUITE, bin, cpu_only ? cpu : NULL) != 0)
+	if (cpu_only) {
+		args[n++] = "--backend";
+		args[n++] = "cpu";
+	}
+	for (unsigned i = 0; big_args[i]; i++)
+		args[n++] = big_args[i];
+	if (vyre_bench_vyred_start(&d->run, SUITE, bin, args) != 0)
 		return -1;
 	vyred_backend(d);
 	return 0;
@@ -62,44 +78,130 @@ static uint64_t heap_for(uint32_t table_bytes, uint64_t n, uint64_t bytes)
 	return (need + MIB - 1) / MIB * MIB;
 }
 
-/* Connects and copies the table in; 0, or fails @me and returns -1. */
+/* A heap buffer holding @bytes of @src; 0, or an error. */
+static int host_copy_of(struct vyre_client *c, const void *src, uint32_t bytes, uint32_t *h)
+{
+	int rc = vyre_buffer_alloc(c, bytes, 0, h);
+	void *p = rc ? NULL : vyre_buffer_ptr(c, *h, NULL);
+
+	if (!p)
+		return rc ? rc : VYRE_E_PROTO;
+	memcpy(p, src, bytes);
+	return 0;
+}
+
+/*
+ * Uploads heap buffers @host[0..n) into new device buffers @dev[0..n) of
+ * @bytes each, one COPY item each with up to MAX_DEPTH in flight, then frees
+ * the heap buffers; 0, or an error.
+ */
+static int upload(struct vyre_client *c, const uint32_t *host, uint32_t *dev, uint32_t n,
+		  uint32_t bytes)
+{
+	struct vyre_cqe cqe[MAX_DEPTH];
+	uint32_t sent = 0, done = 0;
+	int rc = 0;
+
+	while (rc == 0 && done < n) {
+		while (rc == 0 && sent < n && sent - done < MAX_DEPTH) {
+			rc = vyre_buffer_alloc(c, bytes, VYRE_BUF_DEVICE, &dev[sent]);
+			const struct vyre_work_item copy = {VYRE_OP_COPY, host[sent],
+							    rc ? 0 : dev[sent], 0};
+
+			rc = rc ? rc : vyre_submit(c, &copy, sent, 0);
+			sent += rc == 0;
+		}
+		const int got = rc ? rc : vyre_wait(c, cqe, MAX_DEPTH, (int64_t)ROW_CAP_NS);
+
+		for (int i = 0; i < got; i++)
+			rc = rc ? rc : cqe[i].status;
+		done += got > 0 ? (uint32_t)got : 0;
+		rc = rc ? rc : got < 0 ? got : 0;
+	}
+	for (uint32_t i = 0; rc == 0 && i < n; i++)
+		rc = vyre_buffer_free(c, host[i]);
+	return rc;
+}
+
+/* Connects and puts the table in a device buffer; 0, or fails @me and returns -1. */
 static int vyre_open(const struct job *j, uint64_t heap, struct worker *me, struct vyre_client **c,
 		     uint32_t *table)
 {
 	const struct vyre_connect_opts o = {.socket_path = j->socket, .heap_bytes = heap};
+	uint32_t staged;
 	int rc = vyre_connect(&o, c);
 
 	if (rc) {
 		scan_fail(me, "vyre_connect: %s", vyre_strerror(rc));
 		return -1;
 	}
-	rc = vyre_buffer_alloc(*c, j->table_bytes, 0, table);
-	void *p = rc ? NULL : vyre_buffer_ptr(*c, *table, NULL);
-
-	if (!p) {
-		scan_fail(me, "table: %s", vyre_strerror(rc ? rc : VYRE_E_PROTO));
+	rc = host_copy_of(*c, j->table, j->table_bytes, &staged);
+	rc = rc ? rc : upload(*c, &staged, table, 1, j->table_bytes);
+	if (rc) {
+		scan_fail(me, "table: %s", vyre_strerror(rc));
 		vyre_close(*c);
 		return -1;
 	}
-	memcpy(p, j->table, j->table_bytes);
 	return 0;
 }
 
-/* Allocates one buffer per item of @me's share and copies the items in. */
+/* Bytes of one of @j's input buffers: the item, or its counted base64. */
+static uint32_t input_bytes(const struct job *j)
+{
+	return j->mode & SCAN_B64 ? j->enc_stride : j->item_bytes;
+}
+
+/* Allocates one buffer per item of @me's share, copies the items in, and uploads them if asked. */
 static int vyre_items(const struct job *j, struct vyre_client *c, uint32_t first, uint32_t n,
 		      uint32_t *in, struct worker *me)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		const int rc = vyre_buffer_alloc(c, j->item_bytes, 0, &in[i]);
-		void *p = rc ? NULL : vyre_buffer_ptr(c, in[i], NULL);
+	const uint32_t bytes = input_bytes(j);
+	const uint8_t *src = j->mode & SCAN_B64 ? j->enc : j->data;
+	int rc = 0;
 
-		if (!p) {
-			scan_fail(me, "item buffer: %s", vyre_strerror(rc ? rc : VYRE_E_PROTO));
-			return -1;
+	for (uint32_t i = 0; rc == 0 && i < n; i++)
+		rc = host_copy_of(c, src + (uint64_t)(first + i) * bytes, bytes, &in[i]);
+	if (rc == 0 && (j->mode & SCAN_ITEMS_DEVICE)) {
+		uint32_t *host = malloc((n ? n : 1) * sizeof(*host));
+
+		rc = host ? 0 : VYRE_E_NOMEM;
+		if (host) {
+			memcpy(host, in, n * sizeof(*in));
+			rc = upload(c, host, in, n, bytes);
+			free(host);
 		}
-		memcpy(p, j->data + (uint64_t)(first + i) * j->item_bytes, j->item_bytes);
 	}
-	return 0;
+	if (rc)
+		scan_fail(me, "item buffers: %s", vyre_strerror(rc));
+	return rc ? -1 : 0;
+}
+
+/* Submits @it, retrying while the SQ is full (at most 2 * MAX_DEPTH items are ever queued). */
+static int submit_one(struct vyre_client *c, const struct vyre_work_item *it, uint64_t ud,
+		      uint32_t flags)
+{
+	int rc;
+
+	while ((rc = vyre_submit(c, it, ud, flags)) == VYRE_E_AGAIN)
+		;
+	return rc;
+}
+
+/* Queues walk item @k in slot @s: a DFA_SCAN, or a decode and a DFA_SCAN_COUNTED. */
+static int submit_item(const struct job *j, struct vyre_client *c, uint64_t k, uint32_t s,
+		       uint32_t in, uint32_t mid, uint32_t out, uint32_t table)
+{
+	if (!(j->mode & SCAN_B64)) {
+		const struct vyre_work_item it = {VYRE_OP_DFA_SCAN, in, out, table};
+
+		return vyre_submit(c, &it, UD_KEEP(k, s, 0), VYRE_SQE_NODEDUPE);
+	}
+	const struct vyre_work_item dec = {VYRE_OP_BASE64_DECODE, in, mid, 0};
+	const struct vyre_work_item scan = {VYRE_OP_DFA_SCAN_COUNTED, mid, out, table};
+	const uint32_t chain = j->mode & SCAN_FUSED ? VYRE_SQE_CHAIN : 0;
+	int rc = vyre_submit(c, &dec, UD_KEEP(k, s, 1), VYRE_SQE_NODEDUPE | chain);
+
+	return rc ? rc : submit_one(c, &scan, UD_KEEP(k, s, 0), VYRE_SQE_NODEDUPE);
 }
 
 /*
@@ -112,8 +214,12 @@ static int vyre_producer(const struct job *j, unsigned id)
 {
 	struct worker *me = &j->b->w[id];
 	struct vyre_client *c;
-	struct vyre_cqe cqes[MAX_DEPTH];
-	uint32_t first, n, table, out[MAX_DEPTH], free_slots[MAX_DEPTH], n_free = 0;
+	struct vyre_cqe cqes[2 * MAX_DEPTH];
+	uint32_t first, n, table, out[MAX_DEPTH], mid[MAX_DEPTH], free_slots[MAX_DEPTH], n_free = 0;
+	uint8_t pending[MAX_DEPTH] = {0};
+	const uint8_t per_item = j->mode & SCAN_B64 ? 2 : 1;
+	const uint32_t mid_bytes = 4 + (j->item_bytes + 3) / 4 * 4;
+	const uint32_t mid_flags = j->mode & SCAN_FUSED ? VYRE_BUF_TRANSIENT : 0;
 	uint64_t next = 0;
 
 	scan_share(j, id, &first, &n);
@@ -123,7 +229,8 @@ static int vyre_producer(const struct job *j, unsigned id)
 		scan_fail(me, "out of memory");
 		return 1;
 	}
-	if (vyre_open(j, heap_for(j->table_bytes, n + j->depth, j->item_bytes), me, &c, &table)) {
+	if (vyre_open(j, heap_for(j->table_bytes, n + 2 * j->depth, input_bytes(j)), me, &c,
+		      &table)) {
 		free(in);
 		return 1;
 	}
@@ -131,6 +238,8 @@ static int vyre_producer(const struct job *j, unsigned id)
 
 	for (uint32_t s = 0; s < j->depth && !rc; s++) {
 		rc = vyre_buffer_alloc(c, 4, 0, &out[s]);
+		if (rc == 0 && (j->mode & SCAN_B64))
+			rc = vyre_buffer_alloc(c, mid_bytes, mid_flags, &mid[s]);
 		free_slots[n_free++] = s;
 		if (rc)
 			scan_fail(me, "output buffer: %s", vyre_strerror(rc));
@@ -144,16 +253,15 @@ static int vyre_producer(const struct job *j, unsigned id)
 
 		while (!stop && n_free > 0) {
 			const uint32_t s = free_slots[n_free - 1];
-			const struct vyre_work_item it = {VYRE_OP_DFA_SCAN, in[next % n], out[s],
-							  table};
 
-			rc = vyre_submit(c, &it, next << 8 | s, VYRE_SQE_NODEDUPE);
+			rc = submit_item(j, c, next, s, in[next % n], mid[s], out[s], table);
 			if (rc == VYRE_E_AGAIN)
 				break;
 			if (rc) {
 				scan_fail(me, "vyre_submit: %s", vyre_strerror(rc));
 				goto out;
 			}
+			pending[s] = per_item;
 			n_free--;
 			next++;
 		}
@@ -162,22 +270,27 @@ static int vyre_producer(const struct job *j, unsigned id)
 				break;
 			continue;
 		}
-		const int got = vyre_wait(c, cqes, MAX_DEPTH, (int64_t)ROW_CAP_NS);
+		const int got = vyre_wait(c, cqes, 2 * MAX_DEPTH, (int64_t)ROW_CAP_NS);
 
 		if (got < 0) {
 			scan_fail(me, "vyre_wait: %s", vyre_strerror(got));
 			goto out;
 		}
 		for (int i = 0; i < got; i++) {
+			const uint64_t ud = cqes[i].user_data;
+			const uint32_t s = (uint32_t)(ud & UD_SLOT);
+
 			if (cqes[i].status != 0 || (cqes[i].flags & VYRE_CQE_DEDUPED)) {
-				scan_fail(me, "DFA_SCAN: %s",
+				scan_fail(me, "%s: %s",
+					  ud & UD_DECODE ? "BASE64_DECODE" : "DFA_SCAN",
 					  cqes[i].status ? vyre_strerror(cqes[i].status)
 							 : "deduplicated");
 				goto out;
 			}
-			scan_item_done(me, cqes[i].user_data >> 8, n, j->item_bytes,
-				       cqes[i].result);
-			free_slots[n_free++] = (uint32_t)(cqes[i].user_data & 0xff);
+			if (!(ud & UD_DECODE))
+				scan_item_done(me, ud >> 8, n, j->item_bytes, cqes[i].result);
+			if (--pending[s] == 0)
+				free_slots[n_free++] = s;
 		}
 	}
 out:
@@ -226,45 +339,48 @@ int scan_vyre_row(const struct vyre_bench_ctx *ctx, struct job *j, const char *r
 }
 
 /*
- * In a child: scans prefixes of the data as one DFA_SCAN item each, 1 MiB
- * first, doubling while the last scan took under half of --seconds (so all
- * of them take about twice that) and the next fits @max.
+ * In a child: one buffer of @s->bytes of the corpus (in the heap, or
+ * uploaded into a device buffer when @device), scanned by one DFA_SCAN at a
+ * time for --seconds (at least once).
  */
 static int vyre_single(const struct vyre_bench_ctx *ctx, const struct job *j,
-		       const struct corpus *corp, uint32_t max, struct single *s)
+		       const struct corpus *corp, int device, struct single *s)
 {
 	struct vyre_client *c;
 	struct vyre_cqe cqe;
-	uint32_t table, out, buf = 0;
+	uint32_t table, out, host, buf = 0;
+	const uint32_t bytes = (uint32_t)s->bytes;
 
-	if (vyre_open(j, heap_for(j->table_bytes, 2, max), &s->w, &c, &table))
+	if (vyre_open(j, heap_for(j->table_bytes, 1, bytes), &s->w, &c, &table))
 		return 1;
 	int rc = vyre_buffer_alloc(c, 4, 0, &out);
 
-	for (uint64_t bytes = PREFIX_MIN; rc == 0 && bytes <= max; bytes *= 2) {
-		rc = vyre_buffer_alloc(c, (uint32_t)bytes, 0, &buf);
-		uint8_t *p = rc ? NULL : vyre_buffer_ptr(c, buf, NULL);
+	rc = rc ? rc : vyre_buffer_alloc(c, bytes, 0, &host);
+	uint8_t *p = rc ? NULL : vyre_buffer_ptr(c, host, NULL);
 
-		if (!p) {
-			rc = rc ? rc : VYRE_E_PROTO;
-			break;
-		}
+	if (p) {
 		scan_tile(corp, p, bytes);
-		const struct vyre_work_item it = {VYRE_OP_DFA_SCAN, buf, out, table};
-		const uint64_t t0 = vyre_bench_now_ns();
+		buf = host;
+		if (device)
+			rc = upload(c, &host, &buf, 1, bytes);
+	} else {
+		rc = rc ? rc : VYRE_E_PROTO;
+	}
+	const struct vyre_work_item it = {VYRE_OP_DFA_SCAN, buf, out, table};
+	const uint64_t t0 = vyre_bench_now_ns();
+	uint64_t t = t0;
 
+	while (rc == 0 && (s->scans == 0 || (t - t0 < ctx->seconds * 1e9 && t - t0 < ROW_CAP_NS))) {
 		rc = vyre_submit(c, &it, 0, VYRE_SQE_NODEDUPE);
 		const int got = rc ? rc : vyre_wait(c, &cqe, 1, (int64_t)ROW_CAP_NS);
 
 		rc = got == 1 ? cqe.status : got < 0 ? got : VYRE_E_PROTO;
+		t = vyre_bench_now_ns();
 		if (rc == 0) {
-			s->bytes = bytes;
-			s->ns = vyre_bench_now_ns() - t0;
+			s->scans++;
+			s->ns = t - t0;
 			s->matches = cqe.result;
 		}
-		if (rc == 0 && (double)s->ns * 2 > ctx->seconds * 1e9)
-			break;
-		rc = rc ? rc : vyre_buffer_free(c, buf);
 	}
 	if (rc)
 		scan_fail(&s->w, "single DFA_SCAN: %s", vyre_strerror(rc));
@@ -274,19 +390,20 @@ static int vyre_single(const struct vyre_bench_ctx *ctx, const struct job *j,
 
 /* vyre_single in a forked child; 0 with *@s filled, else -1. */
 int scan_vyre_single_row(const struct vyre_bench_ctx *ctx, const struct job *j,
-			 const struct corpus *corp, uint32_t max, struct single *out)
+			 const struct corpus *corp, uint32_t bytes, int device, struct single *out)
 {
 	struct single *s = vyre_bench_shared_alloc(sizeof(*s));
 	int rc = -1;
 
 	if (!s)
 		return -1;
+	s->bytes = bytes;
 	fflush(NULL);
 	const pid_t pid = fork();
 
 	if (pid == 0)
-		_exit(vyre_single(ctx, j, corp, max, s));
-	if (pid > 0 && vyre_bench_reap(pid) == 0 && s->bytes > 0) {
+		_exit(vyre_single(ctx, j, corp, device, s));
+	if (pid > 0 && vyre_bench_reap(pid) == 0 && s->scans > 0) {
 		*out = *s;
 		rc = 0;
 	} else {
