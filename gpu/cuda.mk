@@ -20,7 +20,7 @@ MK_NVCCFLAGS := -std=c++17 -O3 -Iinclude -Igpu \
 	--generate-code arch=compute_90,code=[sm_90,compute_90] \
 	--generate-code arch=compute_75,code=compute_75
 
-$(BUILD)/gen/megakernel.fatbin: gpu/megakernel.cu gpu/cuda_abi.h include/vyre/abi.h
+$(BUILD)/gen/megakernel.fatbin: gpu/megakernel.cu gpu/mk_dfa.cuh gpu/cuda_abi.h include/vyre/abi.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(MK_NVCCFLAGS) -fatbin $< -o $@
 
@@ -39,7 +39,7 @@ $(BUILD)/gen/megakernel_fatbin.c: $(BUILD)/gen/megakernel.fatbin
 # The PTX alone, for reading (make BUILD=... ptx).
 .PHONY: ptx
 ptx: $(BUILD)/gen/megakernel.sm_90.ptx $(BUILD)/gen/megakernel.sm_75.ptx
-$(BUILD)/gen/megakernel.sm_%.ptx: gpu/megakernel.cu gpu/cuda_abi.h include/vyre/abi.h
+$(BUILD)/gen/megakernel.sm_%.ptx: gpu/megakernel.cu gpu/mk_dfa.cuh gpu/cuda_abi.h include/vyre/abi.h
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -O3 -Iinclude -Igpu -arch=compute_$* -ptx $< -o $@
 
@@ -50,6 +50,11 @@ TESTS += $(CUDA_TESTS)
 $(foreach t,$(CUDA_TESTS),$(eval TEST_EXTRA_OBJS_$(t) := $(BUILD)/obj/tests/test_cuda_gen.o))
 $(foreach t,$(CUDA_TESTS) test_cuda_gen,$(eval CFLAGS_tests_$(t) := -I$(CUDA_HOME)/include -Igpu))
 $(addprefix $(BUILD)/tests/,$(CUDA_TESTS)): $(BUILD)/obj/tests/test_cuda_gen.o
+# the lowering test models split DFA items over literal-set tables
+TEST_EXTRA_OBJS_test_cuda_lower += $(BUILD)/obj/tests/test_cuda_dfa_model.o $(BUILD)/libvyre-submit.a
+CFLAGS_tests_test_cuda_lower += -Itools/submit
+CFLAGS_tests_test_cuda_dfa_model := -Igpu
+$(BUILD)/tests/test_cuda_lower: $(BUILD)/obj/tests/test_cuda_dfa_model.o $(BUILD)/libvyre-submit.a
 # test_cuda_e2e runs vyred and the transport's integration test against it
 TEST_EXTRA_OBJS_test_cuda_e2e += $(BUILD)/obj/tests/test_integration_daemon.o
 $(BUILD)/tests/test_cuda_e2e: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred \

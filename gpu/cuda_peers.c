@@ -167,7 +167,7 @@ static int lower(struct vyre_cuda_peers *p, const struct vyre_exec_batch *batch)
 			 batch->plan.n_order, p->max_items);
 		return VYRE_E_INVAL;
 	}
-	err = vyre_cuda_lower_measure(batch, &p->vheap, 1, p->cls, &p->lay);
+	err = vyre_cuda_lower_measure(batch, &p->vheap, 1, p->dv.grid, p->cls, &p->lay);
 	if (!err && p->lay.bytes > p->slab.bytes) {
 		snprintf(p->why, sizeof(p->why), "batch needs a %llu-byte slab",
 			 (unsigned long long)p->lay.bytes);
@@ -200,8 +200,8 @@ static int enqueue_units(struct vyre_cuda_peers *p)
 				uint32_t whole = i < st->n_block_units;
 				void *params[] = {&u, &results, &whole};
 				CUresult r = p->dv.d->cuLaunchKernel(
-				    p->dv.item, 1, 1, 1, whole ? VYRE_MK_THREADS : 32, 1, 1, 0,
-				    p->stream, params, NULL);
+				    p->dv.item, 1, 1, 1, whole ? VYRE_MK_THREADS : 32, 1, 1,
+				    p->dv.smem_dynamic, p->stream, params, NULL);
 
 				if (r != CUDA_SUCCESS)
 					return cu(p, "cuLaunchKernel(vyre_mk_item)", r);

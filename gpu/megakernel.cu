@@ -28,6 +28,8 @@
 #include "vyre/abi.h"
 #undef _Static_assert
 
+#include "mk_dfa.cuh"
+
 namespace
 {
 
@@ -40,8 +42,7 @@ struct __align__(16) shared_state
 	vyre_mk_unit units[VYRE_MK_PREFETCH];
 	vyre_mk_stage stages[VYRE_MK_PREFETCH];
 	vyre_mk_launch_args launch;
-	uint32_t dfa[VYRE_MK_DFA_CACHE_WORDS];
-	uint32_t tile[VYRE_MK_DFA_TILE_WORDS];
+	dfa::block_shared scan;
 	uint32_t red[VYRE_MK_WARPS];
 	uint32_t words[4];
 	uint32_t cmd;
@@ -309,12 +310,18 @@ __device__ void sequential_unit(const vyre_mk_unit &u, uint64_t results, vyre_mk
 		}
 		break;
 	case VYRE_OP_DFA_SCAN:
-		if (dfa_sequential(reinterpret_cast<const uint8_t *>(u.table), u.aux, in, u.count,
-				   &acc) != 0) {
+	case VYRE_OP_DFA_SCAN_COUNTED: {
+		// DFA_SCAN_COUNTED: the bytes after the length word (lowering made count >= 4)
+		const uint32_t len = op == VYRE_OP_DFA_SCAN ? u.count : load32(in);
+		const uint32_t skip = op == VYRE_OP_DFA_SCAN ? 0 : 4;
+		if (len > u.count - skip ||
+		    dfa_sequential(reinterpret_cast<const uint8_t *>(u.table), u.aux, in + skip,
+				   len, &acc) != 0) {
 			put_result(results, u.slot, VYRE_E_INVAL, 0);
 			return;
 		}
 		break;
+	}
 	default:
 		return;
 	}
@@ -354,6 +361,10 @@ __device__ void warp_unit(const vyre_mk_unit &u, uint64_t results, uint32_t lane
 		}
 		break;
 	}
+	case VYRE_OP_DFA_SCAN:
+	case VYRE_OP_DFA_SCAN_COUNTED:
+		dfa::warp_item(u, results);
+		break;
 	default:
 		break;
 	}
@@ -383,93 +394,13 @@ __device__ void block_reduce_unit(const vyre_mk_unit &u, uint64_t results, share
 	__syncthreads();
 }
 
-// DFA_SCAN on a whole block: validate every transition in parallel (caching
-// the table in shared memory when it fits, validated values only), then one
-// thread walks the input, staged through shared memory by the whole block.
-__device__ void block_dfa_unit(const vyre_mk_unit &u, uint64_t results, shared_state &sh,
-			       vyre_mk_devstate *ds)
-{
-	const uint32_t *table = reinterpret_cast<const uint32_t *>(u.table);
-	const uint32_t tid = threadIdx.x;
-
-	if (tid == 0) {
-		uint32_t ok = 0, n = 0, start = 0;
-		if (u.aux >= 8) {
-			n = table[0];
-			start = table[1];
-			uint64_t need = dfa_table_bytes(n);
-			ok = need != 0 && need <= u.aux && start < n;
-		}
-		sh.words[0] = ok;
-		sh.words[1] = n;
-		sh.words[2] = start;
-	}
-	__syncthreads();
-	const uint32_t ok = sh.words[0], n = sh.words[1], start = sh.words[2];
-	const uint64_t accept_words = ((uint64_t)n + 31) / 32;
-	const uint64_t body_words = accept_words + 256 * (uint64_t)n;
-	const bool cached = ok && body_words <= VYRE_MK_DFA_CACHE_WORDS;
-	const uint32_t *body = table + 2;
-	int bad = !ok;
-
-	if (ok) {
-		for (uint64_t i = tid; i < body_words; i += blockDim.x) {
-			uint32_t v = body[i];
-			if (i >= accept_words && v >= n)
-				bad = 1;
-			if (cached)
-				sh.dfa[i] = v;
-		}
-	}
-	if (__syncthreads_or(bad)) {
-		if (tid == 0)
-			put_result(results, u.slot, VYRE_E_INVAL, 0);
-		return;
-	}
-
-	const uint32_t *accept = cached ? sh.dfa : body;
-	const uint32_t *next = accept + accept_words;
-	const uint32_t *in = reinterpret_cast<const uint32_t *>(u.in);
-	const uint32_t words = u.count / 4;
-	uint32_t state = start, hits = 0;
-	int err = 0;
-
-	for (uint32_t base = 0; base < words; base += VYRE_MK_DFA_TILE_WORDS) {
-		const uint32_t m = min(VYRE_MK_DFA_TILE_WORDS, words - base);
-		for (uint32_t i = tid; i < m; i += blockDim.x)
-			sh.tile[i] = in[base + i];
-		__syncthreads();
-		if (tid == 0 && !err) {
-			const uint8_t *bytes = reinterpret_cast<const uint8_t *>(sh.tile);
-			for (uint32_t j = 0; j < 4 * m; j++) {
-				state = next[(uint64_t)state * 256 + bytes[j]];
-				// only an uncached table can change under us
-				if (state >= n) {
-					err = 1;
-					break;
-				}
-				hits += (accept[state / 32] >> (state % 32)) & 1u;
-			}
-			bump_progress(ds);
-		}
-		__syncthreads();
-	}
-	if (tid == 0) {
-		if (err) {
-			put_result(results, u.slot, VYRE_E_INVAL, 0);
-		} else {
-			*reinterpret_cast<uint32_t *>(u.out) = hits;
-			put_result(results, u.slot, 0, hits);
-		}
-	}
-	__syncthreads();
-}
-
 __device__ void block_unit(const vyre_mk_unit &u, uint64_t results, shared_state &sh,
 			   vyre_mk_devstate *ds)
 {
-	if ((u.op & VYRE_MK_OP_MASK) == VYRE_OP_DFA_SCAN)
-		block_dfa_unit(u, results, sh, ds);
+	const uint32_t op = u.op & VYRE_MK_OP_MASK;
+
+	if (op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED)
+		dfa::block_unit(u, results, sh.scan, ds);
 	else
 		block_reduce_unit(u, results, sh, ds);
 }
