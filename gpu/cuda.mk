@@ -45,7 +45,7 @@ $(BUILD)/gen/megakernel.sm_%.ptx: gpu/megakernel.cu gpu/mk_dfa.cuh gpu/cuda_abi.
 
 # test_cuda_lower runs anywhere; the others exit 77 without a GPU.
 CUDA_TESTS := test_cuda_lower test_cuda_immediate test_cuda_diff test_cuda_fault test_cuda_inflight \
-	test_cuda_e2e
+	test_cuda_e2e test_cuda_dfa
 TESTS += $(CUDA_TESTS)
 $(foreach t,$(CUDA_TESTS),$(eval TEST_EXTRA_OBJS_$(t) := $(BUILD)/obj/tests/test_cuda_gen.o))
 $(foreach t,$(CUDA_TESTS) test_cuda_gen,$(eval CFLAGS_tests_$(t) := -I$(CUDA_HOME)/include -Igpu))
@@ -55,6 +55,11 @@ TEST_EXTRA_OBJS_test_cuda_lower += $(BUILD)/obj/tests/test_cuda_dfa_model.o $(BU
 CFLAGS_tests_test_cuda_lower += -Itools/submit
 CFLAGS_tests_test_cuda_dfa_model := -Igpu
 $(BUILD)/tests/test_cuda_lower: $(BUILD)/obj/tests/test_cuda_dfa_model.o $(BUILD)/libvyre-submit.a
+# the GPU DFA test scans literal-set tables too
+TEST_EXTRA_OBJS_test_cuda_dfa += $(BUILD)/libvyre-submit.a
+CFLAGS_tests_test_cuda_dfa += -Itools/submit
+TEST_LIBS_test_cuda_dfa := -lpthread
+$(BUILD)/tests/test_cuda_dfa: $(BUILD)/libvyre-submit.a
 # test_cuda_e2e runs vyred and the transport's integration test against it
 TEST_EXTRA_OBJS_test_cuda_e2e += $(BUILD)/obj/tests/test_integration_daemon.o
 $(BUILD)/tests/test_cuda_e2e: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred \

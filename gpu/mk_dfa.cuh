@@ -244,12 +244,38 @@ __device__ __forceinline__ uint32_t byte_of(const uint4 &v, uint32_t j)
 	return (w >> (8 * (j & 3))) & 0xffu;
 }
 
+template <bool Count, class T>
+__device__ __forceinline__ uint32_t whole_word(const T &t, const uint4 &v, uint32_t s,
+					       uint32_t &hits)
+{
+	s = step_word<Count>(t, s, v.x, hits);
+	s = step_word<Count>(t, s, v.y, hits);
+	s = step_word<Count>(t, s, v.z, hits);
+	return step_word<Count>(t, s, v.w, hits);
+}
+
+// Bytes [lo, hi) of the 16-byte word at q.
+template <bool Count, class T>
+__device__ __forceinline__ uint32_t part_word(const T &t, const uint4 *q, uint32_t lo, uint32_t hi,
+					      uint32_t s, uint32_t &hits)
+{
+	const uint4 v = ld_global16(q);
+
+	for (uint32_t j = lo; j < hi; j++)
+		s = step<Count>(t, s, byte_of(v, j), hits);
+	return s;
+}
+
+constexpr uint32_t kAhead = 1; // 16-byte words a walk keeps in flight
+
 // The state after bytes [a, b) of p from s (x) and, when Count, the
-// accepting positions among them (y). Reads whole aligned 16-byte words, the next one in flight
-// while this one is walked; the words around a and b lie in the same
-// 16-byte-aligned, hence mapped, memory as the bytes themselves. Not inlined:
-// its loop then gets registers of its own (the megakernel runs 1024 threads
-// a block, 64 registers each), and a call costs little next to a chunk.
+// accepting positions among them (y). Reads aligned 16-byte words and keeps
+// kAhead of them in flight: each slot is loaded again as soon as its word is
+// taken (a word of host memory is a PCIe round trip away). The words around
+// a and b lie in the same 16-byte-aligned, hence mapped, memory as the bytes
+// themselves. Not inlined: its loop then gets registers of its own (the
+// megakernel runs 1024 threads a block, 64 registers each), and a call
+// costs little next to a chunk.
 template <bool Count, class T>
 __device__ __noinline__ uint2 walk(const T t, const uint8_t *p, uint64_t a, uint64_t b, uint32_t s)
 {
@@ -258,30 +284,37 @@ __device__ __noinline__ uint2 walk(const T t, const uint8_t *p, uint64_t a, uint
 	if (a >= b)
 		return make_uint2(s, 0);
 	const uintptr_t from = reinterpret_cast<uintptr_t>(p + a);
-	const uintptr_t base = from & ~static_cast<uintptr_t>(15);
-	const uint64_t span = reinterpret_cast<uintptr_t>(p + b) - base;
-	const uint64_t words = (span + 15) / 16;
-	const uint4 *q = reinterpret_cast<const uint4 *>(base);
-	uint32_t lo = (uint32_t)(from - base);
-	uint4 cur = ld_global16(q);
+	const uint4 *q = reinterpret_cast<const uint4 *>(from & ~static_cast<uintptr_t>(15));
+	const uint32_t lo = (uint32_t)(from & 15);
+	const uint64_t span = lo + (b - a); // bytes from q
+	uint64_t w = 0;
 
-	for (uint64_t k = 0; k < words; k++) {
-		const uint4 v = cur;
-		if (k + 1 < words)
-			cur = ld_global16(q + k + 1);
-		const uint64_t left = span - 16 * k;
-		const uint32_t hi = left < 16 ? (uint32_t)left : 16u;
-		if (lo == 0 && hi == 16) {
-			s = step_word<Count>(t, s, v.x, hits);
-			s = step_word<Count>(t, s, v.y, hits);
-			s = step_word<Count>(t, s, v.z, hits);
-			s = step_word<Count>(t, s, v.w, hits);
-		} else {
-			for (uint32_t j = lo; j < hi; j++)
-				s = step<Count>(t, s, byte_of(v, j), hits);
-		}
-		lo = 0;
+	if (lo != 0 || span < 16) {
+		s = part_word<Count>(t, q, lo, span < 16 ? (uint32_t)span : 16u, s, hits);
+		w = 1;
 	}
+	// the whole words [w, span / 16), then what is left of the last one
+	const uint64_t n = span / 16 > w ? span / 16 - w : 0;
+	uint4 ring[kAhead];
+
+	q += w;
+#pragma unroll
+	for (uint32_t i = 0; i < kAhead; i++)
+		if (i < n)
+			ring[i] = ld_global16(q + i);
+	for (uint64_t k = 0; k < n; k += kAhead) {
+#pragma unroll
+		for (uint32_t i = 0; i < kAhead; i++) {
+			if (k + i >= n)
+				break;
+			const uint4 v = ring[i];
+			if (k + i + kAhead < n)
+				ring[i] = ld_global16(q + k + i + kAhead);
+			s = whole_word<Count>(t, v, s, hits);
+		}
+	}
+	if ((span & 15) && span / 16 >= w)
+		s = part_word<Count>(t, q + n, 0, (uint32_t)(span & 15), s, hits);
 	return make_uint2(s, hits);
 }
 
@@ -576,7 +609,8 @@ __device__ void block_join(const vyre_mk_unit &u, uint64_t results, block_shared
 			break;
 		const uint64_t a = (uint64_t)i * part_bytes;
 		const uint64_t b = min(a + part_bytes, (uint64_t)h.bytes);
-		uint32_t first = s, count = 0;
+		// a part that read another n_states (its table rewritten) may end past ours
+		uint32_t first = min(s, h.n - 1), count = 0;
 		if (shared && !copied) {
 			// the parts validated the table: this copy only needs to be safe
 			block_copy(shared_entries(), u, h.n);
