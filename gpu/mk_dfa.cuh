@@ -448,15 +448,26 @@ __device__ __forceinline__ bool use_shared(uint32_t n, uint64_t bytes)
 // entry was out of range (the validation, for free). Every thread calls it.
 __device__ bool block_copy(uint16_t *dst, const vyre_mk_unit &u, uint32_t n)
 {
+	constexpr uint32_t kLoads = 4; // entries a thread has in flight
 	const uint32_t *next = next_of(u, n), *accept = accept_of(u);
 	const uint32_t entries = 256 * n; // n <= kShortMax
+	const uint32_t step = blockDim.x;
 	int bad = 0;
 
-	for (uint32_t i = threadIdx.x; i < entries; i += blockDim.x) {
-		uint32_t v = next[i];
-		bad |= v >= n;
-		v = min(v, n - 1);
-		dst[i] = (uint16_t)(v | ((accept[v >> 5] >> (v & 31)) & 1u) << 15);
+	for (uint32_t base = threadIdx.x; base < entries; base += kLoads * step) {
+		uint32_t v[kLoads];
+#pragma unroll
+		for (uint32_t k = 0; k < kLoads; k++)
+			v[k] = base + k * step < entries ? next[base + k * step] : 0;
+#pragma unroll
+		for (uint32_t k = 0; k < kLoads; k++) {
+			if (base + k * step >= entries)
+				break;
+			bad |= v[k] >= n;
+			const uint32_t t = min(v[k], n - 1);
+			dst[base + k * step] =
+			    (uint16_t)(t | ((accept[t >> 5] >> (t & 31)) & 1u) << 15);
+		}
 	}
 	return __syncthreads_or(bad) != 0;
 }

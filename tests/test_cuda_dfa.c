@@ -14,7 +14,9 @@
  * fault, and the next batch must be right again.
  *
  * Exits 77 where no GPU is present. VYRE_TEST_SCALE multiplies the random
- * batches.
+ * batches (150 per mode); VYRE_CUDA_DFA_BATCHES sets their count outright
+ * and VYRE_CUDA_DFA_BIG=0 leaves out the 64 MiB scans and shrinks the
+ * rewritten table's to 4 MiB (small runs under compute-sanitizer).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -66,6 +68,7 @@ struct table {
 
 struct ctx {
 	uint8_t *heap, *want;
+	int big; /* the 64 MiB scans, and 32 MiB ones while a table is rewritten */
 	uint8_t (*words)[17];
 	struct table tables[T_KINDS];
 	struct gen_rng rng;
@@ -467,7 +470,7 @@ static void hostile(struct ctx *c, struct vyre_backend *b, const char *mode)
 		struct batch bt = {.n = 0};
 		pthread_t th;
 
-		add_item(c, &bt, kinds[k], 16, 32 * MIB, 0, 0);
+		add_item(c, &bt, kinds[k], 16, c->big ? 32 * MIB : 4 * MIB, 0, 0);
 		add_item(c, &bt, kinds[k], 64, 8 * MIB, 1, 0);
 		add_item(c, &bt, kinds[k], 4096, 8000, 0, 0);
 		add_item(c, &bt, kinds[k], 8192, 100000, 1, 0);
@@ -532,8 +535,10 @@ static void run_mode(struct ctx *c, enum vyre_cuda_mode mode, uint32_t n_random)
 		vyre_cuda_backend->shutdown(b);
 		return;
 	}
-	big_batches(c, b, name);
-	printf("%s: 64 MiB scans done, %u failures\n", name, c->failures - before);
+	if (c->big) {
+		big_batches(c, b, name);
+		printf("%s: 64 MiB scans done, %u failures\n", name, c->failures - before);
+	}
 	random_batches(c, b, name, n_random);
 	printf("%s: %u random batches done, %u failures\n", name, n_random, c->failures - before);
 	if (mode == VYRE_CUDA_PERSISTENT) {
@@ -556,7 +561,10 @@ static void run_mode(struct ctx *c, enum vyre_cuda_mode mode, uint32_t n_random)
 int main(void)
 {
 	static uint8_t words[VOCAB][17];
-	struct ctx c = {.words = words, .rng = {0xdfa5ca1}};
+	const char *big = getenv("VYRE_CUDA_DFA_BIG"), *batches = getenv("VYRE_CUDA_DFA_BATCHES");
+	struct ctx c = {.words = words, .rng = {0xdfa5ca1}, .big = !big || atoi(big) != 0};
+	const uint32_t n_random =
+	    batches && atoi(batches) > 0 ? (uint32_t)atoi(batches) : 150 * gen_scale();
 	char why[512];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -578,7 +586,7 @@ int main(void)
 	for (int m = 0; m < 2; m++) {
 		if (make_tables(&c) != 0)
 			return 1;
-		run_mode(&c, m == 0 ? VYRE_CUDA_PERSISTENT : VYRE_CUDA_LAUNCH, 150 * gen_scale());
+		run_mode(&c, m == 0 ? VYRE_CUDA_PERSISTENT : VYRE_CUDA_LAUNCH, n_random);
 	}
 	printf("cuda dfa: %u failures\n", c.failures);
 	gen_heap_unmap(c.heap, HEAP_BYTES);
