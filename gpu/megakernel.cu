@@ -331,6 +331,9 @@ __device__ void sequential_unit(const vyre_mk_unit &u, uint64_t results, vyre_mk
 
 // ---- units ----------------------------------------------------------------
 
+// Dfa: whether DFA units may come (the polling warp's launches carry none,
+// so its loop holds no call: see is_warp_launch).
+template <bool Dfa>
 __device__ void warp_unit(const vyre_mk_unit &u, uint64_t results, uint32_t lane,
 			  vyre_mk_devstate *ds)
 {
@@ -363,7 +366,8 @@ __device__ void warp_unit(const vyre_mk_unit &u, uint64_t results, uint32_t lane
 	}
 	case VYRE_OP_DFA_SCAN:
 	case VYRE_OP_DFA_SCAN_COUNTED:
-		dfa::warp_item(u, results);
+		if constexpr (Dfa)
+			dfa::warp_item(u, results);
 		break;
 	default:
 		break;
@@ -483,10 +487,12 @@ __device__ __forceinline__ vyre_mk_unit unit_at(const shared_state &sh, const vy
 
 // Runs the stages of one launch on blocks [0, n_blocks) of a lane (or of a
 // launch-mode grid), of which this one is `block`. The first round trip
-// fetches the first units and stages together.
-__device__ bool run_launch(const vyre_mk_launch_args L, uint32_t block, uint32_t n_blocks,
-			   vyre_mk_devstate *ds, vyre_mk_ctrl *ctrl, uint64_t watchdog,
-			   shared_state &sh)
+// fetches the first units and stages together. Not inlined: the DFA units it
+// may call would otherwise cost the persistent kernel's polling loop
+// registers (H100: the slab path 9.30 -> 9.10 us a 1-item batch).
+__device__ __noinline__ bool run_launch(const vyre_mk_launch_args L, uint32_t block,
+					uint32_t n_blocks, vyre_mk_devstate *ds, vyre_mk_ctrl *ctrl,
+					uint64_t watchdog, shared_state &sh)
 {
 	const vyre_mk_unit *units = reinterpret_cast<const vyre_mk_unit *>(L.units);
 	const vyre_mk_stage *stages = reinterpret_cast<const vyre_mk_stage *>(L.stages);
@@ -525,7 +531,8 @@ __device__ bool run_launch(const vyre_mk_launch_args L, uint32_t block, uint32_t
 		const uint64_t warp_base = (uint64_t)st.first_unit + st.n_block_units;
 		for (uint64_t i = block + (uint64_t)warp * n_blocks; i < st.n_warp_units;
 		     i += (uint64_t)VYRE_MK_WARPS * n_blocks) {
-			warp_unit(unit_at(sh, units, warp_base + i, n_pre), L.results, lane, ds);
+			warp_unit<true>(unit_at(sh, units, warp_base + i, n_pre), L.results, lane,
+					ds);
 			if (++since_progress == 64) {
 				since_progress = 0;
 				if (lane == 0)
@@ -657,13 +664,29 @@ __device__ __forceinline__ void inline_units_to_shared(uint32_t d0, uint32_t d1,
 }
 
 // An INLINE launch of warp units alone (small elementwise and reductions):
-// the polling warp runs it by itself and the block never gathers.
-__device__ __forceinline__ bool is_warp_launch(uint32_t flags, uint32_t d0)
+// the polling warp runs it by itself and the block never gathers. Not one
+// with a DFA unit: that runs on the block, so that the polling loop holds no
+// call (the DFA code is a function of its own, and registers live across a
+// call there cost the latency path local-memory traffic: +0.5 us, H100).
+__device__ __forceinline__ bool is_warp_launch(uint32_t flags, uint32_t d0, uint32_t d1)
 {
+	const uint32_t lane = threadIdx.x % 32;
 	const uint32_t n_blocks = __shfl_sync(kFull, d0, 6) & 0xffffu;
 	const uint32_t n_block_units = __shfl_sync(kFull, d0, 3);
+	const uint32_t n_units = min(__shfl_sync(kFull, d0, 7), VYRE_MK_INLINE_UNITS);
+	bool dfa = false;
+
+	// unit i's op is slot word HEADER + UNIT_WORDS * i: each lane looks at its own words
+#pragma unroll
+	for (uint32_t i = 0; i < VYRE_MK_INLINE_UNITS; i++) {
+		const uint32_t w = VYRE_MK_HEADER_WORDS + VYRE_MK_UNIT_WORDS * i;
+		const uint32_t op = (w < 32 ? d0 : d1) & VYRE_MK_OP_MASK;
+		dfa |= i < n_units && lane == w % 32 &&
+		       (op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED);
+	}
 	return (flags & VYRE_MK_LAUNCH_INLINE) && n_blocks == 1 && n_block_units == 0 &&
-	       !(flags & (VYRE_MK_LAUNCH_EXIT | VYRE_MK_LAUNCH_FAULT | VYRE_MK_LAUNCH_STALL));
+	       !(flags & (VYRE_MK_LAUNCH_EXIT | VYRE_MK_LAUNCH_FAULT | VYRE_MK_LAUNCH_STALL)) &&
+	       !__any_sync(kFull, dfa);
 }
 
 __device__ void run_warp_launch(const lane_view &a, uint32_t seq, uint32_t d0, uint32_t d1,
@@ -679,7 +702,7 @@ __device__ void run_warp_launch(const lane_view &a, uint32_t seq, uint32_t d0, u
 	inline_units_to_shared(d0, d1, sh);
 	__syncwarp();
 	for (uint32_t i = 0; i < n_units; i++)
-		warp_unit(sh.units[i], results, lane, ds);
+		warp_unit<false>(sh.units[i], results, lane, ds);
 	// release: every lane's heap and result writes, then `done` for the host
 	__threadfence_system();
 	__syncwarp();
@@ -753,7 +776,7 @@ __device__ void poll_doorbell(const lane_view &a, uint32_t seq, shared_state &sh
 					// acquire: the units, tables and heap words the host wrote
 					// before the doorbell
 					asm volatile("fence.acq_rel.sys;" ::: "memory");
-					if (!is_warp_launch(flags, d0))
+					if (!is_warp_launch(flags, d0, d1))
 						break;
 					run_warp_launch(a, seq, d0, d1, sh);
 				}
@@ -921,7 +944,7 @@ extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
 	if (whole_block)
 		block_unit(u, results, sh, nullptr);
 	else if (threadIdx.x < 32)
-		warp_unit(u, results, threadIdx.x, nullptr);
+		warp_unit<true>(u, results, threadIdx.x, nullptr);
 }
 
 extern "C" __global__ void vyre_mk_empty(void)
