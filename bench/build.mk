@@ -32,6 +32,8 @@ endif
 CFLAGS_bench_bench_scan = -Itools/submit $(if $(HS_CFLAGS),-DVYRE_HAVE_HS)
 CFLAGS_bench_bench_scan_data = -Itools/submit
 CFLAGS_bench_bench_scan_hs = -Itools/submit $(HS_CFLAGS)
+# The dfa suite drives the megakernel directly (gpu/cuda_peers.h) over the scan suite's text.
+CFLAGS_bench_bench_dfa = -Itools/submit $(if $(NVCC),-DVYRE_HAVE_CUDA -Igpu -I$(CUDA_HOME)/include)
 # Its physical-limit rows use the CUDA driver loader (gpu/cuda_driver.h).
 CFLAGS_bench_bench_scan_limits = $(if $(NVCC),-DVYRE_HAVE_CUDA -Igpu -I$(CUDA_HOME)/include)
 

@@ -20,7 +20,7 @@ MK_NVCCFLAGS := -std=c++17 -O3 -Iinclude -Igpu \
 	--generate-code arch=compute_90,code=[sm_90,compute_90] \
 	--generate-code arch=compute_75,code=compute_75
 
-$(BUILD)/gen/megakernel.fatbin: gpu/megakernel.cu gpu/mk_decode.cuh gpu/cuda_abi.h include/vyre/abi.h
+$(BUILD)/gen/megakernel.fatbin: gpu/megakernel.cu gpu/mk_decode.cuh gpu/mk_dfa.cuh gpu/cuda_abi.h include/vyre/abi.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(MK_NVCCFLAGS) -fatbin $< -o $@
 
@@ -39,17 +39,27 @@ $(BUILD)/gen/megakernel_fatbin.c: $(BUILD)/gen/megakernel.fatbin
 # The PTX alone, for reading (make BUILD=... ptx).
 .PHONY: ptx
 ptx: $(BUILD)/gen/megakernel.sm_90.ptx $(BUILD)/gen/megakernel.sm_75.ptx
-$(BUILD)/gen/megakernel.sm_%.ptx: gpu/megakernel.cu gpu/mk_decode.cuh gpu/cuda_abi.h include/vyre/abi.h
+$(BUILD)/gen/megakernel.sm_%.ptx: gpu/megakernel.cu gpu/mk_decode.cuh gpu/mk_dfa.cuh gpu/cuda_abi.h include/vyre/abi.h
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -O3 -Iinclude -Igpu -arch=compute_$* -ptx $< -o $@
 
 # test_cuda_lower runs anywhere; the others exit 77 without a GPU.
 CUDA_TESTS := test_cuda_lower test_cuda_immediate test_cuda_diff test_cuda_fault test_cuda_inflight \
-	test_cuda_e2e
+	test_cuda_e2e test_cuda_dfa
 TESTS += $(CUDA_TESTS)
 $(foreach t,$(CUDA_TESTS),$(eval TEST_EXTRA_OBJS_$(t) := $(BUILD)/obj/tests/test_cuda_gen.o))
 $(foreach t,$(CUDA_TESTS) test_cuda_gen,$(eval CFLAGS_tests_$(t) := -I$(CUDA_HOME)/include -Igpu))
 $(addprefix $(BUILD)/tests/,$(CUDA_TESTS)): $(BUILD)/obj/tests/test_cuda_gen.o
+# the lowering test models split DFA items over literal-set tables
+TEST_EXTRA_OBJS_test_cuda_lower += $(BUILD)/obj/tests/test_cuda_dfa_model.o $(BUILD)/libvyre-submit.a
+CFLAGS_tests_test_cuda_lower += -Itools/submit
+CFLAGS_tests_test_cuda_dfa_model := -Igpu
+$(BUILD)/tests/test_cuda_lower: $(BUILD)/obj/tests/test_cuda_dfa_model.o $(BUILD)/libvyre-submit.a
+# the GPU DFA test scans literal-set tables too
+TEST_EXTRA_OBJS_test_cuda_dfa += $(BUILD)/libvyre-submit.a
+CFLAGS_tests_test_cuda_dfa += -Itools/submit
+TEST_LIBS_test_cuda_dfa := -lpthread
+$(BUILD)/tests/test_cuda_dfa: $(BUILD)/libvyre-submit.a
 # test_cuda_e2e runs vyred and the transport's integration test against it
 TEST_EXTRA_OBJS_test_cuda_e2e += $(BUILD)/obj/tests/test_integration_daemon.o
 $(BUILD)/tests/test_cuda_e2e: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred \

@@ -20,25 +20,60 @@
 #define VYRE_MK_PREFETCH	  32u /* units and stages a launch reads in its first round trip */
 #define VYRE_MK_CHUNK_WORDS	  2048u /* elementwise items are split into units of this many words */
 #define VYRE_MK_WARP_REDUCE_WORDS 8192u /* SUM/MAX over more words run on a whole block */
-#define VYRE_MK_DFA_CACHE_WORDS                                                                    \
-	8200u			     /* accept + next words of a DFA table kept in shared memory   \
-				      */
-#define VYRE_MK_DFA_TILE_WORDS 1024u /* input bytes staged in shared memory per DFA step, /4 */
+
+/*
+ * DFA_SCAN (gpu/mk_dfa.cuh): an item's bytes are cut into chunks, one a
+ * thread; each chunk guesses its start state by walking up to
+ * VYRE_MK_DFA_WARMUP bytes before it from the table's start state, and the
+ * guesses are then checked in order and wrong chunks walked again. Items of
+ * at most VYRE_MK_DFA_WARP_BYTES run on one warp, up to
+ * VYRE_MK_DFA_BLOCK_BYTES on one block, larger ones are split into parts
+ * (one block each, at most VYRE_MK_DFA_MAX_PARTS) and a join.
+ */
+#define VYRE_MK_DFA_WARMUP	32u
+#define VYRE_MK_DFA_WARP_BYTES	(16u << 10)
+#define VYRE_MK_DFA_BLOCK_BYTES (512u << 10)
+#define VYRE_MK_DFA_PART_MIN	(256u << 10) /* a part scans at least this much */
+#define VYRE_MK_DFA_PART_MAX	(8u << 20)   /* parts beyond one per block when larger */
+#define VYRE_MK_DFA_MAX_PARTS	1024u
+/*
+ * Dynamic shared memory a block asks for (DFA tables of up to 144 states):
+ * with the static 27 KiB the SM keeps its 100 KiB shared-memory carveout,
+ * so 156 KiB of L1 still cache the tables read from global memory (H100,
+ * 2026-11-24: a 96 KiB ask, carveout 132 KiB, scanned 1000 literals at 341
+ * GB/s against 368 with none; all 200 KiB of it, 131 GB/s).
+ */
+#define VYRE_MK_DFA_SHARED_BYTES (72u << 10)
 
 /* vyre_mk_unit.op: the operation in the low byte, flags above it. */
 #define VYRE_MK_OP_MASK 0xffu
 #define VYRE_MK_SEQUENTIAL                                                                         \
 	(1u << 8) /* one thread, byte loads: unaligned or partially overlapping */
+/*
+ * DFA_SCAN and DFA_SCAN_COUNTED: the table is a device buffer validated since
+ * it was last written, so the unit skips the validation pass (every lookup is
+ * still clamped, so a table rewritten behind its back cannot fault).
+ */
+#define VYRE_MK_TABLE_TRUSTED (1u << 9)
+/*
+ * A split DFA item: part `param` (a block unit) scans its segment of
+ * `reserved` bytes and leaves {guessed start, end state, count, flags} in
+ * result record slot + 1 + param; the join (a block unit of the next stage,
+ * `param` = the number of parts) checks the parts in order, walks again
+ * those whose guess was wrong, and writes the item's result (record slot).
+ */
+#define VYRE_MK_DFA_PART (1u << 10)
+#define VYRE_MK_DFA_JOIN (1u << 11)
 
 struct vyre_mk_unit {
 	uint32_t op;	/* enum vyre_op | VYRE_MK_* flags */
 	uint32_t param; /* the immediate; the byte ops (gpu/mk_decode.cuh): table bytes */
 	uint32_t count; /* words (FILL: out words; COPY..MUL: min words; SUM/MAX: in words), DFA and
 			   the byte ops: in bytes */
-	uint32_t aux;	/* DFA_SCAN: table bytes; the byte ops: out bytes; else 0 */
-	uint32_t slot;	/* result record index (SUM, MAX, DFA_SCAN, the byte ops), else 0 */
-	uint32_t reserved;
-	uint64_t in; /* device addresses */
+	uint32_t aux;	/* DFA: table bytes; the byte ops: out bytes; else 0 */
+	uint32_t slot;	/* result record index (SUM, MAX, DFA, the byte ops), else 0 */
+	uint32_t reserved; /* DFA part and join: the bytes of a part, else 0 */
+	uint64_t in;	   /* device addresses */
 	uint64_t out;
 	uint64_t table;
 };
@@ -50,7 +85,10 @@ struct vyre_mk_stage {
 	uint32_t reserved;
 };
 
-/* One result record per SUM/MAX/DFA_SCAN/byte-op unit; the host fills every other item's. */
+/*
+ * One result record per SUM/MAX/DFA/byte-op item, and one more per part of a
+ * split DFA item; the host fills every other item's.
+ */
 struct vyre_mk_result {
 	int32_t status;
 	uint32_t reserved;

@@ -648,7 +648,11 @@ static int submit_locked(struct vyre_backend *b, uint32_t slot, const struct vyr
 	s = &b->slots[slot];
 	if (batch->n_items > b->cfg.max_items || batch->plan.n_order > b->cfg.max_items)
 		return VYRE_E_INVAL;
-	err = vyre_cuda_lower_measure(batch, b->heaps, b->cfg.max_heaps, s->cls, &s->lay);
+	/* large DFA items are split for the big lane, where large batches go when it is idle */
+	err = vyre_cuda_lower_measure(
+	    batch, b->heaps, b->cfg.max_heaps,
+	    b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT ? b->lanes[0].n_blocks : b->dv.grid, s->cls,
+	    &s->lay);
 	if (err)
 		return err;
 	if (b->dead) {

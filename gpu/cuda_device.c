@@ -72,6 +72,41 @@ static int query(struct vyre_cuda_device *dv, char *why, uint32_t why_len)
 	return 0;
 }
 
+/*
+ * Let the kernels that run units take dynamic shared memory beyond the
+ * static 48 KiB (DFA tables, gpu/mk_dfa.cuh): up to the device's opt-in limit
+ * less their static use, and VYRE_MK_DFA_SHARED_BYTES of it by default. A
+ * device or driver that refuses gets none: DFA tables are then read from
+ * global memory, which is only slower.
+ */
+static void dynamic_smem(struct vyre_cuda_device *dv)
+{
+	const struct vyre_cuda_driver *d = dv->d;
+	CUfunction fns[] = {dv->persistent, dv->launch, dv->item};
+	int optin = 0, used = 0, most = 0;
+
+	dv->smem_dynamic = dv->smem_dynamic_max = 0;
+	if (d->cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+				    dv->dev) != CUDA_SUCCESS)
+		return;
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		if (d->cuFuncGetAttribute(&used, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fns[i]) !=
+		    CUDA_SUCCESS)
+			return;
+		most = used > most ? used : most;
+	}
+	if (optin <= most)
+		return;
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		if (d->cuFuncSetAttribute(fns[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+					  optin - most) != CUDA_SUCCESS)
+			return;
+	dv->smem_dynamic_max = (uint32_t)(optin - most);
+	dv->smem_dynamic = dv->smem_dynamic_max < VYRE_MK_DFA_SHARED_BYTES
+			       ? dv->smem_dynamic_max
+			       : VYRE_MK_DFA_SHARED_BYTES;
+}
+
 static int load_module(struct vyre_cuda_device *dv, uint32_t max_blocks, char *why,
 		       uint32_t why_len)
 {
@@ -94,9 +129,10 @@ static int load_module(struct vyre_cuda_device *dv, uint32_t max_blocks, char *w
 			return VYRE_E_DEVICE;
 		}
 	}
+	dynamic_smem(dv);
 	/* the persistent and launch kernels share one body, so one occupancy serves both */
 	r = d->cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dv->persistent,
-							   (int)VYRE_MK_THREADS, 0);
+							   (int)VYRE_MK_THREADS, dv->smem_dynamic);
 	if (r != CUDA_SUCCESS) {
 		vyre_cuda_error(d, why, why_len, "cuOccupancyMaxActiveBlocksPerMultiprocessor", r);
 		return VYRE_E_DEVICE;

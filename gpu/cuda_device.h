@@ -23,6 +23,8 @@ struct vyre_cuda_device {
 	uint32_t clock_khz;
 	uint32_t cc_major, cc_minor;
 	uint32_t grid; /* co-resident blocks of VYRE_MK_THREADS threads */
+	/* dynamic shared memory every megakernel launch passes (DFA tables), and the most it may */
+	uint32_t smem_dynamic, smem_dynamic_max;
 	char name[96];
 };
 

@@ -29,6 +29,8 @@
 	X(cuModuleLoadData)                                                                        \
 	X(cuModuleUnload)                                                                          \
 	X(cuModuleGetFunction)                                                                     \
+	X(cuFuncGetAttribute)                                                                      \
+	X(cuFuncSetAttribute)                                                                      \
 	X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                                             \
 	X(cuStreamCreate)                                                                          \
 	X(cuStreamDestroy)                                                                         \

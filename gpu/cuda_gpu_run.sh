@@ -31,6 +31,7 @@ step() {
 step lower 120 ./tests/test_cuda_lower
 step immediate 120 ./tests/test_cuda_immediate
 step diff "${DIFF_LIMIT:-300}" ./tests/test_cuda_diff
+step dfa "${DFA_LIMIT:-300}" ./tests/test_cuda_dfa
 step fault 180 ./tests/test_cuda_fault
 step inflight "${INFLIGHT_LIMIT:-300}" ./tests/test_cuda_inflight
 step e2e "${E2E_LIMIT:-300}" ./tests/test_cuda_e2e
@@ -50,4 +51,6 @@ S=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -x "$S" ] && [ -z "$NO_SANITIZER" ]; then
 	VYRE_CUDA_DIFF_BATCHES=40 step memcheck 200 "$S" --tool memcheck --print-limit 20 ./tests/test_cuda_diff
 	VYRE_CUDA_DIFF_BATCHES=20 step racecheck 200 "$S" --tool racecheck --print-limit 20 ./tests/test_cuda_diff
+	VYRE_CUDA_DFA_BATCHES=8 VYRE_CUDA_DFA_BIG=0 step dfa-memcheck 300 "$S" --tool memcheck --print-limit 20 ./tests/test_cuda_dfa
+	VYRE_CUDA_DFA_BATCHES=3 VYRE_CUDA_DFA_BIG=0 step dfa-racecheck 300 "$S" --tool racecheck --print-limit 20 ./tests/test_cuda_dfa
 fi

@@ -93,11 +93,11 @@ int vyre_cuda_launch_submit(struct vyre_backend *b, struct cuda_slot *s)
 
 		if (l->n_blocks > 1 && b->coop)
 			r = d->cuLaunchCooperativeKernel(b->dv.launch, l->n_blocks, 1, 1,
-							 VYRE_MK_THREADS, 1, 1, 0, s->stream,
-							 params);
+							 VYRE_MK_THREADS, 1, 1, b->dv.smem_dynamic,
+							 s->stream, params);
 		else
 			r = d->cuLaunchKernel(b->dv.launch, l->n_blocks, 1, 1, VYRE_MK_THREADS, 1,
-					      1, 0, s->stream, params, NULL);
+					      1, b->dv.smem_dynamic, s->stream, params, NULL);
 		if (r != CUDA_SUCCESS) {
 			vyre_cuda_cu_note(b, "cuLaunchKernel(vyre_mk_launch)", r);
 			return vyre_cuda_device_fault(b);

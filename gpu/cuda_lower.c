@@ -16,6 +16,7 @@
 #define CLS_SEQUENTIAL (1u << 27) /* its unit runs on one thread with byte loads */
 #define CLS_RESULT     (1u << 28) /* it produces a result record */
 #define CLS_DEVMEM     (1u << 29) /* an operand is a device buffer, not in host memory */
+#define CLS_SPLIT      (1u << 30) /* a DFA item in parts (block units) and a join */
 
 static int range_ok(const struct vyre_cuda_heap *h, uint64_t off, uint32_t bytes)
 {
@@ -44,6 +45,77 @@ static uint32_t elementwise_words(const struct vyre_exec_item *it)
 	return it->op == VYRE_OP_FILL ? it->out_bytes / 4 : min_words(it);
 }
 
+/* Bytes a DFA item of @parts parts gives each (the last one may get fewer). */
+static uint32_t dfa_part_bytes(uint32_t bytes, uint32_t parts)
+{
+	const uint64_t per = ((uint64_t)bytes + parts - 1) / parts;
+
+	return (uint32_t)((per + 15) & ~(uint64_t)15);
+}
+
+void vyre_cuda_dfa_split(uint32_t bytes, uint32_t blocks, uint32_t *parts, uint32_t *part_bytes)
+{
+	uint64_t want;
+
+	*parts = 1;
+	*part_bytes = bytes;
+	if (bytes <= VYRE_MK_DFA_BLOCK_BYTES || blocks < 2)
+		return;
+	/* one part a block, or several when a block's share would exceed PART_MAX */
+	const uint64_t per_block = ((uint64_t)bytes + blocks - 1) / blocks;
+
+	if (per_block < VYRE_MK_DFA_PART_MIN)
+		want = ((uint64_t)bytes + VYRE_MK_DFA_PART_MIN - 1) / VYRE_MK_DFA_PART_MIN;
+	else
+		want = (uint64_t)blocks *
+		       ((per_block + VYRE_MK_DFA_PART_MAX - 1) / VYRE_MK_DFA_PART_MAX);
+	if (want > VYRE_MK_DFA_MAX_PARTS)
+		want = VYRE_MK_DFA_MAX_PARTS;
+	/*
+	 * Parts of a multiple of 16 bytes, so most loads are whole 16-byte words;
+	 * rounding up may leave fewer parts. The kernel finds the part count again
+	 * as ceil(bytes / part_bytes), and dfa_part_bytes(bytes, that count) gives
+	 * back part_bytes.
+	 */
+	*part_bytes = dfa_part_bytes(bytes, (uint32_t)want);
+	*parts = (uint32_t)(((uint64_t)bytes + *part_bytes - 1) / *part_bytes);
+}
+
+/*
+ * VYRE_MK_TABLE_TRUSTED when the item's table needs no validation on the
+ * device: a device buffer validated since it was last written (vyred's
+ * VYRE_EXEC_TABLE_TRUSTED).
+ */
+static uint32_t dfa_table_trust(const struct vyre_exec_item *it)
+{
+	return (it->flags & VYRE_EXEC_TABLE_TRUSTED) ? VYRE_MK_TABLE_TRUSTED : 0u;
+}
+
+/* The bytes a DFA item scans at most: DFA_SCAN_COUNTED's length word is not scanned. */
+static uint32_t dfa_scan_bytes(const struct vyre_exec_item *it)
+{
+	return it->in_bytes - (it->op == VYRE_OP_DFA_SCAN_COUNTED ? 4u : 0u);
+}
+
+/* How a DFA item runs: a warp, a block, or parts and a join. */
+static uint32_t classify_dfa(const struct vyre_exec_item *it, uint64_t addresses,
+			     uint32_t split_blocks)
+{
+	uint32_t parts, part_bytes;
+
+	if (it->op == VYRE_OP_DFA_SCAN_COUNTED && it->in_bytes < 4)
+		return CLS_INVAL;
+	if (addresses & 3u)
+		return CLS_DEVICE | CLS_RESULT | CLS_SEQUENTIAL | 1u;
+	if (dfa_scan_bytes(it) <= VYRE_MK_DFA_WARP_BYTES)
+		return CLS_DEVICE | CLS_RESULT | 1u;
+	vyre_cuda_dfa_split(dfa_scan_bytes(it), split_blocks, &parts, &part_bytes);
+	if (parts < 2)
+		return CLS_DEVICE | CLS_RESULT | CLS_BLOCK | 1u;
+	/* parts + 1 units and result records: the join's is the item's */
+	return CLS_DEVICE | CLS_RESULT | CLS_BLOCK | CLS_SPLIT | (parts + 1);
+}
+
 /*
  * The device address of an operand (0 when the op does not use it): 0 when
  * its heap is not registered or the range leaves it. *devmem gets
@@ -68,7 +140,7 @@ static int operand(const struct vyre_cuda_heap *heaps, uint32_t n_heaps, int use
 
 /* The static checks of vyre_exec_one, then how the item runs. */
 static uint32_t classify_ops(const struct vyre_exec_item *it, const struct vyre_cuda_heap *heaps,
-			     uint32_t n_heaps, uint32_t *devmem)
+			     uint32_t n_heaps, uint32_t split_blocks, uint32_t *devmem)
 {
 	const int mask = vyre_op_operands(it->op);
 	uint64_t in, out, table;
@@ -112,9 +184,8 @@ static uint32_t classify_ops(const struct vyre_exec_item *it, const struct vyre_
 		return CLS_DEVICE | CLS_RESULT | 1u |
 		       (it->in_bytes / 4 > VYRE_MK_WARP_REDUCE_WORDS ? CLS_BLOCK : 0u);
 	case VYRE_OP_DFA_SCAN:
-		if ((in | out | table) & 3u)
-			return CLS_DEVICE | CLS_RESULT | CLS_SEQUENTIAL | 1u;
-		return CLS_DEVICE | CLS_RESULT | CLS_BLOCK | 1u;
+	case VYRE_OP_DFA_SCAN_COUNTED:
+		return classify_dfa(it, in | out | table, split_blocks);
 	case VYRE_OP_BASE64_DECODE:
 	case VYRE_OP_HEX_DECODE:
 	case VYRE_OP_BYTEMAP:
@@ -122,8 +193,6 @@ static uint32_t classify_ops(const struct vyre_exec_item *it, const struct vyre_
 		if (in != out && in < out + it->out_bytes && out < in + it->in_bytes)
 			return CLS_INVAL;
 		return CLS_DEVICE | CLS_RESULT | CLS_BLOCK | 1u;
-	case VYRE_OP_DFA_SCAN_COUNTED:
-		return CLS_INVAL; /* not lowered yet: the parallel DFA scan's work */
 	default:
 		return 0; /* NOP */
 	}
@@ -131,10 +200,10 @@ static uint32_t classify_ops(const struct vyre_exec_item *it, const struct vyre_
 
 /* classify_ops, marking device items that touch a device buffer. */
 static uint32_t classify(const struct vyre_exec_item *it, const struct vyre_cuda_heap *heaps,
-			 uint32_t n_heaps)
+			 uint32_t n_heaps, uint32_t split_blocks)
 {
 	uint32_t devmem = 0;
-	const uint32_t c = classify_ops(it, heaps, n_heaps, &devmem);
+	const uint32_t c = classify_ops(it, heaps, n_heaps, split_blocks, &devmem);
 
 	return (c & CLS_DEVICE) ? c | devmem : c;
 }
@@ -177,8 +246,17 @@ static uint64_t align64(uint64_t v)
 	return (v + 63) & ~(uint64_t)63;
 }
 
+/* Result records of an item of class @c: a split DFA item has one per part too. */
+static uint32_t result_records(uint32_t c)
+{
+	if (!(c & CLS_RESULT))
+		return 0;
+	return (c & CLS_SPLIT) ? (c & CLS_UNITS) : 1u;
+}
+
 int vyre_cuda_lower_measure(const struct vyre_exec_batch *batch, const struct vyre_cuda_heap *heaps,
-			    uint32_t n_heaps, uint32_t *cls, struct vyre_cuda_layout *lay)
+			    uint32_t n_heaps, uint32_t split_blocks, uint32_t *cls,
+			    struct vyre_cuda_layout *lay)
 {
 	const struct vyre_exec_plan *p = &batch->plan;
 	uint64_t units = 0, stages = 0, results = 0, launches = 0;
@@ -191,16 +269,19 @@ int vyre_cuda_lower_measure(const struct vyre_exec_batch *batch, const struct vy
 
 		for (uint32_t g = begin_of(p->launch_end, l); g < p->launch_end[l]; g++) {
 			uint64_t group_units = 0;
+			uint32_t split = 0;
 
 			for (uint32_t k = begin_of(p->group_end, g); k < p->group_end[g]; k++) {
-				const uint32_t c =
-				    classify(&batch->items[p->order[k]], heaps, n_heaps);
+				const uint32_t c = classify(&batch->items[p->order[k]], heaps,
+							    n_heaps, split_blocks);
 
 				cls[k] = c;
 				group_units += c & CLS_UNITS;
-				results += (c & CLS_RESULT) != 0;
+				results += result_records(c);
+				split |= c & CLS_SPLIT;
 			}
-			stages += group_units != 0;
+			/* the joins of split DFA items are a stage of their own */
+			stages += (group_units != 0) + (split != 0);
 			launch_units += group_units;
 		}
 		launches += launch_units != 0;
@@ -233,36 +314,75 @@ static uint64_t addr(const struct vyre_cuda_heap *heaps, int used, uint32_t heap
 	return used ? heaps[heap].dptr + off : 0;
 }
 
-/* Emits the units of one device item; returns its order slot. */
-static uint32_t emit_item(struct fill_cursor *cur, const struct vyre_exec_item *it, uint32_t c,
-			  const struct vyre_cuda_heap *heaps)
+static int is_dfa(uint32_t op)
+{
+	return op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED;
+}
+
+/* The unit of a result item; a split DFA item's join (its parts differ in op, param). */
+static struct vyre_mk_unit result_unit(const struct vyre_exec_item *it, uint32_t c,
+				       const struct vyre_cuda_heap *heaps, uint32_t slot)
 {
 	const int mask = vyre_op_operands(it->op);
-	const uint64_t in = addr(heaps, mask & VYRE_OPERAND_IN, it->in_heap, it->in_off);
-	const uint64_t out = addr(heaps, mask & VYRE_OPERAND_OUT, it->out_heap, it->out_off);
 	struct vyre_mk_unit u = {
 	    .op = it->op | ((c & CLS_SEQUENTIAL) ? VYRE_MK_SEQUENTIAL : 0u),
 	    .param = it->param,
-	    .in = in,
-	    .out = out,
+	    .count = is_dfa(it->op) ? it->in_bytes : it->in_bytes / 4,
+	    .slot = slot,
+	    .in = addr(heaps, mask & VYRE_OPERAND_IN, it->in_heap, it->in_off),
+	    .out = addr(heaps, mask & VYRE_OPERAND_OUT, it->out_heap, it->out_off),
 	    .table = addr(heaps, mask & VYRE_OPERAND_TABLE, it->table_heap, it->table_off),
 	};
 
-	if (c & CLS_RESULT) {
-		u.slot = cur->result++;
-		u.count = it->op == VYRE_OP_DFA_SCAN ? it->in_bytes : it->in_bytes / 4;
-		u.aux = it->op == VYRE_OP_DFA_SCAN ? it->table_bytes : 0;
-		if (vyre_op_operands(it->op) & VYRE_OPERAND_COUNTED) {
-			/* mk_decode.cuh: bytes in, bytes out, table bytes */
-			u.count = it->in_bytes;
-			u.aux = it->out_bytes;
-			u.param = it->table_bytes;
-		}
-		cur->units[cur->unit++] = u;
-		return u.slot;
+	if (is_dfa(it->op)) {
+		u.aux = it->table_bytes;
+		u.op |= dfa_table_trust(it);
+	} else if (mask & VYRE_OPERAND_COUNTED) {
+		/* mk_decode.cuh: bytes in, bytes out, table bytes */
+		u.count = it->in_bytes;
+		u.aux = it->out_bytes;
+		u.param = it->table_bytes;
 	}
+	if (c & CLS_SPLIT) {
+		const uint32_t parts = (c & CLS_UNITS) - 1;
+
+		u.op |= VYRE_MK_DFA_JOIN;
+		u.param = parts;
+		u.reserved = dfa_part_bytes(dfa_scan_bytes(it), parts);
+	}
+	return u;
+}
+
+/* Emits the units of one device item (a split DFA item: its parts); returns its order slot. */
+static uint32_t emit_item(struct fill_cursor *cur, const struct vyre_exec_item *it, uint32_t c,
+			  const struct vyre_cuda_heap *heaps)
+{
+	if (c & CLS_RESULT) {
+		const uint32_t slot = cur->result;
+		struct vyre_mk_unit u = result_unit(it, c, heaps, slot);
+
+		cur->result += result_records(c);
+		if (!(c & CLS_SPLIT)) {
+			cur->units[cur->unit++] = u;
+			return slot;
+		}
+		/* the parts: the join's unit, each with its index */
+		u.op ^= VYRE_MK_DFA_JOIN | VYRE_MK_DFA_PART;
+		for (uint32_t i = 0; i < (c & CLS_UNITS) - 1; i++) {
+			u.param = i;
+			cur->units[cur->unit++] = u;
+		}
+		return slot;
+	}
+	const int mask = vyre_op_operands(it->op);
+	const uint64_t in = addr(heaps, mask & VYRE_OPERAND_IN, it->in_heap, it->in_off);
+	const uint64_t out = addr(heaps, mask & VYRE_OPERAND_OUT, it->out_heap, it->out_off);
 	const uint32_t words = elementwise_words(it);
 	const uint32_t n = c & CLS_UNITS;
+	struct vyre_mk_unit u = {
+	    .op = it->op | ((c & CLS_SEQUENTIAL) ? VYRE_MK_SEQUENTIAL : 0u),
+	    .param = it->param,
+	};
 
 	for (uint32_t i = 0; i < n; i++) {
 		const uint64_t first = (uint64_t)i * VYRE_MK_CHUNK_WORDS;
@@ -275,6 +395,23 @@ static uint32_t emit_item(struct fill_cursor *cur, const struct vyre_exec_item *
 		cur->units[cur->unit++] = u;
 	}
 	return VYRE_CUDA_SLOT_OK;
+}
+
+/* Emits the joins of plan group @g's split DFA items; returns how many. */
+static uint32_t emit_joins(struct fill_cursor *cur, const struct vyre_exec_batch *batch,
+			   const struct vyre_cuda_heap *heaps, const uint32_t *cls, uint32_t g,
+			   const uint32_t *order_slot)
+{
+	const struct vyre_exec_plan *p = &batch->plan;
+	const uint32_t first = cur->unit;
+
+	for (uint32_t k = begin_of(p->group_end, g); k < p->group_end[g]; k++) {
+		if (!(cls[k] & CLS_SPLIT))
+			continue;
+		const struct vyre_exec_item *it = &batch->items[p->order[k]];
+		cur->units[cur->unit++] = result_unit(it, cls[k], heaps, order_slot[k]);
+	}
+	return cur->unit - first;
 }
 
 /* Emits one plan group as a stage (block units first); returns its units. */
@@ -296,8 +433,10 @@ static uint32_t emit_group(struct fill_cursor *cur, const struct vyre_exec_batch
 		if (!(c & CLS_BLOCK))
 			continue;
 		const struct vyre_exec_item *it = &batch->items[p->order[k]];
+		const uint32_t before = cur->unit;
+
 		order_slot[k] = emit_item(cur, it, c, heaps);
-		blocks++;
+		blocks += cur->unit - before; /* a split DFA item: its parts */
 	}
 	*n_block_units = blocks;
 	for (uint32_t k = begin; k < p->group_end[g]; k++) {
@@ -340,6 +479,13 @@ void vyre_cuda_lower_fill(const struct vyre_exec_batch *batch, const struct vyre
 			    (struct vyre_mk_stage){stage_first - first_unit, nb, nw, 0};
 			need = nb > need ? nb : need;
 			need = nw_blocks > need ? nw_blocks : need;
+			const uint32_t join_first = cur.unit;
+			const uint32_t nj = emit_joins(&cur, batch, heaps, cls, g, order_slot);
+
+			if (nj)
+				stages[stage++] =
+				    (struct vyre_mk_stage){join_first - first_unit, nj, 0, 0};
+			need = nj > need ? nj : need;
 		}
 		if (cur.unit == first_unit)
 			continue;

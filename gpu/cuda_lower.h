@@ -8,14 +8,19 @@
  * outside an operand's heap, short WORD0 output, an operand's heap not
  * registered) are decided here:
  * such items complete with VYRE_E_INVAL and never reach the device. NOP and
- * empty elementwise items complete with 0. Only DFA table validation depends
- * on heap contents, which an earlier item of the batch may write, so it runs
- * on the device.
+ * empty elementwise items complete with 0. Only DFA table validation and the
+ * length word of a counted input depend on heap contents, which an earlier
+ * item of the batch may write, so they are checked on the device.
+ *
+ * A DFA item too large for one block is split into parts (vyre_cuda_dfa_split):
+ * block units of its plan group's stage, and a join in a stage of its own
+ * right after it.
  *
  * Slab layout, each part 64-byte aligned, every offset checked:
  *	units   n_units   x struct vyre_mk_unit
  *	stages  n_stages  x struct vyre_mk_stage   (empty plan groups dropped)
- *	results n_results x struct vyre_mk_result  (one per SUM/MAX/DFA_SCAN)
+ *	results n_results x struct vyre_mk_result  (one per SUM/MAX/DFA item,
+ *	                                            and one per DFA part)
  */
 #ifndef VYRE_GPU_CUDA_LOWER_H
 #define VYRE_GPU_CUDA_LOWER_H
@@ -53,15 +58,28 @@ struct vyre_cuda_launch {
 #define VYRE_CUDA_SLOT_INVAL 0xfffffffeu /* status VYRE_E_INVAL, result 0 */
 
 /*
+ * How a DFA item that scans up to @bytes bytes is split for a launch on
+ * @blocks blocks: *parts parts of *part_bytes bytes (a multiple of 16; the
+ * last part gets the rest), at most VYRE_MK_DFA_MAX_PARTS, one a block or a
+ * multiple of @blocks when a block's share exceeds VYRE_MK_DFA_PART_MAX, and
+ * none below VYRE_MK_DFA_PART_MIN. *parts is 1 (no split) up to
+ * VYRE_MK_DFA_BLOCK_BYTES or with fewer than 2 blocks.
+ */
+void vyre_cuda_dfa_split(uint32_t bytes, uint32_t blocks, uint32_t *parts, uint32_t *part_bytes);
+
+/*
  * Check the plan, classify every order position once into @cls (plan.n_order
- * entries, read back by vyre_cuda_lower_fill) and size the slab.
+ * entries, read back by vyre_cuda_lower_fill) and size the slab. Large DFA
+ * items are split for @split_blocks blocks (the lane or grid they will most
+ * likely run on; any number of blocks still runs them correctly).
  * VYRE_E_INVAL for a malformed plan (an order index out of range, group or
  * launch ends that decrease or do not end at n_order / n_groups),
  * VYRE_E_NOMEM when the batch needs more than 2^32 units or a slab over
  * 4 GiB.
  */
 int vyre_cuda_lower_measure(const struct vyre_exec_batch *batch, const struct vyre_cuda_heap *heaps,
-			    uint32_t n_heaps, uint32_t *cls, struct vyre_cuda_layout *lay);
+			    uint32_t n_heaps, uint32_t split_blocks, uint32_t *cls,
+			    struct vyre_cuda_layout *lay);
 
 /*
  * Write the units, stages and launches measured by vyre_cuda_lower_measure

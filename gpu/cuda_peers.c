@@ -13,11 +13,14 @@
 #include "cuda_lower.h"
 
 #define PINGPONG_WAIT_NS 1000000000ll
+#define CTRL_AT		 1024u /* vyre_cuda_peer_launch's control page, in the words page */
+#define WATCHDOG_S	 10u
 
 struct vyre_cuda_peers {
 	struct vyre_cuda_device dv;
 	CUstream stream;
 	struct vyre_cuda_pinned heap, slab, words;
+	CUdeviceptr devstate; /* vyre_cuda_peer_launch's, allocated at its first call */
 	struct vyre_cuda_heap vheap;
 	struct vyre_cuda_layout lay;
 	uint32_t *cls, *order_slot;
@@ -51,6 +54,8 @@ void vyre_cuda_peers_close(struct vyre_cuda_peers *p)
 			p->dv.d->cuStreamSynchronize(p->stream);
 			p->dv.d->cuStreamDestroy(p->stream);
 		}
+		if (p->devstate)
+			p->dv.d->cuMemFree(p->devstate);
 		vyre_cuda_pinned_free(&p->dv, &p->words);
 		vyre_cuda_pinned_free(&p->dv, &p->slab);
 		vyre_cuda_pinned_free(&p->dv, &p->heap);
@@ -159,7 +164,8 @@ int vyre_cuda_peer_pingpong(struct vyre_cuda_peers *p, uint32_t rounds, uint64_t
 	return err ? err : sync;
 }
 
-static int lower(struct vyre_cuda_peers *p, const struct vyre_exec_batch *batch)
+static int lower_on(struct vyre_cuda_peers *p, const struct vyre_exec_batch *batch,
+		    const struct vyre_cuda_heap *heap)
 {
 	int err;
 
@@ -168,16 +174,21 @@ static int lower(struct vyre_cuda_peers *p, const struct vyre_exec_batch *batch)
 			 batch->plan.n_order, p->max_items);
 		return VYRE_E_INVAL;
 	}
-	err = vyre_cuda_lower_measure(batch, &p->vheap, 1, p->cls, &p->lay);
+	err = vyre_cuda_lower_measure(batch, heap, 1, p->dv.grid, p->cls, &p->lay);
 	if (!err && p->lay.bytes > p->slab.bytes) {
 		snprintf(p->why, sizeof(p->why), "batch needs a %llu-byte slab",
 			 (unsigned long long)p->lay.bytes);
 		err = VYRE_E_NOMEM;
 	}
 	if (!err)
-		vyre_cuda_lower_fill(batch, &p->vheap, p->cls, &p->lay, p->slab.host, p->dv.grid,
+		vyre_cuda_lower_fill(batch, heap, p->cls, &p->lay, p->slab.host, p->dv.grid,
 				     p->order_slot, p->launches);
 	return err;
+}
+
+static int lower(struct vyre_cuda_peers *p, const struct vyre_exec_batch *batch)
+{
+	return lower_on(p, batch, &p->vheap);
 }
 
 /* Enqueue one vyre_mk_item launch per unit, stage by stage (the stream orders them). */
@@ -201,8 +212,8 @@ static int enqueue_units(struct vyre_cuda_peers *p)
 				uint32_t whole = i < st->n_block_units;
 				void *params[] = {&u, &results, &whole};
 				CUresult r = p->dv.d->cuLaunchKernel(
-				    p->dv.item, 1, 1, 1, whole ? VYRE_MK_THREADS : 32, 1, 1, 0,
-				    p->stream, params, NULL);
+				    p->dv.item, 1, 1, 1, whole ? VYRE_MK_THREADS : 32, 1, 1,
+				    p->dv.smem_dynamic, p->stream, params, NULL);
 
 				if (r != CUDA_SUCCESS)
 					return cu(p, "cuLaunchKernel(vyre_mk_item)", r);
@@ -276,5 +287,92 @@ int vyre_cuda_peer_graph(struct vyre_cuda_peers *p, const struct vyre_exec_batch
 		d->cuGraphExecDestroy(exec);
 	if (graph)
 		d->cuGraphDestroy(graph);
+	return err;
+}
+
+void vyre_cuda_peers_smem(struct vyre_cuda_peers *p, uint32_t *dflt, uint32_t *max)
+{
+	*dflt = p->dv.smem_dynamic;
+	*max = p->dv.smem_dynamic_max;
+}
+
+/* Every DFA unit of the lowered batch skips its table's validation. */
+static void trust_tables(struct vyre_cuda_peers *p)
+{
+	struct vyre_mk_unit *u =
+	    (struct vyre_mk_unit *)((uint8_t *)p->slab.host + p->lay.units_off);
+
+	for (uint32_t i = 0; i < p->lay.n_units; i++) {
+		const uint32_t op = u[i].op & VYRE_MK_OP_MASK;
+		if (op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED)
+			u[i].op |= VYRE_MK_TABLE_TRUSTED;
+	}
+}
+
+int vyre_cuda_peer_launch(struct vyre_cuda_peers *p, const struct vyre_exec_batch *batch,
+			  uint64_t heap_dev, uint64_t heap_bytes, uint32_t smem_dynamic,
+			  int trusted, uint64_t *ns)
+{
+	const struct vyre_cuda_driver *d = p->dv.d;
+	const struct vyre_cuda_heap heap = {heap_dev, heap_bytes, 1, 1};
+	struct vyre_mk_ctrl *ctrl = (struct vyre_mk_ctrl *)((uint8_t *)p->words.host + CTRL_AT);
+	const uint32_t smem =
+	    smem_dynamic < p->dv.smem_dynamic_max ? smem_dynamic : p->dv.smem_dynamic_max;
+	uint64_t t0;
+	int err = lower_on(p, batch, &heap);
+
+	*ns = 0;
+	if (!err && !p->devstate)
+		err = cu(p, "cuMemAlloc(devstate)",
+			 d->cuMemAlloc(&p->devstate, sizeof(struct vyre_mk_devstate)));
+	if (!err)
+		err = cu(
+		    p, "cuMemsetD8Async",
+		    d->cuMemsetD8Async(p->devstate, 0, sizeof(struct vyre_mk_devstate), p->stream));
+	if (!err)
+		err = cu(p, "cuStreamSynchronize", d->cuStreamSynchronize(p->stream));
+	if (err)
+		return err;
+	if (trusted)
+		trust_tables(p);
+	memset(ctrl, 0, sizeof(*ctrl));
+	t0 = now_ns();
+	for (uint32_t i = 0; i < p->lay.n_launches && !err; i++) {
+		const struct vyre_cuda_launch *l = &p->launches[i];
+		struct vyre_mk_launch_kargs a = {
+		    .launch =
+			{
+			    .units = p->slab.dev + p->lay.units_off +
+				     (uint64_t)l->first_unit * sizeof(struct vyre_mk_unit),
+			    .stages = p->slab.dev + p->lay.stages_off +
+				      (uint64_t)l->first_stage * sizeof(struct vyre_mk_stage),
+			    .results = p->slab.dev + p->lay.results_off,
+			    .n_stages = l->n_stages,
+			    .n_units = l->n_units,
+			    .n_blocks = l->n_blocks,
+			    .flags = l->flags,
+			},
+		    .ctrl = p->words.dev + CTRL_AT,
+		    .devstate = p->devstate,
+		    .watchdog_cycles = (uint64_t)WATCHDOG_S * 1000 * p->dv.clock_khz,
+		};
+		void *params[] = {&a};
+
+		/* a launch of several blocks meets at device-wide barriers: all resident */
+		err = cu(p, "cuLaunchCooperativeKernel(vyre_mk_launch)",
+			 d->cuLaunchCooperativeKernel(p->dv.launch, l->n_blocks, 1, 1,
+						      VYRE_MK_THREADS, 1, 1, smem, p->stream,
+						      params));
+	}
+	if (!err)
+		err = cu(p, "cuStreamSynchronize", d->cuStreamSynchronize(p->stream));
+	*ns = now_ns() - t0;
+	if (!err && __atomic_load_n(&ctrl->state, __ATOMIC_ACQUIRE) == VYRE_MK_STATE_WATCHDOG) {
+		snprintf(p->why, sizeof(p->why), "the watchdog stopped the launch (block %u)",
+			 ctrl->detail);
+		err = VYRE_E_TIMEDOUT;
+	}
+	if (!err)
+		copy_results(p, batch);
 	return err;
 }

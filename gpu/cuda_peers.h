@@ -50,4 +50,19 @@ int vyre_cuda_peer_graph(struct vyre_cuda_peers *p, const struct vyre_exec_batch
 			 uint32_t replays, uint64_t *build_ns, uint64_t *run_ns,
 			 uint64_t *replay_ns);
 
+/*
+ * @batch over a heap at device address @heap_dev of @heap_bytes (device
+ * memory the caller allocated in this context; items name heap 0), as the
+ * launch mode runs it: vyre_mk_launch per launch, @smem_dynamic bytes of
+ * dynamic shared memory (at most what the device allows), DFA units marked
+ * VYRE_MK_TABLE_TRUSTED when @trusted. *ns: the launches and the
+ * synchronize, lowering excluded. Results are written to @batch.
+ */
+int vyre_cuda_peer_launch(struct vyre_cuda_peers *p, const struct vyre_exec_batch *batch,
+			  uint64_t heap_dev, uint64_t heap_bytes, uint32_t smem_dynamic,
+			  int trusted, uint64_t *ns);
+
+/* The dynamic shared memory the backend passes each launch, and the most a launch may. */
+void vyre_cuda_peers_smem(struct vyre_cuda_peers *p, uint32_t *dflt, uint32_t *max);
+
 #endif /* VYRE_GPU_CUDA_PEERS_H */

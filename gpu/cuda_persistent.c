@@ -166,8 +166,8 @@ static int start_kernel(struct vyre_backend *b)
 	err = vyre_cuda_clear_devstate(b, 0, b->n_ctrl + 1, b->stream);
 	if (err)
 		return err;
-	r = b->dv.d->cuLaunchKernel(b->dv.persistent, b->dv.grid, 1, 1, VYRE_MK_THREADS, 1, 1, 0,
-				    b->stream, params, NULL);
+	r = b->dv.d->cuLaunchKernel(b->dv.persistent, b->dv.grid, 1, 1, VYRE_MK_THREADS, 1, 1,
+				    b->dv.smem_dynamic, b->stream, params, NULL);
 	if (r != CUDA_SUCCESS)
 		return vyre_cuda_cu_note(b, "cuLaunchKernel(vyre_mk_persistent)", r);
 	b->kernel_live = 1;

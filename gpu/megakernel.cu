@@ -28,6 +28,8 @@
 #include "vyre/abi.h"
 #undef _Static_assert
 
+#include "mk_dfa.cuh"
+
 namespace
 {
 
@@ -40,8 +42,7 @@ struct __align__(16) shared_state
 	vyre_mk_unit units[VYRE_MK_PREFETCH];
 	vyre_mk_stage stages[VYRE_MK_PREFETCH];
 	vyre_mk_launch_args launch;
-	uint32_t dfa[VYRE_MK_DFA_CACHE_WORDS];
-	uint32_t tile[VYRE_MK_DFA_TILE_WORDS];
+	dfa::block_shared scan;
 	uint32_t red[VYRE_MK_WARPS];
 	uint32_t words[4];
 	uint32_t cmd;
@@ -309,12 +310,18 @@ __device__ void sequential_unit(const vyre_mk_unit &u, uint64_t results, vyre_mk
 		}
 		break;
 	case VYRE_OP_DFA_SCAN:
-		if (dfa_sequential(reinterpret_cast<const uint8_t *>(u.table), u.aux, in, u.count,
-				   &acc) != 0) {
+	case VYRE_OP_DFA_SCAN_COUNTED: {
+		// DFA_SCAN_COUNTED: the bytes after the length word (lowering made count >= 4)
+		const uint32_t len = op == VYRE_OP_DFA_SCAN ? u.count : load32(in);
+		const uint32_t skip = op == VYRE_OP_DFA_SCAN ? 0 : 4;
+		if (len > u.count - skip ||
+		    dfa_sequential(reinterpret_cast<const uint8_t *>(u.table), u.aux, in + skip,
+				   len, &acc) != 0) {
 			put_result(results, u.slot, VYRE_E_INVAL, 0);
 			return;
 		}
 		break;
+	}
 	default:
 		return;
 	}
@@ -324,6 +331,9 @@ __device__ void sequential_unit(const vyre_mk_unit &u, uint64_t results, vyre_mk
 
 // ---- units ----------------------------------------------------------------
 
+// Dfa: whether DFA units may come (the polling warp's launches carry none,
+// so its loop holds no call: see is_warp_launch).
+template <bool Dfa>
 __device__ void warp_unit(const vyre_mk_unit &u, uint64_t results, uint32_t lane,
 			  vyre_mk_devstate *ds)
 {
@@ -354,6 +364,11 @@ __device__ void warp_unit(const vyre_mk_unit &u, uint64_t results, uint32_t lane
 		}
 		break;
 	}
+	case VYRE_OP_DFA_SCAN:
+	case VYRE_OP_DFA_SCAN_COUNTED:
+		if constexpr (Dfa)
+			dfa::warp_item(u, results);
+		break;
 	default:
 		break;
 	}
@@ -383,97 +398,19 @@ __device__ void block_reduce_unit(const vyre_mk_unit &u, uint64_t results, share
 	__syncthreads();
 }
 
-// DFA_SCAN on a whole block: validate every transition in parallel (caching
-// the table in shared memory when it fits, validated values only), then one
-// thread walks the input, staged through shared memory by the whole block.
-__device__ void block_dfa_unit(const vyre_mk_unit &u, uint64_t results, shared_state &sh,
-			       vyre_mk_devstate *ds)
-{
-	const uint32_t *table = reinterpret_cast<const uint32_t *>(u.table);
-	const uint32_t tid = threadIdx.x;
-
-	if (tid == 0) {
-		uint32_t ok = 0, n = 0, start = 0;
-		if (u.aux >= 8) {
-			n = table[0];
-			start = table[1];
-			uint64_t need = dfa_table_bytes(n);
-			ok = need != 0 && need <= u.aux && start < n;
-		}
-		sh.words[0] = ok;
-		sh.words[1] = n;
-		sh.words[2] = start;
-	}
-	__syncthreads();
-	const uint32_t ok = sh.words[0], n = sh.words[1], start = sh.words[2];
-	const uint64_t accept_words = ((uint64_t)n + 31) / 32;
-	const uint64_t body_words = accept_words + 256 * (uint64_t)n;
-	const bool cached = ok && body_words <= VYRE_MK_DFA_CACHE_WORDS;
-	const uint32_t *body = table + 2;
-	int bad = !ok;
-
-	if (ok) {
-		for (uint64_t i = tid; i < body_words; i += blockDim.x) {
-			uint32_t v = body[i];
-			if (i >= accept_words && v >= n)
-				bad = 1;
-			if (cached)
-				sh.dfa[i] = v;
-		}
-	}
-	if (__syncthreads_or(bad)) {
-		if (tid == 0)
-			put_result(results, u.slot, VYRE_E_INVAL, 0);
-		return;
-	}
-
-	const uint32_t *accept = cached ? sh.dfa : body;
-	const uint32_t *next = accept + accept_words;
-	const uint32_t *in = reinterpret_cast<const uint32_t *>(u.in);
-	const uint32_t words = u.count / 4;
-	uint32_t state = start, hits = 0;
-	int err = 0;
-
-	for (uint32_t base = 0; base < words; base += VYRE_MK_DFA_TILE_WORDS) {
-		const uint32_t m = min(VYRE_MK_DFA_TILE_WORDS, words - base);
-		for (uint32_t i = tid; i < m; i += blockDim.x)
-			sh.tile[i] = in[base + i];
-		__syncthreads();
-		if (tid == 0 && !err) {
-			const uint8_t *bytes = reinterpret_cast<const uint8_t *>(sh.tile);
-			for (uint32_t j = 0; j < 4 * m; j++) {
-				state = next[(uint64_t)state * 256 + bytes[j]];
-				// only an uncached table can change under us
-				if (state >= n) {
-					err = 1;
-					break;
-				}
-				hits += (accept[state / 32] >> (state % 32)) & 1u;
-			}
-			bump_progress(ds);
-		}
-		__syncthreads();
-	}
-	if (tid == 0) {
-		if (err) {
-			put_result(results, u.slot, VYRE_E_INVAL, 0);
-		} else {
-			*reinterpret_cast<uint32_t *>(u.out) = hits;
-			put_result(results, u.slot, 0, hits);
-		}
-	}
-	__syncthreads();
-}
-
 #include "mk_decode.cuh"
 
 __device__ void block_unit(const vyre_mk_unit &u, uint64_t results, shared_state &sh,
 			   vyre_mk_devstate *ds)
 {
-	if ((u.op & VYRE_MK_OP_MASK) == VYRE_OP_DFA_SCAN)
-		block_dfa_unit(u, results, sh, ds);
-	else if (is_byte_op(u.op & VYRE_MK_OP_MASK))
-		block_bytes_unit(u, results, sh.dfa, VYRE_MK_DFA_CACHE_WORDS, ds);
+	const uint32_t op = u.op & VYRE_MK_OP_MASK;
+
+	if (op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED)
+		dfa::block_unit(u, results, sh.scan, ds);
+	else if (is_byte_op(op))
+		// the dynamic shared memory the DFA keeps its tables in is free between units
+		block_bytes_unit(u, results, reinterpret_cast<uint32_t *>(dfa::shared_entries()),
+				 VYRE_MK_DFA_SHARED_BYTES / 4, ds);
 	else
 		block_reduce_unit(u, results, sh, ds);
 }
@@ -556,10 +493,12 @@ __device__ __forceinline__ vyre_mk_unit unit_at(const shared_state &sh, const vy
 
 // Runs the stages of one launch on blocks [0, n_blocks) of a lane (or of a
 // launch-mode grid), of which this one is `block`. The first round trip
-// fetches the first units and stages together.
-__device__ bool run_launch(const vyre_mk_launch_args L, uint32_t block, uint32_t n_blocks,
-			   vyre_mk_devstate *ds, vyre_mk_ctrl *ctrl, uint64_t watchdog,
-			   shared_state &sh)
+// fetches the first units and stages together. Not inlined: the DFA units it
+// may call would otherwise cost the persistent kernel's polling loop
+// registers (H100: the slab path 9.30 -> 9.10 us a 1-item batch).
+__device__ __noinline__ bool run_launch(const vyre_mk_launch_args L, uint32_t block,
+					uint32_t n_blocks, vyre_mk_devstate *ds, vyre_mk_ctrl *ctrl,
+					uint64_t watchdog, shared_state &sh)
 {
 	const vyre_mk_unit *units = reinterpret_cast<const vyre_mk_unit *>(L.units);
 	const vyre_mk_stage *stages = reinterpret_cast<const vyre_mk_stage *>(L.stages);
@@ -598,7 +537,8 @@ __device__ bool run_launch(const vyre_mk_launch_args L, uint32_t block, uint32_t
 		const uint64_t warp_base = (uint64_t)st.first_unit + st.n_block_units;
 		for (uint64_t i = block + (uint64_t)warp * n_blocks; i < st.n_warp_units;
 		     i += (uint64_t)VYRE_MK_WARPS * n_blocks) {
-			warp_unit(unit_at(sh, units, warp_base + i, n_pre), L.results, lane, ds);
+			warp_unit<true>(unit_at(sh, units, warp_base + i, n_pre), L.results, lane,
+					ds);
 			if (++since_progress == 64) {
 				since_progress = 0;
 				if (lane == 0)
@@ -730,13 +670,29 @@ __device__ __forceinline__ void inline_units_to_shared(uint32_t d0, uint32_t d1,
 }
 
 // An INLINE launch of warp units alone (small elementwise and reductions):
-// the polling warp runs it by itself and the block never gathers.
-__device__ __forceinline__ bool is_warp_launch(uint32_t flags, uint32_t d0)
+// the polling warp runs it by itself and the block never gathers. Not one
+// with a DFA unit: that runs on the block, so that the polling loop holds no
+// call (the DFA code is a function of its own, and registers live across a
+// call there cost the latency path local-memory traffic: +0.5 us, H100).
+__device__ __forceinline__ bool is_warp_launch(uint32_t flags, uint32_t d0, uint32_t d1)
 {
+	const uint32_t lane = threadIdx.x % 32;
 	const uint32_t n_blocks = __shfl_sync(kFull, d0, 6) & 0xffffu;
 	const uint32_t n_block_units = __shfl_sync(kFull, d0, 3);
+	const uint32_t n_units = min(__shfl_sync(kFull, d0, 7), VYRE_MK_INLINE_UNITS);
+	bool dfa = false;
+
+	// unit i's op is slot word HEADER + UNIT_WORDS * i: each lane looks at its own words
+#pragma unroll
+	for (uint32_t i = 0; i < VYRE_MK_INLINE_UNITS; i++) {
+		const uint32_t w = VYRE_MK_HEADER_WORDS + VYRE_MK_UNIT_WORDS * i;
+		const uint32_t op = (w < 32 ? d0 : d1) & VYRE_MK_OP_MASK;
+		dfa |= i < n_units && lane == w % 32 &&
+		       (op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED);
+	}
 	return (flags & VYRE_MK_LAUNCH_INLINE) && n_blocks == 1 && n_block_units == 0 &&
-	       !(flags & (VYRE_MK_LAUNCH_EXIT | VYRE_MK_LAUNCH_FAULT | VYRE_MK_LAUNCH_STALL));
+	       !(flags & (VYRE_MK_LAUNCH_EXIT | VYRE_MK_LAUNCH_FAULT | VYRE_MK_LAUNCH_STALL)) &&
+	       !__any_sync(kFull, dfa);
 }
 
 __device__ void run_warp_launch(const lane_view &a, uint32_t seq, uint32_t d0, uint32_t d1,
@@ -752,7 +708,7 @@ __device__ void run_warp_launch(const lane_view &a, uint32_t seq, uint32_t d0, u
 	inline_units_to_shared(d0, d1, sh);
 	__syncwarp();
 	for (uint32_t i = 0; i < n_units; i++)
-		warp_unit(sh.units[i], results, lane, ds);
+		warp_unit<false>(sh.units[i], results, lane, ds);
 	// release: every lane's heap and result writes, then `done` for the host
 	__threadfence_system();
 	__syncwarp();
@@ -826,7 +782,7 @@ __device__ void poll_doorbell(const lane_view &a, uint32_t seq, shared_state &sh
 					// acquire: the units, tables and heap words the host wrote
 					// before the doorbell
 					asm volatile("fence.acq_rel.sys;" ::: "memory");
-					if (!is_warp_launch(flags, d0))
+					if (!is_warp_launch(flags, d0, d1))
 						break;
 					run_warp_launch(a, seq, d0, d1, sh);
 				}
@@ -994,7 +950,7 @@ extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
 	if (whole_block)
 		block_unit(u, results, sh, nullptr);
 	else if (threadIdx.x < 32)
-		warp_unit(u, results, threadIdx.x, nullptr);
+		warp_unit<true>(u, results, threadIdx.x, nullptr);
 }
 
 extern "C" __global__ void vyre_mk_empty(void)

@@ -257,11 +257,23 @@ static void gen_item(struct gen_rng *r, struct gen_batch *g, uint32_t i, uint64_
 		gen_odd_item(r, g, i);
 		return;
 	}
-	static const uint32_t ops[] = {
-	    VYRE_OP_FILL,	   VYRE_OP_COPY,	  VYRE_OP_ADD,	      VYRE_OP_XOR,
-	    VYRE_OP_MUL,	   VYRE_OP_SUM,		  VYRE_OP_MAX,	      VYRE_OP_DFA_SCAN,
-	    VYRE_OP_DFA_SCAN,	   VYRE_OP_SUM,		  VYRE_OP_COPY,	      VYRE_OP_ADD,
-	    VYRE_OP_BASE64_DECODE, VYRE_OP_BASE64_DECODE, VYRE_OP_HEX_DECODE, VYRE_OP_BYTEMAP};
+	static const uint32_t ops[] = {VYRE_OP_FILL,
+				       VYRE_OP_COPY,
+				       VYRE_OP_ADD,
+				       VYRE_OP_XOR,
+				       VYRE_OP_MUL,
+				       VYRE_OP_SUM,
+				       VYRE_OP_MAX,
+				       VYRE_OP_DFA_SCAN,
+				       VYRE_OP_DFA_SCAN,
+				       VYRE_OP_SUM,
+				       VYRE_OP_COPY,
+				       VYRE_OP_ADD,
+				       VYRE_OP_BASE64_DECODE,
+				       VYRE_OP_BASE64_DECODE,
+				       VYRE_OP_HEX_DECODE,
+				       VYRE_OP_BYTEMAP,
+				       VYRE_OP_DFA_SCAN_COUNTED};
 	const uint32_t op = ops[gen_below(r, sizeof(ops) / sizeof(ops[0]))];
 	const int mask = vyre_op_operands(op);
 	const uint32_t in = gen_below(r, nb);
@@ -289,7 +301,7 @@ static void gen_item(struct gen_rng *r, struct gen_batch *g, uint32_t i, uint64_
 		/* statically invalid: the backend must never touch the heap */
 		switch (kind % 5) {
 		case 0:
-			it->op = VYRE_OP_COUNT + gen_below(r, 300);
+			it->op = VYRE_OP_DFA_SCAN_COUNTED + 1 + gen_below(r, 300);
 			break;
 		case 1:
 			it->in_heap = it->out_heap = it->table_heap = 1;

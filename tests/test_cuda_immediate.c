@@ -59,7 +59,7 @@ static int qualifies_in(struct one *o, const struct vyre_exec_item *items, uint3
 	    .plan = {o->order, n, o->group_end, groups, o->launch_end, 1},
 	    .results = o->results,
 	};
-	assert_int_equal(vyre_cuda_lower_measure(&o->b, heaps, 1, o->cls, &o->lay), 0);
+	assert_int_equal(vyre_cuda_lower_measure(&o->b, heaps, 1, 132, o->cls, &o->lay), 0);
 	assert_true(o->lay.bytes <= sizeof(o->slab));
 	vyre_cuda_lower_fill(&o->b, heaps, o->cls, &o->lay, o->slab, 132, o->order_slot,
 			     o->launches);
@@ -308,7 +308,7 @@ static void test_random_items(void **state)
 			gen_small_batch(&rng, heap, HEAP_BYTES, 1 + n % 8, g);
 		memcpy(want, heap, HEAP_BYTES);
 		gen_oracle(want, HEAP_BYTES, g, expect);
-		assert_int_equal(vyre_cuda_lower_measure(&g->batch, h, 2, cls, &lay), 0);
+		assert_int_equal(vyre_cuda_lower_measure(&g->batch, h, 2, 132, cls, &lay), 0);
 		assert_true(lay.bytes <= (1u << 16));
 		vyre_cuda_lower_fill(&g->batch, h, cls, &lay, slab, 132, order_slot, launches);
 		if (!vyre_cuda_lower_immediate(&g->batch, cls, &lay, &imm))

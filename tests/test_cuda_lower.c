@@ -17,6 +17,8 @@
 
 #include "cuda_lower.h"
 #include "ops_bytes.h"
+#include "dfa_compile.h"
+#include "test_cuda_dfa_model.h"
 #include "test_cuda_gen.h"
 
 #define HEAP_BYTES (1u << 20)
@@ -48,9 +50,14 @@ static uint32_t apply(uint32_t op, uint32_t a, uint32_t p)
 	}
 }
 
-static int model_dfa(const struct vyre_mk_unit *u, uint32_t *hits)
+/* The sequential path's DFA_SCAN and DFA_SCAN_COUNTED (unaligned items): gpu/ops.c's loop. */
+static int model_sequential_dfa(const struct vyre_mk_unit *u, uint32_t *hits)
 {
-	if (u->aux < 8)
+	const int counted = (u->op & VYRE_MK_OP_MASK) == VYRE_OP_DFA_SCAN_COUNTED;
+	const uint32_t len = counted ? load_word(u->in) : u->count;
+	const uint64_t in = u->in + (counted ? 4 : 0);
+
+	if (u->aux < 8 || (counted && len > u->count - 4))
 		return VYRE_E_INVAL;
 	const uint32_t n = load_word(u->table), start = load_word(u->table + 4);
 	const uint64_t need = vyre_dfa_table_bytes(n);
@@ -62,8 +69,8 @@ static int model_dfa(const struct vyre_mk_unit *u, uint32_t *hits)
 		if (load_word(next + 4 * i) >= n)
 			return VYRE_E_INVAL;
 	uint32_t s = start, h = 0;
-	for (uint32_t i = 0; i < u->count; i++) {
-		const uint8_t byte = *(const uint8_t *)(uintptr_t)(u->in + i);
+	for (uint32_t i = 0; i < len; i++) {
+		const uint8_t byte = *(const uint8_t *)(uintptr_t)(in + i);
 		s = load_word(next + 4 * ((uint64_t)s * 256 + byte));
 		h += (load_word(accept + 4 * (s / 32)) >> (s % 32)) & 1u;
 	}
@@ -76,14 +83,23 @@ static int model_dfa(const struct vyre_mk_unit *u, uint32_t *hits)
  * addresses (it loads whole words), and elementwise in and out that are the
  * same range or disjoint (it batches loads before stores).
  */
-static void check_parallel_unit(const struct vyre_mk_unit *u)
+static int is_dfa(uint32_t op)
+{
+	return op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED;
+}
+
+static void check_parallel_unit(const struct vyre_mk_unit *u, int block)
 {
 	const uint32_t op = u->op & VYRE_MK_OP_MASK;
 	const uint64_t bytes = 4 * (uint64_t)u->count;
 
+	/* the generator never sets VYRE_EXEC_TABLE_TRUSTED (cuda_lower.c, dfa_table_trust) */
+	assert_int_equal(u->op & VYRE_MK_TABLE_TRUSTED, 0);
+	if (u->op & (VYRE_MK_DFA_PART | VYRE_MK_DFA_JOIN))
+		assert_true(block && is_dfa(op) && !(u->op & VYRE_MK_SEQUENTIAL));
 	if (u->op & VYRE_MK_SEQUENTIAL)
 		return;
-	if (op >= VYRE_OP_BASE64_DECODE) {
+	if (op >= VYRE_OP_BASE64_DECODE && op <= VYRE_OP_BYTEMAP) {
 		/* mk_decode.cuh: any alignment; in and out the same or disjoint */
 		assert_true(u->in == u->out || u->in + u->count <= u->out ||
 			    u->out + u->aux <= u->in);
@@ -92,22 +108,30 @@ static void check_parallel_unit(const struct vyre_mk_unit *u)
 	assert_int_equal(u->out % 4, 0);
 	if (op != VYRE_OP_FILL)
 		assert_int_equal(u->in % 4, 0);
-	if (op == VYRE_OP_DFA_SCAN)
+	if (is_dfa(op)) {
 		assert_int_equal(u->table % 4, 0);
+		/* a warp takes small items, a block larger ones */
+		const uint32_t bytes_max = u->count - (op == VYRE_OP_DFA_SCAN_COUNTED ? 4 : 0);
+		assert_true(block == (bytes_max > VYRE_MK_DFA_WARP_BYTES));
+	}
 	if (op >= VYRE_OP_COPY && op <= VYRE_OP_MUL)
 		assert_true(u->in == u->out || u->in + bytes <= u->out || u->out + bytes <= u->in);
 	if (op <= VYRE_OP_MUL)
 		assert_true(u->count <= VYRE_MK_CHUNK_WORDS);
 }
 
-/* What one unit means, as gpu/megakernel.cu implements it. */
-static void model_unit(const struct vyre_mk_unit *u, struct vyre_mk_result *results)
+/* What one unit means, as gpu/megakernel.cu implements it (@block: a block unit). */
+static void model_unit(const struct vyre_mk_unit *u, struct vyre_mk_result *results, int block)
 {
 	const uint32_t op = u->op & VYRE_MK_OP_MASK;
 	uint32_t acc = 0;
 	int status = 0;
 
-	check_parallel_unit(u);
+	check_parallel_unit(u, block);
+	if (is_dfa(op) && !(u->op & VYRE_MK_SEQUENTIAL)) {
+		model_dfa_unit(u, results, block);
+		return;
+	}
 	switch (op) {
 	case VYRE_OP_FILL:
 		for (uint32_t i = 0; i < u->count; i++)
@@ -132,7 +156,9 @@ static void model_unit(const struct vyre_mk_unit *u, struct vyre_mk_result *resu
 		}
 		break;
 	case VYRE_OP_DFA_SCAN:
-		status = model_dfa(u, &acc);
+	case VYRE_OP_DFA_SCAN_COUNTED:
+		/* the sequential path: one thread, the oracle's loop */
+		status = model_sequential_dfa(u, &acc);
 		break;
 	case VYRE_OP_BASE64_DECODE:
 	case VYRE_OP_HEX_DECODE:
@@ -174,7 +200,8 @@ static void model_run(const struct vyre_cuda_layout *lay, const uint8_t *slab,
 			assert_true(st->first_unit + n <= L->n_units);
 			/* units of a stage are independent: run them backwards */
 			for (uint32_t i = n; i > 0; i--)
-				model_unit(&units[L->first_unit + st->first_unit + i - 1], results);
+				model_unit(&units[L->first_unit + st->first_unit + i - 1], results,
+					   i - 1 < st->n_block_units);
 		}
 	}
 }
@@ -190,7 +217,7 @@ struct lowered {
 static int lower(const struct vyre_exec_batch *b, const struct vyre_cuda_heap *heaps,
 		 uint32_t n_heaps, uint32_t grid, struct lowered *out)
 {
-	int err = vyre_cuda_lower_measure(b, heaps, n_heaps, out->cls, &out->lay);
+	int err = vyre_cuda_lower_measure(b, heaps, n_heaps, grid, out->cls, &out->lay);
 
 	if (err)
 		return err;
@@ -440,32 +467,37 @@ static void test_plan_checks(void **state)
 
 	(void)state;
 	small(&s, &it, 1, 0);
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, cls, &lay), 0);
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, &lay), 0);
 	assert_int_equal(lay.n_launches, 1);
 
 	s.order[0] = 1; /* beyond n_items */
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, cls, &lay), VYRE_E_INVAL);
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, &lay),
+			 VYRE_E_INVAL);
 	small(&s, &it, 1, 0);
 	s.group_end[0] = 0; /* groups do not end at n_order */
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, cls, &lay), VYRE_E_INVAL);
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, &lay),
+			 VYRE_E_INVAL);
 	small(&s, &it, 1, 0);
 	s.launch_end[0] = 2; /* launches past the last group */
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, cls, &lay), VYRE_E_INVAL);
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, &lay),
+			 VYRE_E_INVAL);
 	small(&s, &it, 1, 0);
 	s.b.plan.n_groups = 0; /* an order without groups */
 	s.b.plan.n_launches = 0;
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, cls, &lay), VYRE_E_INVAL);
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, &lay),
+			 VYRE_E_INVAL);
 
 	struct vyre_exec_item two[2] = {it, it};
 	small(&s, two, 2, 0);
 	s.group_end[0] = 2;
 	s.group_end[1] = 1; /* decreasing */
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, cls, &lay), VYRE_E_INVAL);
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, &lay),
+			 VYRE_E_INVAL);
 
 	/* an empty plan is fine and needs nothing */
 	small(&s, &it, 1, 0);
 	s.b.plan = (struct vyre_exec_plan){NULL, 0, NULL, 0, NULL, 0};
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, cls, &lay), 0);
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, &lay), 0);
 	assert_int_equal(lay.n_launches, 0);
 	assert_int_equal(lay.bytes, 0);
 }
@@ -482,10 +514,10 @@ static void test_units(void **state)
 	     .in_bytes = 4 * 9000,
 	     .out_off = 0,
 	     .out_bytes = 4},
-	    /* DFA: a block unit */
+	    /* DFA over more than VYRE_MK_DFA_WARP_BYTES: a block unit */
 	    {.op = VYRE_OP_DFA_SCAN,
 	     .in_off = 256,
-	     .in_bytes = 40,
+	     .in_bytes = 20000,
 	     .out_off = 128,
 	     .out_bytes = 4,
 	     .table_off = 4096,
@@ -532,7 +564,7 @@ static void test_units(void **state)
 	assert_int_equal(u[0].count, 9000);
 	assert_int_equal(u[0].slot, 0);
 	assert_int_equal(u[1].op, VYRE_OP_DFA_SCAN);
-	assert_int_equal(u[1].count, 40);
+	assert_int_equal(u[1].count, 20000);
 	assert_int_equal(u[1].aux, 1032);
 	assert_true(u[1].table == base + 4096);
 	assert_int_equal(u[1].slot, 1);
@@ -597,7 +629,7 @@ static void test_byte_op_units(void **state)
 	    {.op = VYRE_OP_BYTEMAP, .in_off = 0, .in_bytes = 8, .out_off = 64, .out_bytes = 0},
 	    {.op = VYRE_OP_DFA_SCAN_COUNTED,
 	     .in_off = 0,
-	     .in_bytes = 8,
+	     .in_bytes = 0,
 	     .out_off = 64,
 	     .out_bytes = 4,
 	     .table_off = 8192,
@@ -705,17 +737,361 @@ static void test_too_big(void **state)
 		const struct vyre_exec_batch b = {
 		    items, n, {order, n, &n, 1, &launch_end, 1}, results};
 
-		assert_int_equal(vyre_cuda_lower_measure(&b, huge, 1, cls, &lay), want[i]);
+		assert_int_equal(vyre_cuda_lower_measure(&b, huge, 1, 132, cls, &lay), want[i]);
 	}
 	assert_int_equal(lay.n_units, 4u << 19);
+}
+
+static void test_dfa_split_sizes(void **state)
+{
+	static const struct {
+		uint32_t bytes, blocks, parts;
+	} cases[] = {
+	    {VYRE_MK_DFA_BLOCK_BYTES, 132, 1},	    /* one block takes it */
+	    {VYRE_MK_DFA_BLOCK_BYTES + 16, 1, 1},   /* one block is all there is */
+	    {VYRE_MK_DFA_BLOCK_BYTES + 16, 132, 3}, /* parts of at least PART_MIN */
+	    {64u << 20, 127, 127},		    /* one part a block */
+	    {64u << 20, 132, 132},		    /* the same on a launch-mode grid */
+	    {1u << 30, 132, 132},		    /* 8 MB a part */
+	    {2u << 30, 132, 264},		    /* two a block: a block's share > PART_MAX */
+	    {0xfffffffcu, 132, 528},		    /* four a block */
+	    {0xfffffffcu, 2000, VYRE_MK_DFA_MAX_PARTS}, /* capped */
+	};
+	struct gen_rng rng = {77};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t parts, part_bytes;
+
+		vyre_cuda_dfa_split(cases[i].bytes, cases[i].blocks, &parts, &part_bytes);
+		assert_int_equal(parts, cases[i].parts);
+	}
+	/* what the kernel recomputes: ceil(bytes / part_bytes) parts, rounded sizes */
+	for (uint32_t i = 0; i < 100000; i++) {
+		const uint32_t bytes = (uint32_t)gen_next(&rng) >> gen_below(&rng, 20);
+		const uint32_t blocks = 1 + gen_below(&rng, 300);
+		uint32_t parts, pb;
+
+		vyre_cuda_dfa_split(bytes, blocks, &parts, &pb);
+		if (parts == 1)
+			continue;
+		assert_int_equal(pb % 16, 0);
+		assert_true(parts >= 2 && parts <= VYRE_MK_DFA_MAX_PARTS);
+		assert_int_equal(parts, ((uint64_t)bytes + pb - 1) / pb);
+		assert_int_equal(pb, ((((uint64_t)bytes + parts - 1) / parts) + 15) & ~15ull);
+	}
+}
+
+/* A split item: its parts in the group's stage, the join in a stage of its own. */
+static void test_dfa_units(void **state)
+{
+	const uint64_t base = fake_heaps[0].dptr;
+	const uint32_t big = VYRE_MK_DFA_BLOCK_BYTES + 4096;
+	const struct vyre_exec_item items[6] = {
+	    {.op = VYRE_OP_DFA_SCAN,
+	     .in_off = 0,
+	     .in_bytes = big,
+	     .out_off = 8u << 20,
+	     .out_bytes = 4,
+	     .table_off = 9u << 20,
+	     .table_bytes = 1032},
+	    {.op = VYRE_OP_ADD, .in_off = 0, .in_bytes = 64, .out_off = 10u << 20, .out_bytes = 64},
+	    /* counted: the length word is not scanned, so 16 KiB + 4 bytes stay on a warp */
+	    {.op = VYRE_OP_DFA_SCAN_COUNTED,
+	     .in_off = 0,
+	     .in_bytes = VYRE_MK_DFA_WARP_BYTES + 4,
+	     .out_off = 11u << 20,
+	     .out_bytes = 4,
+	     .table_off = 9u << 20,
+	     .table_bytes = 1032},
+	    /* a counted input without its length word */
+	    {.op = VYRE_OP_DFA_SCAN_COUNTED,
+	     .in_off = 0,
+	     .in_bytes = 0,
+	     .out_off = 12u << 20,
+	     .out_bytes = 4,
+	     .table_off = 9u << 20,
+	     .table_bytes = 1032},
+	    {.op = VYRE_OP_DFA_SCAN_COUNTED,
+	     .in_off = 0,
+	     .in_bytes = VYRE_MK_DFA_WARP_BYTES + 8,
+	     .out_off = 12u << 20,
+	     .out_bytes = 4,
+	     .table_off = 9u << 20,
+	     .table_bytes = 1032},
+	    {.op = VYRE_OP_FILL, .out_off = 13u << 20, .out_bytes = 4},
+	};
+	uint32_t parts, pb;
+	struct small_batch s;
+	struct lowered *lw = malloc(sizeof(*lw));
+
+	(void)state;
+	assert_non_null(lw);
+	vyre_cuda_dfa_split(big, 132, &parts, &pb);
+	assert_int_equal(parts, 3);
+	small(&s, items, 5, 1);
+	/* the FILL in a group of its own, after the DFA group */
+	s.items[5] = items[5];
+	s.order[5] = 5;
+	s.group_end[0] = 5;
+	s.group_end[1] = 6;
+	s.b.n_items = 6;
+	s.b.plan.n_order = 6;
+	s.b.plan.n_groups = 2;
+	s.launch_end[0] = 2;
+	assert_int_equal(lower(&s.b, fake_heaps, 2, 132, lw), 0);
+	assert_int_equal(lw->lay.n_launches, 1);
+	assert_int_equal(lw->lay.n_stages, 3);
+	assert_int_equal(lw->lay.n_units, parts + 1 + 1 + 1 + 1 + 1);
+	assert_int_equal(lw->lay.n_results, 1 + parts + 1 + 1);
+
+	const struct vyre_mk_unit *u = (const struct vyre_mk_unit *)(lw->slab + lw->lay.units_off);
+	const struct vyre_mk_stage *st =
+	    (const struct vyre_mk_stage *)(lw->slab + lw->lay.stages_off);
+
+	/* stage 0: the parts and the larger counted item (block units), then the ADD and the
+	 * smaller counted item (warp units) */
+	assert_int_equal(st[0].first_unit, 0);
+	assert_int_equal(st[0].n_block_units, parts + 1);
+	assert_int_equal(st[0].n_warp_units, 2);
+	for (uint32_t i = 0; i < parts; i++) {
+		assert_int_equal(u[i].op, VYRE_OP_DFA_SCAN | VYRE_MK_DFA_PART);
+		assert_int_equal(u[i].param, i);
+		assert_int_equal(u[i].count, big);
+		assert_int_equal(u[i].reserved, pb);
+		assert_int_equal(u[i].slot, 0);
+		assert_true(u[i].in == base && u[i].table == base + (9u << 20));
+	}
+	assert_int_equal(u[parts].op, VYRE_OP_DFA_SCAN_COUNTED);
+	assert_int_equal(u[parts].count, VYRE_MK_DFA_WARP_BYTES + 8);
+	assert_int_equal(u[parts].slot, 1 + parts);
+	assert_int_equal(u[parts + 1].op, VYRE_OP_ADD);
+	assert_int_equal(u[parts + 2].op, VYRE_OP_DFA_SCAN_COUNTED);
+	assert_int_equal(u[parts + 2].count, VYRE_MK_DFA_WARP_BYTES + 4);
+	assert_int_equal(u[parts + 2].slot, 2 + parts);
+	/* stage 1: the join alone */
+	assert_int_equal(st[1].first_unit, parts + 3);
+	assert_int_equal(st[1].n_block_units, 1);
+	assert_int_equal(st[1].n_warp_units, 0);
+	assert_int_equal(u[parts + 3].op, VYRE_OP_DFA_SCAN | VYRE_MK_DFA_JOIN);
+	assert_int_equal(u[parts + 3].param, parts);
+	assert_int_equal(u[parts + 3].reserved, pb);
+	assert_int_equal(u[parts + 3].slot, 0);
+	assert_true(u[parts + 3].out == base + (8u << 20));
+	/* stage 2: the FILL of the next group */
+	assert_int_equal(st[2].first_unit, parts + 4);
+	assert_int_equal(st[2].n_warp_units, 1);
+	assert_int_equal(u[parts + 4].op, VYRE_OP_FILL);
+	assert_int_equal(lw->order_slot[0], 0);
+	assert_int_equal(lw->order_slot[2], 2 + parts);
+	assert_int_equal(lw->order_slot[3], VYRE_CUDA_SLOT_INVAL);
+	assert_int_equal(lw->order_slot[4], 1 + parts);
+	assert_int_equal(lw->launches[0].n_blocks, parts + 1);
+	free(lw->slab);
+	free(lw);
+}
+
+/* ---- split DFA items through the host model, against the oracle -------------- */
+
+#define DFA_HEAP (6u << 20)
+
+static void put_word(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+/* A table of @n states at @p with next(s, b) from @kind; its bytes. */
+enum table_kind { T_RANDOM, T_COUNTER, T_RESET, T_ONE_STATE };
+
+#define RESET_BYTE 0xffu /* T_RESET: the one byte that sends the counter back to 0 */
+
+static uint32_t make_table(struct gen_rng *r, uint8_t *p, uint32_t n, enum table_kind kind)
+{
+	const uint32_t accept_words = (n + 31) / 32;
+	uint8_t *next = p + 8 + 4 * accept_words;
+
+	put_word(p, n);
+	put_word(p + 4, gen_below(r, n));
+	for (uint32_t i = 0; i < accept_words; i++)
+		put_word(p + 8 + 4 * i, (uint32_t)gen_next(r));
+	for (uint32_t s = 0; s < n; s++)
+		for (uint32_t b = 0; b < 256; b++) {
+			/*
+			 * T_COUNTER: the bytes' sum mod n, every byte a permutation, never
+			 * converging; T_RESET: bytes since the last RESET_BYTE mod n, which
+			 * converges only where that byte is
+			 */
+			const uint32_t t = kind == T_COUNTER ? (s + b) % n
+					   : kind == T_RESET ? (b == RESET_BYTE ? 0 : (s + 1) % n)
+							     : gen_below(r, n);
+			put_word(next + 4 * (256 * (uint64_t)s + b), t);
+		}
+	return (uint32_t)vyre_dfa_table_bytes(n);
+}
+
+/* Literals cut from @text: a literal-set automaton whose matches are dense there. */
+static uint32_t make_literals(struct gen_rng *r, uint8_t *p, uint32_t room, const uint8_t *text,
+			      uint32_t text_bytes, uint32_t count)
+{
+	struct vyre_dfa_pattern pats[64];
+	uint8_t *table;
+	uint32_t bytes;
+
+	for (uint32_t i = 0; i < count; i++) {
+		const uint32_t len = 1 + gen_below(r, 24);
+		pats[i] = (struct vyre_dfa_pattern){text + gen_below(r, text_bytes - len), len};
+	}
+	assert_int_equal(vyre_dfa_compile(pats, count, 65536, &table, &bytes), 0);
+	assert_true(bytes <= room);
+	memcpy(p, table, bytes);
+	free(table);
+	return bytes;
+}
+
+/* The sequential walk over @len bytes at @in (any length, for DFA_SCAN_COUNTED). */
+static uint32_t reference(const uint8_t *table, const uint8_t *in, uint32_t len)
+{
+	uint32_t n, s, hits = 0;
+
+	memcpy(&n, table, 4);
+	memcpy(&s, table + 4, 4);
+	const uint8_t *accept = table + 8, *next = accept + 4 * ((n + 31) / 32);
+	for (uint32_t i = 0; i < len; i++) {
+		uint32_t w;
+		memcpy(&s, next + 4 * (256 * (uint64_t)s + in[i]), 4);
+		memcpy(&w, accept + 4 * (s / 32), 4);
+		hits += (w >> (s % 32)) & 1u;
+	}
+	return hits;
+}
+
+static void test_dfa_model(void **state)
+{
+	uint8_t *heap = aligned_alloc(4096, DFA_HEAP);
+	const uint32_t text_bytes = 4u << 20, table_off = text_bytes + 4096;
+	const struct vyre_cuda_heap heaps[1] = {{(uintptr_t)heap, DFA_HEAP, 1, 0}};
+	struct gen_rng rng = {0xdfa};
+	struct lowered *lw = malloc(sizeof(*lw));
+	uint64_t rounds = 0;
+
+	(void)state;
+	assert_true(heap && lw);
+	for (uint32_t iter = 0; iter < 60 * gen_scale(); iter++) {
+		/* text of a few letters (dense matches) or any bytes */
+		const uint32_t letters = gen_below(&rng, 3) ? 2 + gen_below(&rng, 6) : 256;
+		for (uint32_t i = 0; i < text_bytes; i++)
+			heap[i] = (uint8_t)('a' + gen_next(&rng) % letters);
+
+		const uint32_t kind = gen_below(&rng, 6);
+		uint32_t table_bytes;
+
+		if (kind == 0)
+			table_bytes = make_literals(&rng, heap + table_off, DFA_HEAP - table_off,
+						    heap, 1u << 20, 1 + gen_below(&rng, 64));
+		else if (kind == 1)
+			table_bytes =
+			    make_table(&rng, heap + table_off, 2 + gen_below(&rng, 11), T_COUNTER);
+		else if (kind == 2)
+			table_bytes = make_table(&rng, heap + table_off, 1, T_ONE_STATE);
+		else if (kind == 3) {
+			/* a reset every 4 KiB or so: most guesses are wrong, parts too */
+			table_bytes =
+			    make_table(&rng, heap + table_off, 2 + gen_below(&rng, 11), T_RESET);
+			for (uint32_t i = 0; i < text_bytes / 4096; i++)
+				heap[gen_below(&rng, text_bytes)] = RESET_BYTE;
+		} else
+			table_bytes =
+			    make_table(&rng, heap + table_off, 1 + gen_below(&rng, 400), T_RANDOM);
+		if (gen_below(&rng, 4) == 0) {
+			/* the start state accepts */
+			uint32_t start;
+			memcpy(&start, heap + table_off + 4, 4);
+			heap[table_off + 8 + 4 * (start / 32) + (start % 32) / 8] |=
+			    (uint8_t)(1u << (start % 8));
+		}
+		/* non-converging tables walk sequentially: keep them small on the host */
+		const uint32_t most = kind == 1 ? 96u << 10 : text_bytes - 64;
+		const uint32_t pick = gen_below(&rng, 4);
+		uint32_t len = pick == 0   ? gen_below(&rng, 64)
+			       : pick == 1 ? VYRE_MK_DFA_BLOCK_BYTES + gen_below(&rng, 64)
+					   : gen_below(&rng, most);
+		len = len > most ? most : len;
+		const int is_counted = gen_below(&rng, 2);
+		const uint32_t blocks = 1 + gen_below(&rng, 40);
+		struct vyre_exec_item it = {
+		    .op = is_counted ? VYRE_OP_DFA_SCAN_COUNTED : VYRE_OP_DFA_SCAN,
+		    .out_off = DFA_HEAP - 64,
+		    .out_bytes = 4,
+		    .table_off = table_off,
+		    .table_bytes = table_bytes,
+		};
+		uint32_t want = 0;
+		int want_status = 0;
+
+		if (is_counted) {
+			/* the length word right before the bytes; sometimes too large */
+			const uint32_t start = 4 * (1 + gen_below(&rng, 1000));
+			const uint32_t room = (len + 3) & ~3u;
+			const int bad = gen_below(&rng, 8) == 0;
+			const uint32_t L = bad ? room + 1 + gen_below(&rng, 5) : len;
+
+			it.in_off = start - 4;
+			it.in_bytes = 4 + room;
+			put_word(heap + it.in_off, L);
+			want_status = bad ? VYRE_E_INVAL : 0;
+			want = bad ? 0 : reference(heap + table_off, heap + start, L);
+		} else {
+			it.in_off = 4 * gen_below(&rng, 1000);
+			it.in_bytes = len & ~3u;
+			want = reference(heap + table_off, heap + it.in_off, it.in_bytes);
+		}
+		struct small_batch s;
+
+		small(&s, &it, 1, 1);
+		put_word(heap + it.out_off, 0xdeadbeef);
+		assert_int_equal(lower(&s.b, heaps, 1, blocks, lw), 0);
+		model_run(&lw->lay, lw->slab, lw->launches);
+		vyre_cuda_lower_results(
+		    &s.b, lw->order_slot,
+		    (const struct vyre_mk_result *)(lw->slab + lw->lay.results_off));
+		uint32_t out;
+
+		memcpy(&out, heap + it.out_off, 4);
+		if (s.results[0].status != want_status || s.results[0].result != want ||
+		    out != (want_status ? 0xdeadbeefu : want))
+			fail_msg("iteration %u: %s of %u bytes, table kind %u, %u blocks: got "
+				 "status %d result %llu out %u, want status %d result %u",
+				 iter, is_counted ? "DFA_SCAN_COUNTED" : "DFA_SCAN", it.in_bytes,
+				 kind, blocks, s.results[0].status,
+				 (unsigned long long)s.results[0].result, out, want_status, want);
+		if (!is_counted) {
+			/* and the oracle agrees with the reference */
+			const struct vyre_heap_view view = {heap, DFA_HEAP};
+			uint64_t r;
+			assert_int_equal(vyre_exec_one(&view, &it, &r), 0);
+			assert_int_equal(r, want);
+		}
+		free(lw->slab);
+		rounds = model_dfa_rounds;
+	}
+	/* the counters and short warm-ups took rounds of walking again */
+	assert_true(rounds > 0);
+	free(lw);
+	free(heap);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_plan_checks),	   cmocka_unit_test(test_units),
-	    cmocka_unit_test(test_byte_op_units),  cmocka_unit_test(test_blocks_and_empty_stages),
-	    cmocka_unit_test(test_too_big),	   cmocka_unit_test(test_random_serial),
+	    cmocka_unit_test(test_plan_checks),
+	    cmocka_unit_test(test_units),
+	    cmocka_unit_test(test_byte_op_units),
+	    cmocka_unit_test(test_blocks_and_empty_stages),
+	    cmocka_unit_test(test_too_big),
+	    cmocka_unit_test(test_dfa_split_sizes),
+	    cmocka_unit_test(test_dfa_units),
+	    cmocka_unit_test(test_dfa_model),
+	    cmocka_unit_test(test_random_serial),
 	    cmocka_unit_test(test_random_grouped),
 	    cmocka_unit_test(test_operand_heaps),
 	    cmocka_unit_test(test_random_split_heaps),
