@@ -153,8 +153,11 @@ struct vyred {
 	char peer[16]; /* "vyre-cpu" or "vyre-cuda": the backend vyred chose */
 };
 
-/* Starts vyred @bin on a socket of its own (the cpu backend when @cpu_only). */
-int scan_vyred_start(struct vyred *d, const char *bin, int cpu_only);
+/*
+ * Starts vyred @bin on a socket of its own (the cpu backend when @cpu_only;
+ * one event loop, so that one domain has the whole GPU, when @one_loop).
+ */
+int scan_vyred_start(struct vyred *d, const char *bin, int cpu_only, int one_loop);
 void scan_vyred_stop(struct vyred *d);
 
 /* The row @row of @j with producer processes through the vyred at j->socket. */

@@ -52,15 +52,19 @@ static void vyred_backend(struct vyred *d)
 		fclose(fp);
 }
 
-int scan_vyred_start(struct vyred *d, const char *bin, int cpu_only)
+int scan_vyred_start(struct vyred *d, const char *bin, int cpu_only, int one_loop)
 {
 	/* without --backend cpu, vyred's default: auto */
-	const char *args[8] = {0};
+	const char *args[10] = {0};
 	unsigned n = 0;
 
 	if (cpu_only) {
 		args[n++] = "--backend";
 		args[n++] = "cpu";
+	}
+	if (one_loop) {
+		args[n++] = "--loops";
+		args[n++] = "1";
 	}
 	for (unsigned i = 0; big_args[i]; i++)
 		args[n++] = big_args[i];
