@@ -501,9 +501,11 @@ __device__ __forceinline__ tile next_tile(const uint8_t *p, uint64_t x, uint64_t
 		    y};
 }
 
-// block_walk over bytes [a, b) of p through tiles staged at st.buf.
+// block_walk over bytes [a, b) of p through tiles staged at st.buf. Not
+// inlined, like the warp's: the units that call them keep the registers
+// they had before host input was staged (inlined, the in-place walks spilled).
 template <class T>
-__device__ uint32_t staged_walk(const T &t, const stage &st, const uint8_t *p, uint64_t a,
+__device__ __noinline__ uint32_t staged_walk(const T &t, const stage &st, const uint8_t *p, uint64_t a,
 				uint64_t b, uint32_t start, bool known, uint32_t *first,
 				uint32_t *count, block_shared &d, vyre_mk_devstate *ds)
 {
@@ -542,7 +544,7 @@ __device__ uint32_t staged_walk(const T &t, const stage &st, const uint8_t *p, u
 // warp_walk over bytes [0, bytes) of p from `start`, through tiles at st.buf;
 // the accepting positions.
 template <class T>
-__device__ uint32_t warp_staged(const T &t, const stage &st, const uint8_t *p, uint64_t bytes,
+__device__ __noinline__ uint32_t warp_staged(const T &t, const stage &st, const uint8_t *p, uint64_t bytes,
 				uint32_t start)
 {
 	uint32_t s = start, total = 0;
