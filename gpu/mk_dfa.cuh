@@ -505,9 +505,10 @@ __device__ __forceinline__ tile next_tile(const uint8_t *p, uint64_t x, uint64_t
 // inlined, like the warp's: the units that call them keep the registers
 // they had before host input was staged (inlined, the in-place walks spilled).
 template <class T>
-__device__ __noinline__ uint32_t staged_walk(const T &t, const stage &st, const uint8_t *p, uint64_t a,
-				uint64_t b, uint32_t start, bool known, uint32_t *first,
-				uint32_t *count, block_shared &d, vyre_mk_devstate *ds)
+__device__ __noinline__ uint32_t staged_walk(const T &t, const stage &st, const uint8_t *p,
+					     uint64_t a, uint64_t b, uint32_t start, bool known,
+					     uint32_t *first, uint32_t *count, block_shared &d,
+					     vyre_mk_devstate *ds)
 {
 	if (a >= b) {
 		if (!known)
@@ -544,8 +545,8 @@ __device__ __noinline__ uint32_t staged_walk(const T &t, const stage &st, const 
 // warp_walk over bytes [0, bytes) of p from `start`, through tiles at st.buf;
 // the accepting positions.
 template <class T>
-__device__ __noinline__ uint32_t warp_staged(const T &t, const stage &st, const uint8_t *p, uint64_t bytes,
-				uint32_t start)
+__device__ __noinline__ uint32_t warp_staged(const T &t, const stage &st, const uint8_t *p,
+					     uint64_t bytes, uint32_t start)
 {
 	uint32_t s = start, total = 0;
 
@@ -584,9 +585,9 @@ __device__ __forceinline__ bool host_input(const vyre_mk_unit &u)
 // it must fit (with room for a staged tile beside it, for host input), and
 // copying it (n KiB read) must not cost more than a quarter of the walk's
 // reads.
-__device__ __forceinline__ bool use_shared(const vyre_mk_unit &u, uint32_t n, uint64_t bytes)
+template <bool Host> __device__ __forceinline__ bool use_shared(uint32_t n, uint64_t bytes)
 {
-	const uint32_t beside = host_input(u) ? VYRE_MK_DFA_STAGE_MIN : 0u;
+	const uint32_t beside = Host ? VYRE_MK_DFA_STAGE_MIN : 0u;
 	return n <= kShortMax && 512ull * n + beside <= dynamic_smem_bytes() && 256ull * n <= bytes;
 }
 
@@ -635,24 +636,24 @@ __device__ __forceinline__ global_table global_view(const vyre_mk_unit &u, uint3
 }
 
 // A block unit's staging room: what a shared table of `table_bytes` leaves of
-// the dynamic shared memory, in whole KiB, if host input and enough.
-__device__ __forceinline__ stage block_stage(const vyre_mk_unit &u, uint32_t table_bytes)
+// the dynamic shared memory, in whole KiB, for host input and if enough.
+template <bool Host> __device__ __forceinline__ stage block_stage(uint32_t table_bytes)
 {
 	const uint32_t smem = dynamic_smem_bytes();
 	const uint32_t room = smem > table_bytes ? (smem - table_bytes) & ~1023u : 0u;
 
-	if (!host_input(u) || room < VYRE_MK_DFA_STAGE_MIN)
+	if (!Host || room < VYRE_MK_DFA_STAGE_MIN)
 		return stage{nullptr, 0};
 	return stage{reinterpret_cast<uint4 *>(shared_entries()) + table_bytes / 16, room};
 }
 
 // A warp unit's: its warp's share of the dynamic shared memory (warp units
 // read their tables from global memory), in multiples of a warp load.
-__device__ __forceinline__ stage warp_stage(const vyre_mk_unit &u)
+__device__ __forceinline__ stage warp_stage()
 {
 	const uint32_t room = (dynamic_smem_bytes() / VYRE_MK_WARPS) & ~(kWarpStageMin - 1);
 
-	if (!host_input(u) || room == 0)
+	if (room == 0)
 		return stage{nullptr, 0};
 	return stage{reinterpret_cast<uint4 *>(shared_entries()) + threadIdx.x / 32 * (room / 16),
 		     room};
@@ -660,12 +661,13 @@ __device__ __forceinline__ stage warp_stage(const vyre_mk_unit &u)
 
 // A block walks bytes [a, b) of p: staged for host input, else in place
 // (block_walk's contract).
-template <class T>
-__device__ uint32_t range_walk(const T &t, const stage &st, const uint8_t *p, uint64_t a,
-			       uint64_t b, uint32_t start, bool known, uint32_t *first,
-			       uint32_t *count, block_shared &d, vyre_mk_devstate *ds)
+template <bool Host, class T>
+__device__ __forceinline__ uint32_t range_walk(const T &t, const stage &st, const uint8_t *p,
+					       uint64_t a, uint64_t b, uint32_t start, bool known,
+					       uint32_t *first, uint32_t *count, block_shared &d,
+					       vyre_mk_devstate *ds)
 {
-	if (st.room)
+	if (Host && st.room)
 		return staged_walk(t, st, p, a, b, start, known, first, count, d, ds);
 	return block_walk<false>(t, p, a, b, start, known, first, count, d, ds);
 }
@@ -690,6 +692,7 @@ __device__ header block_header(const vyre_mk_unit &u, block_shared &d)
 // ---- units -------------------------------------------------------------------------
 
 // A whole item on one block.
+template <bool Host>
 __device__ void block_item(const vyre_mk_unit &u, uint64_t results, block_shared &d,
 			   vyre_mk_devstate *ds)
 {
@@ -699,16 +702,16 @@ __device__ void block_item(const vyre_mk_unit &u, uint64_t results, block_shared
 	uint32_t first = h.start, count = 0;
 	bool bad = !h.ok;
 
-	if (!bad && use_shared(u, h.n, h.bytes)) {
+	if (!bad && use_shared<Host>(h.n, h.bytes)) {
 		bad = block_copy(shared_entries(), u, h.n);
 		if (!bad)
-			range_walk(shared_view(), block_stage(u, 512 * h.n), p, 0, h.bytes, h.start,
-				   true, &first, &count, d, ds);
+			range_walk<Host>(shared_view(), block_stage<Host>(512 * h.n), p, 0, h.bytes,
+					 h.start, true, &first, &count, d, ds);
 	} else if (!bad) {
 		bad = !trusted && block_any_bad(next_of(u, h.n), 0, 256ull * h.n, h.n);
 		if (!bad)
-			range_walk(global_view(u, h.n), block_stage(u, 0), p, 0, h.bytes, h.start,
-				   true, &first, &count, d, ds);
+			range_walk<Host>(global_view(u, h.n), block_stage<Host>(0), p, 0, h.bytes,
+					 h.start, true, &first, &count, d, ds);
 	}
 	// block_walk's last barrier: every read of the input is done (out may be in)
 	if (threadIdx.x == 0) {
@@ -721,6 +724,7 @@ __device__ void block_item(const vyre_mk_unit &u, uint64_t results, block_shared
 
 // Part u.param of a split item: its bytes and, unless trusted, its share of
 // the table's validation; the record goes to result slot u.slot + 1 + part.
+template <bool Host>
 __device__ void block_part(const vyre_mk_unit &u, uint64_t results, block_shared &d,
 			   vyre_mk_devstate *ds)
 {
@@ -736,18 +740,18 @@ __device__ void block_part(const vyre_mk_unit &u, uint64_t results, block_shared
 	uint32_t first = h.start, count = 0, end = h.start;
 	bool bad = !h.ok || part_bytes == 0;
 
-	if (!bad && use_shared(u, h.n, b - a)) {
+	if (!bad && use_shared<Host>(h.n, b - a)) {
 		bad = block_copy(shared_entries(), u, h.n);
 		if (!bad)
-			end = range_walk(shared_view(), block_stage(u, 512 * h.n), p, a, b, h.start,
-					 part == 0, &first, &count, d, ds);
+			end = range_walk<Host>(shared_view(), block_stage<Host>(512 * h.n), p, a, b,
+					       h.start, part == 0, &first, &count, d, ds);
 	} else if (!bad) {
 		const uint64_t entries = 256ull * h.n;
 		bad = !trusted && block_any_bad(next_of(u, h.n), entries * part / parts,
 						entries * (part + 1) / parts, h.n);
 		if (!bad)
-			end = range_walk(global_view(u, h.n), block_stage(u, 0), p, a, b, h.start,
-					 part == 0, &first, &count, d, ds);
+			end = range_walk<Host>(global_view(u, h.n), block_stage<Host>(0), p, a, b,
+					       h.start, part == 0, &first, &count, d, ds);
 	}
 	if (threadIdx.x == 0)
 		reinterpret_cast<uint4 *>(results)[u.slot + 1 + part] =
@@ -758,6 +762,7 @@ __device__ void block_part(const vyre_mk_unit &u, uint64_t results, block_shared
 // The join of a split item (a stage after its parts): the parts' guesses are
 // checked in order from the start state; a part whose guess was wrong walks
 // again from the right state, on this block.
+template <bool Host>
 __device__ void block_join(const vyre_mk_unit &u, uint64_t results, block_shared &d,
 			   vyre_mk_devstate *ds)
 {
@@ -773,8 +778,8 @@ __device__ void block_join(const vyre_mk_unit &u, uint64_t results, block_shared
 		flags |= d.rec[i].w & kRecBad;
 	}
 	bool bad = __syncthreads_or(flags) || !h.ok || part_bytes == 0;
-	const bool shared = !bad && use_shared(u, h.n, h.bytes);
-	const stage st = block_stage(u, shared ? 512 * h.n : 0);
+	const bool shared = !bad && use_shared<Host>(h.n, h.bytes);
+	const stage st = block_stage<Host>(shared ? 512 * h.n : 0);
 	bool copied = false;
 	uint32_t i = 0, s = h.start, total = 0;
 
@@ -811,11 +816,11 @@ __device__ void block_join(const vyre_mk_unit &u, uint64_t results, block_shared
 			copied = true;
 		}
 		if (shared)
-			s = range_walk(shared_view(), st, p, a, b, h.start, true, &first, &count, d,
-				       ds);
+			s = range_walk<Host>(shared_view(), st, p, a, b, h.start, true, &first,
+					     &count, d, ds);
 		else
-			s = range_walk(global_view(u, h.n), st, p, a, b, h.start, true, &first,
-				       &count, d, ds);
+			s = range_walk<Host>(global_view(u, h.n), st, p, a, b, h.start, true,
+					     &first, &count, d, ds);
 		total += count;
 		i++;
 		if (tid == 0)
@@ -830,7 +835,10 @@ __device__ void block_join(const vyre_mk_unit &u, uint64_t results, block_shared
 }
 
 // A small item on one warp (which may be the polling warp: no block barrier).
-__device__ __noinline__ void warp_item(const vyre_mk_unit &u, uint64_t results)
+// Host: its input is host memory (staged). Each kind is a function of its
+// own, so the in-place units keep the registers they had without staging.
+template <bool Host>
+__device__ __noinline__ void warp_item_as(const vyre_mk_unit &u, uint64_t results)
 {
 	const uint32_t lane = threadIdx.x % 32;
 	header h = {0, 0, 0, 0};
@@ -851,8 +859,8 @@ __device__ __noinline__ void warp_item(const vyre_mk_unit &u, uint64_t results)
 			mine |= next[i] >= h.n;
 		bad = __any_sync(kAll, mine) != 0;
 	}
-	const stage st = warp_stage(u);
-	if (!bad && st.room)
+	const stage st = Host ? warp_stage() : stage{nullptr, 0};
+	if (!bad && Host && st.room)
 		count = warp_staged(global_view(u, h.n), st, first_byte(u), h.bytes, h.start);
 	else if (!bad)
 		count =
@@ -867,15 +875,33 @@ __device__ __noinline__ void warp_item(const vyre_mk_unit &u, uint64_t results)
 	__syncwarp();
 }
 
+__device__ __noinline__ void warp_item(const vyre_mk_unit &u, uint64_t results)
+{
+	if (host_input(u))
+		warp_item_as<true>(u, results);
+	else
+		warp_item_as<false>(u, results);
+}
+
+template <bool Host>
+__device__ __noinline__ void block_unit_as(const vyre_mk_unit &u, uint64_t results, block_shared &d,
+					   vyre_mk_devstate *ds)
+{
+	if (u.op & VYRE_MK_DFA_PART)
+		block_part<Host>(u, results, d, ds);
+	else if (u.op & VYRE_MK_DFA_JOIN)
+		block_join<Host>(u, results, d, ds);
+	else
+		block_item<Host>(u, results, d, ds);
+}
+
 __device__ __noinline__ void block_unit(const vyre_mk_unit &u, uint64_t results, block_shared &d,
 					vyre_mk_devstate *ds)
 {
-	if (u.op & VYRE_MK_DFA_PART)
-		block_part(u, results, d, ds);
-	else if (u.op & VYRE_MK_DFA_JOIN)
-		block_join(u, results, d, ds);
+	if (host_input(u))
+		block_unit_as<true>(u, results, d, ds);
 	else
-		block_item(u, results, d, ds);
+		block_unit_as<false>(u, results, d, ds);
 }
 
 } // namespace dfa
