@@ -14,9 +14,17 @@
  *              and, for 64 MiB and 4 KiB, validated by every item; at 64 MiB
  *              also with no dynamic shared memory (every table read from
  *              global memory) and with the most the device allows
+ *   h2d        a pinned host-to-device copy of 256 MiB
+ *   litN host  the same text in registered host memory (read over PCIe), the
+ *              table trusted in device memory: one 1 GiB item, one 64 MiB
+ *              item, 16384 items of 4 KiB; "host" is how the backend runs
+ *              them (staged through shared memory, VYRE_MK_DFA_HOST_IN),
+ *              "host direct" the same units without the flag (every thread
+ *              reads its own chunk in place, as device input does)
  *
  * Rows are GB/s of scanned bytes (the median of repeated launch +
- * synchronize, lowering excluded) and their ratio to hbm. Every count is
+ * synchronize, lowering excluded) and their ratio to hbm (host rows: to
+ * h2d). Every count is
  * checked against the sequential walk on the CPU, computed on threads of
  * its own while the GPU runs.
  */
@@ -66,13 +74,15 @@ struct dfa_bench {
 	const struct vyre_cuda_driver *d;
 	CUdeviceptr heap;
 	uint64_t heap_bytes, out_off;
-	uint8_t *text; /* BIG bytes: the corpus tiled */
+	uint8_t *text;	      /* BIG bytes: the corpus tiled, registered (the host heap) */
+	CUdeviceptr text_dev; /* its device address */
+	int registered;
 	struct set sets[N_SETS];
 	struct vyre_exec_item *items;
 	struct vyre_exec_result *results;
 	uint32_t *order, group_end[1], launch_end[1];
 	uint32_t smem_default, smem_max;
-	double hbm;
+	double hbm, h2d;
 	int failed;
 };
 
@@ -115,6 +125,7 @@ static void *reference(void *arg)
 struct copies {
 	__typeof__(cuMemcpyHtoD) *h2d;
 	__typeof__(cuMemcpyDtoDAsync) *d2d;
+	__typeof__(cuMemcpyHtoDAsync) *h2d_async;
 };
 
 static int load_copies(struct copies *cp)
@@ -122,14 +133,16 @@ static int load_copies(struct copies *cp)
 	void *dl = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
 	void *h2d = dl ? dlsym(dl, DFA_XSTR(cuMemcpyHtoD)) : NULL;
 	void *d2d = dl ? dlsym(dl, DFA_XSTR(cuMemcpyDtoDAsync)) : NULL;
+	void *h2d_async = dl ? dlsym(dl, DFA_XSTR(cuMemcpyHtoDAsync)) : NULL;
 
-	if (!h2d || !d2d) {
-		fprintf(stderr, "dfa: libcuda.so.1 lacks %s or %s\n", DFA_XSTR(cuMemcpyHtoD),
-			DFA_XSTR(cuMemcpyDtoDAsync));
+	if (!h2d || !d2d || !h2d_async) {
+		fprintf(stderr, "dfa: libcuda.so.1 lacks %s, %s or %s\n", DFA_XSTR(cuMemcpyHtoD),
+			DFA_XSTR(cuMemcpyDtoDAsync), DFA_XSTR(cuMemcpyHtoDAsync));
 		return -1;
 	}
 	memcpy(&cp->h2d, &h2d, sizeof(h2d));
 	memcpy(&cp->d2d, &d2d, sizeof(d2d));
+	memcpy(&cp->h2d_async, &h2d_async, sizeof(h2d_async));
 	return 0;
 }
 
@@ -151,10 +164,14 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* GB/s (read + written) of a device-to-device copy of 512 MiB into the tail of the heap. */
-static int measure_hbm(struct dfa_bench *b, const struct copies *cp)
+/*
+ * GB/s of a copy of 512 MiB into new device memory, read + written, from the
+ * heap (device to device), or of 256 MiB from the registered text (host to
+ * device) when @from_host.
+ */
+static int measure_copy(struct dfa_bench *b, const struct copies *cp, int from_host)
 {
-	const size_t bytes = 512u * MIB;
+	const size_t bytes = (from_host ? 256u : 512u) * MIB;
 	uint64_t ns[MAX_REPS];
 	CUstream st;
 	uint32_t reps = 0;
@@ -168,7 +185,9 @@ static int measure_hbm(struct dfa_bench *b, const struct copies *cp)
 	}
 	for (uint64_t t0 = vyre_bench_now_ns(); reps < MAX_REPS;) {
 		const uint64_t s = vyre_bench_now_ns();
-		if (cu_ok(b->d, "cuMemcpyDtoDAsync", cp->d2d(dst, b->heap, bytes, st)) ||
+		const CUresult r = from_host ? cp->h2d_async(dst, b->text, bytes, st)
+					     : cp->d2d(dst, b->heap, bytes, st);
+		if (cu_ok(b->d, from_host ? "cuMemcpyHtoDAsync" : "cuMemcpyDtoDAsync", r) ||
 		    cu_ok(b->d, "cuStreamSynchronize", b->d->cuStreamSynchronize(st)))
 			break;
 		ns[reps++] = vyre_bench_now_ns() - s;
@@ -180,18 +199,26 @@ static int measure_hbm(struct dfa_bench *b, const struct copies *cp)
 	if (reps < 2)
 		return -1;
 	qsort(ns + 1, reps - 1, sizeof(ns[0]), cmp_u64); /* the first one warms up */
-	b->hbm = 2.0 * (double)bytes / (double)ns[1 + (reps - 1) / 2];
-	vyre_bench_report(b->ctx, DFA_SUITE, "hbm d2d copy", "GB/s", b->hbm, "GB/s");
+	const double gbps =
+	    (from_host ? 1.0 : 2.0) * (double)bytes / (double)ns[1 + (reps - 1) / 2];
+	*(from_host ? &b->h2d : &b->hbm) = gbps;
+	vyre_bench_report(b->ctx, DFA_SUITE, from_host ? "h2d copy" : "hbm d2d copy", "GB/s", gbps,
+			  "GB/s");
 	return 0;
 }
 
 /* ---- scans ------------------------------------------------------------------------------- */
 
-/* @n items of @bytes from the start of the text, back to back, with set @s's table. */
-static void build(struct dfa_bench *b, const struct set *s, uint32_t n, uint32_t bytes)
+/*
+ * @n items of @bytes from the start of the text, back to back, with set @s's
+ * table; the text in the device heap (0) or the host heap (1).
+ */
+static void build(struct dfa_bench *b, const struct set *s, uint32_t n, uint32_t bytes,
+		  uint32_t in_heap)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		b->items[i] = (struct vyre_exec_item){.op = VYRE_OP_DFA_SCAN,
+						      .in_heap = in_heap,
 						      .in_off = (uint64_t)i * bytes,
 						      .in_bytes = bytes,
 						      .out_off = b->out_off + 4 * (uint64_t)i,
@@ -204,23 +231,32 @@ static void build(struct dfa_bench *b, const struct set *s, uint32_t n, uint32_t
 	b->launch_end[0] = 1;
 }
 
+/* Where a row's input lives. */
+enum where { DEV, HOST, HOST_DIRECT };
+
 /*
  * Scans n items of @bytes with set @s's table until --seconds (at least 3,
  * at most MAX_REPS times, the first a warm-up); the median's GB/s, or -1.
- * *count: the items' counts added up, checked by the caller.
+ * *count: the items' counts added up, checked by the caller. HOST_DIRECT
+ * describes the host heap as device memory, so lowering leaves out
+ * VYRE_MK_DFA_HOST_IN (the kernel reads it in place all the same).
  */
 static double scan_rate(struct dfa_bench *b, const struct set *s, uint32_t n, uint32_t bytes,
-			uint32_t smem, int trusted, uint64_t *count)
+			uint32_t smem, int trusted, enum where in, uint64_t *count)
 {
 	const struct vyre_exec_batch batch = {
 	    b->items, n, {b->order, n, b->group_end, 1, b->launch_end, 1}, b->results};
+	const struct vyre_cuda_heap heaps[2] = {
+	    {b->heap, b->heap_bytes, 1, 1},
+	    {b->text_dev, BIG, 1, in == HOST_DIRECT},
+	};
 	uint64_t ns[MAX_REPS];
 	uint32_t reps = 0;
 
-	build(b, s, n, bytes);
+	build(b, s, n, bytes, in != DEV);
 	for (uint64_t t0 = vyre_bench_now_ns(); reps < MAX_REPS;) {
-		if (vyre_cuda_peer_launch(b->p, &batch, b->heap, b->heap_bytes, smem, trusted,
-					  &ns[reps]) != 0) {
+		if (vyre_cuda_peer_launch_heaps(b->p, &batch, heaps, 2, smem, trusted, &ns[reps]) !=
+		    0) {
 			fprintf(stderr, "dfa: scan: %s\n", vyre_cuda_peers_error(b->p));
 			return -1;
 		}
@@ -244,16 +280,23 @@ struct row {
 	const char *name;
 	uint32_t n, bytes;
 	int trusted, smem; /* smem: 0 default, 1 none, 2 the most */
+	enum where in;
 };
 
 static const struct row rows[] = {
-    {"64MiB", 1, MID, 1, 0},
-    {"64MiB validated", 1, MID, 0, 0},
-    {"64MiB no-shared", 1, MID, 1, 1},
-    {"64MiB max-shared", 1, MID, 1, 2},
-    {"1GiB", 1, (uint32_t)BIG, 1, 0},
-    {"4KiB x16384", N_SMALL, SMALL, 1, 0},
-    {"4KiB x16384 validated", N_SMALL, SMALL, 0, 0},
+    {"64MiB", 1, MID, 1, 0, DEV},
+    {"64MiB validated", 1, MID, 0, 0, DEV},
+    {"64MiB no-shared", 1, MID, 1, 1, DEV},
+    {"64MiB max-shared", 1, MID, 1, 2, DEV},
+    {"1GiB", 1, (uint32_t)BIG, 1, 0, DEV},
+    {"4KiB x16384", N_SMALL, SMALL, 1, 0, DEV},
+    {"4KiB x16384 validated", N_SMALL, SMALL, 0, 0, DEV},
+    {"host 1GiB", 1, (uint32_t)BIG, 1, 0, HOST},
+    {"host 64MiB", 1, MID, 1, 0, HOST},
+    {"host 4KiB x16384", N_SMALL, SMALL, 1, 0, HOST},
+    {"host direct 1GiB", 1, (uint32_t)BIG, 1, 0, HOST_DIRECT},
+    {"host direct 64MiB", 1, MID, 1, 0, HOST_DIRECT},
+    {"host direct 4KiB x16384", N_SMALL, SMALL, 1, 0, HOST_DIRECT},
 };
 
 static int set_rows(struct dfa_bench *b, struct set *s, uint32_t size, uint64_t *got)
@@ -264,14 +307,17 @@ static int set_rows(struct dfa_bench *b, struct set *s, uint32_t size, uint64_t 
 		const uint32_t smem = rows[r].smem == 0	  ? b->smem_default
 				      : rows[r].smem == 1 ? 0
 							  : b->smem_max;
-		const double gbps =
-		    scan_rate(b, s, rows[r].n, rows[r].bytes, smem, rows[r].trusted, &got[r]);
+		const int host = rows[r].in != DEV;
+		const double gbps = scan_rate(b, s, rows[r].n, rows[r].bytes, smem, rows[r].trusted,
+					      rows[r].in, &got[r]);
 		if (gbps < 0)
 			return -1;
 		snprintf(name, sizeof(name), "lit%u %s", size, rows[r].name);
 		vyre_bench_report(b->ctx, DFA_SUITE, name, "GB/s", gbps, "GB/s");
-		snprintf(name, sizeof(name), "lit%u %s:hbm", size, rows[r].name);
-		vyre_bench_report(b->ctx, DFA_SUITE, name, "GB/s", gbps / b->hbm, "x");
+		snprintf(name, sizeof(name), "lit%u %s:%s", size, rows[r].name,
+			 host ? "h2d" : "hbm");
+		vyre_bench_report(b->ctx, DFA_SUITE, name, "GB/s", gbps / (host ? b->h2d : b->hbm),
+				  "x");
 	}
 	return 0;
 }
@@ -304,6 +350,8 @@ static void free_bench(struct dfa_bench *b)
 	}
 	if (b->heap)
 		b->d->cuMemFree(b->heap);
+	if (b->registered)
+		b->d->cuMemHostUnregister(b->text);
 	vyre_cuda_peers_close(b->p);
 	free(b->text);
 	free(b->items);
@@ -323,7 +371,7 @@ static int setup(struct dfa_bench *b, const struct copies *cp)
 		free(corp.bytes);
 		return 1;
 	}
-	b->text = malloc(BIG);
+	b->text = aligned_alloc(4096, BIG);
 	b->items = calloc(N_SMALL, sizeof(*b->items));
 	b->results = calloc(N_SMALL, sizeof(*b->results));
 	b->order = calloc(N_SMALL, sizeof(*b->order));
@@ -332,6 +380,13 @@ static int setup(struct dfa_bench *b, const struct copies *cp)
 		return -1;
 	}
 	scan_tile(&corp, b->text, BIG);
+	b->registered = !cu_ok(b->d, "cuMemHostRegister(text)",
+			       b->d->cuMemHostRegister(b->text, BIG, CU_MEMHOSTREGISTER_DEVICEMAP));
+	if (!b->registered || cu_ok(b->d, "cuMemHostGetDevicePointer(text)",
+				    b->d->cuMemHostGetDevicePointer(&b->text_dev, b->text, 0))) {
+		free(corp.bytes);
+		return -1;
+	}
 	b->out_off = BIG + (uint64_t)N_SETS * TABLE_ROOM;
 	b->heap_bytes = b->out_off + 4 * (uint64_t)N_SMALL;
 	if (cu_ok(b->d, "cuMemAlloc(heap)", b->d->cuMemAlloc(&b->heap, b->heap_bytes)) ||
@@ -400,7 +455,9 @@ static int run_dfa(struct vyre_bench_ctx *ctx)
 		free_bench(b);
 		return err > 0 ? 0 : -1;
 	}
-	err = measure_hbm(b, &cp);
+	err = measure_copy(b, &cp, 0);
+	if (!err)
+		err = measure_copy(b, &cp, 1);
 	for (uint32_t i = 0; i < N_SETS && !err; i++)
 		err = set_rows(b, &b->sets[i], set_sizes[i], got[i]);
 	for (uint32_t i = 0; i < N_SETS; i++) {
@@ -424,5 +481,7 @@ static int run_dfa(struct vyre_bench_ctx *ctx)
 }
 #endif
 
-VYRE_BENCH_SUITE(dfa, "DFA_SCAN in the megakernel from device memory: GB/s against the HBM copy",
+VYRE_BENCH_SUITE(dfa,
+		 "DFA_SCAN in the megakernel from device and host memory: GB/s against the HBM "
+		 "and h2d copies",
 		 run_dfa)

@@ -64,6 +64,19 @@
  */
 #define VYRE_MK_DFA_PART (1u << 10)
 #define VYRE_MK_DFA_JOIN (1u << 11)
+/*
+ * DFA_SCAN and DFA_SCAN_COUNTED: the input is host memory, read over PCIe.
+ * The unit stages it through shared memory in tiles that whole warps load
+ * in address order (full 128-byte lines a request), and walks each tile
+ * from there; without the flag every thread reads its own chunk directly.
+ */
+#define VYRE_MK_DFA_HOST_IN (1u << 12)
+/* Host-input staging: a block's tile (what the table leaves of the dynamic
+ * shared memory, in whole KiB) is used only from this size; a warp's is its
+ * 32nd of the dynamic shared memory in multiples of 512 bytes. A tile's
+ * chunks are at least VYRE_MK_DFA_STAGE_CHUNK bytes. */
+#define VYRE_MK_DFA_STAGE_MIN	(16u << 10)
+#define VYRE_MK_DFA_STAGE_CHUNK 64u
 
 struct vyre_mk_unit {
 	uint32_t op;	/* enum vyre_op | VYRE_MK_* flags */

@@ -337,6 +337,8 @@ static struct vyre_mk_unit result_unit(const struct vyre_exec_item *it, uint32_t
 	if (is_dfa(it->op)) {
 		u.aux = it->table_bytes;
 		u.op |= dfa_table_trust(it);
+		/* read over PCIe: staged in coalesced tiles (mk_dfa.cuh) */
+		u.op |= heaps[it->in_heap].device ? 0u : VYRE_MK_DFA_HOST_IN;
 	} else if (mask & VYRE_OPERAND_COUNTED) {
 		/* mk_decode.cuh: bytes in, bytes out, table bytes */
 		u.count = it->in_bytes;

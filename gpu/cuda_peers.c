@@ -165,7 +165,7 @@ int vyre_cuda_peer_pingpong(struct vyre_cuda_peers *p, uint32_t rounds, uint64_t
 }
 
 static int lower_on(struct vyre_cuda_peers *p, const struct vyre_exec_batch *batch,
-		    const struct vyre_cuda_heap *heap)
+		    const struct vyre_cuda_heap *heap, uint32_t n_heaps)
 {
 	int err;
 
@@ -174,7 +174,7 @@ static int lower_on(struct vyre_cuda_peers *p, const struct vyre_exec_batch *bat
 			 batch->plan.n_order, p->max_items);
 		return VYRE_E_INVAL;
 	}
-	err = vyre_cuda_lower_measure(batch, heap, 1, p->dv.grid, p->cls, &p->lay);
+	err = vyre_cuda_lower_measure(batch, heap, n_heaps, p->dv.grid, p->cls, &p->lay);
 	if (!err && p->lay.bytes > p->slab.bytes) {
 		snprintf(p->why, sizeof(p->why), "batch needs a %llu-byte slab",
 			 (unsigned long long)p->lay.bytes);
@@ -188,7 +188,7 @@ static int lower_on(struct vyre_cuda_peers *p, const struct vyre_exec_batch *bat
 
 static int lower(struct vyre_cuda_peers *p, const struct vyre_exec_batch *batch)
 {
-	return lower_on(p, batch, &p->vheap);
+	return lower_on(p, batch, &p->vheap, 1);
 }
 
 /* Enqueue one vyre_mk_item launch per unit, stage by stage (the stream orders them). */
@@ -313,13 +313,21 @@ int vyre_cuda_peer_launch(struct vyre_cuda_peers *p, const struct vyre_exec_batc
 			  uint64_t heap_dev, uint64_t heap_bytes, uint32_t smem_dynamic,
 			  int trusted, uint64_t *ns)
 {
-	const struct vyre_cuda_driver *d = p->dv.d;
 	const struct vyre_cuda_heap heap = {heap_dev, heap_bytes, 1, 1};
+
+	return vyre_cuda_peer_launch_heaps(p, batch, &heap, 1, smem_dynamic, trusted, ns);
+}
+
+int vyre_cuda_peer_launch_heaps(struct vyre_cuda_peers *p, const struct vyre_exec_batch *batch,
+				const struct vyre_cuda_heap *heaps, uint32_t n_heaps,
+				uint32_t smem_dynamic, int trusted, uint64_t *ns)
+{
+	const struct vyre_cuda_driver *d = p->dv.d;
 	struct vyre_mk_ctrl *ctrl = (struct vyre_mk_ctrl *)((uint8_t *)p->words.host + CTRL_AT);
 	const uint32_t smem =
 	    smem_dynamic < p->dv.smem_dynamic_max ? smem_dynamic : p->dv.smem_dynamic_max;
 	uint64_t t0;
-	int err = lower_on(p, batch, &heap);
+	int err = lower_on(p, batch, heaps, n_heaps);
 
 	*ns = 0;
 	if (!err && !p->devstate)

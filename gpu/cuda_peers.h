@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "cuda_lower.h"
 
 struct vyre_cuda_peers;
 
@@ -61,6 +62,15 @@ int vyre_cuda_peer_graph(struct vyre_cuda_peers *p, const struct vyre_exec_batch
 int vyre_cuda_peer_launch(struct vyre_cuda_peers *p, const struct vyre_exec_batch *batch,
 			  uint64_t heap_dev, uint64_t heap_bytes, uint32_t smem_dynamic,
 			  int trusted, uint64_t *ns);
+
+/*
+ * vyre_cuda_peer_launch over @n_heaps heaps that the caller registered or
+ * allocated in this context (items name them by index; a heap with `device`
+ * 0 is host memory the kernels read over PCIe).
+ */
+int vyre_cuda_peer_launch_heaps(struct vyre_cuda_peers *p, const struct vyre_exec_batch *batch,
+				const struct vyre_cuda_heap *heaps, uint32_t n_heaps,
+				uint32_t smem_dynamic, int trusted, uint64_t *ns);
 
 /* The dynamic shared memory the backend passes each launch, and the most a launch may. */
 void vyre_cuda_peers_smem(struct vyre_cuda_peers *p, uint32_t *dflt, uint32_t *max);

@@ -40,6 +40,8 @@ constexpr uint32_t kBlockChunkMin = 256; // bytes a block's chunk gets at least
 constexpr uint32_t kWarpChunkMin = 128;	 // bytes a warp's chunk gets at least
 constexpr uint32_t kShortMax = 32768;	 // states a 16-bit shared entry can name
 constexpr uint32_t kRecBad = 1u;	 // part record flag: table or length invalid
+constexpr uint32_t kStageChunk = VYRE_MK_DFA_STAGE_CHUNK;
+constexpr uint32_t kWarpStageMin = 512; // a warp's staged tile: whole 512-byte warp loads
 
 // What the block units of DFA items keep in shared memory (megakernel.cu's
 // shared_state holds one).
@@ -50,7 +52,7 @@ struct block_shared {
 	uint32_t red[VYRE_MK_WARPS];
 	uint32_t sum;
 	uint32_t hdr[4];  // n_states, start, bytes to scan, ok
-	uint32_t walk[4]; // the join: next part, state, count so far
+	uint32_t walk[4]; // the join: next part, state, count so far; [3] a staged part's guess
 };
 
 // ---- small helpers -----------------------------------------------------------
@@ -179,6 +181,22 @@ __device__ __forceinline__ uint4 ld_global16(const uint4 *p)
 	return v;
 }
 
+// Volatile: a staged tile is written by other threads before a barrier.
+__device__ __forceinline__ uint4 ld_shared_v4(const uint4 *p)
+{
+	uint4 v;
+	asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+		     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+		     : "r"((uint32_t)__cvta_generic_to_shared(p)));
+	return v;
+}
+
+// The input's 16-byte words: in place (global memory) or from a staged tile.
+template <bool Staged> __device__ __forceinline__ uint4 ld_input(const uint4 *p)
+{
+	return Staged ? ld_shared_v4(p) : ld_global16(p);
+}
+
 __device__ __forceinline__ uint32_t ld_shared16(uint32_t addr)
 {
 	uint16_t v;
@@ -255,11 +273,11 @@ __device__ __forceinline__ uint32_t whole_word(const T &t, const uint4 &v, uint3
 }
 
 // Bytes [lo, hi) of the 16-byte word at q.
-template <bool Count, class T>
+template <bool Count, bool Staged, class T>
 __device__ __forceinline__ uint32_t part_word(const T &t, const uint4 *q, uint32_t lo, uint32_t hi,
 					      uint32_t s, uint32_t &hits)
 {
-	const uint4 v = ld_global16(q);
+	const uint4 v = ld_input<Staged>(q);
 
 	for (uint32_t j = lo; j < hi; j++)
 		s = step<Count>(t, s, byte_of(v, j), hits);
@@ -276,7 +294,7 @@ constexpr uint32_t kAhead = 1; // 16-byte words a walk keeps in flight
 // themselves. Not inlined: its loop then gets registers of its own (the
 // megakernel runs 1024 threads a block, 64 registers each), and a call
 // costs little next to a chunk.
-template <bool Count, class T>
+template <bool Count, bool Staged, class T>
 __device__ __noinline__ uint2 walk(const T t, const uint8_t *p, uint64_t a, uint64_t b, uint32_t s)
 {
 	uint32_t hits = 0;
@@ -290,7 +308,7 @@ __device__ __noinline__ uint2 walk(const T t, const uint8_t *p, uint64_t a, uint
 	uint64_t w = 0;
 
 	if (lo != 0 || span < 16) {
-		s = part_word<Count>(t, q, lo, span < 16 ? (uint32_t)span : 16u, s, hits);
+		s = part_word<Count, Staged>(t, q, lo, span < 16 ? (uint32_t)span : 16u, s, hits);
 		w = 1;
 	}
 	// the whole words [w, span / 16), then what is left of the last one
@@ -301,7 +319,7 @@ __device__ __noinline__ uint2 walk(const T t, const uint8_t *p, uint64_t a, uint
 #pragma unroll
 	for (uint32_t i = 0; i < kAhead; i++)
 		if (i < n)
-			ring[i] = ld_global16(q + i);
+			ring[i] = ld_input<Staged>(q + i);
 	for (uint64_t k = 0; k < n; k += kAhead) {
 #pragma unroll
 		for (uint32_t i = 0; i < kAhead; i++) {
@@ -309,21 +327,21 @@ __device__ __noinline__ uint2 walk(const T t, const uint8_t *p, uint64_t a, uint
 				break;
 			const uint4 v = ring[i];
 			if (k + i + kAhead < n)
-				ring[i] = ld_global16(q + k + i + kAhead);
+				ring[i] = ld_input<Staged>(q + k + i + kAhead);
 			s = whole_word<Count>(t, v, s, hits);
 		}
 	}
 	if ((span & 15) && span / 16 >= w)
-		s = part_word<Count>(t, q + n, 0, (uint32_t)(span & 15), s, hits);
+		s = part_word<Count, Staged>(t, q + n, 0, (uint32_t)(span & 15), s, hits);
 	return make_uint2(s, hits);
 }
 
 // A chunk's guess: the state after the warm-up bytes before byte `at` (or
 // all of them, near the start) from the table's start state.
-template <class T>
+template <bool Staged, class T>
 __device__ __forceinline__ uint32_t guess(const T &t, const uint8_t *p, uint64_t at, uint32_t start)
 {
-	return walk<false>(t, p, at - min((uint64_t)kWarmup, at), at, start).x;
+	return walk<false, Staged>(t, p, at - min((uint64_t)kWarmup, at), at, start).x;
 }
 
 // How [a, b) is cut into chunks for `threads` threads of at least `min_bytes`:
@@ -348,21 +366,22 @@ __device__ __forceinline__ cut cut_range(uint64_t bytes, uint32_t threads, uint3
 // Bytes [a, b) of p on the whole block. The first chunk starts in *first when
 // known, else guesses like the others (and *first becomes its guess); returns
 // the end state and *count, the accepting positions in [a, b) from *first.
-// Every thread must call it with the same arguments.
-template <class T>
+// Every thread must call it with the same arguments. Staged: p is a staged
+// tile in shared memory (chunks of at least VYRE_MK_DFA_STAGE_CHUNK bytes).
+template <bool Staged, class T>
 __device__ uint32_t block_walk(const T &t, const uint8_t *p, uint64_t a, uint64_t b, uint32_t start,
 			       bool known, uint32_t *first, uint32_t *count, block_shared &d,
 			       vyre_mk_devstate *ds)
 {
 	const uint32_t tid = threadIdx.x;
-	const cut c = cut_range(b - a, blockDim.x, kBlockChunkMin);
+	const cut c = cut_range(b - a, blockDim.x, Staged ? kStageChunk : kBlockChunkMin);
 	const uint64_t ca = a + (uint64_t)tid * c.len;
 	const uint64_t cb = min(ca + c.len, b);
 	uint32_t hits = 0;
 
 	if (tid < c.n) {
-		const uint32_t g = tid == 0 && known ? *first : guess(t, p, ca, start);
-		const uint2 w = walk<true>(t, p, ca, cb, g);
+		const uint32_t g = tid == 0 && known ? *first : guess<Staged>(t, p, ca, start);
+		const uint2 w = walk<true, Staged>(t, p, ca, cb, g);
 		d.g[tid] = g;
 		d.e[tid] = w.x;
 		hits = w.y;
@@ -375,7 +394,7 @@ __device__ uint32_t block_walk(const T &t, const uint8_t *p, uint64_t a, uint64_
 		if (!__syncthreads_or(bad))
 			break;
 		if (bad) {
-			const uint2 w = walk<true>(t, p, ca, cb, fix);
+			const uint2 w = walk<true, Staged>(t, p, ca, cb, fix);
 			d.g[tid] = fix;
 			d.e[tid] = w.x;
 			hits = w.y;
@@ -395,18 +414,21 @@ __device__ uint32_t block_walk(const T &t, const uint8_t *p, uint64_t a, uint64_
 
 // ---- a warp walks a small item ----------------------------------------------------
 
-template <class T>
-__device__ uint32_t warp_walk(const T &t, const uint8_t *p, uint64_t bytes, uint32_t start)
+// Bytes [0, bytes) of p on one warp, lane 0's chunk from `first`, the others
+// guessing from `start`: the end state (x) and the accepting positions (y).
+template <bool Staged, class T>
+__device__ uint2 warp_walk(const T &t, const uint8_t *p, uint64_t bytes, uint32_t start,
+			   uint32_t first)
 {
 	const uint32_t lane = threadIdx.x % 32;
-	const cut c = cut_range(bytes, 32, kWarpChunkMin);
+	const cut c = cut_range(bytes, 32, Staged ? kStageChunk : kWarpChunkMin);
 	const uint64_t ca = (uint64_t)lane * c.len;
 	const uint64_t cb = min(ca + c.len, bytes);
 	uint32_t hits = 0, g = 0, e = 0;
 
 	if (lane < c.n) {
-		g = lane == 0 ? start : guess(t, p, ca, start);
-		const uint2 w = walk<true>(t, p, ca, cb, g);
+		g = lane == 0 ? first : guess<Staged>(t, p, ca, start);
+		const uint2 w = walk<true, Staged>(t, p, ca, cb, g);
 		e = w.x;
 		hits = w.y;
 	}
@@ -416,13 +438,131 @@ __device__ uint32_t warp_walk(const T &t, const uint8_t *p, uint64_t bytes, uint
 		if (!__any_sync(kAll, bad))
 			break;
 		if (bad) {
-			const uint2 w = walk<true>(t, p, ca, cb, prev);
+			const uint2 w = walk<true, Staged>(t, p, ca, cb, prev);
 			g = prev;
 			e = w.x;
 			hits = w.y;
 		}
 	}
-	return warp_sum(hits);
+	const uint32_t end = c.n ? __shfl_sync(kAll, e, c.n - 1) : first;
+	return make_uint2(end, warp_sum(hits));
+}
+
+// ---- host input through shared memory -------------------------------------------------
+//
+// Every thread reading its own chunk puts 32 places of memory in one warp
+// load: from HBM that hardly matters, over PCIe it turns into many small
+// read requests. Host input is therefore staged: the threads load a tile of
+// consecutive bytes in address order (a warp load: 512 contiguous bytes),
+// then walk it from shared memory in chunks of their own, each tile starting
+// in the previous one's end state.
+
+// Where a unit stages its input: `room` bytes at buf, 0 when it reads in place.
+struct stage {
+	uint4 *buf;
+	uint32_t room;
+};
+
+// Copies words [0, words) of src to dst on n threads, this one being `rank`.
+__device__ __forceinline__ void stage_words(uint4 *dst, const uint4 *src, uint32_t words,
+					    uint32_t rank, uint32_t n)
+{
+	constexpr uint32_t kLoads = 4; // words a thread has in flight
+
+	for (uint32_t base = rank; base < words; base += kLoads * n) {
+		uint4 v[kLoads];
+#pragma unroll
+		for (uint32_t k = 0; k < kLoads; k++)
+			if (base + k * n < words)
+				v[k] = ld_global16(src + base + k * n);
+#pragma unroll
+		for (uint32_t k = 0; k < kLoads; k++)
+			if (base + k * n < words)
+				dst[base + k * n] = v[k];
+	}
+}
+
+// The next tile from byte x of p, at most `room` bytes of 16-byte words:
+// where its bytes begin in the tile, its end, and the words to stage.
+struct tile {
+	const uint4 *src;
+	uint32_t lo, words;
+	uint64_t y;
+};
+
+__device__ __forceinline__ tile next_tile(const uint8_t *p, uint64_t x, uint64_t b, uint32_t room)
+{
+	const uintptr_t at = reinterpret_cast<uintptr_t>(p + x);
+	const uintptr_t q = at & ~static_cast<uintptr_t>(15);
+	const uint32_t lo = (uint32_t)(at - q);
+	const uint64_t y = min(b, x + (room - lo));
+
+	return tile{reinterpret_cast<const uint4 *>(q), lo, (uint32_t)((lo + (y - x) + 15) / 16),
+		    y};
+}
+
+// block_walk over bytes [a, b) of p through tiles staged at st.buf. Not
+// inlined, like the warp's: the units that call them keep the registers
+// they had before host input was staged (inlined, the in-place walks spilled).
+template <class T>
+__device__ __noinline__ uint32_t staged_walk(const T &t, const stage &st, const uint8_t *p,
+					     uint64_t a, uint64_t b, uint32_t start, bool known,
+					     uint32_t *first, uint32_t *count, block_shared &d,
+					     vyre_mk_devstate *ds)
+{
+	if (a >= b) {
+		if (!known)
+			*first = start;
+		*count = 0;
+		return *first;
+	}
+	if (!known) {
+		// the first chunk's warm-up bytes lie before the first tile
+		if (threadIdx.x == 0)
+			d.walk[3] = guess<false>(t, p, a, start);
+		__syncthreads();
+		*first = d.walk[3];
+		__syncthreads();
+	}
+	uint32_t s = *first, total = 0;
+
+	for (uint64_t x = a; x < b;) {
+		const tile tl = next_tile(p, x, b, st.room);
+		uint32_t f = s, c = 0;
+
+		stage_words(st.buf, tl.src, tl.words, threadIdx.x, blockDim.x);
+		__syncthreads();
+		// block_walk's last barrier ends every read of the tile
+		s = block_walk<true>(t, reinterpret_cast<const uint8_t *>(st.buf) + tl.lo, 0,
+				     tl.y - x, start, true, &f, &c, d, ds);
+		total += c;
+		x = tl.y;
+	}
+	*count = total;
+	return s;
+}
+
+// warp_walk over bytes [0, bytes) of p from `start`, through tiles at st.buf;
+// the accepting positions.
+template <class T>
+__device__ __noinline__ uint32_t warp_staged(const T &t, const stage &st, const uint8_t *p,
+					     uint64_t bytes, uint32_t start)
+{
+	uint32_t s = start, total = 0;
+
+	for (uint64_t x = 0; x < bytes;) {
+		const tile tl = next_tile(p, x, bytes, st.room);
+
+		stage_words(st.buf, tl.src, tl.words, threadIdx.x % 32, 32);
+		__syncwarp();
+		const uint2 r = warp_walk<true>(
+		    t, reinterpret_cast<const uint8_t *>(st.buf) + tl.lo, tl.y - x, start, s);
+		__syncwarp();
+		s = r.x;
+		total += r.y;
+		x = tl.y;
+	}
+	return total;
 }
 
 // ---- validation and the shared copy ----------------------------------------------------
@@ -436,12 +576,19 @@ __device__ bool block_any_bad(const uint32_t *next, uint64_t lo, uint64_t hi, ui
 	return __syncthreads_or(bad) != 0;
 }
 
-// Whether a table of n states goes to shared memory for a walk over `bytes`:
-// it must fit, and copying it (n KiB read) must not cost more than a
-// quarter of the walk's reads.
-__device__ __forceinline__ bool use_shared(uint32_t n, uint64_t bytes)
+__device__ __forceinline__ bool host_input(const vyre_mk_unit &u)
 {
-	return n <= kShortMax && 512ull * n <= dynamic_smem_bytes() && 256ull * n <= bytes;
+	return (u.op & VYRE_MK_DFA_HOST_IN) != 0;
+}
+
+// Whether a table of n states goes to shared memory for a walk over `bytes`:
+// it must fit (with room for a staged tile beside it, for host input), and
+// copying it (n KiB read) must not cost more than a quarter of the walk's
+// reads.
+template <bool Host> __device__ __forceinline__ bool use_shared(uint32_t n, uint64_t bytes)
+{
+	const uint32_t beside = Host ? VYRE_MK_DFA_STAGE_MIN : 0u;
+	return n <= kShortMax && 512ull * n + beside <= dynamic_smem_bytes() && 256ull * n <= bytes;
 }
 
 // Copies the table into dst as shared_table entries; returns whether any
@@ -488,6 +635,43 @@ __device__ __forceinline__ global_table global_view(const vyre_mk_unit &u, uint3
 	return global_table{next_of(u, n), accept_of(u), n - 1};
 }
 
+// A block unit's staging room: what a shared table of `table_bytes` leaves of
+// the dynamic shared memory, in whole KiB, for host input and if enough.
+template <bool Host> __device__ __forceinline__ stage block_stage(uint32_t table_bytes)
+{
+	const uint32_t smem = dynamic_smem_bytes();
+	const uint32_t room = smem > table_bytes ? (smem - table_bytes) & ~1023u : 0u;
+
+	if (!Host || room < VYRE_MK_DFA_STAGE_MIN)
+		return stage{nullptr, 0};
+	return stage{reinterpret_cast<uint4 *>(shared_entries()) + table_bytes / 16, room};
+}
+
+// A warp unit's: its warp's share of the dynamic shared memory (warp units
+// read their tables from global memory), in multiples of a warp load.
+__device__ __forceinline__ stage warp_stage()
+{
+	const uint32_t room = (dynamic_smem_bytes() / VYRE_MK_WARPS) & ~(kWarpStageMin - 1);
+
+	if (room == 0)
+		return stage{nullptr, 0};
+	return stage{reinterpret_cast<uint4 *>(shared_entries()) + threadIdx.x / 32 * (room / 16),
+		     room};
+}
+
+// A block walks bytes [a, b) of p: staged for host input, else in place
+// (block_walk's contract).
+template <bool Host, class T>
+__device__ __forceinline__ uint32_t range_walk(const T &t, const stage &st, const uint8_t *p,
+					       uint64_t a, uint64_t b, uint32_t start, bool known,
+					       uint32_t *first, uint32_t *count, block_shared &d,
+					       vyre_mk_devstate *ds)
+{
+	if (Host && st.room)
+		return staged_walk(t, st, p, a, b, start, known, first, count, d, ds);
+	return block_walk<false>(t, p, a, b, start, known, first, count, d, ds);
+}
+
 // Thread 0 reads the header once and the block shares it (each thread
 // reading the words itself could see different values if they change).
 __device__ header block_header(const vyre_mk_unit &u, block_shared &d)
@@ -508,6 +692,7 @@ __device__ header block_header(const vyre_mk_unit &u, block_shared &d)
 // ---- units -------------------------------------------------------------------------
 
 // A whole item on one block.
+template <bool Host>
 __device__ void block_item(const vyre_mk_unit &u, uint64_t results, block_shared &d,
 			   vyre_mk_devstate *ds)
 {
@@ -517,16 +702,16 @@ __device__ void block_item(const vyre_mk_unit &u, uint64_t results, block_shared
 	uint32_t first = h.start, count = 0;
 	bool bad = !h.ok;
 
-	if (!bad && use_shared(h.n, h.bytes)) {
+	if (!bad && use_shared<Host>(h.n, h.bytes)) {
 		bad = block_copy(shared_entries(), u, h.n);
 		if (!bad)
-			block_walk(shared_view(), p, 0, h.bytes, h.start, true, &first, &count, d,
-				   ds);
+			range_walk<Host>(shared_view(), block_stage<Host>(512 * h.n), p, 0, h.bytes,
+					 h.start, true, &first, &count, d, ds);
 	} else if (!bad) {
 		bad = !trusted && block_any_bad(next_of(u, h.n), 0, 256ull * h.n, h.n);
 		if (!bad)
-			block_walk(global_view(u, h.n), p, 0, h.bytes, h.start, true, &first,
-				   &count, d, ds);
+			range_walk<Host>(global_view(u, h.n), block_stage<Host>(0), p, 0, h.bytes,
+					 h.start, true, &first, &count, d, ds);
 	}
 	// block_walk's last barrier: every read of the input is done (out may be in)
 	if (threadIdx.x == 0) {
@@ -539,6 +724,7 @@ __device__ void block_item(const vyre_mk_unit &u, uint64_t results, block_shared
 
 // Part u.param of a split item: its bytes and, unless trusted, its share of
 // the table's validation; the record goes to result slot u.slot + 1 + part.
+template <bool Host>
 __device__ void block_part(const vyre_mk_unit &u, uint64_t results, block_shared &d,
 			   vyre_mk_devstate *ds)
 {
@@ -554,18 +740,18 @@ __device__ void block_part(const vyre_mk_unit &u, uint64_t results, block_shared
 	uint32_t first = h.start, count = 0, end = h.start;
 	bool bad = !h.ok || part_bytes == 0;
 
-	if (!bad && use_shared(h.n, b - a)) {
+	if (!bad && use_shared<Host>(h.n, b - a)) {
 		bad = block_copy(shared_entries(), u, h.n);
 		if (!bad)
-			end = block_walk(shared_view(), p, a, b, h.start, part == 0, &first, &count,
-					 d, ds);
+			end = range_walk<Host>(shared_view(), block_stage<Host>(512 * h.n), p, a, b,
+					       h.start, part == 0, &first, &count, d, ds);
 	} else if (!bad) {
 		const uint64_t entries = 256ull * h.n;
 		bad = !trusted && block_any_bad(next_of(u, h.n), entries * part / parts,
 						entries * (part + 1) / parts, h.n);
 		if (!bad)
-			end = block_walk(global_view(u, h.n), p, a, b, h.start, part == 0, &first,
-					 &count, d, ds);
+			end = range_walk<Host>(global_view(u, h.n), block_stage<Host>(0), p, a, b,
+					       h.start, part == 0, &first, &count, d, ds);
 	}
 	if (threadIdx.x == 0)
 		reinterpret_cast<uint4 *>(results)[u.slot + 1 + part] =
@@ -576,6 +762,7 @@ __device__ void block_part(const vyre_mk_unit &u, uint64_t results, block_shared
 // The join of a split item (a stage after its parts): the parts' guesses are
 // checked in order from the start state; a part whose guess was wrong walks
 // again from the right state, on this block.
+template <bool Host>
 __device__ void block_join(const vyre_mk_unit &u, uint64_t results, block_shared &d,
 			   vyre_mk_devstate *ds)
 {
@@ -591,7 +778,8 @@ __device__ void block_join(const vyre_mk_unit &u, uint64_t results, block_shared
 		flags |= d.rec[i].w & kRecBad;
 	}
 	bool bad = __syncthreads_or(flags) || !h.ok || part_bytes == 0;
-	const bool shared = !bad && use_shared(h.n, h.bytes);
+	const bool shared = !bad && use_shared<Host>(h.n, h.bytes);
+	const stage st = block_stage<Host>(shared ? 512 * h.n : 0);
 	bool copied = false;
 	uint32_t i = 0, s = h.start, total = 0;
 
@@ -628,11 +816,11 @@ __device__ void block_join(const vyre_mk_unit &u, uint64_t results, block_shared
 			copied = true;
 		}
 		if (shared)
-			s = block_walk(shared_view(), p, a, b, h.start, true, &first, &count, d,
-				       ds);
+			s = range_walk<Host>(shared_view(), st, p, a, b, h.start, true, &first,
+					     &count, d, ds);
 		else
-			s = block_walk(global_view(u, h.n), p, a, b, h.start, true, &first, &count,
-				       d, ds);
+			s = range_walk<Host>(global_view(u, h.n), st, p, a, b, h.start, true,
+					     &first, &count, d, ds);
 		total += count;
 		i++;
 		if (tid == 0)
@@ -647,7 +835,10 @@ __device__ void block_join(const vyre_mk_unit &u, uint64_t results, block_shared
 }
 
 // A small item on one warp (which may be the polling warp: no block barrier).
-__device__ __noinline__ void warp_item(const vyre_mk_unit &u, uint64_t results)
+// Host: its input is host memory (staged). Each kind is a function of its
+// own, so the in-place units keep the registers they had without staging.
+template <bool Host>
+__device__ __noinline__ void warp_item_as(const vyre_mk_unit &u, uint64_t results)
 {
 	const uint32_t lane = threadIdx.x % 32;
 	header h = {0, 0, 0, 0};
@@ -668,8 +859,13 @@ __device__ __noinline__ void warp_item(const vyre_mk_unit &u, uint64_t results)
 			mine |= next[i] >= h.n;
 		bad = __any_sync(kAll, mine) != 0;
 	}
-	if (!bad)
-		count = warp_walk(global_view(u, h.n), first_byte(u), h.bytes, h.start);
+	const stage st = Host ? warp_stage() : stage{nullptr, 0};
+	if (!bad && Host && st.room)
+		count = warp_staged(global_view(u, h.n), st, first_byte(u), h.bytes, h.start);
+	else if (!bad)
+		count =
+		    warp_walk<false>(global_view(u, h.n), first_byte(u), h.bytes, h.start, h.start)
+			.y;
 	__syncwarp();
 	if (lane == 0) {
 		if (!bad)
@@ -679,15 +875,33 @@ __device__ __noinline__ void warp_item(const vyre_mk_unit &u, uint64_t results)
 	__syncwarp();
 }
 
+__device__ __noinline__ void warp_item(const vyre_mk_unit &u, uint64_t results)
+{
+	if (host_input(u))
+		warp_item_as<true>(u, results);
+	else
+		warp_item_as<false>(u, results);
+}
+
+template <bool Host>
+__device__ __noinline__ void block_unit_as(const vyre_mk_unit &u, uint64_t results, block_shared &d,
+					   vyre_mk_devstate *ds)
+{
+	if (u.op & VYRE_MK_DFA_PART)
+		block_part<Host>(u, results, d, ds);
+	else if (u.op & VYRE_MK_DFA_JOIN)
+		block_join<Host>(u, results, d, ds);
+	else
+		block_item<Host>(u, results, d, ds);
+}
+
 __device__ __noinline__ void block_unit(const vyre_mk_unit &u, uint64_t results, block_shared &d,
 					vyre_mk_devstate *ds)
 {
-	if (u.op & VYRE_MK_DFA_PART)
-		block_part(u, results, d, ds);
-	else if (u.op & VYRE_MK_DFA_JOIN)
-		block_join(u, results, d, ds);
+	if (host_input(u))
+		block_unit_as<true>(u, results, d, ds);
 	else
-		block_item(u, results, d, ds);
+		block_unit_as<false>(u, results, d, ds);
 }
 
 } // namespace dfa

@@ -424,7 +424,7 @@ static void test_operand_heaps(void **state)
 	const struct vyre_mk_unit *u = (const struct vyre_mk_unit *)(lw->slab + lw->lay.units_off);
 
 	assert_int_equal(lw->lay.n_units, 3);
-	assert_int_equal(u[0].op, VYRE_OP_DFA_SCAN);
+	assert_int_equal(u[0].op, VYRE_OP_DFA_SCAN | VYRE_MK_DFA_HOST_IN);
 	assert_true(u[0].in == 0x100000 + 64);
 	assert_true(u[0].out == 0x900000 + 128);
 	assert_true(u[0].table == 0x7f0000000000ull + 256);
@@ -563,7 +563,7 @@ static void test_units(void **state)
 	assert_int_equal(u[0].op, VYRE_OP_SUM);
 	assert_int_equal(u[0].count, 9000);
 	assert_int_equal(u[0].slot, 0);
-	assert_int_equal(u[1].op, VYRE_OP_DFA_SCAN);
+	assert_int_equal(u[1].op, VYRE_OP_DFA_SCAN | VYRE_MK_DFA_HOST_IN);
 	assert_int_equal(u[1].count, 20000);
 	assert_int_equal(u[1].aux, 1032);
 	assert_true(u[1].table == base + 4096);
@@ -855,25 +855,25 @@ static void test_dfa_units(void **state)
 	assert_int_equal(st[0].n_block_units, parts + 1);
 	assert_int_equal(st[0].n_warp_units, 2);
 	for (uint32_t i = 0; i < parts; i++) {
-		assert_int_equal(u[i].op, VYRE_OP_DFA_SCAN | VYRE_MK_DFA_PART);
+		assert_int_equal(u[i].op, VYRE_OP_DFA_SCAN | VYRE_MK_DFA_PART | VYRE_MK_DFA_HOST_IN);
 		assert_int_equal(u[i].param, i);
 		assert_int_equal(u[i].count, big);
 		assert_int_equal(u[i].reserved, pb);
 		assert_int_equal(u[i].slot, 0);
 		assert_true(u[i].in == base && u[i].table == base + (9u << 20));
 	}
-	assert_int_equal(u[parts].op, VYRE_OP_DFA_SCAN_COUNTED);
+	assert_int_equal(u[parts].op, VYRE_OP_DFA_SCAN_COUNTED | VYRE_MK_DFA_HOST_IN);
 	assert_int_equal(u[parts].count, VYRE_MK_DFA_WARP_BYTES + 8);
 	assert_int_equal(u[parts].slot, 1 + parts);
 	assert_int_equal(u[parts + 1].op, VYRE_OP_ADD);
-	assert_int_equal(u[parts + 2].op, VYRE_OP_DFA_SCAN_COUNTED);
+	assert_int_equal(u[parts + 2].op, VYRE_OP_DFA_SCAN_COUNTED | VYRE_MK_DFA_HOST_IN);
 	assert_int_equal(u[parts + 2].count, VYRE_MK_DFA_WARP_BYTES + 4);
 	assert_int_equal(u[parts + 2].slot, 2 + parts);
 	/* stage 1: the join alone */
 	assert_int_equal(st[1].first_unit, parts + 3);
 	assert_int_equal(st[1].n_block_units, 1);
 	assert_int_equal(st[1].n_warp_units, 0);
-	assert_int_equal(u[parts + 3].op, VYRE_OP_DFA_SCAN | VYRE_MK_DFA_JOIN);
+	assert_int_equal(u[parts + 3].op, VYRE_OP_DFA_SCAN | VYRE_MK_DFA_JOIN | VYRE_MK_DFA_HOST_IN);
 	assert_int_equal(u[parts + 3].param, parts);
 	assert_int_equal(u[parts + 3].reserved, pb);
 	assert_int_equal(u[parts + 3].slot, 0);
