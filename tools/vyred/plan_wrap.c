@@ -291,6 +291,7 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start
 	b->stats.launches = out.plan.n_launches;
 	b->stats.frontier_splits = ps && ps->groups > ps->layers ? ps->groups - ps->layers : 0;
 	b->stats.bytes_avoided = ps ? ps->bytes_avoided : 0;
+	d->bytes_avoided += b->stats.bytes_avoided;
 	/* Items past the accepted prefix stay in their rings: release their CQ credit. */
 	for (uint32_t t = 0; t < b->n_touched; t++) {
 		struct vyre_conn *c = &d->conns[b->touched[t]];
