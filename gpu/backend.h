@@ -161,6 +161,19 @@ extern const struct vyre_backend_ops *const vyre_cuda_backend;
 extern const char vyre_cuda_unavailable[];
 
 /*
+ * The on-chip handoffs (docs/design.md 7.6) the CUDA backend keeps, for the
+ * planner (gpu/cuda_lower_chain.c, gpu/mk_fuse.cuh): links from a decoder or
+ * BYTEMAP (bit op of WRITERS) to a BYTEMAP or DFA_SCAN_COUNTED (READERS).
+ * Tiles stream through shared memory, so a transient of any size would do;
+ * the budget stops at what one block scans unsplit anyway (cuda_abi.h,
+ * VYRE_MK_DFA_BLOCK_BYTES): a larger scan runs faster split over the grid.
+ */
+#define VYRE_CUDA_HANDOFF_BYTES ((512u << 10) + 4u)
+#define VYRE_CUDA_HANDOFF_WRITERS                                                                  \
+	((1u << VYRE_OP_BASE64_DECODE) | (1u << VYRE_OP_HEX_DECODE) | (1u << VYRE_OP_BYTEMAP))
+#define VYRE_CUDA_HANDOFF_READERS ((1u << VYRE_OP_BYTEMAP) | (1u << VYRE_OP_DFA_SCAN_COUNTED))
+
+/*
  * VYRE_EXEC_AFTER_PREV: 1 when item @it must not run because the item it
  * follows failed (or names no item of the @n_items that ran before it).
  */

@@ -9,7 +9,8 @@ NVCC ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc
 
 ifneq ($(NVCC),)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
-CUDA_SRCS := gpu/cuda_driver.c gpu/cuda_device.c gpu/cuda_lower.c gpu/cuda_immediate.c \
+CUDA_SRCS := gpu/cuda_driver.c gpu/cuda_device.c gpu/cuda_lower.c gpu/cuda_lower_chain.c \
+	gpu/cuda_immediate.c \
 	gpu/cuda_backend.c gpu/cuda_persistent.c gpu/cuda_launch.c gpu/cuda_hooks.c \
 	gpu/cuda_group.c gpu/cuda_devmem.c \
 	gpu/cuda_peers.c
@@ -20,7 +21,7 @@ MK_NVCCFLAGS := -std=c++17 -O3 -Iinclude -Igpu \
 	--generate-code arch=compute_90,code=[sm_90,compute_90] \
 	--generate-code arch=compute_75,code=compute_75
 
-$(BUILD)/gen/megakernel.fatbin: gpu/megakernel.cu gpu/mk_decode.cuh gpu/mk_dfa.cuh gpu/cuda_abi.h include/vyre/abi.h
+$(BUILD)/gen/megakernel.fatbin: gpu/megakernel.cu gpu/mk_decode.cuh gpu/mk_dfa.cuh gpu/mk_fuse.cuh gpu/cuda_abi.h include/vyre/abi.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(MK_NVCCFLAGS) -fatbin $< -o $@
 
@@ -39,7 +40,7 @@ $(BUILD)/gen/megakernel_fatbin.c: $(BUILD)/gen/megakernel.fatbin
 # The PTX alone, for reading (make BUILD=... ptx).
 .PHONY: ptx
 ptx: $(BUILD)/gen/megakernel.sm_90.ptx $(BUILD)/gen/megakernel.sm_75.ptx
-$(BUILD)/gen/megakernel.sm_%.ptx: gpu/megakernel.cu gpu/mk_decode.cuh gpu/mk_dfa.cuh gpu/cuda_abi.h include/vyre/abi.h
+$(BUILD)/gen/megakernel.sm_%.ptx: gpu/megakernel.cu gpu/mk_decode.cuh gpu/mk_dfa.cuh gpu/mk_fuse.cuh gpu/cuda_abi.h include/vyre/abi.h
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -O3 -Iinclude -Igpu -arch=compute_$* -ptx $< -o $@
 
@@ -63,19 +64,19 @@ $(BUILD)/tests/test_cuda_dfa: $(BUILD)/libvyre-submit.a
 # test_cuda_e2e runs vyred and the transport's integration test against it
 TEST_EXTRA_OBJS_test_cuda_e2e += $(BUILD)/obj/tests/test_integration_daemon.o
 $(BUILD)/tests/test_cuda_e2e: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred \
-	$(BUILD)/tests/test_integration $(BUILD)/tests/test_device_buffers
+	$(BUILD)/tests/test_integration $(BUILD)/tests/test_device_buffers $(BUILD)/tests/test_chains
 # A directory to carry to a GPU machine: the GPU tests, vyred, vyre-bench,
 # the shared libraries such a machine may lack, and gpu/cuda_gpu_run.sh as
 # run.sh (see docs/cuda.md).
 CUDA_BUNDLE := $(BUILD)/cuda-bundle
 .PHONY: cuda-bundle
 cuda-bundle: $(BUILD)/vyred $(BUILD)/vyre-bench \
-	$(addprefix $(BUILD)/tests/,$(CUDA_TESTS) test_integration test_device_buffers) \
+	$(addprefix $(BUILD)/tests/,$(CUDA_TESTS) test_integration test_device_buffers test_chains) \
 	gpu/cuda_gpu_run.sh
 	rm -rf $(CUDA_BUNDLE) && mkdir -p $(CUDA_BUNDLE)/tests $(CUDA_BUNDLE)/lib
 	cp $(BUILD)/vyred $(BUILD)/vyre-bench $(CUDA_BUNDLE)/
-	cp $(addprefix $(BUILD)/tests/,$(CUDA_TESTS) test_integration test_device_buffers) \
-		$(CUDA_BUNDLE)/tests/
+	cp $(addprefix $(BUILD)/tests/,$(CUDA_TESTS) test_integration test_device_buffers \
+		test_chains) $(CUDA_BUNDLE)/tests/
 	for l in liburing.so.2 libcmocka.so.0; do \
 		p=$$(ldconfig -p | awk -v l=$$l '$$1 == l { print $$NF; exit }'); \
 		[ -z "$$p" ] || cp -L "$$p" $(CUDA_BUNDLE)/lib/; \

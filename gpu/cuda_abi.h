@@ -70,13 +70,34 @@
  * in address order (full 128-byte lines a request), and walks each tile
  * from there; without the flag every thread reads its own chunk directly.
  */
-#define VYRE_MK_DFA_HOST_IN (1u << 12)
+#define VYRE_MK_DFA_HOST_IN (1u << 15)
 /* Host-input staging: a block's tile (what the table leaves of the dynamic
  * shared memory, in whole KiB) is used only from this size; a warp's is its
  * 32nd of the dynamic shared memory in multiples of 512 bytes. A tile's
  * chunks are at least VYRE_MK_DFA_STAGE_CHUNK bytes. */
 #define VYRE_MK_DFA_STAGE_MIN	(16u << 10)
 #define VYRE_MK_DFA_STAGE_CHUNK 64u
+/*
+ * The item continues a chain (VYRE_EXEC_AFTER_PREV) after one whose outcome
+ * is known only on the device: result record `reserved` (written in an
+ * earlier stage) says whether it failed. Then the unit does nothing; a unit
+ * with a result record writes VYRE_E_CANCELED there. Never on a DFA part
+ * (its join checks).
+ */
+#define VYRE_MK_AFTER_PREV (1u << 12)
+/*
+ * On-chip handoff (docs/design.md 7.6, gpu/mk_fuse.cuh): a run of block
+ * units, consecutive in their stage, that one block runs as one: the first
+ * carries HANDOFF_OUT, each later one HANDOFF_IN (and HANDOFF_OUT when it
+ * hands on too). The block that picks the first runs them all, each handed
+ * off output streamed through shared memory, never written to memory; a
+ * block that picks a HANDOFF_IN unit skips it. Members: a decoder or
+ * BYTEMAP first, BYTEMAPs, then BYTEMAP or DFA_SCAN_COUNTED, at most
+ * VYRE_MK_FUSE_MAX, each with the unit it would have alone.
+ */
+#define VYRE_MK_HANDOFF_OUT (1u << 13)
+#define VYRE_MK_HANDOFF_IN  (1u << 14)
+#define VYRE_MK_FUSE_MAX    8u
 
 struct vyre_mk_unit {
 	uint32_t op;	/* enum vyre_op | VYRE_MK_* flags */
@@ -85,7 +106,8 @@ struct vyre_mk_unit {
 			   the byte ops: in bytes */
 	uint32_t aux;	/* DFA: table bytes; the byte ops: out bytes; else 0 */
 	uint32_t slot;	/* result record index (SUM, MAX, DFA, the byte ops), else 0 */
-	uint32_t reserved; /* DFA part and join: the bytes of a part, else 0 */
+	uint32_t reserved; /* DFA part: the bytes of a part; VYRE_MK_AFTER_PREV: the record to
+			      check; else 0 */
 	uint64_t in;	   /* device addresses */
 	uint64_t out;
 	uint64_t table;

@@ -264,8 +264,9 @@ static int alloc_slot_arrays(struct vyre_backend *b)
 		s->lane = NO_SLOT;
 		s->cls = calloc(n, sizeof(*s->cls));
 		s->order_slot = calloc(n, sizeof(*s->order_slot));
+		s->item_state = calloc(n, sizeof(*s->item_state));
 		s->launches = calloc(n, sizeof(*s->launches));
-		if (!s->cls || !s->order_slot || !s->launches)
+		if (!s->cls || !s->order_slot || !s->item_state || !s->launches)
 			return VYRE_E_NOMEM;
 	}
 	return 0;
@@ -276,6 +277,7 @@ static void free_slot_arrays(struct vyre_backend *b)
 	for (uint32_t i = 0; b->slots && i < b->n_slots; i++) {
 		free(b->slots[i].cls);
 		free(b->slots[i].order_slot);
+		free(b->slots[i].item_state);
 		free(b->slots[i].launches);
 	}
 	free(b->slots);
@@ -652,7 +654,7 @@ static int submit_locked(struct vyre_backend *b, uint32_t slot, const struct vyr
 	err = vyre_cuda_lower_measure(
 	    batch, b->heaps, b->cfg.max_heaps,
 	    b->cfg.cuda_mode == VYRE_CUDA_PERSISTENT ? b->lanes[0].n_blocks : b->dv.grid, s->cls,
-	    &s->lay);
+	    s->item_state, &s->lay);
 	if (err)
 		return err;
 	if (b->dead) {
@@ -673,8 +675,8 @@ static int submit_locked(struct vyre_backend *b, uint32_t slot, const struct vyr
 		s->lane = vyre_cuda_persist_pick_lane(b, s);
 		grid_max = b->lanes[s->lane].n_blocks;
 	}
-	vyre_cuda_lower_fill(batch, b->heaps, s->cls, &s->lay, s->slab.host, grid_max,
-			     s->order_slot, s->launches);
+	vyre_cuda_lower_fill(batch, b->heaps, s->cls, s->item_state, &s->lay, s->slab.host,
+			     grid_max, s->order_slot, s->launches);
 	if (b->inject && s->lay.n_launches > 0) {
 		struct vyre_cuda_launch *l = &s->launches[0];
 

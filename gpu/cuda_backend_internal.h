@@ -52,6 +52,7 @@ struct cuda_slot {
 	const struct vyre_exec_batch *batch;
 	struct vyre_cuda_layout lay;
 	uint32_t *cls, *order_slot;
+	struct vyre_cuda_item_state *item_state; /* max_items: the lowering's per item */
 	struct vyre_cuda_launch *launches;
 	struct vyre_cuda_pinned slab;
 

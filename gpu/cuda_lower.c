@@ -1,22 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Lowering a planned batch to megakernel units (see cuda_lower.h). */
-#include "cuda_lower.h"
+#include "cuda_lower_int.h"
 
 #include <string.h>
-
-/*
- * The class of an order position, packed in 32 bits so a batch is checked
- * once and filled from a compact array: how many units it becomes and how
- * they run. An item that is not DEVICE completes on the host (0 or INVAL).
- */
-#define CLS_UNITS      0x00ffffffu /* an item is at most 2^30 words: 2^19 chunks */
-#define CLS_DEVICE     (1u << 24)
-#define CLS_INVAL      (1u << 25)
-#define CLS_BLOCK      (1u << 26) /* its unit runs on a whole block */
-#define CLS_SEQUENTIAL (1u << 27) /* its unit runs on one thread with byte loads */
-#define CLS_RESULT     (1u << 28) /* it produces a result record */
-#define CLS_DEVMEM     (1u << 29) /* an operand is a device buffer, not in host memory */
-#define CLS_SPLIT      (1u << 30) /* a DFA item in parts (block units) and a join */
 
 static int range_ok(const struct vyre_cuda_heap *h, uint64_t off, uint32_t bytes)
 {
@@ -199,8 +185,8 @@ static uint32_t classify_ops(const struct vyre_exec_item *it, const struct vyre_
 }
 
 /* classify_ops, marking device items that touch a device buffer. */
-static uint32_t classify(const struct vyre_exec_item *it, const struct vyre_cuda_heap *heaps,
-			 uint32_t n_heaps, uint32_t split_blocks)
+uint32_t vyre_cuda_classify(const struct vyre_exec_item *it, const struct vyre_cuda_heap *heaps,
+			    uint32_t n_heaps, uint32_t split_blocks)
 {
 	uint32_t devmem = 0;
 	const uint32_t c = classify_ops(it, heaps, n_heaps, split_blocks, &devmem);
@@ -246,35 +232,48 @@ static uint64_t align64(uint64_t v)
 	return (v + 63) & ~(uint64_t)63;
 }
 
-/* Result records of an item of class @c: a split DFA item has one per part too. */
+/*
+ * Result records of an item of class @c: a split DFA item has one per part
+ * too, a handoff run one per member.
+ */
 static uint32_t result_records(uint32_t c)
 {
 	if (!(c & CLS_RESULT))
 		return 0;
-	return (c & CLS_SPLIT) ? (c & CLS_UNITS) : 1u;
+	return (c & (CLS_SPLIT | CLS_FUSED)) ? (c & CLS_UNITS) : 1u;
 }
 
 int vyre_cuda_lower_measure(const struct vyre_exec_batch *batch, const struct vyre_cuda_heap *heaps,
 			    uint32_t n_heaps, uint32_t split_blocks, uint32_t *cls,
-			    struct vyre_cuda_layout *lay)
+			    struct vyre_cuda_item_state *st, struct vyre_cuda_layout *lay)
 {
 	const struct vyre_exec_plan *p = &batch->plan;
 	uint64_t units = 0, stages = 0, results = 0, launches = 0;
+	uint32_t pending = 0; /* handoff run members whose own place is yet to come */
 
 	memset(lay, 0, sizeof(*lay));
 	if (check_plan(batch) != 0)
 		return VYRE_E_INVAL;
+	for (uint32_t i = 0; i < batch->n_items; i++)
+		st[i] = (struct vyre_cuda_item_state){VYRE_CUDA_GROUP_NONE, VYRE_CUDA_SRC_OK};
 	for (uint32_t l = 0; l < p->n_launches; l++) {
 		uint64_t launch_units = 0;
+		const uint32_t launch_first = begin_of(p->launch_end, l);
 
-		for (uint32_t g = begin_of(p->launch_end, l); g < p->launch_end[l]; g++) {
+		for (uint32_t g = launch_first; g < p->launch_end[l]; g++) {
 			uint64_t group_units = 0;
 			uint32_t split = 0;
 
 			for (uint32_t k = begin_of(p->group_end, g); k < p->group_end[g]; k++) {
-				const uint32_t c = classify(&batch->items[p->order[k]], heaps,
-							    n_heaps, split_blocks);
+				const uint32_t i = p->order[k];
+				const uint32_t c = vyre_cuda_chain_measure(
+				    batch, heaps, n_heaps, split_blocks, st, i, g, launch_first,
+				    vyre_cuda_classify(&batch->items[i], heaps, n_heaps,
+						       split_blocks),
+				    &pending);
 
+				if (c & CLS_BAD)
+					return VYRE_E_INVAL;
 				cls[k] = c;
 				group_units += c & CLS_UNITS;
 				results += result_records(c);
@@ -287,6 +286,9 @@ int vyre_cuda_lower_measure(const struct vyre_exec_batch *batch, const struct vy
 		launches += launch_units != 0;
 		units += launch_units;
 	}
+	/* a run member that never comes: the plan does not list it */
+	if (pending)
+		return VYRE_E_INVAL;
 	if (units > UINT32_MAX)
 		return VYRE_E_NOMEM;
 	/* units < 2^32, stages and results <= n_order < 2^32: no u64 overflow below */
@@ -303,11 +305,6 @@ int vyre_cuda_lower_measure(const struct vyre_exec_batch *batch, const struct vy
 	return 0;
 }
 
-struct fill_cursor {
-	struct vyre_mk_unit *units;
-	uint32_t unit, result;
-};
-
 /* The device address of an operand classify accepted; 0 when the op does not use it. */
 static uint64_t addr(const struct vyre_cuda_heap *heaps, int used, uint32_t heap, uint64_t off)
 {
@@ -319,9 +316,9 @@ static int is_dfa(uint32_t op)
 	return op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED;
 }
 
-/* The unit of a result item; a split DFA item's join (its parts differ in op, param). */
-static struct vyre_mk_unit result_unit(const struct vyre_exec_item *it, uint32_t c,
-				       const struct vyre_cuda_heap *heaps, uint32_t slot)
+/* The unit of a result item; a split DFA item's join (its parts differ in op, param, reserved). */
+struct vyre_mk_unit vyre_cuda_result_unit(const struct vyre_exec_item *it, uint32_t c,
+					  const struct vyre_cuda_heap *heaps, uint32_t slot)
 {
 	const int mask = vyre_op_operands(it->op);
 	struct vyre_mk_unit u = {
@@ -346,32 +343,41 @@ static struct vyre_mk_unit result_unit(const struct vyre_exec_item *it, uint32_t
 		u.param = it->table_bytes;
 	}
 	if (c & CLS_SPLIT) {
-		const uint32_t parts = (c & CLS_UNITS) - 1;
-
+		/* the join finds the parts' bytes again from their number */
 		u.op |= VYRE_MK_DFA_JOIN;
-		u.param = parts;
-		u.reserved = dfa_part_bytes(dfa_scan_bytes(it), parts);
+		u.param = (c & CLS_UNITS) - 1;
 	}
 	return u;
 }
 
-/* Emits the units of one device item (a split DFA item: its parts); returns its order slot. */
-static uint32_t emit_item(struct fill_cursor *cur, const struct vyre_exec_item *it, uint32_t c,
-			  const struct vyre_cuda_heap *heaps)
+/*
+ * Emits the units of device item @i (a split DFA item: its parts; a handoff
+ * run: every member's); returns its order slot.
+ */
+static uint32_t emit_item(struct fill_cursor *cur, const struct vyre_exec_batch *batch, uint32_t i,
+			  uint32_t c, const struct vyre_cuda_heap *heaps,
+			  struct vyre_cuda_item_state *st)
 {
+	const struct vyre_exec_item *it = &batch->items[i];
+
+	if (c & CLS_FUSED)
+		return vyre_cuda_chain_emit_run(cur, batch, heaps, st, i, c);
 	if (c & CLS_RESULT) {
 		const uint32_t slot = cur->result;
-		struct vyre_mk_unit u = result_unit(it, c, heaps, slot);
+		struct vyre_mk_unit u = vyre_cuda_result_unit(it, c, heaps, slot);
 
 		cur->result += result_records(c);
+		st[i].src = st[i].src == VYRE_CUDA_SRC_OWN ? slot : st[i].src;
 		if (!(c & CLS_SPLIT)) {
+			vyre_cuda_chain_mark(batch, st, i, c, &u);
 			cur->units[cur->unit++] = u;
 			return slot;
 		}
-		/* the parts: the join's unit, each with its index */
+		/* the parts: the join's unit, each with its index and bytes (the join checks) */
 		u.op ^= VYRE_MK_DFA_JOIN | VYRE_MK_DFA_PART;
-		for (uint32_t i = 0; i < (c & CLS_UNITS) - 1; i++) {
-			u.param = i;
+		u.reserved = dfa_part_bytes(dfa_scan_bytes(it), (c & CLS_UNITS) - 1);
+		for (uint32_t k = 0; k < (c & CLS_UNITS) - 1; k++) {
+			u.param = k;
 			cur->units[cur->unit++] = u;
 		}
 		return slot;
@@ -386,8 +392,9 @@ static uint32_t emit_item(struct fill_cursor *cur, const struct vyre_exec_item *
 	    .param = it->param,
 	};
 
-	for (uint32_t i = 0; i < n; i++) {
-		const uint64_t first = (uint64_t)i * VYRE_MK_CHUNK_WORDS;
+	vyre_cuda_chain_mark(batch, st, i, c, &u);
+	for (uint32_t k = 0; k < n; k++) {
+		const uint64_t first = (uint64_t)k * VYRE_MK_CHUNK_WORDS;
 		const uint64_t left = words - first;
 
 		u.count = (c & CLS_SEQUENTIAL) || left < VYRE_MK_CHUNK_WORDS ? (uint32_t)left
@@ -396,13 +403,13 @@ static uint32_t emit_item(struct fill_cursor *cur, const struct vyre_exec_item *
 		u.out = out + 4 * first;
 		cur->units[cur->unit++] = u;
 	}
-	return VYRE_CUDA_SLOT_OK;
+	return vyre_cuda_chain_host_slot(batch, st, i, c);
 }
 
 /* Emits the joins of plan group @g's split DFA items; returns how many. */
 static uint32_t emit_joins(struct fill_cursor *cur, const struct vyre_exec_batch *batch,
 			   const struct vyre_cuda_heap *heaps, const uint32_t *cls, uint32_t g,
-			   const uint32_t *order_slot)
+			   const uint32_t *order_slot, const struct vyre_cuda_item_state *st)
 {
 	const struct vyre_exec_plan *p = &batch->plan;
 	const uint32_t first = cur->unit;
@@ -410,8 +417,12 @@ static uint32_t emit_joins(struct fill_cursor *cur, const struct vyre_exec_batch
 	for (uint32_t k = begin_of(p->group_end, g); k < p->group_end[g]; k++) {
 		if (!(cls[k] & CLS_SPLIT))
 			continue;
-		const struct vyre_exec_item *it = &batch->items[p->order[k]];
-		cur->units[cur->unit++] = result_unit(it, cls[k], heaps, order_slot[k]);
+		const uint32_t i = p->order[k];
+		struct vyre_mk_unit u =
+		    vyre_cuda_result_unit(&batch->items[i], cls[k], heaps, order_slot[k]);
+
+		vyre_cuda_chain_mark(batch, st, i, cls[k], &u);
+		cur->units[cur->unit++] = u;
 	}
 	return cur->unit - first;
 }
@@ -419,43 +430,42 @@ static uint32_t emit_joins(struct fill_cursor *cur, const struct vyre_exec_batch
 /* Emits one plan group as a stage (block units first); returns its units. */
 static uint32_t emit_group(struct fill_cursor *cur, const struct vyre_exec_batch *batch,
 			   const struct vyre_cuda_heap *heaps, const uint32_t *cls, uint32_t g,
-			   uint32_t *order_slot, uint32_t *n_block_units)
+			   uint32_t *order_slot, struct vyre_cuda_item_state *st,
+			   uint32_t *n_block_units)
 {
 	const struct vyre_exec_plan *p = &batch->plan;
 	const uint32_t first = cur->unit, begin = begin_of(p->group_end, g);
 	uint32_t blocks = 0;
 
+	vyre_cuda_chain_resolve(batch, cls, st, begin, p->group_end[g]);
 	for (uint32_t k = begin; k < p->group_end[g]; k++) {
 		const uint32_t c = cls[k];
 
 		if (!(c & CLS_DEVICE)) {
-			order_slot[k] = (c & CLS_INVAL) ? VYRE_CUDA_SLOT_INVAL : VYRE_CUDA_SLOT_OK;
+			order_slot[k] = vyre_cuda_chain_host_slot(batch, st, p->order[k], c);
 			continue;
 		}
 		if (!(c & CLS_BLOCK))
 			continue;
-		const struct vyre_exec_item *it = &batch->items[p->order[k]];
 		const uint32_t before = cur->unit;
 
-		order_slot[k] = emit_item(cur, it, c, heaps);
-		blocks += cur->unit - before; /* a split DFA item: its parts */
+		order_slot[k] = emit_item(cur, batch, p->order[k], c, heaps, st);
+		blocks += cur->unit - before; /* a split DFA item: its parts; a run: its members */
 	}
 	*n_block_units = blocks;
 	for (uint32_t k = begin; k < p->group_end[g]; k++) {
 		const uint32_t c = cls[k];
 
-		if ((c & CLS_DEVICE) && !(c & CLS_BLOCK)) {
-			const struct vyre_exec_item *it = &batch->items[p->order[k]];
-			order_slot[k] = emit_item(cur, it, c, heaps);
-		}
+		if ((c & CLS_DEVICE) && !(c & CLS_BLOCK))
+			order_slot[k] = emit_item(cur, batch, p->order[k], c, heaps, st);
 	}
 	return cur->unit - first;
 }
 
 void vyre_cuda_lower_fill(const struct vyre_exec_batch *batch, const struct vyre_cuda_heap *heaps,
-			  const uint32_t *cls, const struct vyre_cuda_layout *lay, uint8_t *slab,
-			  uint32_t grid_max, uint32_t *order_slot,
-			  struct vyre_cuda_launch *launches)
+			  const uint32_t *cls, struct vyre_cuda_item_state *st,
+			  const struct vyre_cuda_layout *lay, uint8_t *slab, uint32_t grid_max,
+			  uint32_t *order_slot, struct vyre_cuda_launch *launches)
 {
 	const struct vyre_exec_plan *p = &batch->plan;
 	/* the slab is page aligned and units_off is 0: units are naturally aligned */
@@ -470,7 +480,8 @@ void vyre_cuda_lower_fill(const struct vyre_exec_batch *batch, const struct vyre
 		for (uint32_t g = begin_of(p->launch_end, l); g < p->launch_end[l]; g++) {
 			const uint32_t stage_first = cur.unit;
 			uint32_t nb = 0;
-			const uint32_t n = emit_group(&cur, batch, heaps, cls, g, order_slot, &nb);
+			const uint32_t n =
+			    emit_group(&cur, batch, heaps, cls, g, order_slot, st, &nb);
 
 			if (n == 0)
 				continue;
@@ -482,7 +493,7 @@ void vyre_cuda_lower_fill(const struct vyre_exec_batch *batch, const struct vyre
 			need = nb > need ? nb : need;
 			need = nw_blocks > need ? nw_blocks : need;
 			const uint32_t join_first = cur.unit;
-			const uint32_t nj = emit_joins(&cur, batch, heaps, cls, g, order_slot);
+			const uint32_t nj = emit_joins(&cur, batch, heaps, cls, g, order_slot, st);
 
 			if (nj)
 				stages[stage++] =
@@ -519,8 +530,12 @@ int vyre_cuda_lower_immediate(const struct vyre_exec_batch *batch, const uint32_
 
 		if (!(c & CLS_DEVICE))
 			continue;
-		/* a device buffer's bytes cannot travel in a doorbell from host memory */
-		if ((c & (CLS_SEQUENTIAL | CLS_BLOCK | CLS_DEVMEM)) || n == lay->n_units)
+		/*
+		 * a device buffer's bytes cannot travel in a doorbell from host memory;
+		 * nor is a chain's record read there
+		 */
+		if ((c & (CLS_SEQUENTIAL | CLS_BLOCK | CLS_DEVMEM | CLS_AFTER)) ||
+		    n == lay->n_units)
 			return 0;
 		const struct vyre_exec_item *it = &batch->items[p->order[k]];
 		uint32_t count, in_words, out_words;
@@ -585,9 +600,17 @@ void vyre_cuda_lower_results(const struct vyre_exec_batch *batch, const uint32_t
 		const uint32_t s = order_slot[k];
 
 		r->reserved = 0;
-		if (s == VYRE_CUDA_SLOT_OK || s == VYRE_CUDA_SLOT_INVAL) {
-			r->status = s == VYRE_CUDA_SLOT_OK ? 0 : VYRE_E_INVAL;
-			r->result = 0;
+		r->result = 0;
+		if (s == VYRE_CUDA_SLOT_OK || s == VYRE_CUDA_SLOT_INVAL ||
+		    s == VYRE_CUDA_SLOT_CANCELED) {
+			r->status = s == VYRE_CUDA_SLOT_OK	? 0
+				    : s == VYRE_CUDA_SLOT_INVAL ? VYRE_E_INVAL
+								: VYRE_E_CANCELED;
+		} else if (s & VYRE_CUDA_SLOT_FOLLOW) {
+			/* the chain predecessor's outcome, in record s & RECORD, decides */
+			r->status = records[s & VYRE_CUDA_SLOT_RECORD].status ? VYRE_E_CANCELED
+				    : (s & VYRE_CUDA_SLOT_FOLLOW_INVAL)	      ? VYRE_E_INVAL
+									      : 0;
 		} else {
 			r->status = records[s].status;
 			r->result = records[s].result;

@@ -54,8 +54,28 @@ struct vyre_cuda_launch {
 };
 
 /* order_slot[k] for items that need no result record. */
-#define VYRE_CUDA_SLOT_OK    0xffffffffu /* status 0, result 0 */
-#define VYRE_CUDA_SLOT_INVAL 0xfffffffeu /* status VYRE_E_INVAL, result 0 */
+#define VYRE_CUDA_SLOT_OK	0xffffffffu /* status 0, result 0 */
+#define VYRE_CUDA_SLOT_INVAL	0xfffffffeu /* status VYRE_E_INVAL, result 0 */
+#define VYRE_CUDA_SLOT_CANCELED 0xfffffffdu /* status VYRE_E_CANCELED, result 0 */
+/*
+ * order_slot[k] = FOLLOW | record r (r < 2^28, as the slab is at most 4 GiB):
+ * an item that continues a chain whose predecessor's outcome record r holds
+ * (non-zero status: it failed). VYRE_E_CANCELED, result 0 when it failed;
+ * else status 0, or VYRE_E_INVAL with FOLLOW_INVAL (a statically invalid item).
+ */
+#define VYRE_CUDA_SLOT_FOLLOW	    0x80000000u
+#define VYRE_CUDA_SLOT_FOLLOW_INVAL 0x40000000u
+#define VYRE_CUDA_SLOT_RECORD	    0x0fffffffu
+
+/*
+ * Per batch item, scratch of vyre_cuda_lower_measure and _fill (n_items
+ * entries): the plan group it runs in, and what says whether it failed
+ * (for the items after it in a chain: docs/design.md 6.3).
+ */
+struct vyre_cuda_item_state {
+	uint32_t group;
+	uint32_t src;
+};
 
 /*
  * How a DFA item that scans up to @bytes bytes is split for a launch on
@@ -69,28 +89,35 @@ void vyre_cuda_dfa_split(uint32_t bytes, uint32_t blocks, uint32_t *parts, uint3
 
 /*
  * Check the plan, classify every order position once into @cls (plan.n_order
- * entries, read back by vyre_cuda_lower_fill) and size the slab. Large DFA
- * items are split for @split_blocks blocks (the lane or grid they will most
- * likely run on; any number of blocks still runs them correctly).
- * VYRE_E_INVAL for a malformed plan (an order index out of range, group or
- * launch ends that decrease or do not end at n_order / n_groups),
- * VYRE_E_NOMEM when the batch needs more than 2^32 units or a slab over
- * 4 GiB.
+ * entries, read back by vyre_cuda_lower_fill) and size the slab; @st
+ * (batch->n_items entries) is scratch that vyre_cuda_lower_fill reads too.
+ * Large DFA items are split for @split_blocks blocks (the lane or grid they
+ * will most likely run on; any number of blocks still runs them correctly).
+ * Chained items (VYRE_EXEC_AFTER_PREV) are cancelled on the host or checked
+ * on the device, and marked on-chip handoff runs (VYRE_EXEC_HANDOFF_*)
+ * become runs of block units where this backend can keep them on chip (see
+ * cuda_lower_chain.c). VYRE_E_INVAL for a malformed plan (an order index out
+ * of range, group or launch ends that decrease or do not end at n_order /
+ * n_groups, a chained item whose predecessor is not listed in an earlier
+ * group, a handoff run whose members are not listed in later groups of the
+ * first one's launch), VYRE_E_NOMEM when the batch needs more than 2^32
+ * units or a slab over 4 GiB.
  */
 int vyre_cuda_lower_measure(const struct vyre_exec_batch *batch, const struct vyre_cuda_heap *heaps,
 			    uint32_t n_heaps, uint32_t split_blocks, uint32_t *cls,
-			    struct vyre_cuda_layout *lay);
+			    struct vyre_cuda_item_state *st, struct vyre_cuda_layout *lay);
 
 /*
  * Write the units, stages and launches measured by vyre_cuda_lower_measure
- * (with the same @heaps and @cls) into @slab (lay->bytes) and @launches
- * (lay->n_launches), and the slot of each order position into @order_slot
- * (plan.n_order entries). @grid_max bounds each launch's n_blocks.
+ * (with the same @heaps, @cls and @st) into @slab (lay->bytes) and
+ * @launches (lay->n_launches), and the slot of each order position into
+ * @order_slot (plan.n_order entries). @grid_max bounds each launch's
+ * n_blocks.
  */
 void vyre_cuda_lower_fill(const struct vyre_exec_batch *batch, const struct vyre_cuda_heap *heaps,
-			  const uint32_t *cls, const struct vyre_cuda_layout *lay, uint8_t *slab,
-			  uint32_t grid_max, uint32_t *order_slot,
-			  struct vyre_cuda_launch *launches);
+			  const uint32_t *cls, struct vyre_cuda_item_state *st,
+			  const struct vyre_cuda_layout *lay, uint8_t *slab, uint32_t grid_max,
+			  uint32_t *order_slot, struct vyre_cuda_launch *launches);
 
 /* One item of an IMMEDIATE batch: where its data goes and comes back. */
 struct vyre_cuda_imm_item {

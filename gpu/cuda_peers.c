@@ -24,6 +24,7 @@ struct vyre_cuda_peers {
 	struct vyre_cuda_heap vheap;
 	struct vyre_cuda_layout lay;
 	uint32_t *cls, *order_slot;
+	struct vyre_cuda_item_state *item_state;
 	struct vyre_cuda_launch *launches;
 	uint32_t max_items;
 	char why[320];
@@ -63,6 +64,7 @@ void vyre_cuda_peers_close(struct vyre_cuda_peers *p)
 	vyre_cuda_device_close(&p->dv);
 	free(p->cls);
 	free(p->order_slot);
+	free(p->item_state);
 	free(p->launches);
 	free(p);
 }
@@ -83,8 +85,9 @@ int vyre_cuda_peers_open(struct vyre_cuda_peers **out, int device, uint64_t heap
 	p->max_items = max_items;
 	p->cls = calloc(max_items ? max_items : 1, sizeof(*p->cls));
 	p->order_slot = calloc(max_items ? max_items : 1, sizeof(*p->order_slot));
+	p->item_state = calloc(max_items ? max_items : 1, sizeof(*p->item_state));
 	p->launches = calloc(max_items ? max_items : 1, sizeof(*p->launches));
-	err = p->cls && p->order_slot && p->launches ? 0 : VYRE_E_NOMEM;
+	err = p->cls && p->order_slot && p->item_state && p->launches ? 0 : VYRE_E_NOMEM;
 	if (!err)
 		err = vyre_cuda_device_open(&p->dv, device, 0, p->why, sizeof(p->why));
 	if (!err)
@@ -169,20 +172,21 @@ static int lower_on(struct vyre_cuda_peers *p, const struct vyre_exec_batch *bat
 {
 	int err;
 
-	if (batch->plan.n_order > p->max_items) {
+	if (batch->plan.n_order > p->max_items || batch->n_items > p->max_items) {
 		snprintf(p->why, sizeof(p->why), "batch of %u items, peers sized for %u",
-			 batch->plan.n_order, p->max_items);
+			 batch->n_items, p->max_items);
 		return VYRE_E_INVAL;
 	}
-	err = vyre_cuda_lower_measure(batch, heap, n_heaps, p->dv.grid, p->cls, &p->lay);
+	err = vyre_cuda_lower_measure(batch, heap, n_heaps, p->dv.grid, p->cls, p->item_state,
+				      &p->lay);
 	if (!err && p->lay.bytes > p->slab.bytes) {
 		snprintf(p->why, sizeof(p->why), "batch needs a %llu-byte slab",
 			 (unsigned long long)p->lay.bytes);
 		err = VYRE_E_NOMEM;
 	}
 	if (!err)
-		vyre_cuda_lower_fill(batch, heap, p->cls, &p->lay, p->slab.host, p->dv.grid,
-				     p->order_slot, p->launches);
+		vyre_cuda_lower_fill(batch, heap, p->cls, p->item_state, &p->lay, p->slab.host,
+				     p->dv.grid, p->order_slot, p->launches);
 	return err;
 }
 

@@ -116,6 +116,21 @@ __device__ __forceinline__ void bump_progress(vyre_mk_devstate *ds)
 		atomicAdd(&ds->progress, 1u);
 }
 
+// Ops whose unit writes a result record (at u.slot).
+__device__ __forceinline__ bool has_record(uint32_t op)
+{
+	return op >= VYRE_OP_SUM && op <= VYRE_OP_DFA_SCAN_COUNTED;
+}
+
+// VYRE_MK_AFTER_PREV: whether the unit's chain predecessor failed, which
+// result record u.reserved says (written in an earlier stage or launch,
+// hence read past the caches).
+__device__ __forceinline__ bool after_failed(const vyre_mk_unit &u, uint64_t results)
+{
+	return (u.op & VYRE_MK_AFTER_PREV) &&
+	       ld_volatile(reinterpret_cast<const uint32_t *>(results) + 4ull * u.reserved) != 0;
+}
+
 __device__ vyre_mk_unit load_unit(const vyre_mk_unit *p)
 {
 	union {
@@ -341,6 +356,13 @@ __device__ void warp_unit(const vyre_mk_unit &u, uint64_t results, uint32_t lane
 	const uint32_t *in = reinterpret_cast<const uint32_t *>(u.in);
 	uint32_t *out = reinterpret_cast<uint32_t *>(u.out);
 
+	// every lane reads the same word: one load for the warp
+	if (after_failed(u, results)) {
+		if (lane == 0 && has_record(op))
+			put_result(results, u.slot, VYRE_E_CANCELED, 0);
+		__syncwarp();
+		return;
+	}
 	if (u.op & VYRE_MK_SEQUENTIAL) {
 		if (lane == 0)
 			sequential_unit(u, results, ds);
@@ -399,12 +421,20 @@ __device__ void block_reduce_unit(const vyre_mk_unit &u, uint64_t results, share
 }
 
 #include "mk_decode.cuh"
+#include "mk_fuse.cuh"
 
 __device__ void block_unit(const vyre_mk_unit &u, uint64_t results, shared_state &sh,
 			   vyre_mk_devstate *ds)
 {
 	const uint32_t op = u.op & VYRE_MK_OP_MASK;
 
+	if ((u.op & VYRE_MK_AFTER_PREV) &&
+	    __syncthreads_or(threadIdx.x == 0 && after_failed(u, results))) {
+		if (threadIdx.x == 0 && has_record(op))
+			put_result(results, u.slot, VYRE_E_CANCELED, 0);
+		__syncthreads();
+		return;
+	}
 	if (op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED)
 		dfa::block_unit(u, results, sh.scan, ds);
 	else if (is_byte_op(op))
@@ -413,6 +443,35 @@ __device__ void block_unit(const vyre_mk_unit &u, uint64_t results, shared_state
 				 VYRE_MK_DFA_SHARED_BYTES / 4, ds);
 	else
 		block_reduce_unit(u, results, sh, ds);
+}
+
+// The on-chip handoff run whose first unit is unit `at` of the launch (of
+// n_units): its members are the units after it up to the first without
+// HANDOFF_OUT (gpu/mk_fuse.cuh). They go to the start of the dynamic shared
+// memory, the run's scratch after them. Not inlined, like the DFA units.
+__device__ __noinline__ void fused_unit(const vyre_mk_unit *units, uint64_t at, uint32_t n_units,
+					uint32_t n_pre, uint64_t results, shared_state &sh,
+					vyre_mk_devstate *ds)
+{
+	constexpr uint32_t kRunWords = VYRE_MK_FUSE_MAX * VYRE_MK_UNIT_WORDS;
+	uint32_t *smem = reinterpret_cast<uint32_t *>(dfa::shared_entries());
+	vyre_mk_unit *run = reinterpret_cast<vyre_mk_unit *>(smem);
+	const uint32_t tid = threadIdx.x;
+	const uint32_t avail = (uint32_t)min((uint64_t)VYRE_MK_FUSE_MAX, n_units - at);
+
+	// every candidate member in one round trip, a 16-byte word a thread
+	if (tid < 3 * avail) {
+		const uint64_t j = at + tid / 3;
+		reinterpret_cast<uint4 *>(run)[tid] =
+		    j < n_pre ? reinterpret_cast<const uint4 *>(sh.units)[3 * j + tid % 3]
+			      : reinterpret_cast<const uint4 *>(units)[3 * j + tid % 3];
+	}
+	__syncthreads();
+	uint32_t m = 1;
+	while (m < avail && (run[m - 1].op & VYRE_MK_HANDOFF_OUT))
+		m++;
+	block_fused_run(run, m, results, smem + kRunWords,
+			dfa::dynamic_smem_bytes() / 4 - kRunWords, sh.scan.g, sh.scan.e, ds);
 }
 
 // ---- device-wide barrier and watchdog --------------------------------------
@@ -531,9 +590,18 @@ __device__ __noinline__ bool run_launch(const vyre_mk_launch_args L, uint32_t bl
 		}
 		const vyre_mk_stage st = sh.stages[s % VYRE_MK_PREFETCH];
 
-		for (uint32_t i = block; i < st.n_block_units; i += n_blocks)
-			block_unit(unit_at(sh, units, (uint64_t)st.first_unit + i, n_pre),
-				   L.results, sh, ds);
+		for (uint32_t i = block; i < st.n_block_units; i += n_blocks) {
+			const uint64_t at = (uint64_t)st.first_unit + i;
+			const vyre_mk_unit u = unit_at(sh, units, at, n_pre);
+
+			// a handoff run's later members run with its first
+			if (u.op & VYRE_MK_HANDOFF_IN)
+				continue;
+			if (u.op & VYRE_MK_HANDOFF_OUT)
+				fused_unit(units, at, L.n_units, n_pre, L.results, sh, ds);
+			else
+				block_unit(u, L.results, sh, ds);
+		}
 		const uint64_t warp_base = (uint64_t)st.first_unit + st.n_block_units;
 		for (uint64_t i = block + (uint64_t)warp * n_blocks; i < st.n_warp_units;
 		     i += (uint64_t)VYRE_MK_WARPS * n_blocks) {

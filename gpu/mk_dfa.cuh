@@ -768,7 +768,9 @@ __device__ void block_join(const vyre_mk_unit &u, uint64_t results, block_shared
 {
 	const header h = block_header(u, d);
 	const uint32_t tid = threadIdx.x, parts = min(u.param, VYRE_MK_DFA_MAX_PARTS);
-	const uint32_t part_bytes = u.reserved;
+	// the parts' bytes, as the lowering cut them (cuda_lower.c, dfa_part_bytes)
+	const uint32_t part_bytes =
+	    parts ? (uint32_t)((((uint64_t)max_bytes(u) + parts - 1) / parts + 15) & ~15ull) : 0;
 	const uint4 *rec = reinterpret_cast<const uint4 *>(results) + u.slot + 1;
 	const uint8_t *p = first_byte(u);
 	int flags = 0;

@@ -6,8 +6,10 @@
  * A link W -> R (R = W + 1, R continues W's chain) qualifies when both
  * run, W writes a transient buffer T that R reads as its input and no later
  * executed item of the batch reads, neither W reads T nor R writes it, T
- * fits the on-chip budget, and R reads no byte of T that W does not write
- * (vyre_exec_handoff_exact: the on-chip copy holds nothing else). Links
+ * fits the on-chip budget, the backend keeps links from W's op to R's op
+ * (cfg.handoff_writers, handoff_readers), and R reads no byte of T that W
+ * does not write (vyre_exec_handoff_exact: the on-chip copy holds nothing
+ * else). Links
  * that qualify in a row make a unit, run from the group G of its first item
  * on: every member's dependencies other than its predecessor must lie in
  * groups before G, and the whole unit in G's launch. Then no item outside
@@ -23,6 +25,12 @@ static int reads_input(uint32_t op)
 	return mask > 0 && (mask & VYRE_OPERAND_IN);
 }
 
+/* @op is one of the backend's @mask (bit op; 0: every op). */
+static int kept_op(uint32_t mask, uint32_t op)
+{
+	return mask == 0 || (op < 32 && (mask >> op & 1u));
+}
+
 /* Link k -> k + 1 passes every test that needs no group: see the top of the file. */
 static int link_candidate(const struct vyre_planner *p, const struct batch_scratch *s,
 			  const struct vyre_plan_batch *b, uint32_t k)
@@ -36,6 +44,9 @@ static int link_candidate(const struct vyre_planner *p, const struct batch_scrat
 		return 0;
 	if (t == 0 || r->input_handle != t || !reads_input(r->op_handle) || r->output_handle == t ||
 	    r->param == t || w->input_handle == t || w->param == t)
+		return 0;
+	if (!kept_op(p->cfg.handoff_writers, w->op_handle) ||
+	    !kept_op(p->cfg.handoff_readers, r->op_handle))
 		return 0;
 	return b->exec[k].out_bytes > 0 && b->exec[k].out_bytes <= p->cfg.handoff_bytes &&
 	       vyre_exec_handoff_exact(&b->exec[k], &b->exec[k + 1]);

@@ -314,6 +314,11 @@ struct vyre_planner_config {
 	 * 7.6): the backend's per-unit budget; 0 marks no handoff.
 	 */
 	uint64_t handoff_bytes;
+	/*
+	 * The links the backend keeps on chip: bit op of handoff_writers for the
+	 * writer's op, of handoff_readers for the reader's; 0: every op.
+	 */
+	uint32_t handoff_writers, handoff_readers;
 };
 
 /* Defaults for vyred: 4096 items, 1024 clients, 1 GiB budget. */

@@ -16,10 +16,15 @@
  *  - a chain whose last item is published late waits for it;
  *  - transient rules: read outside a chain or before a write, or as a table,
  *    is VYRE_E_INVAL; vyre_buffer_ptr gives NULL;
- *  - a writer -> reader pair of a transient buffer, kept on chip by the CPU
- *    backend, leaves the buffer's heap bytes untouched (checked through the
- *    heap mapping of a freed buffer the transient was allocated in), while a
- *    chain that reads it again after the pair writes them.
+ *  - a writer -> reader pair of a transient buffer, kept on chip, leaves
+ *    the buffer's heap bytes untouched (checked through the heap mapping of
+ *    a freed buffer the transient was allocated in), while a chain that
+ *    reads it again after the pair writes them: BYTEMAP -> DFA_SCAN_COUNTED
+ *    on every backend, FILL -> SUM on the CPU backend (the CUDA backend
+ *    keeps decoder and map links only).
+ *
+ * $VYRE_TEST_BACKEND=cuda (test_cuda_e2e) runs it against the vyred that
+ * $VYRED names, on the GPU.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -692,21 +697,98 @@ static int handoff_bytes_untouched(struct vyre_client *c, uint8_t *region, uint3
 	return 0;
 }
 
+/* The buffers a BYTEMAP -> DFA_SCAN_COUNTED pair reads and writes. */
+struct map_scan {
+	uint32_t in, map, dfa, out, out2;
+	uint8_t *pin, *pout;
+};
+
+/*
+ * handoff_bytes_untouched's check with a BYTEMAP of @bytes - 4 counted bytes
+ * into the transient (every byte made odd) and a DFA_SCAN_COUNTED of it (the
+ * 2-state table accepts after an odd byte: every position counts); the
+ * control reads the transient again with a SUM.
+ */
+static int map_scan_untouched(struct vyre_client *c, uint8_t *region, uint32_t bytes,
+			      const struct map_scan *m)
+{
+	struct vyre_cqe q[3];
+	const uint32_t len = bytes - 4;
+	uint32_t t;
+	uint8_t *p;
+
+	if (alloc(c, bytes, VYRE_BUF_TRANSIENT, &t, &p))
+		return -1;
+	memset(region, SENTINEL, REGION);
+	memcpy(m->pin, &len, 4);
+	for (uint32_t i = 0; i < len; i++)
+		m->pin[4 + i] = (uint8_t)(i * 7);
+	if (submit(c, (struct vyre_work_item){VYRE_OP_BYTEMAP, m->in, t, m->map}, 1, VYRE_SQE_CHAIN,
+		   NULL, NULL) ||
+	    submit(c, (struct vyre_work_item){VYRE_OP_DFA_SCAN_COUNTED, t, m->out, m->dfa}, 2, 0,
+		   NULL, NULL) ||
+	    expect_cqes(c, 1, 2, q) || expect_status(&q[0], 0, "map") ||
+	    expect_status(&q[1], 0, "scan"))
+		return -1;
+	if (q[0].result != len || q[1].result != len || word(m->pout, 0) != len)
+		FAIL("%u-byte map -> scan: map %" PRIu64 ", scan %" PRIu64
+		     " (buffer %u), %u was due",
+		     bytes, q[0].result, q[1].result, word(m->pout, 0), len);
+	if (!untouched(region))
+		FAIL("%u-byte map -> scan kept on chip: the transient's heap bytes were written",
+		     bytes);
+	if (submit(c, (struct vyre_work_item){VYRE_OP_BYTEMAP, m->in, t, m->map}, 3, VYRE_SQE_CHAIN,
+		   NULL, NULL) ||
+	    submit(c, (struct vyre_work_item){VYRE_OP_DFA_SCAN_COUNTED, t, m->out, m->dfa}, 4,
+		   VYRE_SQE_CHAIN, NULL, NULL) ||
+	    submit(c, (struct vyre_work_item){VYRE_OP_SUM, t, m->out2, 0}, 5, 0, NULL, NULL) ||
+	    expect_cqes(c, 3, 3, q) || expect_status(&q[0], 0, "control map") ||
+	    expect_status(&q[1], 0, "control scan") || expect_status(&q[2], 0, "control sum"))
+		return -1;
+	if (q[1].result != len)
+		FAIL("%u-byte control chain: scan %" PRIu64, bytes, q[1].result);
+	if (untouched(region))
+		FAIL("control: the transient is not where the test looks for it");
+	if (vyre_buffer_free(c, t) != 0)
+		FAIL("free");
+	printf("ok: a %u-byte transient handed from BYTEMAP to DFA_SCAN_COUNTED on chip: its "
+	       "heap bytes untouched (a chain that reads it again writes them)\n",
+	       bytes);
+	return 0;
+}
+
+static int on_cuda(void)
+{
+	const char *b = getenv("VYRE_TEST_BACKEND");
+
+	return b && strcmp(b, "cuda") == 0;
+}
+
 static int handoff_untouched(void)
 {
 	struct vyre_client *c;
-	uint32_t x, out, out2;
-	uint8_t *region, *pout, *pout2;
+	struct map_scan m;
+	uint32_t x;
+	uint8_t *region, *pout2, *pmap, *pdfa;
 
-	/* the outputs first: everything allocated after the region's free lands in it */
-	if (connect_to(NULL, 0, 0, 4u << 20, &c) || alloc(c, 4, 0, &out, &pout) ||
-	    alloc(c, 4, 0, &out2, &pout2) || alloc(c, REGION, 0, &x, &region))
+	/* the others first: everything allocated after the region's free lands in it */
+	if (connect_to(NULL, 0, 0, 4u << 20, &c) || alloc(c, 4, 0, &m.out, &m.pout) ||
+	    alloc(c, 4, 0, &m.out2, &pout2) || alloc(c, 256u << 10, 0, &m.in, &m.pin) ||
+	    alloc(c, 256, 0, &m.map, &pmap) ||
+	    alloc(c, 12 + 4 * 256 * TABLE_STATES, 0, &m.dfa, &pdfa) ||
+	    alloc(c, REGION, 0, &x, &region))
 		return -1;
+	for (uint32_t b = 0; b < 256; b++)
+		pmap[b] = (uint8_t)(b | 1u);
+	write_table(pdfa);
 	if (vyre_buffer_free(c, x) != 0)
 		FAIL("free");
-	/* inline on the loop's thread, then on a worker */
-	if (handoff_bytes_untouched(c, region, 4096, out, out2, pout) ||
-	    handoff_bytes_untouched(c, region, 256u << 10, out, out2, pout))
+	/* inline on the loop's thread, then on a worker (the CPU backend) */
+	if (map_scan_untouched(c, region, 4096, &m) ||
+	    map_scan_untouched(c, region, 256u << 10, &m))
+		return -1;
+	if (!on_cuda() && (handoff_bytes_untouched(c, region, 4096, m.out, m.out2, m.pout) ||
+			   handoff_bytes_untouched(c, region, 256u << 10, m.out, m.out2, m.pout)))
 		return -1;
 	vyre_close(c);
 	return 0;
@@ -714,10 +796,14 @@ static int handoff_untouched(void)
 
 static int run(void)
 {
-	const char *extra[] = {"--backend",  "cpu", "--max-batch",   "16", "--min-share", "4",
-			       "--inflight", "3",   "--cpu-threads", "2",  NULL};
+	const char *cpu[] = {"--backend",  "cpu", "--max-batch",   "16", "--min-share", "4",
+			     "--inflight", "3",	  "--cpu-threads", "2",	 NULL};
+	/* $VYRED adds --backend cuda */
+	const char *cuda[] = {"--max-batch", "16", "--min-share", "4", "--inflight", "3", NULL};
 
-	if (vyre_test_daemon_start(&daemon_, extra) != 0)
+	if (on_cuda())
+		printf("on the CUDA backend\n");
+	if (vyre_test_daemon_start(&daemon_, on_cuda() ? cuda : cpu) != 0)
 		return -1;
 	if (random_producers() || failing_items() || oversize_chains() || late_tail() ||
 	    transient_rules() || handoff_untouched())

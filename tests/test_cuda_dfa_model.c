@@ -211,7 +211,8 @@ static void join(const struct vyre_mk_unit *u, struct vyre_mk_result *results)
 	struct mtable m;
 	uint64_t bytes;
 	const uint32_t parts = u->param < VYRE_MK_DFA_MAX_PARTS ? u->param : VYRE_MK_DFA_MAX_PARTS;
-	const uint64_t pb = u->reserved;
+	/* the parts' bytes, as mk_dfa.cuh's join finds them again */
+	const uint64_t pb = parts ? ((max_bytes(u) + parts - 1) / parts + 15) & ~15ull : 0;
 	int bad = !header(u, &m, &bytes) || pb == 0;
 	uint32_t s = m.start, total = 0;
 

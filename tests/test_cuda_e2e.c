@@ -512,6 +512,8 @@ int main(void)
 	run_test("test_integration", "launch");
 	run_test("test_device_buffers", "persistent");
 	run_test("test_device_buffers", "launch");
+	run_test("test_chains", "persistent");
+	run_test("test_chains", "launch");
 	printf("cuda e2e: %u failure(s)\n", failures);
 	return failures ? 1 : 0;
 }

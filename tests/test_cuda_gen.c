@@ -15,6 +15,8 @@
 #define POISON_STATUS 0x7eadbeef
 #define POISON_RESULT 0x5eed5eed5eed5eedull
 #define SCRATCH_BYTES 4096u
+/* the handed-off ranges: below the scratch buffer, apart from every other buffer */
+#define TRANS_BYTES (96u << 10)
 /* counted inputs in the scratch buffer at byte 1028 * j, j < 4: unaligned but the first */
 #define SPOT_STRIDE 1028u
 #define SPOT_BYTES  1000u
@@ -103,7 +105,7 @@ static void fill_random(struct gen_rng *r, uint8_t *p, uint64_t bytes)
  */
 static void gen_buffers(struct gen_rng *r, uint8_t *heap, uint64_t heap_bytes, struct gen_batch *g)
 {
-	const uint64_t limit = heap_bytes - SCRATCH_BYTES - 64;
+	const uint64_t limit = heap_bytes - SCRATCH_BYTES - TRANS_BYTES - 128;
 	uint64_t cursor = 4 * gen_below(r, 16);
 
 	g->n_bufs = 3 + gen_below(r, GEN_MAX_BUFS - 4);
@@ -143,6 +145,7 @@ static void gen_buffers(struct gen_rng *r, uint8_t *heap, uint64_t heap_bytes, s
 		/* gaps keep some buffers 16-byte aligned and some only 4-byte aligned */
 		cursor += bytes + 4 * gen_below(r, 8);
 	}
+	g->n_trans = 0;
 	g->buf_off[g->n_bufs - 1] = (heap_bytes - SCRATCH_BYTES) & ~(uint64_t)63;
 	g->buf_bytes[g->n_bufs - 1] = SCRATCH_BYTES;
 	fill_random(r, heap + g->buf_off[g->n_bufs - 1], SCRATCH_BYTES);
@@ -355,6 +358,144 @@ static void gen_chain(struct gen_rng *r, struct gen_batch *g, uint32_t i)
 		    t);
 }
 
+/* A handed-off range of @bytes (4-byte aligned) of its own, or 0 when none is left. */
+static uint64_t gen_trans(struct gen_batch *g, uint64_t heap_bytes, uint32_t bytes)
+{
+	const uint64_t area = ((heap_bytes - SCRATCH_BYTES) & ~(uint64_t)63) - TRANS_BYTES;
+	uint64_t at = area;
+
+	if (g->n_trans == GEN_MAX_TRANS)
+		return 0;
+	if (g->n_trans)
+		at = (g->trans_off[g->n_trans - 1] + g->trans_bytes[g->n_trans - 1] + 15) &
+		     ~(uint64_t)15;
+	if (at + bytes > area + TRANS_BYTES)
+		return 0;
+	g->trans_off[g->n_trans] = at;
+	g->trans_bytes[g->n_trans++] = bytes;
+	return at;
+}
+
+/* A buffer other than the scratch one of at least @min bytes, preferring @want bytes. */
+static uint32_t gen_pick_buffer(struct gen_rng *r, const struct gen_batch *g, uint32_t min,
+				uint32_t want)
+{
+	uint32_t b = gen_below(r, g->n_bufs - 1);
+
+	for (int tries = 0; tries < 16 && g->buf_bytes[b] < want; tries++)
+		b = gen_below(r, g->n_bufs - 1);
+	for (uint32_t k = 0; k < g->n_bufs - 1 && g->buf_bytes[b] < min; k++)
+		b = (b + 1) % (g->n_bufs - 1);
+	return g->buf_bytes[b] >= min ? b : UINT32_MAX;
+}
+
+/*
+ * Items @i .. (returned count, at most @room, at least 2): an on-chip
+ * handoff run as the planner marks one, each member reading the handed-off
+ * range the one before wrote; 0 when the heap has no room for it.
+ */
+static uint32_t gen_handoff_run(struct gen_rng *r, struct gen_batch *g, uint32_t i, uint32_t room,
+				uint64_t heap_bytes)
+{
+	static const uint32_t writers[] = {VYRE_OP_BASE64_DECODE, VYRE_OP_HEX_DECODE,
+					   VYRE_OP_BYTEMAP};
+	const uint32_t m = 2 + gen_below(r, room < 4 ? room - 1 : 3);
+	const uint32_t a = gen_pick_buffer(r, g, 4, 64);
+	const uint32_t n_trans = g->n_trans;
+
+	if (room < 2 || a == UINT32_MAX)
+		return 0;
+	uint64_t in_off = g->buf_off[a];
+	uint32_t in_bytes = g->buf_bytes[a], in_handle = a + 1;
+
+	for (uint32_t j = 0; j < m; j++) {
+		struct vyre_exec_item *it = &g->items[i + j];
+		const int last = j + 1 == m;
+		const uint32_t op = j == 0			    ? writers[gen_below(r, 3)]
+				    : !last || gen_below(r, 3) == 0 ? VYRE_OP_BYTEMAP
+								    : VYRE_OP_DFA_SCAN_COUNTED;
+		uint32_t out_handle;
+
+		*it = (struct vyre_exec_item){.op = op, .in_off = in_off, .in_bytes = in_bytes};
+		if (!last) {
+			/* room for what it writes, now and then too little */
+			uint32_t bytes = in_bytes;
+
+			if (gen_below(r, 12) == 0)
+				bytes = 4 * (1 + gen_below(r, in_bytes / 8 + 1));
+			it->out_off = gen_trans(g, heap_bytes, bytes);
+			it->out_bytes = bytes;
+			out_handle = GEN_MAX_BUFS + g->n_trans;
+			if (it->out_off == 0) {
+				g->n_trans = n_trans;
+				return 0;
+			}
+		} else {
+			uint32_t o = op == VYRE_OP_BYTEMAP && gen_below(r, 3) == 0
+					 ? a /* in place over the run's input */
+					 : gen_pick_buffer(r, g, 4, 4);
+			if (o == UINT32_MAX) {
+				g->n_trans = n_trans;
+				return 0;
+			}
+			use_buffer(g, o, &it->out_off, &it->out_bytes);
+			out_handle = o + 1;
+		}
+		g->work[i + j] = (struct vyre_work_item){op, in_handle, out_handle, 0};
+		if (op != VYRE_OP_BASE64_DECODE && op != VYRE_OP_HEX_DECODE) {
+			const uint32_t t =
+			    gen_pick_buffer(r, g, 0, op == VYRE_OP_BYTEMAP ? 256 : 1032);
+
+			use_buffer(g, t, &it->table_off, &it->table_bytes);
+			g->work[i + j].param = t + 1;
+		}
+		if (j > 0) {
+			it->flags = VYRE_EXEC_AFTER_PREV | VYRE_EXEC_HANDOFF_IN;
+			it->prev = i + j - 1;
+		}
+		if (!last)
+			it->flags |= VYRE_EXEC_HANDOFF_OUT;
+		in_off = it->out_off;
+		in_bytes = it->out_bytes;
+		in_handle = out_handle;
+	}
+	return m;
+}
+
+/*
+ * Items @i .. (returned count, at most @room, at least 2): a chain of random
+ * items, some failing when they run, with now and then a handoff run inside.
+ */
+static uint32_t gen_chain_items(struct gen_rng *r, struct gen_batch *g, uint32_t i, uint32_t room,
+				uint64_t heap_bytes)
+{
+	const uint32_t len = 2 + gen_below(r, room < 5 ? room - 1 : 4);
+	uint32_t n = 0;
+
+	while (n < len) {
+		uint32_t k = 0;
+
+		if (len - n >= 2 && gen_below(r, 2))
+			k = gen_handoff_run(r, g, i + n, len - n, heap_bytes);
+		if (k == 0) {
+			gen_item(r, g, i + n, heap_bytes);
+			k = 1;
+		}
+		n += k;
+	}
+	for (uint32_t j = 1; j < n; j++) {
+		g->items[i + j].flags |= VYRE_EXEC_AFTER_PREV;
+		g->items[i + j].prev = i + j - 1;
+	}
+	return n;
+}
+
+static int chained(const struct gen_batch *g, uint32_t n, uint32_t i)
+{
+	return (g->items[i].flags & VYRE_EXEC_AFTER_PREV) ||
+	       (i + 1 < n && (g->items[i + 1].flags & VYRE_EXEC_AFTER_PREV));
+}
+
 static int conflicts(const struct vyre_work_item *a, const struct vyre_work_item *b)
 {
 	struct vyre_op_access x, y;
@@ -372,22 +513,69 @@ static int conflicts(const struct vyre_work_item *a, const struct vyre_work_item
 	return 0;
 }
 
+/*
+ * Whether item @i must start a new group after order positions
+ * [@group_start, @n_order): a conflict, its chain predecessor there, or, for
+ * a handoff run's first item, a conflict of any member there (the members
+ * run in its group).
+ */
+static int must_split(const struct gen_batch *g, uint32_t n, uint32_t i, uint32_t group_start,
+		      uint32_t n_order)
+{
+	uint32_t last = i;
+
+	while ((g->items[last].flags & VYRE_EXEC_HANDOFF_OUT) && last + 1 < n)
+		last++;
+	for (uint32_t k = group_start; k < n_order; k++) {
+		if ((g->items[i].flags & VYRE_EXEC_AFTER_PREV) && g->order[k] == g->items[i].prev)
+			return 1;
+		for (uint32_t j = i; j <= last; j++)
+			if (conflicts(&g->work[g->order[k]], &g->work[j]))
+				return 1;
+	}
+	return 0;
+}
+
+/* No launch ends between a handoff run's first group and its last member's group. */
+static void keep_runs_whole(const struct gen_batch *g, uint32_t n, uint8_t *no_cut)
+{
+	const struct vyre_exec_plan *p = &g->batch.plan;
+	uint32_t group_of[GEN_MAX_ITEMS];
+
+	for (uint32_t gi = 0, k = 0; gi < p->n_groups; gi++)
+		for (; k < p->group_end[gi]; k++)
+			group_of[g->order[k]] = gi;
+	for (uint32_t gi = 0; gi <= p->n_groups; gi++)
+		no_cut[gi] = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!(g->items[i].flags & VYRE_EXEC_HANDOFF_OUT) ||
+		    (g->items[i].flags & VYRE_EXEC_HANDOFF_IN))
+			continue;
+		uint32_t last = i;
+
+		while ((g->items[last].flags & VYRE_EXEC_HANDOFF_OUT) && last + 1 < n)
+			last++;
+		for (uint32_t c = group_of[i] + 1; c <= group_of[last]; c++)
+			no_cut[c] = 1;
+	}
+}
+
 static void gen_plan(struct gen_rng *r, struct gen_batch *g, enum gen_plan plan, uint32_t n)
 {
 	struct vyre_exec_plan *p = &g->batch.plan;
 	uint32_t n_order = 0, n_groups = 0, n_launches = 0, group_start = 0;
+	uint8_t no_cut[GEN_MAX_ITEMS + 1];
 
 	for (uint32_t i = 0; i < n; i++) {
-		if (gen_below(r, 20) == 0)
-			continue; /* as if deduplicated */
+		/* as if deduplicated; never an item of a chain */
+		if (!chained(g, n, i) && gen_below(r, 20) == 0)
+			continue;
 		if (plan == GEN_PLAN_SERIAL) {
 			g->order[n_order++] = i;
 			g->group_end[n_groups++] = n_order;
 			continue;
 		}
-		int clash = 0;
-		for (uint32_t k = group_start; k < n_order && !clash; k++)
-			clash = conflicts(&g->work[g->order[k]], &g->work[i]);
+		const int clash = must_split(g, n, i, group_start, n_order);
 		if (clash) {
 			g->group_end[n_groups++] = n_order;
 			group_start = n_order;
@@ -407,14 +595,17 @@ static void gen_plan(struct gen_rng *r, struct gen_batch *g, enum gen_plan plan,
 			}
 		}
 	}
-	for (uint32_t gi = 0; gi < n_groups;) {
-		gi += 1 + gen_below(r, gen_below(r, 4) ? 3 : 12);
-		g->launch_end[n_launches++] = gi < n_groups ? gi : n_groups;
-	}
 	p->order = g->order;
 	p->n_order = n_order;
 	p->group_end = g->group_end;
 	p->n_groups = n_groups;
+	keep_runs_whole(g, n, no_cut);
+	for (uint32_t gi = 0; gi < n_groups;) {
+		gi += 1 + gen_below(r, gen_below(r, 4) ? 3 : 12);
+		while (gi < n_groups && no_cut[gi])
+			gi++;
+		g->launch_end[n_launches++] = gi < n_groups ? gi : n_groups;
+	}
 	p->launch_end = g->launch_end;
 	p->n_launches = n_launches;
 }
@@ -435,6 +626,8 @@ void gen_batch(struct gen_rng *r, uint8_t *heap, uint64_t heap_bytes, enum gen_p
 		if (i + 3 <= n && gen_below(r, 40) == 0) {
 			gen_chain(r, g, i);
 			i += 3;
+		} else if (i + 2 <= n && gen_below(r, 12) == 0) {
+			i += gen_chain_items(r, g, i, n - i, heap_bytes);
 		} else {
 			gen_item(r, g, i++, heap_bytes);
 		}
@@ -514,10 +707,24 @@ void gen_oracle_heaps(const struct vyre_heap_view *views, uint32_t n_views,
 		expect[i].reserved = 0;
 		expect[i].result = POISON_RESULT;
 	}
+	uint8_t *kept = g->n_trans ? malloc(TRANS_BYTES) : NULL;
+	uint64_t kept_at = 0;
+
+	/* the handed-off ranges as they were (gen_trans lays them out in order) */
+	for (uint32_t t = 0; kept && t < g->n_trans; t++) {
+		memcpy(kept + kept_at, views[0].base + g->trans_off[t], g->trans_bytes[t]);
+		kept_at += g->trans_bytes[t];
+	}
 	for (uint32_t k = 0; k < p->n_order; k++) {
 		const uint32_t i = p->order[k];
 
 		expect[i].reserved = 0;
+		if (vyre_exec_canceled(&g->items[i], expect, g->batch.n_items)) {
+			/* the plan runs the predecessor in an earlier group */
+			expect[i].status = VYRE_E_CANCELED;
+			expect[i].result = 0;
+			continue;
+		}
 		if (!vyre_exec_heaps_ok(views, n_views, &g->items[i])) {
 			/* an operand in a heap that is not registered: what the backends answer */
 			expect[i].status = VYRE_E_INVAL;
@@ -526,6 +733,12 @@ void gen_oracle_heaps(const struct vyre_heap_view *views, uint32_t n_views,
 		}
 		expect[i].status = vyre_exec_one(views, &g->items[i], &expect[i].result);
 	}
+	kept_at = 0;
+	for (uint32_t t = 0; kept && t < g->n_trans; t++) {
+		memcpy(views[0].base + g->trans_off[t], kept + kept_at, g->trans_bytes[t]);
+		kept_at += g->trans_bytes[t];
+	}
+	free(kept);
 }
 
 void gen_oracle(uint8_t *heap, uint64_t heap_bytes, const struct gen_batch *g,
@@ -541,9 +754,10 @@ void gen_split_heaps(struct gen_rng *r, struct gen_batch *g, uint32_t dev)
 	for (uint32_t i = 0; i < g->batch.n_items; i++) {
 		struct vyre_exec_item *x = &g->items[i];
 
-		if (x->in_heap == 0 && gen_below(r, 3) == 0)
+		/* a handed-off range stays where the run's members look for it */
+		if (x->in_heap == 0 && !(x->flags & VYRE_EXEC_HANDOFF_IN) && gen_below(r, 3) == 0)
 			x->in_heap = dev;
-		if (x->out_heap == 0 && gen_below(r, 3) == 0)
+		if (x->out_heap == 0 && !(x->flags & VYRE_EXEC_HANDOFF_OUT) && gen_below(r, 3) == 0)
 			x->out_heap = dev;
 		if (x->table_heap == 0 && gen_below(r, 2) == 0)
 			x->table_heap = dev;

@@ -7,7 +7,12 @@
  * malformed counted buffers, decode -> map -> scan chains), and two plans: every item its
  * own group, or runs of mutually independent items grouped by
  * vyre_op_access. Launches fuse random runs of groups; some items are left
- * out of the order as a deduplicating planner would.
+ * out of the order as a deduplicating planner would. Chains
+ * (VYRE_EXEC_AFTER_PREV, docs/design.md 6.3) of random items, some failing
+ * when they run, and on-chip handoff runs as vyred's planner marks them
+ * (VYRE_EXEC_HANDOFF_*, 7.6): a decoder or BYTEMAP, BYTEMAPs, a BYTEMAP or
+ * DFA_SCAN_COUNTED, through transient-like ranges that nothing else in the
+ * batch touches, in one launch, each member in a later group.
  */
 #ifndef VYRE_TEST_CUDA_GEN_H
 #define VYRE_TEST_CUDA_GEN_H
@@ -18,6 +23,7 @@
 
 #define GEN_MAX_ITEMS 1024u
 #define GEN_MAX_BUFS  16u
+#define GEN_MAX_TRANS 64u
 
 enum gen_plan {
 	GEN_PLAN_SERIAL,  /* one group per item */
@@ -42,6 +48,10 @@ struct gen_batch {
 	uint32_t n_bufs;
 	uint64_t buf_off[GEN_MAX_BUFS];
 	uint32_t buf_bytes[GEN_MAX_BUFS];
+	/* the handed-off (transient) ranges of heap 0: the CUDA backend never writes them */
+	uint32_t n_trans;
+	uint64_t trans_off[GEN_MAX_TRANS];
+	uint32_t trans_bytes[GEN_MAX_TRANS];
 };
 
 /*
@@ -66,8 +76,11 @@ void gen_small_batch(struct gen_rng *r, uint8_t *heap, uint64_t heap_bytes, uint
 
 /*
  * The expected outcome: vyre_exec_one over the order, in order, on @heap
- * (a copy of the heap the backend ran on). Results of items left out of the
- * order keep the poison.
+ * (a copy of the heap the backend ran on), with the chain rule (an item
+ * after a failed one of its chain: VYRE_E_CANCELED). The handed-off ranges
+ * then get their bytes from before back: a backend that keeps a handoff on
+ * chip leaves them so, and nothing else may look at them. Results of items
+ * left out of the order keep the poison.
  */
 void gen_oracle(uint8_t *heap, uint64_t heap_bytes, const struct gen_batch *g,
 		struct vyre_exec_result *expect);

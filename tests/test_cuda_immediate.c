@@ -33,6 +33,7 @@ struct one {
 	struct vyre_cuda_layout lay;
 	struct vyre_cuda_launch launches[ONE_MAX];
 	uint32_t order_slot[ONE_MAX];
+	struct vyre_cuda_item_state st[ONE_MAX];
 	uint8_t slab[4096] __attribute__((aligned(64)));
 };
 
@@ -59,9 +60,9 @@ static int qualifies_in(struct one *o, const struct vyre_exec_item *items, uint3
 	    .plan = {o->order, n, o->group_end, groups, o->launch_end, 1},
 	    .results = o->results,
 	};
-	assert_int_equal(vyre_cuda_lower_measure(&o->b, heaps, 1, 132, o->cls, &o->lay), 0);
+	assert_int_equal(vyre_cuda_lower_measure(&o->b, heaps, 1, 132, o->cls, o->st, &o->lay), 0);
 	assert_true(o->lay.bytes <= sizeof(o->slab));
-	vyre_cuda_lower_fill(&o->b, heaps, o->cls, &o->lay, o->slab, 132, o->order_slot,
+	vyre_cuda_lower_fill(&o->b, heaps, o->cls, o->st, &o->lay, o->slab, 132, o->order_slot,
 			     o->launches);
 	return vyre_cuda_lower_immediate(&o->b, o->cls, &o->lay, imm);
 }
@@ -280,6 +281,7 @@ static void test_random_items(void **state)
 	struct vyre_cuda_heap h[2] = {{(uintptr_t)heap, HEAP_BYTES, 1, 0}, {0, 0, 0, 0}};
 	uint32_t *cls = malloc(GEN_MAX_ITEMS * sizeof(*cls));
 	uint32_t *order_slot = malloc(GEN_MAX_ITEMS * sizeof(*order_slot));
+	struct vyre_cuda_item_state *st = malloc(GEN_MAX_ITEMS * sizeof(*st));
 	struct vyre_cuda_launch *launches = malloc(GEN_MAX_ITEMS * sizeof(*launches));
 	uint64_t *cpl = malloc(VYRE_MK_SLOT_WORDS * sizeof(uint64_t));
 	uint8_t *slab = aligned_alloc(64, 1u << 16);
@@ -290,7 +292,8 @@ static void test_random_items(void **state)
 	char msg[512];
 
 	(void)state;
-	assert_true(heap && want && g && expect && cls && order_slot && launches && cpl && slab);
+	assert_true(heap && want && g && expect && cls && order_slot && st && launches && cpl &&
+		    slab);
 	for (uint32_t j = 0; j < VYRE_MK_IMM_MAX_ITEMS; j++)
 		base[j] = heap; /* every item names heap 0: an IMMEDIATE item is registered */
 	for (uint32_t n = 0; n < batches; n++) {
@@ -308,9 +311,9 @@ static void test_random_items(void **state)
 			gen_small_batch(&rng, heap, HEAP_BYTES, 1 + n % 8, g);
 		memcpy(want, heap, HEAP_BYTES);
 		gen_oracle(want, HEAP_BYTES, g, expect);
-		assert_int_equal(vyre_cuda_lower_measure(&g->batch, h, 2, 132, cls, &lay), 0);
+		assert_int_equal(vyre_cuda_lower_measure(&g->batch, h, 2, 132, cls, st, &lay), 0);
 		assert_true(lay.bytes <= (1u << 16));
-		vyre_cuda_lower_fill(&g->batch, h, cls, &lay, slab, 132, order_slot, launches);
+		vyre_cuda_lower_fill(&g->batch, h, cls, st, &lay, slab, 132, order_slot, launches);
 		if (!vyre_cuda_lower_immediate(&g->batch, cls, &lay, &imm))
 			continue;
 		immediates++;
@@ -357,6 +360,7 @@ static void test_random_items(void **state)
 	free(slab);
 	free(cpl);
 	free(launches);
+	free(st);
 	free(order_slot);
 	free(cls);
 	free(expect);

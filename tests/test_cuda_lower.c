@@ -97,6 +97,16 @@ static void check_parallel_unit(const struct vyre_mk_unit *u, int block)
 	assert_int_equal(u->op & VYRE_MK_TABLE_TRUSTED, 0);
 	if (u->op & (VYRE_MK_DFA_PART | VYRE_MK_DFA_JOIN))
 		assert_true(block && is_dfa(op) && !(u->op & VYRE_MK_SEQUENTIAL));
+	/* a part never checks a chain predecessor: its join does */
+	if (u->op & VYRE_MK_DFA_PART)
+		assert_int_equal(u->op & VYRE_MK_AFTER_PREV, 0);
+	/* a handoff run's members: word-aligned block units, DFA_SCAN_COUNTED never split */
+	if (u->op & (VYRE_MK_HANDOFF_IN | VYRE_MK_HANDOFF_OUT)) {
+		assert_true(block &&
+			    !(u->op & (VYRE_MK_SEQUENTIAL | VYRE_MK_DFA_PART | VYRE_MK_DFA_JOIN)));
+		assert_int_equal((u->in | u->out | u->table) & 3u, 0);
+		return;
+	}
 	if (u->op & VYRE_MK_SEQUENTIAL)
 		return;
 	if (op >= VYRE_OP_BASE64_DECODE && op <= VYRE_OP_BYTEMAP) {
@@ -120,6 +130,11 @@ static void check_parallel_unit(const struct vyre_mk_unit *u, int block)
 		assert_true(u->count <= VYRE_MK_CHUNK_WORDS);
 }
 
+static int has_record(uint32_t op)
+{
+	return op >= VYRE_OP_SUM && op <= VYRE_OP_DFA_SCAN_COUNTED;
+}
+
 /* What one unit means, as gpu/megakernel.cu implements it (@block: a block unit). */
 static void model_unit(const struct vyre_mk_unit *u, struct vyre_mk_result *results, int block)
 {
@@ -128,6 +143,12 @@ static void model_unit(const struct vyre_mk_unit *u, struct vyre_mk_result *resu
 	int status = 0;
 
 	check_parallel_unit(u, block);
+	/* a chain predecessor that failed: nothing runs, the record says CANCELED */
+	if ((u->op & VYRE_MK_AFTER_PREV) && results[u->reserved].status != 0) {
+		if (has_record(op))
+			results[u->slot] = (struct vyre_mk_result){VYRE_E_CANCELED, 0, 0};
+		return;
+	}
 	if (is_dfa(op) && !(u->op & VYRE_MK_SEQUENTIAL)) {
 		model_dfa_unit(u, results, block);
 		return;
@@ -181,6 +202,62 @@ static void model_unit(const struct vyre_mk_unit *u, struct vyre_mk_result *resu
 		store_word(u->out, acc);
 }
 
+/*
+ * A handoff run (units u[0] .. the first without HANDOFF_OUT) as
+ * gpu/mk_fuse.cuh means it: the members one after the other, each
+ * handed-off output in memory of the model's own, never in the heap.
+ */
+static void model_run_members(const struct vyre_mk_unit *u, uint32_t left,
+			      struct vyre_mk_result *results)
+{
+	uint8_t *kept[VYRE_MK_FUSE_MAX] = {NULL};
+	uint32_t m = 1;
+	int failed = (u[0].op & VYRE_MK_AFTER_PREV) && results[u[0].reserved].status != 0;
+
+	while (m < left && m < VYRE_MK_FUSE_MAX && (u[m - 1].op & VYRE_MK_HANDOFF_OUT))
+		m++;
+	for (uint32_t j = 0; j < m; j++) {
+		struct vyre_mk_unit x = u[j];
+		const uint32_t op = x.op & VYRE_MK_OP_MASK;
+
+		check_parallel_unit(&u[j], 1);
+		assert_int_equal(!!(x.op & VYRE_MK_HANDOFF_IN), j > 0);
+		assert_int_equal(!!(x.op & VYRE_MK_HANDOFF_OUT), j + 1 < m);
+		if (failed) {
+			results[x.slot] = (struct vyre_mk_result){VYRE_E_CANCELED, 0, 0};
+			continue;
+		}
+		if (j > 0)
+			x.in = (uintptr_t)kept[j - 1];
+		if (j + 1 < m) {
+			kept[j] = calloc(1, x.aux ? x.aux : 4);
+			assert_non_null(kept[j]);
+			x.out = (uintptr_t)kept[j];
+		}
+		if (op == VYRE_OP_DFA_SCAN_COUNTED) {
+			uint32_t hits = 0;
+			const int st = model_sequential_dfa(&x, &hits);
+
+			results[x.slot] = (struct vyre_mk_result){st, 0, st ? 0 : hits};
+			if (!st)
+				store_word(x.out, hits);
+		} else {
+			uint64_t r;
+
+			assert_true(op >= VYRE_OP_BASE64_DECODE && op <= VYRE_OP_BYTEMAP);
+			results[x.slot].status =
+			    vyre_bytes_exec(op, (const uint8_t *)(uintptr_t)x.in, x.count,
+					    (uint8_t *)(uintptr_t)x.out, x.aux,
+					    (const uint8_t *)(uintptr_t)x.table, x.param, &r);
+			results[x.slot].reserved = 0;
+			results[x.slot].result = results[x.slot].status ? 0 : r;
+		}
+		failed = results[x.slot].status != 0;
+	}
+	for (uint32_t j = 0; j < m; j++)
+		free(kept[j]);
+}
+
 static void model_run(const struct vyre_cuda_layout *lay, const uint8_t *slab,
 		      const struct vyre_cuda_launch *launches)
 {
@@ -199,9 +276,18 @@ static void model_run(const struct vyre_cuda_layout *lay, const uint8_t *slab,
 			assert_true(n > 0);
 			assert_true(st->first_unit + n <= L->n_units);
 			/* units of a stage are independent: run them backwards */
-			for (uint32_t i = n; i > 0; i--)
-				model_unit(&units[L->first_unit + st->first_unit + i - 1], results,
-					   i - 1 < st->n_block_units);
+			for (uint32_t i = n; i > 0; i--) {
+				const struct vyre_mk_unit *u =
+				    &units[L->first_unit + st->first_unit + i - 1];
+
+				/* a handoff run's later members run with its first */
+				if (u->op & VYRE_MK_HANDOFF_IN)
+					continue;
+				if (u->op & VYRE_MK_HANDOFF_OUT)
+					model_run_members(u, st->n_block_units - (i - 1), results);
+				else
+					model_unit(u, results, i - 1 < st->n_block_units);
+			}
 		}
 	}
 }
@@ -211,13 +297,14 @@ struct lowered {
 	uint8_t *slab;
 	uint32_t cls[GEN_MAX_ITEMS];
 	uint32_t order_slot[GEN_MAX_ITEMS];
+	struct vyre_cuda_item_state st[GEN_MAX_ITEMS];
 	struct vyre_cuda_launch launches[GEN_MAX_ITEMS];
 };
 
 static int lower(const struct vyre_exec_batch *b, const struct vyre_cuda_heap *heaps,
 		 uint32_t n_heaps, uint32_t grid, struct lowered *out)
 {
-	int err = vyre_cuda_lower_measure(b, heaps, n_heaps, grid, out->cls, &out->lay);
+	int err = vyre_cuda_lower_measure(b, heaps, n_heaps, grid, out->cls, out->st, &out->lay);
 
 	if (err)
 		return err;
@@ -234,8 +321,8 @@ static int lower(const struct vyre_exec_batch *b, const struct vyre_cuda_heap *h
 	out->slab = aligned_alloc(64, out->lay.bytes ? out->lay.bytes : 64);
 	assert_non_null(out->slab);
 	memset(out->slab, 0xa5, out->lay.bytes);
-	vyre_cuda_lower_fill(b, heaps, out->cls, &out->lay, out->slab, grid, out->order_slot,
-			     out->launches);
+	vyre_cuda_lower_fill(b, heaps, out->cls, out->st, &out->lay, out->slab, grid,
+			     out->order_slot, out->launches);
 	return 0;
 }
 
@@ -308,7 +395,7 @@ static void random_batches(enum gen_plan plan)
 	struct lowered *lw = malloc(sizeof(*lw));
 	struct vyre_cuda_heap heaps[2] = {{(uintptr_t)heap, HEAP_BYTES, 1, 0}, {0, 0, 0, 0}};
 	struct gen_rng rng = {0x1234 + plan};
-	uint32_t byte_ok = 0, byte_inval = 0;
+	uint32_t byte_ok = 0, byte_inval = 0, canceled = 0, checks = 0, runs = 0;
 	char msg[512];
 
 	assert_true(heap && want && g && expect && lw);
@@ -323,6 +410,13 @@ static void random_batches(enum gen_plan plan)
 				byte_inval += expect[i].status == VYRE_E_INVAL;
 			}
 		assert_int_equal(lower(&g->batch, heaps, 2, 1 + n % 200, lw), 0);
+		const struct vyre_mk_unit *u =
+		    (const struct vyre_mk_unit *)(lw->slab + lw->lay.units_off);
+		for (uint32_t k = 0; k < lw->lay.n_units; k++) {
+			runs += (u[k].op & (VYRE_MK_HANDOFF_OUT | VYRE_MK_HANDOFF_IN)) ==
+				VYRE_MK_HANDOFF_OUT;
+			checks += (u[k].op & VYRE_MK_AFTER_PREV) != 0;
+		}
 		model_run(&lw->lay, lw->slab, lw->launches);
 		vyre_cuda_lower_results(
 		    &g->batch, lw->order_slot,
@@ -330,11 +424,16 @@ static void random_batches(enum gen_plan plan)
 		if (gen_compare(g, expect, heap, want, HEAP_BYTES, msg, sizeof(msg)) != 0)
 			fail_msg("batch %u (%s plan): %s", n,
 				 plan == GEN_PLAN_SERIAL ? "serial" : "grouped", msg);
+		for (uint32_t i = 0; i < g->batch.n_items; i++)
+			canceled += expect[i].status == VYRE_E_CANCELED;
 		free(lw->slab);
 	}
 	/* the generator gives the byte ops inputs they take and inputs they refuse */
-	printf("byte ops: %u ok, %u E_INVAL\n", byte_ok, byte_inval);
+	printf("byte ops: %u ok, %u E_INVAL; %u cancelled items, %u units that check a chain "
+	       "record, %u handoff runs\n",
+	       byte_ok, byte_inval, canceled, checks, runs);
 	assert_true(byte_ok > 100 && byte_inval > 100);
+	assert_true(canceled > 100 && checks > 100 && runs > 100);
 	free(lw);
 	free(expect);
 	free(g);
@@ -463,41 +562,42 @@ static void test_plan_checks(void **state)
 	struct vyre_exec_item it = {.op = VYRE_OP_FILL, .out_bytes = 64};
 	struct vyre_cuda_layout lay;
 	uint32_t cls[8];
+	struct vyre_cuda_item_state st[8];
 	struct small_batch s;
 
 	(void)state;
 	small(&s, &it, 1, 0);
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, &lay), 0);
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, st, &lay), 0);
 	assert_int_equal(lay.n_launches, 1);
 
 	s.order[0] = 1; /* beyond n_items */
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, &lay),
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, st, &lay),
 			 VYRE_E_INVAL);
 	small(&s, &it, 1, 0);
 	s.group_end[0] = 0; /* groups do not end at n_order */
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, &lay),
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, st, &lay),
 			 VYRE_E_INVAL);
 	small(&s, &it, 1, 0);
 	s.launch_end[0] = 2; /* launches past the last group */
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, &lay),
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, st, &lay),
 			 VYRE_E_INVAL);
 	small(&s, &it, 1, 0);
 	s.b.plan.n_groups = 0; /* an order without groups */
 	s.b.plan.n_launches = 0;
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, &lay),
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, st, &lay),
 			 VYRE_E_INVAL);
 
 	struct vyre_exec_item two[2] = {it, it};
 	small(&s, two, 2, 0);
 	s.group_end[0] = 2;
 	s.group_end[1] = 1; /* decreasing */
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, &lay),
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, st, &lay),
 			 VYRE_E_INVAL);
 
 	/* an empty plan is fine and needs nothing */
 	small(&s, &it, 1, 0);
 	s.b.plan = (struct vyre_exec_plan){NULL, 0, NULL, 0, NULL, 0};
-	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, &lay), 0);
+	assert_int_equal(vyre_cuda_lower_measure(&s.b, fake_heaps, 2, 132, cls, st, &lay), 0);
 	assert_int_equal(lay.n_launches, 0);
 	assert_int_equal(lay.bytes, 0);
 }
@@ -718,6 +818,7 @@ static void test_too_big(void **state)
 	static struct vyre_exec_item items[8193];
 	static struct vyre_exec_result results[8193];
 	static uint32_t order[8193], cls[8193];
+	static struct vyre_cuda_item_state st[8193];
 	const struct vyre_cuda_heap huge[1] = {{0x100000, 1ull << 33, 1, 0}};
 	const uint32_t sizes[3] = {200, 8193, 4};
 	const int want[3] = {VYRE_E_NOMEM, VYRE_E_NOMEM, 0};
@@ -737,7 +838,7 @@ static void test_too_big(void **state)
 		const struct vyre_exec_batch b = {
 		    items, n, {order, n, &n, 1, &launch_end, 1}, results};
 
-		assert_int_equal(vyre_cuda_lower_measure(&b, huge, 1, 132, cls, &lay), want[i]);
+		assert_int_equal(vyre_cuda_lower_measure(&b, huge, 1, 132, cls, st, &lay), want[i]);
 	}
 	assert_int_equal(lay.n_units, 4u << 19);
 }
@@ -875,7 +976,7 @@ static void test_dfa_units(void **state)
 	assert_int_equal(st[1].n_warp_units, 0);
 	assert_int_equal(u[parts + 3].op, VYRE_OP_DFA_SCAN | VYRE_MK_DFA_JOIN | VYRE_MK_DFA_HOST_IN);
 	assert_int_equal(u[parts + 3].param, parts);
-	assert_int_equal(u[parts + 3].reserved, pb);
+	assert_int_equal(u[parts + 3].reserved, 0); /* no chain record to check */
 	assert_int_equal(u[parts + 3].slot, 0);
 	assert_true(u[parts + 3].out == base + (8u << 20));
 	/* stage 2: the FILL of the next group */
@@ -1083,18 +1184,12 @@ static void test_dfa_model(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_plan_checks),
-	    cmocka_unit_test(test_units),
-	    cmocka_unit_test(test_byte_op_units),
-	    cmocka_unit_test(test_blocks_and_empty_stages),
-	    cmocka_unit_test(test_too_big),
-	    cmocka_unit_test(test_dfa_split_sizes),
-	    cmocka_unit_test(test_dfa_units),
-	    cmocka_unit_test(test_dfa_model),
-	    cmocka_unit_test(test_random_serial),
-	    cmocka_unit_test(test_random_grouped),
-	    cmocka_unit_test(test_operand_heaps),
-	    cmocka_unit_test(test_random_split_heaps),
+	    cmocka_unit_test(test_plan_checks),	  cmocka_unit_test(test_units),
+	    cmocka_unit_test(test_byte_op_units), cmocka_unit_test(test_blocks_and_empty_stages),
+	    cmocka_unit_test(test_too_big),	  cmocka_unit_test(test_dfa_split_sizes),
+	    cmocka_unit_test(test_dfa_units),	  cmocka_unit_test(test_dfa_model),
+	    cmocka_unit_test(test_random_serial), cmocka_unit_test(test_random_grouped),
+	    cmocka_unit_test(test_operand_heaps), cmocka_unit_test(test_random_split_heaps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

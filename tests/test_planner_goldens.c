@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "../gpu/backend.h"
 #include "../planner/planner.h"
 #include "../planner/track.h"
 
@@ -999,6 +1000,7 @@ static void chain_fill(struct chain_batch *cb, uint32_t out, uint32_t param, int
 }
 
 static uint64_t handoff_budget = 0;
+static uint32_t handoff_writers = 0, handoff_readers = 0;
 static uint32_t handoff_marks[CHAIN_MAX];
 
 static struct vyre_plan chain_plan(const struct chain_batch *cb, uint32_t max_groups)
@@ -1012,6 +1014,8 @@ static struct vyre_plan chain_plan(const struct chain_batch *cb, uint32_t max_gr
 	cfg.max_items = CHAIN_MAX;
 	cfg.max_groups = max_groups;
 	cfg.handoff_bytes = handoff_budget;
+	cfg.handoff_writers = handoff_writers;
+	cfg.handoff_readers = handoff_readers;
 	assert_int_equal(vyre_planner_create(&cfg, &p, NULL), 0);
 	assert_int_equal(vyre_planner_plan(p, &v, &plan, NULL), 0);
 	for (uint32_t k = 0; k < plan.accepted; k++)
@@ -1184,6 +1188,27 @@ static void test_handoff_goldens(void **state)
 	p = chain_plan(&cb, CHAIN_MAX);
 	assert_marks((const uint32_t[]){O, O | I, I}, 3);
 	assert_int_equal(p.stats.bytes_avoided, 128);
+
+	/* a backend that keeps only decoder/map -> map/scan links (the CUDA backend's) */
+	handoff_writers = VYRE_CUDA_HANDOFF_WRITERS;
+	handoff_readers = VYRE_CUDA_HANDOFF_READERS;
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_null(p.exec_flags);
+	assert_int_equal(p.stats.bytes_avoided, 0);
+	/* BASE64_DECODE -> BYTEMAP -> DFA_SCAN_COUNTED: one unit of three */
+	memset(&cb, 0, sizeof(cb));
+	chain_add(&cb, VYRE_OP_BASE64_DECODE, 9, 10, 0, 0, T);
+	chain_add(&cb, VYRE_OP_BYTEMAP, 10, 11, 20, 1, T);
+	chain_add(&cb, VYRE_OP_DFA_SCAN_COUNTED, 11, 12, 21, 1, 0);
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_marks((const uint32_t[]){O, O | I, I}, 3);
+	assert_int_equal(p.stats.bytes_avoided, 128);
+	/* ... but not on to a HEX_DECODE */
+	cb.items[2].op_handle = cb.exec[2].op = VYRE_OP_HEX_DECODE;
+	p = chain_plan(&cb, CHAIN_MAX);
+	assert_marks((const uint32_t[]){O, I, 0}, 3);
+	assert_int_equal(p.stats.bytes_avoided, 64);
+	handoff_writers = handoff_readers = 0;
 	handoff_budget = 0;
 }
 

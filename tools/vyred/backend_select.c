@@ -40,8 +40,12 @@ static int init(struct vyre_daemon *d, const struct vyre_backend_ops *ops, char 
 
 	if (rc == 0) {
 		d->backend_ops = ops;
-		/* CUDA runs handed-off items through the heap for now: nothing kept, none marked */
-		d->handoff_bytes = ops == &vyre_cpu_backend ? VYRED_HANDOFF_BYTES : 0;
+		/* the CPU backend keeps any link in its scratch, CUDA some in shared memory */
+		const int cpu = ops == &vyre_cpu_backend;
+
+		d->handoff_bytes = cpu ? VYRED_HANDOFF_BYTES : VYRE_CUDA_HANDOFF_BYTES;
+		d->handoff_writers = cpu ? 0 : VYRE_CUDA_HANDOFF_WRITERS;
+		d->handoff_readers = cpu ? 0 : VYRE_CUDA_HANDOFF_READERS;
 		d->spread = ops != vyre_cuda_backend || d->cfg.mode != VYRE_CUDA_LAUNCH;
 	} else if (!why[0])
 		strncpy(why, vyre_strerror(rc), why_len - 1);

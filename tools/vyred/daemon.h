@@ -175,9 +175,15 @@ struct vyre_daemon {
 	uint32_t spin_ns; /* adaptive spin before sleeping */
 	uint64_t batches; /* completed */
 	uint64_t items_total;
-	int device_lost; /* the backend cannot run work any more: exit 1 */
-	/* largest transient an on-chip handoff keeps (7.6): the CPU backend's scratch; 0: none */
+	uint64_t bytes_avoided; /* the plans' on-chip handoff bytes (7.6), every batch */
+	int device_lost;	/* the backend cannot run work any more: exit 1 */
+	/*
+	 * largest transient an on-chip handoff keeps (7.6): the CPU backend's
+	 * scratch, the CUDA backend's VYRE_CUDA_HANDOFF_BYTES; 0: none. The links
+	 * it keeps: bit op of writer and reader (0: every op).
+	 */
 	uint64_t handoff_bytes;
+	uint32_t handoff_writers, handoff_readers;
 	/* spread ready clients over free slots; 0 where each batch costs a launch */
 	int spread;
 	uint64_t submit_ns; /* summed over batches: the dispatch stage alone (part of in flight) */

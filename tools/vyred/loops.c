@@ -290,7 +290,7 @@ static void *loop_main(void *arg)
 static void log_figures(const struct vyre_shared *sh)
 {
 	uint64_t batches = 0, items = 0, holds = 0, submit = 0, stage[5] = {0};
-	uint64_t dev_allocs = 0, dev_trusted = 0;
+	uint64_t dev_allocs = 0, dev_trusted = 0, avoided = 0;
 	uint32_t most = 0;
 
 	for (uint32_t l = 0; l < sh->n_loops; l++) {
@@ -306,6 +306,7 @@ static void log_figures(const struct vyre_shared *sh)
 			most = d->most_running;
 		dev_allocs += d->devbufs.allocs;
 		dev_trusted += d->devbufs.trusted;
+		avoided += d->bytes_avoided;
 	}
 	vyre_log("stopped after %llu batches, %llu items; at most %u batches in flight at once%s, "
 		 "%llu holds for hazards against them",
@@ -323,6 +324,9 @@ static void log_figures(const struct vyre_shared *sh)
 		vyre_log("device buffers: %llu allocated; %llu DFA scans trusted a device table "
 			 "checked at its last write",
 			 (unsigned long long)dev_allocs, (unsigned long long)dev_trusted);
+	if (avoided)
+		vyre_log("on-chip handoffs kept %llu transient bytes off the heap (bytes_avoided)",
+			 (unsigned long long)avoided);
 	for (uint32_t l = 0; sh->n_loops > 1 && l < sh->n_loops; l++)
 		vyre_log("loop %u: %llu batches, %llu items", l,
 			 (unsigned long long)sh->loops[l].batches,

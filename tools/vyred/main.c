@@ -53,6 +53,8 @@ static int setup_plan_stage(struct vyre_daemon *d)
 	    .resident_bytes = d->cfg.resident_bytes,
 	    .arena_bytes = d->cfg.arena_bytes,
 	    .handoff_bytes = d->handoff_bytes,
+	    .handoff_writers = d->handoff_writers,
+	    .handoff_readers = d->handoff_readers,
 	};
 
 	int rc = vyre_plan_stage_create(&pc, &d->plan_stage);

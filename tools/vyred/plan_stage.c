@@ -39,6 +39,8 @@ static void planner_config(const struct vyre_plan_stage_config *cfg, struct vyre
 	pc->resident_bytes = cfg->resident_bytes;
 	pc->arena_bytes = cfg->arena_bytes;
 	pc->handoff_bytes = cfg->handoff_bytes;
+	pc->handoff_writers = cfg->handoff_writers;
+	pc->handoff_readers = cfg->handoff_readers;
 }
 
 int vyre_plan_stage_create(const struct vyre_plan_stage_config *cfg, struct vyre_plan_stage **out)

@@ -72,6 +72,8 @@ struct vyre_plan_stage_config {
 	uint64_t resident_bytes; /* of the budget, bytes resident on the device */
 	uint64_t arena_bytes;	 /* the planner's arena (default: what max_items needs) */
 	uint64_t handoff_bytes;	 /* largest transient an on-chip handoff keeps; 0: none */
+	/* the links the backend keeps (planner.h): bit op of writer and reader; 0: every op */
+	uint32_t handoff_writers, handoff_readers;
 };
 
 struct vyre_plan_input {

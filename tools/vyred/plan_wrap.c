@@ -42,11 +42,17 @@ static int groups_ok(struct vyre_batch *b, const struct vyre_plan_output *o)
 	return start == p->n_order;
 }
 
+/* @op is one of the backend's handoff ops @mask (bit op; 0: every op). */
+static int kept_op(uint32_t mask, uint32_t op)
+{
+	return mask == 0 || (op < 32 && (mask >> op & 1u));
+}
+
 /*
  * On-chip handoff marks (docs/design.md 7.6) come in links W -> W + 1 of one
  * chain, both run, the reader after its writer, the handed-off bytes within
- * the backend's budget: a backend runs the reader with its writer, so a
- * lone mark would leave an item unrun.
+ * the backend's budget, the ops ones it keeps: a backend runs the reader
+ * with its writer, so a lone mark would leave an item unrun.
  */
 static int handoffs_ok(const struct vyre_daemon *d, const struct vyre_batch *b,
 		       const struct vyre_plan_output *o)
@@ -66,7 +72,9 @@ static int handoffs_ok(const struct vyre_daemon *d, const struct vyre_batch *b,
 		/* groups_ok and the chain check put both in the plan, in order */
 		if (i == 0 || !(o->exec_flags[i - 1] & VYRE_EXEC_HANDOFF_OUT) ||
 		    b->status[i] != 0 || !(b->exec[i].flags & VYRE_EXEC_AFTER_PREV) ||
-		    b->exec[i].prev != i - 1 || b->exec[i - 1].out_bytes > d->handoff_bytes)
+		    b->exec[i].prev != i - 1 || b->exec[i - 1].out_bytes > d->handoff_bytes ||
+		    !kept_op(d->handoff_writers, b->exec[i - 1].op) ||
+		    !kept_op(d->handoff_readers, b->exec[i].op))
 			return 0;
 	}
 	return 1;
@@ -283,6 +291,7 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start
 	b->stats.launches = out.plan.n_launches;
 	b->stats.frontier_splits = ps && ps->groups > ps->layers ? ps->groups - ps->layers : 0;
 	b->stats.bytes_avoided = ps ? ps->bytes_avoided : 0;
+	d->bytes_avoided += b->stats.bytes_avoided;
 	/* Items past the accepted prefix stay in their rings: release their CQ credit. */
 	for (uint32_t t = 0; t < b->n_touched; t++) {
 		struct vyre_conn *c = &d->conns[b->touched[t]];

@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: MIT
+//
+// gpu/mk_fuse.cuh - an on-chip handoff run (docs/design.md 7.6) on one block:
+// a decoder or BYTEMAP W, BYTEMAPs, and a last member F (BYTEMAP or
+// DFA_SCAN_COUNTED), each reading what the one before wrote into a
+// transient buffer. The block streams W's input through shared memory in
+// tiles, in order: a tile of input words is staged, each thread decodes a
+// quad of words (one base64 group, two hex groups, four mapped words),
+// applies every BYTEMAP at once through the composed 256-byte map, and then
+// either stores the words to F's output (a BYTEMAP F) or puts them back
+// into the tile, which the block scans (a DFA_SCAN_COUNTED F), carrying the
+// DFA state from tile to tile. The transient buffers are never read or
+// written: their bytes stay as they were, which nothing can observe.
+//
+// Outcomes are those of running the members one after the other (gpu/ops.c):
+// W fails on a bad header or a character outside its alphabet, a BYTEMAP on
+// a short table or output, F's DFA on a bad table; the first that fails
+// completes with VYRE_E_INVAL and the later ones with VYRE_E_CANCELED, and
+// nothing is written. So a run that writes F's output first checks W's
+// characters in a pass of their own (mk_decode.cuh's scan_digits); a run
+// that ends in a scan writes only F's word 0 at the end, so it checks them
+// as it decodes. A failed chain predecessor (VYRE_MK_AFTER_PREV on W)
+// cancels every member.
+//
+// The DFA walk over a tile: each thread takes a chunk of at least kChunk
+// bytes and guesses its start state by walking kWarmup bytes before it from
+// the table's start state (from the tile's carried state when the chunk
+// starts within kWarmup bytes of the tile); guesses are then checked in
+// order and wrong chunks walked again until they all agree, as in
+// mk_dfa.cuh, which makes the count the sequential walk's for any table.
+//
+// gpu/megakernel.cu includes this after mk_decode.cuh (whose helpers it
+// uses) inside its anonymous namespace; tests/test_mk_fuse.cpp compiles it
+// for the host. Plain C++ loads only, so the host can run it.
+
+namespace mk_fuse
+{
+
+constexpr uint32_t kChunk = 32;	   // bytes a thread's chunk of a tile gets at least
+constexpr uint32_t kWarmup = 32;   // bytes a chunk's guess walks
+constexpr uint32_t kCtlWords = 16; // header results, broadcast by thread 0
+constexpr uint32_t kMapAt = kCtlWords;
+constexpr uint32_t kTileAt = kMapAt + 64;
+
+// ctl words
+constexpr uint32_t kOk = 0, kLen = 1, kD = 2, kDigits = 3; // mk_bytes::check_header's
+constexpr uint32_t kFirstBad = 4, kCanceled = 5, kStates = 6, kStart = 7, kState = 8;
+
+// Transitions in memory as the client wrote them, clamped at each use.
+struct global_table {
+	const uint32_t *next, *accept;
+	uint32_t last;
+
+	__device__ __forceinline__ uint32_t step(uint32_t s, uint32_t b, uint32_t &h) const
+	{
+		const uint32_t t = min(next[s * 256u + b], last);
+		h += (accept[t >> 5] >> (t & 31)) & 1u;
+		return t;
+	}
+	__device__ __forceinline__ uint32_t skip(uint32_t s, uint32_t b) const
+	{
+		return min(next[s * 256u + b], last);
+	}
+};
+
+// 16-bit entries in shared memory: the target state, its accept bit at bit 15.
+struct shared_table {
+	const uint16_t *e;
+
+	__device__ __forceinline__ uint32_t step(uint32_t s, uint32_t b, uint32_t &h) const
+	{
+		const uint32_t v = e[s * 256u + b];
+		h += v >> 15;
+		return v & 0x7fffu;
+	}
+	__device__ __forceinline__ uint32_t skip(uint32_t s, uint32_t b) const
+	{
+		return e[s * 256u + b] & 0x7fffu;
+	}
+};
+
+template <class T>
+__device__ uint32_t walk(const T &t, const uint8_t *p, uint32_t a, uint32_t b, uint32_t s,
+			 uint32_t &h)
+{
+	for (uint32_t i = a; i < b; i++)
+		s = t.step(s, p[i], h);
+	return s;
+}
+
+template <class T>
+__device__ uint32_t walk_quiet(const T &t, const uint8_t *p, uint32_t a, uint32_t b, uint32_t s)
+{
+	for (uint32_t i = a; i < b; i++)
+		s = t.skip(s, p[i]);
+	return s;
+}
+
+// Bytes [0, nb) of the tile p on the whole block, from state s0 (the tile's
+// carried state); adds this thread's accepting positions to acc and returns
+// the end state. g and e: blockDim.x words of shared memory each.
+template <class T>
+__device__ uint32_t scan_tile(const T &t, const uint8_t *p, uint32_t nb, uint32_t start,
+			      uint32_t s0, uint32_t *g, uint32_t *e, uint32_t &acc,
+			      vyre_mk_devstate *ds)
+{
+	const uint32_t tid = threadIdx.x, threads = blockDim.x;
+	const uint32_t len = max(kChunk, ((nb + threads - 1) / threads + 15) & ~15u);
+	const uint32_t n = (nb + len - 1) / len;
+	const uint32_t ca = min(tid * len, nb), cb = min(ca + len, nb);
+	uint32_t h = 0;
+
+	if (tid < n) {
+		uint32_t gs = s0;
+		if (tid > 0)
+			gs = ca <= kWarmup ? walk_quiet(t, p, 0, ca, s0)
+					   : walk_quiet(t, p, ca - kWarmup, ca, start);
+		g[tid] = gs;
+		e[tid] = walk(t, p, ca, cb, gs, h);
+	}
+	__syncthreads();
+	for (;;) {
+		const bool bad = tid > 0 && tid < n && g[tid] != e[tid - 1];
+		const uint32_t fix = bad ? e[tid - 1] : 0;
+		// also orders this round's reads before its writes
+		if (!__syncthreads_or(bad))
+			break;
+		if (bad) {
+			h = 0;
+			g[tid] = fix;
+			e[tid] = walk(t, p, ca, cb, fix, h);
+		}
+		__syncthreads();
+		if (tid == 0)
+			bump_progress(ds);
+	}
+	const uint32_t end = n ? e[n - 1] : s0;
+	acc += h;
+	// every read of g and e is done before the next tile writes them
+	__syncthreads();
+	return end;
+}
+
+__device__ __forceinline__ bool is_map(const vyre_mk_unit &u)
+{
+	return (u.op & VYRE_MK_OP_MASK) == VYRE_OP_BYTEMAP;
+}
+
+// Thread 0: whether W's chain predecessor failed, W's header, and each later
+// member's header given D, into ctl.
+__device__ void check_headers(const vyre_mk_unit *run, uint32_t m, uint64_t results, uint32_t *ctl)
+{
+	const vyre_mk_unit &w = run[0];
+
+	ctl[kCanceled] = (w.op & VYRE_MK_AFTER_PREV) &&
+			 reinterpret_cast<const volatile int32_t *>(results)[4 * w.reserved] != 0;
+	if (ctl[kCanceled])
+		return;
+	mk_bytes::check_header(w, w.op & VYRE_MK_OP_MASK, true, ctl);
+	const uint64_t d = ctl[kD];
+	uint32_t first_bad = ctl[kOk] ? m : 0;
+
+	for (uint32_t j = 1; j < m && first_bad == m; j++) {
+		const vyre_mk_unit &u = run[j];
+		bool ok = u.count >= 4 && d <= u.count - 4;
+
+		if (is_map(u)) {
+			ok = ok && u.param >= 256 && 4 + 4 * ((d + 3) / 4) <= u.aux;
+		} else {
+			const uint32_t *table = reinterpret_cast<const uint32_t *>(u.table);
+			const uint32_t n = u.aux >= 8 ? table[0] : 0,
+				       start = u.aux >= 8 ? table[1] : 0;
+			const uint64_t need =
+			    n == 0 ? 0 : 4 * (2 + ((uint64_t)n + 31) / 32 + 256 * (uint64_t)n);
+			ok = ok && need != 0 && need <= u.aux && start < n;
+			ctl[kStates] = n;
+			ctl[kStart] = start;
+		}
+		if (!ok)
+			first_bad = j;
+	}
+	ctl[kFirstBad] = first_bad;
+}
+
+// Thread 0: every member's record, and F's word 0 when all succeeded.
+__device__ void finish(const vyre_mk_unit *run, uint32_t m, uint64_t results, const uint32_t *ctl,
+		       bool w_bad, bool f_bad, uint32_t count)
+{
+	const uint32_t d = ctl[kD];
+	uint32_t first_bad = ctl[kCanceled] ? 0 : w_bad ? 0 : ctl[kFirstBad];
+	const vyre_mk_unit &f = run[m - 1];
+
+	if (first_bad == m && f_bad)
+		first_bad = m - 1;
+	for (uint32_t j = 0; j < m; j++) {
+		const bool scan = j == m - 1 && !is_map(f);
+		if (ctl[kCanceled] || j > first_bad)
+			put_result(results, run[j].slot, VYRE_E_CANCELED, 0);
+		else if (j == first_bad)
+			put_result(results, run[j].slot, VYRE_E_INVAL, 0);
+		else
+			put_result(results, run[j].slot, 0, scan ? count : d);
+	}
+	if (first_bad == m)
+		*reinterpret_cast<uint32_t *>(f.out) = is_map(f) ? d : count;
+}
+
+// Copies F's table into dst as shared_table entries; whether an entry was out of range.
+__device__ bool copy_table(uint16_t *dst, const uint32_t *next, const uint32_t *accept, uint32_t n)
+{
+	int bad = 0;
+
+	for (uint32_t i = threadIdx.x; i < 256 * n; i += blockDim.x) {
+		const uint32_t v = next[i];
+		const uint32_t t = min(v, n - 1);
+		bad |= v >= n;
+		dst[i] = (uint16_t)(t | ((accept[t >> 5] >> (t & 31)) & 1u) << 15);
+	}
+	return __syncthreads_or(bad) != 0;
+}
+
+__device__ bool any_bad(const uint32_t *next, uint32_t n)
+{
+	int bad = 0;
+
+	for (uint64_t i = threadIdx.x; i < 256ull * n; i += blockDim.x)
+		bad |= next[i] >= n;
+	return __syncthreads_or(bad) != 0;
+}
+
+// This thread's quad of tile words [4q, 4q + 4), of which `have` are input
+// words: its output words into o (base64 3, hex 2, map 4; returns how
+// many), and whether one of its characters below `digits` is not a digit.
+__device__ uint32_t decode_quad(uint32_t op, const uint32_t x[4], uint64_t char0, uint32_t digits,
+				bool check, uint32_t o[4], int &bad)
+{
+	using namespace mk_bytes;
+
+	if (check)
+		for (uint32_t k = 0; k < 16; k++) {
+			const uint32_t c = byte_of(x[k / 4], k % 4);
+			const uint32_t v =
+			    op == VYRE_OP_BASE64_DECODE ? b64_value(c) : hex_value(c);
+			if (char0 + k < digits && (v & kNotDigit))
+				bad = 1;
+		}
+	if (op == VYRE_OP_BASE64_DECODE) {
+		b64_group(x, 0, o);
+		return 3;
+	}
+	if (op == VYRE_OP_HEX_DECODE) {
+		o[0] = hex_group(x, 0);
+		o[1] = hex_group(x, 1);
+		return 2;
+	}
+	for (uint32_t k = 0; k < 4; k++)
+		o[k] = x[k];
+	return 4;
+}
+
+} // namespace mk_fuse
+
+// A handoff run of m members (run[0] .. run[m - 1], in shared memory) on the
+// whole block. scratch: shared memory of scratch_words words (at least
+// kTileAt + 4); g, e: blockDim.x words of shared memory each. Every thread
+// of the block calls it.
+__device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t results,
+				uint32_t *scratch, uint32_t scratch_words, uint32_t *g, uint32_t *e,
+				vyre_mk_devstate *ds)
+{
+	using namespace mk_fuse;
+	const uint32_t tid = threadIdx.x, threads = blockDim.x;
+	const vyre_mk_unit &w = run[0], &f = run[m - 1];
+	const uint32_t op = w.op & VYRE_MK_OP_MASK;
+	const bool scan = !is_map(f), decoder = op != VYRE_OP_BYTEMAP;
+	uint32_t *ctl = scratch;
+	uint8_t *map = reinterpret_cast<uint8_t *>(scratch + kMapAt);
+	uint32_t *tile = scratch + kTileAt;
+	const uint32_t tile_words = min(4 * threads, (scratch_words - kTileAt) & ~3u);
+	const uint32_t *in = reinterpret_cast<const uint32_t *>(w.in) + 1;
+
+	if (tid == 0)
+		check_headers(run, m, results, ctl);
+	__syncthreads();
+	const uint32_t len = ctl[kLen], d = ctl[kD], digits = ctl[kDigits];
+	const uint32_t first_bad = ctl[kCanceled] ? 0 : ctl[kFirstBad];
+	// F's output is written as the input streams: W's characters are checked before
+	const bool checked_first =
+	    decoder && ctl[kOk] && !ctl[kCanceled] && (first_bad < m || !scan);
+	bool w_bad = checked_first &&
+		     __syncthreads_or(mk_bytes::scan_digits(reinterpret_cast<const uint8_t *>(in),
+							    true, op, digits, ds));
+	bool f_bad = false;
+	uint32_t hits = 0;
+
+	if (first_bad == m && !w_bad) {
+		const bool mapped = !decoder || m > 2 || !scan;
+		const uint32_t n = scan ? ctl[kStates] : 1, start = scan ? ctl[kStart] : 0;
+		const uint32_t *accept = reinterpret_cast<const uint32_t *>(f.table) + 2;
+		const uint32_t *next = accept + (n + 31) / 32;
+		uint16_t *stable = reinterpret_cast<uint16_t *>(tile + tile_words);
+		const uint64_t room = 4ull * (scratch_words - kTileAt - tile_words);
+		const bool in_shared = scan && n <= 32768 && 512ull * n <= room && 256ull * n <= d;
+
+		// every BYTEMAP's table, composed, read whole before anything is written
+		for (uint32_t b = tid; mapped && b < 256; b += threads) {
+			uint32_t v = b;
+			for (uint32_t j = 0; j < m; j++)
+				if (is_map(run[j]))
+					v = reinterpret_cast<const uint8_t *>(run[j].table)[v];
+			map[b] = (uint8_t)v;
+		}
+		if (in_shared)
+			f_bad = copy_table(stable, next, accept, n);
+		else if (scan && !(f.op & VYRE_MK_TABLE_TRUSTED))
+			f_bad = any_bad(next, n);
+		if (tid == 0)
+			ctl[kState] = start;
+		__syncthreads();
+
+		const uint32_t in_words = (len + 3) / 4, out_words = (d + 3) / 4;
+		int bad = 0;
+
+		for (uint32_t t0 = 0; t0 < in_words; t0 += tile_words) {
+			const uint32_t mw = min(tile_words, in_words - t0);
+			const uint32_t per = op == VYRE_OP_BASE64_DECODE ? 3
+					     : op == VYRE_OP_HEX_DECODE	 ? 2
+									 : 4;
+			const uint64_t first_out = (uint64_t)t0 / 4 * per;
+			uint32_t x[4] = {0, 0, 0, 0}, o[4] = {0, 0, 0, 0};
+
+			for (uint32_t i = tid; i < mw; i += threads)
+				tile[i] = in[(uint64_t)t0 + i];
+			__syncthreads();
+			const bool mine = 4 * tid < mw;
+			for (uint32_t k = 0; mine && k < 4; k++)
+				x[k] = 4 * tid + k < mw ? tile[4 * tid + k] : 0;
+			// every quad is read before any is written back (in place)
+			__syncthreads();
+			if (mine) {
+				const uint32_t k_out =
+				    decode_quad(op, x, 4 * ((uint64_t)t0 + 4 * tid), digits,
+						decoder && !checked_first, o, bad);
+				for (uint32_t k = 0; k < k_out; k++) {
+					const uint64_t ow = first_out + (uint64_t)per * tid + k;
+					const uint32_t v =
+					    mapped ? mk_bytes::map_word(map, o[k]) : o[k];
+					if (scan)
+						tile[per * tid + k] = v;
+					else if (ow < out_words)
+						*(reinterpret_cast<uint32_t *>(f.out) + 1 + ow) =
+						    mk_bytes::mask_past(v, ow, d);
+				}
+			}
+			if (scan) {
+				__syncthreads();
+				const uint64_t have =
+				    4 * (first_out + (uint64_t)per * ((mw + 3) / 4));
+				const uint32_t nb = (uint32_t)(min(have, (uint64_t)d) -
+							       min(4 * first_out, (uint64_t)d));
+				const uint32_t s0 = ctl[kState];
+				const uint8_t *bytes = reinterpret_cast<const uint8_t *>(tile);
+				const uint32_t s1 =
+				    in_shared ? scan_tile(shared_table{stable}, bytes, nb, start,
+							  s0, g, e, hits, ds)
+					      : scan_tile(global_table{next, accept, n - 1}, bytes,
+							  nb, start, s0, g, e, hits, ds);
+				if (tid == 0)
+					ctl[kState] = s1;
+			}
+			if (tid == 0)
+				bump_progress(ds);
+			// the next tile overwrites what this one decoded from (and the carried
+			// state)
+			__syncthreads();
+		}
+		if (decoder && !checked_first)
+			w_bad = __syncthreads_or(bad) != 0;
+	}
+	// the sum of every thread's hits: 32 at a time, then those sums
+	g[tid] = hits;
+	__syncthreads();
+	if (tid < (threads + 31) / 32) {
+		uint32_t v = 0;
+		for (uint32_t k = 32 * tid; k < min(32 * tid + 32, threads); k++)
+			v += g[k];
+		e[tid] = v;
+	}
+	__syncthreads();
+	if (tid == 0) {
+		uint32_t count = 0;
+		for (uint32_t k = 0; k < (threads + 31) / 32; k++)
+			count += e[k];
+		finish(run, m, results, ctl, w_bad, f_bad, count);
+	}
+	__syncthreads();
+}
