@@ -32,35 +32,7 @@ namespace
 
 using std::min;
 
-struct thread_index {
-	uint32_t x;
-};
-thread_local thread_index threadIdx;
-thread_index blockDim;
-pthread_barrier_t barrier;
-std::atomic<int> vote[2];
-thread_local int vote_phase;
-
-void __syncthreads()
-{
-	pthread_barrier_wait(&barrier);
-}
-
-// Two vote words used in turn: one is reset while the other is in use.
-int __syncthreads_or(int p)
-{
-	const int ph = vote_phase;
-
-	vote_phase ^= 1;
-	if (p)
-		vote[ph] = 1;
-	pthread_barrier_wait(&barrier);
-	const int r = vote[ph];
-	pthread_barrier_wait(&barrier);
-	if (threadIdx.x == 0)
-		vote[ph] = 0;
-	return r;
-}
+#include "mk_host_block.h"
 
 struct record {
 	int32_t status;
@@ -168,9 +140,9 @@ int main()
 		}
 		want = heap;
 		uint64_t want_result;
-		const int want_status = vyre_bytes_exec(op, &want[in_off], in_bytes, &want[out_off],
-							out_bytes, &want[table_off], table_bytes,
-							&want_result);
+		const int want_status =
+		    vyre_bytes_exec(op, &want[in_off], in_bytes, &want[out_off], out_bytes,
+				    &want[table_off], table_bytes, &want_result);
 		if (vyre_bytes_partial_overlap(&heap[in_off], in_bytes, &heap[out_off], out_bytes))
 			continue; /* the lowering completes these with VYRE_E_INVAL on the host */
 

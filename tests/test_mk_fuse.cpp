@@ -42,35 +42,7 @@ namespace
 using std::max;
 using std::min;
 
-struct thread_index {
-	uint32_t x;
-};
-thread_local thread_index threadIdx;
-thread_index blockDim;
-pthread_barrier_t barrier;
-std::atomic<int> vote[2];
-thread_local int vote_phase;
-
-void __syncthreads()
-{
-	pthread_barrier_wait(&barrier);
-}
-
-// Two vote words used in turn: one is reset while the other is in use.
-int __syncthreads_or(int p)
-{
-	const int ph = vote_phase;
-
-	vote_phase ^= 1;
-	if (p)
-		vote[ph] = 1;
-	pthread_barrier_wait(&barrier);
-	const int r = vote[ph];
-	pthread_barrier_wait(&barrier);
-	if (threadIdx.x == 0)
-		vote[ph] = 0;
-	return r;
-}
+#include "mk_host_block.h"
 
 void put_result(uint64_t results, uint32_t slot, int32_t status, uint32_t value)
 {
