@@ -3,7 +3,8 @@
  * vyre-tm-producer - a vyred client whose load the telemetry tests can count
  * exactly from its own completions.
  *
- * usage: vyre-tm-producer --socket PATH [--pairs N] [--invalid N] [--readback N] [--hold]
+ * usage: vyre-tm-producer --socket PATH [--pairs N] [--invalid N] [--readback N]
+ *                         [--chains N] [--hold]
  *
  * Each of N round trips submits two identical FILL items (out = buffer k %
  * 8, param k) and waits for both CQEs: one or two batches, one or two
@@ -11,11 +12,15 @@
  * and the CQE flags say which. Then --invalid round trips of one item each
  * name a buffer handle that does not exist and complete with VYRE_E_INVAL.
  * Then --readback round trips of one COPY each from a device buffer of
- * OUT_BYTES into a heap buffer: OUT_BYTES of read-back each.
+ * OUT_BYTES into a heap buffer: OUT_BYTES of read-back each. Then --chains
+ * round trips of one chain of two COPYs through a transient buffer of
+ * OUT_BYTES (docs/design.md 6.3), which the CPU backend keeps on chip:
+ * OUT_BYTES of bytes_avoided each.
  * No round trip overlaps another, so every batch holds one round trip.
  *
  * Prints one JSON object: pid, items, deduped (CQEs flagged DEDUPED),
- * executed (items - deduped - errors), errors, readback (bytes), and
+ * executed (items - deduped - errors), errors, readback (bytes), avoided
+ * (bytes of transient buffers handed off on chip), chains, and
  * round_trips (the fewest batches the load can have made; at most items). With --hold it then stays
  * connected until its stdin closes, so a watcher still sees a live client.
  */
@@ -33,7 +38,7 @@
 #define BAD_HANDLE 0x7fffffffu
 
 struct tally {
-	unsigned long items, deduped, errors, round_trips, readback;
+	unsigned long items, deduped, errors, round_trips, readback, avoided, chains;
 };
 
 static int wait_all(struct vyre_client *c, uint32_t want, struct vyre_cqe *cqes)
@@ -106,15 +111,43 @@ static int readback(struct vyre_client *c, uint32_t dev, const uint32_t *out, un
 	return 0;
 }
 
+/* COPY out[k % OUTS] -> @t, then COPY @t -> out[(k + 1) % OUTS], as one chain. */
+static int chain(struct vyre_client *c, uint32_t t, const uint32_t *out, unsigned long k,
+		 struct tally *tl)
+{
+	const struct vyre_work_item in = {VYRE_OP_COPY, out[k % OUTS], t, 0};
+	const struct vyre_work_item back = {VYRE_OP_COPY, t, out[(k + 1) % OUTS], 0};
+	struct vyre_cqe cqes[2];
+	int rc = vyre_submit(c, &in, 2 * k, VYRE_SQE_CHAIN);
+
+	if (rc == 0)
+		rc = vyre_submit(c, &back, 2 * k + 1, 0);
+	if (rc == 0)
+		rc = wait_all(c, 2, cqes);
+	if (rc)
+		return rc;
+	if (cqes[0].status != 0 || cqes[1].status != 0)
+		return VYRE_E_PROTO;
+	tl->items += 2;
+	tl->round_trips++;
+	tl->chains++;
+	tl->avoided += OUT_BYTES;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longs[] = {
-	    {"socket", required_argument, NULL, 's'},  {"pairs", required_argument, NULL, 'p'},
-	    {"invalid", required_argument, NULL, 'i'}, {"readback", required_argument, NULL, 'r'},
-	    {"hold", no_argument, NULL, 'H'},	       {NULL, 0, NULL, 0},
+	    {"socket", required_argument, NULL, 's'},
+	    {"pairs", required_argument, NULL, 'p'},
+	    {"invalid", required_argument, NULL, 'i'},
+	    {"readback", required_argument, NULL, 'r'},
+	    {"chains", required_argument, NULL, 'c'},
+	    {"hold", no_argument, NULL, 'H'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct vyre_connect_opts o = {0};
-	unsigned long pairs = 100, bad = 0, reads = 0;
+	unsigned long pairs = 100, bad = 0, reads = 0, chains = 0;
 	int hold = 0, ch;
 	while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
 		switch (ch) {
@@ -130,12 +163,15 @@ int main(int argc, char **argv)
 		case 'r':
 			reads = strtoul(optarg, NULL, 10);
 			break;
+		case 'c':
+			chains = strtoul(optarg, NULL, 10);
+			break;
 		case 'H':
 			hold = 1;
 			break;
 		default:
 			fprintf(stderr, "usage: vyre-tm-producer --socket PATH [--pairs N] "
-					"[--invalid N] [--readback N] [--hold]\n");
+					"[--invalid N] [--readback N] [--chains N] [--hold]\n");
 			return 2;
 		}
 	}
@@ -158,15 +194,20 @@ int main(int argc, char **argv)
 		rc = vyre_buffer_alloc(c, OUT_BYTES, VYRE_BUF_DEVICE, &dev);
 	for (unsigned long k = 0; rc == 0 && k < reads; k++)
 		rc = readback(c, dev, out, k, &t);
+	uint32_t transient = 0;
+	if (rc == 0 && chains)
+		rc = vyre_buffer_alloc(c, OUT_BYTES, VYRE_BUF_TRANSIENT, &transient);
+	for (unsigned long k = 0; rc == 0 && k < chains; k++)
+		rc = chain(c, transient, out, k, &t);
 	if (rc) {
 		fprintf(stderr, "vyre-tm-producer: %s\n", vyre_strerror(rc));
 		vyre_close(c);
 		return 1;
 	}
 	printf("{\"pid\":%d,\"items\":%lu,\"deduped\":%lu,\"executed\":%lu,\"errors\":%lu,"
-	       "\"readback\":%lu,\"round_trips\":%lu}\n",
+	       "\"readback\":%lu,\"avoided\":%lu,\"chains\":%lu,\"round_trips\":%lu}\n",
 	       (int)getpid(), t.items, t.deduped, t.items - t.deduped - t.errors, t.errors,
-	       t.readback, t.round_trips);
+	       t.readback, t.avoided, t.chains, t.round_trips);
 	fflush(stdout);
 	if (hold) {
 		char buf[64];
