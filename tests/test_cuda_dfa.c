@@ -565,17 +565,12 @@ int main(void)
 	struct ctx c = {.words = words, .rng = {0xdfa5ca1}, .big = !big || atoi(big) != 0};
 	const uint32_t n_random =
 	    batches && atoi(batches) > 0 ? (uint32_t)atoi(batches) : 150 * gen_scale();
-	char why[512];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!vyre_cuda_backend) {
-		printf("%s\n", vyre_cuda_unavailable);
-		return 77;
-	}
-	if (!gen_gpu_present(why, sizeof(why))) {
-		printf("no GPU: %s\n", why);
-		return 77;
-	}
+	const int skip = gen_require_gpu();
+
+	if (skip)
+		return skip;
 	c.heap = gen_heap_map(HEAP_BYTES);
 	c.want = malloc(HEAP_BYTES);
 	if (!c.heap || !c.want) {

@@ -265,17 +265,12 @@ int main(void)
 	const uint32_t per_plan =
 	    batches && atoi(batches) > 0 ? (uint32_t)atoi(batches) : 1000 * gen_scale();
 	struct totals t = {0};
-	char why[512];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!vyre_cuda_backend) {
-		printf("%s\n", vyre_cuda_unavailable);
-		return 77;
-	}
-	if (!gen_gpu_present(why, sizeof(why))) {
-		printf("no GPU: %s\n", why);
-		return 77;
-	}
+	const int skip = gen_require_gpu();
+
+	if (skip)
+		return skip;
 	run_mode(VYRE_CUDA_PERSISTENT, per_plan, &t);
 	run_mode(VYRE_CUDA_LAUNCH, per_plan, &t);
 	run_device_buffers(VYRE_CUDA_PERSISTENT, per_plan / 2 + 1, &t);

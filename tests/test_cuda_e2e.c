@@ -490,17 +490,12 @@ static void several_in_flight(int fault, const char *loops)
 
 int main(void)
 {
-	char why[512];
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!vyre_cuda_backend) {
-		printf("%s\n", vyre_cuda_unavailable);
-		return 77;
-	}
-	if (!gen_gpu_present(why, sizeof(why))) {
-		printf("no GPU: %s\n", why);
-		return 77;
-	}
+	const int skip = gen_require_gpu();
+
+	if (skip)
+		return skip;
 	kill_vyred();
 	device_fault();
 	watchdog();

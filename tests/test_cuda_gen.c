@@ -839,6 +839,21 @@ int gen_gpu_present(char *why, uint32_t why_len)
 	return 1;
 }
 
+int gen_require_gpu(void)
+{
+	char why[512];
+
+	if (!vyre_cuda_backend) {
+		printf("%s\n", vyre_cuda_unavailable);
+		return 77;
+	}
+	if (!gen_gpu_present(why, sizeof(why))) {
+		printf("no GPU: %s\n", why);
+		return 77;
+	}
+	return 0;
+}
+
 void gen_device_batch(struct gen_batch *g, uint32_t heap)
 {
 	const uint32_t n = 24;

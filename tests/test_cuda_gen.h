@@ -116,6 +116,12 @@ void gen_heap_unmap(uint8_t *heap, uint64_t bytes);
 int gen_gpu_present(char *why, uint32_t why_len);
 
 /*
+ * 0 when this build has the CUDA backend and the machine a GPU; else prints
+ * why and returns 77, the skip status for the test's main.
+ */
+int gen_require_gpu(void);
+
+/*
  * The fault tests' batch: 24 items (FILL, ADD, SUM over 4 KiB) of heap
  * @heap, each its own group, all in one launch that spans the grid, so a
  * stalled barrier or an illegal address hits it; results poisoned.
