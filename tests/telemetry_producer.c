@@ -76,17 +76,25 @@ static int pair(struct vyre_client *c, const uint32_t *out, unsigned long k, str
 	return 0;
 }
 
-static int invalid(struct vyre_client *c, unsigned long k, struct tally *t)
+/* Submits @it alone and waits for its CQE; VYRE_E_PROTO unless its status is @want. */
+static int one_item(struct vyre_client *c, const struct vyre_work_item *it, unsigned long k,
+		    int32_t want)
 {
-	struct vyre_work_item it = {VYRE_OP_FILL, 0, BAD_HANDLE, 0};
 	struct vyre_cqe cqe;
-	int rc = vyre_submit(c, &it, k, 0);
+	int rc = vyre_submit(c, it, k, 0);
 	if (rc == 0)
 		rc = wait_all(c, 1, &cqe);
 	if (rc)
 		return rc;
-	if (cqe.status != VYRE_E_INVAL)
-		return VYRE_E_PROTO;
+	return cqe.status == want ? 0 : VYRE_E_PROTO;
+}
+
+static int invalid(struct vyre_client *c, unsigned long k, struct tally *t)
+{
+	const struct vyre_work_item it = {VYRE_OP_FILL, 0, BAD_HANDLE, 0};
+	int rc = one_item(c, &it, k, VYRE_E_INVAL);
+	if (rc)
+		return rc;
 	t->items++;
 	t->errors++;
 	t->round_trips++;
@@ -96,15 +104,10 @@ static int invalid(struct vyre_client *c, unsigned long k, struct tally *t)
 static int readback(struct vyre_client *c, uint32_t dev, const uint32_t *out, unsigned long k,
 		    struct tally *t)
 {
-	struct vyre_work_item it = {VYRE_OP_COPY, dev, out[k % OUTS], 0};
-	struct vyre_cqe cqe;
-	int rc = vyre_submit(c, &it, k, 0);
-	if (rc == 0)
-		rc = wait_all(c, 1, &cqe);
+	const struct vyre_work_item it = {VYRE_OP_COPY, dev, out[k % OUTS], 0};
+	int rc = one_item(c, &it, k, 0);
 	if (rc)
 		return rc;
-	if (cqe.status != 0)
-		return VYRE_E_PROTO;
 	t->items++;
 	t->round_trips++;
 	t->readback += OUT_BYTES;
