@@ -243,18 +243,23 @@ static uint32_t result_records(uint32_t c)
 	return (c & (CLS_SPLIT | CLS_FUSED)) ? (c & CLS_UNITS) : 1u;
 }
 
-int vyre_cuda_lower_measure(const struct vyre_exec_batch *batch, const struct vyre_cuda_heap *heaps,
-			    uint32_t n_heaps, uint32_t split_blocks, uint32_t *cls,
-			    struct vyre_cuda_item_state *st, struct vyre_cuda_layout *lay)
+#define CHAIN_FLAGS (VYRE_EXEC_AFTER_PREV | VYRE_EXEC_HANDOFF_OUT | VYRE_EXEC_HANDOFF_IN)
+
+/*
+ * Classes and layout of the batch. Without @chained, the chain state is
+ * neither kept nor read, and the first chained item met makes it return 1:
+ * the caller measures again with @chained. Most batches have no chain, and
+ * for them the chain passes cost more than the rest of the lowering.
+ */
+static int measure(const struct vyre_exec_batch *batch, const struct vyre_cuda_heap *heaps,
+		   uint32_t n_heaps, uint32_t split_blocks, uint32_t *cls,
+		   struct vyre_cuda_item_state *st, struct vyre_cuda_layout *lay, int chained)
 {
 	const struct vyre_exec_plan *p = &batch->plan;
 	uint64_t units = 0, stages = 0, results = 0, launches = 0;
 	uint32_t pending = 0; /* handoff run members whose own place is yet to come */
 
-	memset(lay, 0, sizeof(*lay));
-	if (check_plan(batch) != 0)
-		return VYRE_E_INVAL;
-	for (uint32_t i = 0; i < batch->n_items; i++)
+	for (uint32_t i = 0; chained && i < batch->n_items; i++)
 		st[i] = (struct vyre_cuda_item_state){VYRE_CUDA_GROUP_NONE, VYRE_CUDA_SRC_OK};
 	for (uint32_t l = 0; l < p->n_launches; l++) {
 		uint64_t launch_units = 0;
@@ -266,11 +271,16 @@ int vyre_cuda_lower_measure(const struct vyre_exec_batch *batch, const struct vy
 
 			for (uint32_t k = begin_of(p->group_end, g); k < p->group_end[g]; k++) {
 				const uint32_t i = p->order[k];
-				const uint32_t c = vyre_cuda_chain_measure(
-				    batch, heaps, n_heaps, split_blocks, st, i, g, launch_first,
-				    vyre_cuda_classify(&batch->items[i], heaps, n_heaps,
-						       split_blocks),
-				    &pending);
+				const uint32_t alone = vyre_cuda_classify(&batch->items[i], heaps,
+									  n_heaps, split_blocks);
+
+				if (!chained && (batch->items[i].flags & CHAIN_FLAGS))
+					return 1;
+				const uint32_t c =
+				    chained ? vyre_cuda_chain_measure(batch, heaps, n_heaps,
+								      split_blocks, st, i, g,
+								      launch_first, alone, &pending)
+					    : alone;
 
 				if (c & CLS_BAD)
 					return VYRE_E_INVAL;
@@ -302,7 +312,23 @@ int vyre_cuda_lower_measure(const struct vyre_exec_batch *batch, const struct vy
 	lay->n_stages = (uint32_t)stages;
 	lay->n_results = (uint32_t)results;
 	lay->n_launches = (uint32_t)launches;
+	lay->chained = (uint32_t)chained;
 	return 0;
+}
+
+int vyre_cuda_lower_measure(const struct vyre_exec_batch *batch, const struct vyre_cuda_heap *heaps,
+			    uint32_t n_heaps, uint32_t split_blocks, uint32_t *cls,
+			    struct vyre_cuda_item_state *st, struct vyre_cuda_layout *lay)
+{
+	int rc;
+
+	memset(lay, 0, sizeof(*lay));
+	if (check_plan(batch) != 0)
+		return VYRE_E_INVAL;
+	rc = measure(batch, heaps, n_heaps, split_blocks, cls, st, lay, 0);
+	if (rc == 1)
+		rc = measure(batch, heaps, n_heaps, split_blocks, cls, st, lay, 1);
+	return rc;
 }
 
 /* The device address of an operand classify accepted; 0 when the op does not use it. */
@@ -367,7 +393,8 @@ static uint32_t emit_item(struct fill_cursor *cur, const struct vyre_exec_batch 
 		struct vyre_mk_unit u = vyre_cuda_result_unit(it, c, heaps, slot);
 
 		cur->result += result_records(c);
-		st[i].src = st[i].src == VYRE_CUDA_SRC_OWN ? slot : st[i].src;
+		if (cur->chained)
+			st[i].src = st[i].src == VYRE_CUDA_SRC_OWN ? slot : st[i].src;
 		if (!(c & CLS_SPLIT)) {
 			vyre_cuda_chain_mark(batch, st, i, c, &u);
 			cur->units[cur->unit++] = u;
@@ -403,7 +430,7 @@ static uint32_t emit_item(struct fill_cursor *cur, const struct vyre_exec_batch 
 		u.out = out + 4 * first;
 		cur->units[cur->unit++] = u;
 	}
-	return vyre_cuda_chain_host_slot(batch, st, i, c);
+	return cur->chained ? vyre_cuda_chain_host_slot(batch, st, i, c) : VYRE_CUDA_SLOT_OK;
 }
 
 /* Emits the joins of plan group @g's split DFA items; returns how many. */
@@ -437,7 +464,8 @@ static uint32_t emit_group(struct fill_cursor *cur, const struct vyre_exec_batch
 	const uint32_t first = cur->unit, begin = begin_of(p->group_end, g);
 	uint32_t blocks = 0;
 
-	vyre_cuda_chain_resolve(batch, cls, st, begin, p->group_end[g]);
+	if (cur->chained)
+		vyre_cuda_chain_resolve(batch, cls, st, begin, p->group_end[g]);
 	for (uint32_t k = begin; k < p->group_end[g]; k++) {
 		const uint32_t c = cls[k];
 
@@ -469,7 +497,8 @@ void vyre_cuda_lower_fill(const struct vyre_exec_batch *batch, const struct vyre
 {
 	const struct vyre_exec_plan *p = &batch->plan;
 	/* the slab is page aligned and units_off is 0: units are naturally aligned */
-	struct fill_cursor cur = {(struct vyre_mk_unit *)(slab + lay->units_off), 0, 0};
+	struct fill_cursor cur = {(struct vyre_mk_unit *)(slab + lay->units_off), 0, 0,
+				  lay->chained};
 	struct vyre_mk_stage *stages = (struct vyre_mk_stage *)(slab + lay->stages_off);
 	uint32_t stage = 0, launch = 0;
 

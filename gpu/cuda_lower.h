@@ -41,6 +41,7 @@ struct vyre_cuda_heap {
 struct vyre_cuda_layout {
 	uint64_t units_off, stages_off, results_off, bytes;
 	uint32_t n_units, n_stages, n_results, n_launches;
+	uint32_t chained; /* an item is chained or handed off: fill keeps the chain state */
 };
 
 /* One device launch: a run of non-empty stages of one plan launch. */

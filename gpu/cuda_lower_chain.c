@@ -181,16 +181,6 @@ void vyre_cuda_chain_resolve(const struct vyre_exec_batch *batch, const uint32_t
 	}
 }
 
-void vyre_cuda_chain_mark(const struct vyre_exec_batch *batch,
-			  const struct vyre_cuda_item_state *st, uint32_t i, uint32_t c,
-			  struct vyre_mk_unit *u)
-{
-	if (!(c & CLS_AFTER))
-		return;
-	u->op |= VYRE_MK_AFTER_PREV;
-	u->reserved = st[batch->items[i].prev].src;
-}
-
 uint32_t vyre_cuda_chain_emit_run(struct fill_cursor *cur, const struct vyre_exec_batch *batch,
 				  const struct vyre_cuda_heap *heaps,
 				  struct vyre_cuda_item_state *st, uint32_t i, uint32_t c)

@@ -46,6 +46,7 @@
 struct fill_cursor {
 	struct vyre_mk_unit *units;
 	uint32_t unit, result;
+	uint32_t chained; /* vyre_cuda_layout.chained */
 };
 
 /* The static checks of vyre_exec_one, then how @it runs (CLS_*). */
@@ -74,10 +75,19 @@ uint32_t vyre_cuda_chain_measure(const struct vyre_exec_batch *batch,
 void vyre_cuda_chain_resolve(const struct vyre_exec_batch *batch, const uint32_t *cls,
 			     struct vyre_cuda_item_state *st, uint32_t begin, uint32_t end);
 
-/* VYRE_MK_AFTER_PREV and the record to check, on @u of item @i of class @c. */
-void vyre_cuda_chain_mark(const struct vyre_exec_batch *batch,
-			  const struct vyre_cuda_item_state *st, uint32_t i, uint32_t c,
-			  struct vyre_mk_unit *u);
+/*
+ * VYRE_MK_AFTER_PREV and the record to check, on @u of item @i of class @c.
+ * Inline, so that @u stays in registers on the path of every unit.
+ */
+static inline void vyre_cuda_chain_mark(const struct vyre_exec_batch *batch,
+					const struct vyre_cuda_item_state *st, uint32_t i,
+					uint32_t c, struct vyre_mk_unit *u)
+{
+	if (!(c & CLS_AFTER))
+		return;
+	u->op |= VYRE_MK_AFTER_PREV;
+	u->reserved = st[batch->items[i].prev].src;
+}
 
 /* Emits the units of handoff run head @i (class @c); returns the head's record slot. */
 uint32_t vyre_cuda_chain_emit_run(struct fill_cursor *cur, const struct vyre_exec_batch *batch,
