@@ -21,7 +21,7 @@ MK_NVCCFLAGS := -std=c++17 -O3 -Iinclude -Igpu \
 	--generate-code arch=compute_90,code=[sm_90,compute_90] \
 	--generate-code arch=compute_75,code=compute_75
 
-$(BUILD)/gen/megakernel.fatbin: gpu/megakernel.cu gpu/mk_decode.cuh gpu/mk_dfa.cuh gpu/mk_fuse.cuh gpu/cuda_abi.h include/vyre/abi.h
+$(BUILD)/gen/megakernel.fatbin: gpu/megakernel.cu gpu/mk_decode.cuh gpu/digits.h gpu/mk_dfa.cuh gpu/mk_fuse.cuh gpu/cuda_abi.h include/vyre/abi.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(MK_NVCCFLAGS) -fatbin $< -o $@
 
@@ -40,7 +40,7 @@ $(BUILD)/gen/megakernel_fatbin.c: $(BUILD)/gen/megakernel.fatbin
 # The PTX alone, for reading (make BUILD=... ptx).
 .PHONY: ptx
 ptx: $(BUILD)/gen/megakernel.sm_90.ptx $(BUILD)/gen/megakernel.sm_75.ptx
-$(BUILD)/gen/megakernel.sm_%.ptx: gpu/megakernel.cu gpu/mk_decode.cuh gpu/mk_dfa.cuh gpu/mk_fuse.cuh gpu/cuda_abi.h include/vyre/abi.h
+$(BUILD)/gen/megakernel.sm_%.ptx: gpu/megakernel.cu gpu/mk_decode.cuh gpu/digits.h gpu/mk_dfa.cuh gpu/mk_fuse.cuh gpu/cuda_abi.h include/vyre/abi.h
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -O3 -Iinclude -Igpu -arch=compute_$* -ptx $< -o $@
 

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "cuda_abi.h"
+#include "digits.h"
 // vyre/abi.h is C17; C++ spells its static assertions static_assert.
 #define _Static_assert static_assert
 #include "vyre/abi.h"

@@ -26,34 +26,10 @@
 namespace mk_bytes
 {
 
-constexpr uint32_t kNotDigit = 64;
+constexpr uint32_t kNotDigit = VYRE_NOT_A_DIGIT;
 constexpr uint32_t kCtlWords = 8;  // L, D, ok, broadcast by thread 0
 constexpr uint32_t kMapWords = 64; // BYTEMAP's table, read whole before any store
 constexpr uint32_t kTileAt = kCtlWords + kMapWords;
-
-__device__ __forceinline__ uint32_t b64_value(uint32_t c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	return c == '/' ? 63 : kNotDigit;
-}
-
-__device__ __forceinline__ uint32_t hex_value(uint32_t c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return kNotDigit;
-}
 
 __device__ __forceinline__ uint32_t load_word(const uint8_t *p, bool aligned)
 {
@@ -100,9 +76,9 @@ __device__ void check_header(const vyre_mk_unit &u, uint32_t op, bool in_al, uin
 				pads = s[len - 2] == '=' ? 2 : 1;
 			// the bits the last character carries past the decoded bytes are zero
 			if (pads == 1)
-				ok = (b64_value(s[len - 2]) & 0x3u) == 0;
+				ok = (vyre_b64_value(s[len - 2]) & 0x3u) == 0;
 			else if (pads == 2)
-				ok = (b64_value(s[len - 3]) & 0xfu) == 0;
+				ok = (vyre_b64_value(s[len - 3]) & 0xfu) == 0;
 		}
 		d = (uint64_t)len / 4 * 3 - pads;
 		ctl[3] = len - pads; // characters that must be in the alphabet
@@ -142,7 +118,7 @@ __device__ int scan_digits(const uint8_t *s, bool al, uint32_t op, uint32_t limi
 			for (uint32_t b = 0; b < 4; b++) {
 				const uint32_t c = byte_of(v[k], b);
 				const uint32_t val =
-				    op == VYRE_OP_BASE64_DECODE ? b64_value(c) : hex_value(c);
+				    op == VYRE_OP_BASE64_DECODE ? vyre_b64_value(c) : vyre_hex_value(c);
 				if (i < words && 4 * (uint64_t)i + b < limit)
 					bad |= val;
 			}
@@ -171,10 +147,10 @@ __device__ __forceinline__ void b64_group(const uint32_t *w, uint32_t g, uint32_
 
 #pragma unroll
 	for (uint32_t k = 0; k < 4; k++) {
-		const uint32_t v = (b64_value(byte_of(in4[k], 0)) & 63u) << 18 |
-				   (b64_value(byte_of(in4[k], 1)) & 63u) << 12 |
-				   (b64_value(byte_of(in4[k], 2)) & 63u) << 6 |
-				   (b64_value(byte_of(in4[k], 3)) & 63u);
+		const uint32_t v = (vyre_b64_value(byte_of(in4[k], 0)) & 63u) << 18 |
+				   (vyre_b64_value(byte_of(in4[k], 1)) & 63u) << 12 |
+				   (vyre_b64_value(byte_of(in4[k], 2)) & 63u) << 6 |
+				   (vyre_b64_value(byte_of(in4[k], 3)) & 63u);
 		bytes[3 * k] = v >> 16;
 		bytes[3 * k + 1] = (v >> 8) & 0xffu;
 		bytes[3 * k + 2] = v & 0xffu;
@@ -195,8 +171,8 @@ __device__ __forceinline__ uint32_t hex_group(const uint32_t *w, uint32_t g)
 	for (uint32_t k = 0; k < 2; k++)
 #pragma unroll
 		for (uint32_t j = 0; j < 2; j++) {
-			const uint32_t hi = hex_value(byte_of(in2[k], 2 * j)) & 15u;
-			const uint32_t lo = hex_value(byte_of(in2[k], 2 * j + 1)) & 15u;
+			const uint32_t hi = vyre_hex_value(byte_of(in2[k], 2 * j)) & 15u;
+			const uint32_t lo = vyre_hex_value(byte_of(in2[k], 2 * j + 1)) & 15u;
 			v |= (hi << 4 | lo) << (8 * (2 * k + j));
 		}
 	return v;

@@ -240,7 +240,7 @@ __device__ uint32_t decode_quad(uint32_t op, const uint32_t x[4], uint64_t char0
 		for (uint32_t k = 0; k < 16; k++) {
 			const uint32_t c = byte_of(x[k / 4], k % 4);
 			const uint32_t v =
-			    op == VYRE_OP_BASE64_DECODE ? b64_value(c) : hex_value(c);
+			    op == VYRE_OP_BASE64_DECODE ? vyre_b64_value(c) : vyre_hex_value(c);
 			if (char0 + k < digits && (v & kNotDigit))
 				bad = 1;
 		}

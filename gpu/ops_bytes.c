@@ -9,9 +9,8 @@
 
 #include <string.h>
 
+#include "digits.h"
 #include "vyre/abi.h"
-
-#define NOT_A_DIGIT 64u
 
 /*
  * L is read through a volatile pointer so the compiler cannot read it again
@@ -49,31 +48,6 @@ int vyre_bytes_partial_overlap(const uint8_t *a, uint32_t a_bytes, const uint8_t
 	return x != y && x < y + b_bytes && y < x + a_bytes;
 }
 
-/* The 6-bit value of a base64 character, or NOT_A_DIGIT. */
-static uint32_t b64_value(uint8_t c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return (uint32_t)(c - 'A');
-	if (c >= 'a' && c <= 'z')
-		return (uint32_t)(c - 'a') + 26;
-	if (c >= '0' && c <= '9')
-		return (uint32_t)(c - '0') + 52;
-	if (c == '+')
-		return 62;
-	return c == '/' ? 63 : NOT_A_DIGIT;
-}
-
-static uint32_t hex_value(uint8_t c)
-{
-	if (c >= '0' && c <= '9')
-		return (uint32_t)(c - '0');
-	if (c >= 'a' && c <= 'f')
-		return (uint32_t)(c - 'a') + 10;
-	if (c >= 'A' && c <= 'F')
-		return (uint32_t)(c - 'A') + 10;
-	return NOT_A_DIGIT;
-}
-
 /*
  * The decoded length of the @len base64 characters at @s, or -1 when they
  * are not a canonical padded encoding (RFC 4648 section 4, design.md 6.1).
@@ -89,13 +63,13 @@ static int64_t base64_check(const uint8_t *s, uint32_t len)
 	if (s[len - 1] == '=')
 		pads = s[len - 2] == '=' ? 2 : 1;
 	for (uint32_t i = 0; i < len - pads; i++)
-		bad |= b64_value(s[i]);
-	if (bad & NOT_A_DIGIT)
+		bad |= vyre_b64_value(s[i]);
+	if (bad & VYRE_NOT_A_DIGIT)
 		return -1;
 	/* the bits the last character carries beyond the decoded bytes are zero */
-	if (pads == 1 && (b64_value(s[len - 2]) & 0x3u))
+	if (pads == 1 && (vyre_b64_value(s[len - 2]) & 0x3u))
 		return -1;
-	if (pads == 2 && (b64_value(s[len - 3]) & 0xfu))
+	if (pads == 2 && (vyre_b64_value(s[len - 3]) & 0xfu))
 		return -1;
 	return (int64_t)len / 4 * 3 - pads;
 }
@@ -105,8 +79,9 @@ static void base64_decode(const uint8_t *s, uint32_t d, uint8_t *o)
 {
 	for (uint32_t g = 0; 3 * (uint64_t)g < d; g++) {
 		const uint8_t *c = s + 4 * (uint64_t)g;
-		uint32_t v = (b64_value(c[0]) & 63u) << 18 | (b64_value(c[1]) & 63u) << 12 |
-			     (b64_value(c[2]) & 63u) << 6 | (b64_value(c[3]) & 63u);
+		uint32_t v = (vyre_b64_value(c[0]) & 63u) << 18 |
+			     (vyre_b64_value(c[1]) & 63u) << 12 |
+			     (vyre_b64_value(c[2]) & 63u) << 6 | (vyre_b64_value(c[3]) & 63u);
 		uint32_t n = d - 3 * g < 3 ? d - 3 * g : 3;
 		uint8_t *p = o + 3 * (uint64_t)g;
 
@@ -123,14 +98,15 @@ static int64_t hex_check(const uint8_t *s, uint32_t len)
 	if (len % 2)
 		return -1;
 	for (uint32_t i = 0; i < len; i++)
-		bad |= hex_value(s[i]);
-	return (bad & NOT_A_DIGIT) ? -1 : (int64_t)len / 2;
+		bad |= vyre_hex_value(s[i]);
+	return (bad & VYRE_NOT_A_DIGIT) ? -1 : (int64_t)len / 2;
 }
 
 static void hex_decode(const uint8_t *s, uint32_t d, uint8_t *o)
 {
 	for (uint32_t j = 0; j < d; j++) {
-		uint32_t hi = hex_value(s[2 * (uint64_t)j]), lo = hex_value(s[2 * (uint64_t)j + 1]);
+		uint32_t hi = vyre_hex_value(s[2 * (uint64_t)j]),
+			 lo = vyre_hex_value(s[2 * (uint64_t)j + 1]);
 
 		o[j] = (uint8_t)((hi & 15u) << 4 | (lo & 15u));
 	}

@@ -26,14 +26,14 @@ TESTS += test_decode
 # The device code of the byte ops (gpu/mk_decode.cuh) compiled for the host and
 # run on threads against the oracle: no GPU needed.
 TESTS += test_mk_decode
-$(BUILD)/tests/test_mk_decode: tests/test_mk_decode.cpp gpu/mk_decode.cuh gpu/cuda_abi.h \
+$(BUILD)/tests/test_mk_decode: tests/test_mk_decode.cpp gpu/mk_decode.cuh gpu/digits.h gpu/cuda_abi.h \
 		gpu/ops_bytes.h tests/test_counted.h tests/mk_host_block.h $(BUILD)/libvyre-core.a
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -Wshadow -Wno-unknown-pragmas $(CFLAGS) $(SAN_FLAGS) -Iinclude -Igpu \
 		-Itests -o $@ $< $(BUILD)/libvyre-core.a $(LDLIBS)
 # The same for on-chip handoff runs (gpu/mk_fuse.cuh) against the oracle's members in order.
 TESTS += test_mk_fuse
-$(BUILD)/tests/test_mk_fuse: tests/test_mk_fuse.cpp gpu/mk_fuse.cuh gpu/mk_decode.cuh \
+$(BUILD)/tests/test_mk_fuse: tests/test_mk_fuse.cpp gpu/mk_fuse.cuh gpu/mk_decode.cuh gpu/digits.h \
 		gpu/cuda_abi.h gpu/ops.h tests/test_counted.h tests/mk_host_block.h $(BUILD)/libvyre-core.a
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -Wshadow -Wno-unknown-pragmas $(CFLAGS) $(SAN_FLAGS) -Iinclude -Igpu \

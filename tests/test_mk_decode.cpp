@@ -22,6 +22,7 @@
 #include "vyre/abi.h"
 #undef _Static_assert
 #include "cuda_abi.h"
+#include "digits.h"
 extern "C" {
 #include "ops_bytes.h"
 }

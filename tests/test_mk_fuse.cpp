@@ -26,6 +26,7 @@
 #define _Static_assert static_assert
 #include "vyre/abi.h"
 #include "cuda_abi.h"
+#include "digits.h"
 // ops.h is C: its function vyre_op_access shares its struct's name
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wshadow"
