@@ -23,9 +23,10 @@
  *   dedupe             u64 batch_id, u32 items, u32 deduped
  *   plan               const struct vyre_tm_plan *
  *   arena              const struct vyre_tm_arena *
- *   dispatch_begin     u64 batch_id, u32 launches, u32 backend, u32 mode
+ *   dispatch_begin     u64 batch_id, u32 launches, u32 backend, u32 mode,
+ *                      u32 gpu
  *   dispatch_end       u64 batch_id, s32 status, u32 executed, u64 dispatch_ns,
- *                      u32 backend, u32 mode
+ *                      u32 backend, u32 mode, u32 gpu
  *   complete           const struct vyre_tm_complete *
  *   error              u32 client_id, u32 pid, s32 code, u32 count
  *                      (per client with failed CQEs in the batch; client 0
@@ -34,8 +35,12 @@
  * and outside batches:
  *
  *   backpressure       u32 client_id, u32 pid, u32 reason, u32 depth
- *   client_connect     u32 client_id, u32 pid, u32 uid, u32 domain_id
+ *   client_connect     u32 client_id, u32 pid, u32 uid, u32 domain_id, u32 gpu
  *   client_disconnect  u32 client_id, u32 pid, s32 reason (0 or a VYRE_E_*)
+ *   gpu_state          const struct vyre_tm_gpu *   each loop once a second,
+ *                                                   and when its GPU is lost
+ *
+ * gpu is the GPU's index in vyred's --gpus list (docs/design.md 8.8).
  *
  * batch_id counts batches from 1 in one vyred process. pid is the client's
  * process id as SO_PEERCRED reported it at connect. dispatch_ns is vyred's
@@ -131,6 +136,32 @@ struct vyre_tm_complete {
 	uint64_t max_ns;		   /* slowest submit -> complete in the batch */
 	uint64_t sum_ns;		   /* sum of submit -> complete over the batch */
 	uint32_t lat[VYRE_TM_LAT_BUCKETS]; /* items per log2 latency bucket */
+	uint32_t gpu;			   /* the GPU's index in --gpus (docs/design.md 8.8) */
+	uint32_t loop;			   /* the event loop that ran the batch */
+};
+
+/* gpu_state: one loop's view of its GPU, once a second and when the GPU is lost. */
+#define VYRE_TM_GPU_NAME_MAX 48u
+
+struct vyre_tm_gpu {
+	uint32_t bytes;	  /* sizeof(struct vyre_tm_gpu) */
+	uint32_t gpu;	  /* index in --gpus */
+	uint32_t ordinal; /* the driver's device number (CPU backend: the --gpus entry) */
+	uint32_t loop;	  /* this loop's number; a GPU has loops_per_gpu of them */
+	uint32_t loops_per_gpu;
+	uint32_t backend; /* VYRE_TM_BACKEND_* */
+	uint32_t mode;	  /* VYRE_TM_MODE_* */
+	uint32_t lost;	  /* 1 once the GPU is out of service (docs/design.md 8.8) */
+	uint32_t slots;	  /* this loop's batch slots (--inflight) */
+	uint32_t running; /* of them, batches in flight now */
+	uint32_t domains; /* live domains of this loop */
+	uint32_t clients; /* connected clients of this loop */
+	uint64_t batches; /* completed by this loop so far */
+	uint64_t items;	  /* CQEs this loop posted so far */
+	uint64_t device_bytes_used; /* the GPU's device buffers, all its loops */
+	uint64_t device_bytes_max;  /* the GPU's --device-bytes-max */
+	uint64_t time_ns;	    /* CLOCK_MONOTONIC when the record was made */
+	char name[VYRE_TM_GPU_NAME_MAX]; /* the device's name, NUL-terminated */
 };
 
 _Static_assert(sizeof(struct vyre_tm_drain) == 40, "vyre_tm_drain layout");
@@ -151,12 +182,21 @@ _Static_assert(sizeof(struct vyre_tm_arena) == 40, "vyre_tm_arena layout");
 _Static_assert(offsetof(struct vyre_tm_arena, used) == 16, "vyre_tm_arena.used");
 _Static_assert(offsetof(struct vyre_tm_arena, high_water) == 32, "vyre_tm_arena.high_water");
 
-_Static_assert(sizeof(struct vyre_tm_complete) == 40 + 4 * VYRE_TM_LAT_BUCKETS,
+_Static_assert(sizeof(struct vyre_tm_complete) == 48 + 4 * VYRE_TM_LAT_BUCKETS,
 	       "vyre_tm_complete layout");
+_Static_assert(offsetof(struct vyre_tm_complete, gpu) == 40 + 4 * VYRE_TM_LAT_BUCKETS,
+	       "vyre_tm_complete.gpu");
 _Static_assert(offsetof(struct vyre_tm_complete, errors) == 16, "vyre_tm_complete.errors");
 _Static_assert(offsetof(struct vyre_tm_complete, max_ns) == 24, "vyre_tm_complete.max_ns");
 _Static_assert(offsetof(struct vyre_tm_complete, sum_ns) == 32, "vyre_tm_complete.sum_ns");
 _Static_assert(offsetof(struct vyre_tm_complete, lat) == 40, "vyre_tm_complete.lat");
+
+_Static_assert(sizeof(struct vyre_tm_gpu) == 136, "vyre_tm_gpu layout");
+_Static_assert(offsetof(struct vyre_tm_gpu, batches) == 48, "vyre_tm_gpu.batches");
+_Static_assert(offsetof(struct vyre_tm_gpu, device_bytes_used) == 64,
+	       "vyre_tm_gpu.device_bytes_used");
+_Static_assert(offsetof(struct vyre_tm_gpu, time_ns) == 80, "vyre_tm_gpu.time_ns");
+_Static_assert(offsetof(struct vyre_tm_gpu, name) == 88, "vyre_tm_gpu.name");
 
 /* The latency bucket of @ns (see VYRE_TM_LAT_BUCKETS). */
 static inline uint32_t vyre_tm_lat_bucket(uint64_t ns)

@@ -115,6 +115,7 @@ struct vyre_daemon {
 	struct vyre_daemon_config cfg;
 	struct vyre_shared *sh; /* what the loops share (loops.h) */
 	uint32_t loop_index;
+	uint32_t gpu; /* the GPU this loop serves: its index in sh->gpus */
 	/* clients handed over by loop 0 (under sh->lock), and its eventfd */
 	struct vyre_handoff *inbox;
 	struct vyre_handoff *inbox_work; /* the loop's copy while it adopts them */

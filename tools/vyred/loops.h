@@ -27,8 +27,10 @@
 
 #include "../../ring/proto.h"
 
-#define VYRED_MAX_LOOPS	 16u
+#define VYRED_MAX_LOOPS	 64u /* in all; --loops N is per GPU, at most 16 */
 #define VYRED_MAX_GROUPS 64u
+#define VYRED_MAX_GPUS	 16u
+#define VYRED_GPU_NAME_MAX 48u
 
 struct vyre_daemon;
 struct vyre_daemon_config;
@@ -42,11 +44,28 @@ struct vyre_route {
 	uint32_t refs;
 };
 
+/*
+ * A GPU vyred drives (docs/design.md 8.8): an entry of --gpus, served by
+ * loops [first_loop, first_loop + n_loops).
+ */
+struct vyre_gpu {
+	uint32_t ordinal; /* the driver's device number */
+	uint32_t first_loop, n_loops;
+	uint32_t domains; /* placed here and live (under the shared lock) */
+	int lost;	  /* atomic: out of service after a device fault */
+	uint64_t device_bytes_max;
+	uint64_t device_bytes_used; /* atomic: its loops' device buffers */
+	char name[VYRED_GPU_NAME_MAX];
+};
+
 struct vyre_shared {
 	pthread_mutex_t lock; /* routes, load, clients and every loop's inbox */
 	uint32_t n_loops;
 	uint32_t n_made; /* loops set up; --loops auto may run fewer (vyre_loops_plan) */
 	struct vyre_daemon *loops;
+	struct vyre_gpu gpus[VYRED_MAX_GPUS];
+	uint32_t n_gpus;
+	uint32_t loops_per_gpu;
 	uint32_t load[VYRED_MAX_LOOPS]; /* clients routed to each loop, not yet gone */
 	uint32_t clients;		/* all of them */
 	struct vyre_route *routes;	/* --max-domains * loops entries */
