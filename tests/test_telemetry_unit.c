@@ -252,7 +252,7 @@ static void test_gpu_rows(void **state)
 	assert_non_null(strstr(text, "\n     GPU  ORD "));
 	assert_non_null(
 	    strstr(text, "       0   10     1.00k       3000    4.1us       3/8       2       4  "
-			 "cuda/launch              4.0KiB/1.0GiB  ok    dev 0\n"));
+			 "cuda/launch        4.0KiB/1.0GiB  ok    dev 0\n"));
 	assert_non_null(strstr(text, "  LOST  dev 2\n"));
 	assert_non_null(strstr(text, "\n       5    -        25         50        -         -  "));
 	free(text);

@@ -93,7 +93,7 @@ static void text_gpus(FILE *f, const struct top_view *v)
 {
 	if (v->n_gpus == 0)
 		return;
-	fprintf(f, "%8s %4s %9s %10s %8s %9s %7s %7s  %-16s %21s  %-5s %s\n", "GPU", "ORD",
+	fprintf(f, "%8s %4s %9s %10s %8s %9s %7s %7s  %-16s %15s  %-5s %s\n", "GPU", "ORD",
 		"ITEMS/S", "ITEMS", "LAT p50", "INFLIGHT", "DOMAINS", "CLIENTS", "MODE",
 		"DEVICE MEMORY", "STATE", "NAME");
 	for (uint32_t i = 0; i < v->n_gpus; i++) {
@@ -115,7 +115,7 @@ static void text_gpus(FILE *f, const struct top_view *v)
 				 top_fmt_bytes(used, sizeof(used), g->device_bytes_used),
 				 top_fmt_bytes(max, sizeof(max), g->device_bytes_max));
 		}
-		fprintf(f, "%8u %4s %9s %10" PRIu64 " %8s %9s %7s %7s  %-16s %21s  %-5s %s\n",
+		fprintf(f, "%8u %4s %9s %10" PRIu64 " %8s %9s %7s %7s  %-16s %15s  %-5s %s\n",
 			g->gpu, ord, top_fmt_count(rate, sizeof(rate), r->items_per_s), g->c.items,
 			lat, flight, doms, cls, mode, mem, gpu_state_word(g),
 			g->loops && g->name[0] ? g->name : "-");
