@@ -175,7 +175,7 @@ static void gpu_figures(const struct vyre_daemon *d, struct vyre_tm_gpu *g)
 		g->ordinal = gp->ordinal;
 		g->loops_per_gpu = gp->n_loops;
 		g->lost = __atomic_load_n(&gp->lost, __ATOMIC_RELAXED) != 0;
-		g->device_bytes_max = gp->device_bytes_max;
+		g->device_bytes_max = __atomic_load_n(&gp->device_bytes_max, __ATOMIC_RELAXED);
 		g->device_bytes_used = __atomic_load_n(&gp->device_bytes_used, __ATOMIC_RELAXED);
 		_Static_assert(sizeof(g->name) >= sizeof(gp->name), "GPU name fits the record");
 		memcpy(g->name, gp->name, sizeof(gp->name));
