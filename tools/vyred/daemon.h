@@ -178,6 +178,7 @@ struct vyre_daemon {
 	uint64_t batches; /* completed */
 	uint64_t items_total;
 	uint64_t bytes_avoided;	 /* the plans' on-chip handoff bytes (7.6), every batch */
+	struct vyre_plan_totals plan_totals; /* what the planner did, for the exit log */
 	int gpu_down;		 /* its GPU is lost: no new batch, clients go (gpus.h) */
 	uint32_t inflight_items; /* atomic: accepted items of running batches, for placement */
 	/*
