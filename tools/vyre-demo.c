@@ -21,11 +21,11 @@
 #include "../gpu/ops.h"
 #include "vyre/vyre.h"
 
-#define CHUNK_BYTES   4096u
-#define CHUNKS	      16u
-#define KEYWORD	      "error"
-#define WAIT_NS	      (30ll * 1000000000ll)
-#define INVALID_EVERY 997u
+#define CHUNK_BYTES	4096u
+#define CHUNKS		16u
+#define KEYWORD		"error"
+#define WAIT_NS		(30ll * 1000000000ll)
+#define INVALID_EVERY	997u
 #define ITEMS_PER_ROUND (8u * CHUNKS)
 
 struct report {
@@ -122,8 +122,8 @@ struct mapped {
 struct producer {
 	struct vyre_client *c;
 	const struct shared_setup *s;
-	uint32_t scratch[4]; /* this producer's private outputs, in the shared heap */
-	uint32_t result;     /* one word for reductions */
+	uint32_t scratch[4];   /* this producer's private outputs, in the shared heap */
+	uint32_t result;       /* one word for reductions */
 	uint32_t hits[CHUNKS]; /* each chunk's keyword count, asked for twice a round */
 	struct mapped map[3 * CHUNKS + 8];
 	uint32_t n_map;

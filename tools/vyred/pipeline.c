@@ -121,7 +121,8 @@ static void count_plan(struct vyre_plan_totals *t, const struct vyre_batch *b)
 
 		t->invalid += b->status[i] != 0;
 		if (b->stats.deduped && b->status[i] == 0 && b->dedup_of[i] != VYRE_PLAN_NO_DEDUPE)
-			t->bytes_deduped += (uint64_t)it->in_bytes + it->out_bytes + it->table_bytes;
+			t->bytes_deduped +=
+			    (uint64_t)it->in_bytes + it->out_bytes + it->table_bytes;
 	}
 }
 
