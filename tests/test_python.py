@@ -83,6 +83,11 @@ class Daemon:
                 fail("vyred did not start:\n" + open(self.log).read())
             time.sleep(0.02)
 
+    def check_log(self):
+        """A sanitizer build's vyred reports into its log; none may be there."""
+        log = open(self.log).read()
+        check("Sanitizer" not in log, "vyred's log has a sanitizer report:\n" + log[-3000:])
+
     def kill(self):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
@@ -382,6 +387,7 @@ def main():
             views(d.sock)
             example(d.sock)
             event_fd_and_death(d)
+            d.check_log()
         except SystemExit:
             print(open(d.log).read()[-3000:], file=sys.stderr)
             raise

@@ -10,6 +10,7 @@ build=@VYRE_BUILD@
 sanitize=@VYRE_SANITIZE@
 runtime=@VYRE_SAN_RUNTIME@
 
+export PYTHONDONTWRITEBYTECODE=1
 py=${VYRE_PYTHON:-}
 [ -z "$py" ] && [ -x /usr/bin/python3 ] && py=/usr/bin/python3
 [ -z "$py" ] && py=$(command -v python3)
