@@ -5,7 +5,6 @@
  */
 #include <sched.h>
 #include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "client.h"
 
@@ -16,8 +15,8 @@
  * costs the machine little; sleeping instead would cost vyred's loop a
  * futex wake-up for every CQE, the dearest thing it does per item.
  */
-#define SPIN_MAX_NS 200000u
-#define SPIN_MIN_NS 1000u
+#define SPIN_MAX_NS	  200000u
+#define SPIN_MIN_NS	  1000u
 /*
  * A spin longer than this yields the CPU between looks: with more spinning
  * producers than cores, one that shares a core with vyred's event loop would
