@@ -10,7 +10,6 @@
  *    the watcher may be writing the eventfd), leaves no thread and no file
  *    descriptor behind.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -33,20 +32,6 @@ static int64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	const struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
 }
 
 static int connect_to(const char *domain, struct vyre_client **c)
@@ -183,7 +168,8 @@ out:
 /* Threads and descriptors of this process are back to @threads and @fds. */
 static int footprint_is(int threads, int fds, const char *after)
 {
-	int t = entries("/proc/self/task"), f = entries("/proc/self/fd");
+	int t = vyre_test_dir_entries("/proc/self/task"),
+	    f = vyre_test_dir_entries("/proc/self/fd");
 
 	if (t != threads || f != fds)
 		FAIL("after %s: %d threads and %d fds, %d and %d before", after, t, f, threads,
@@ -202,7 +188,8 @@ static int close_while_watching(void)
 
 	if (vyre_test_daemon_start(&dmn, NULL) != 0)
 		FAIL("start");
-	int threads = entries("/proc/self/task"), fds = entries("/proc/self/fd");
+	int threads = vyre_test_dir_entries("/proc/self/task"),
+	    fds = vyre_test_dir_entries("/proc/self/fd");
 
 	for (uint32_t r = 0; r < ROUNDS; r++) {
 		if (connect_to(r % 2 ? "shared" : NULL, &c[0]))
