@@ -154,21 +154,26 @@ void vyre_test_daemon_dump_log(const struct vyre_test_daemon *d)
 	fclose(f);
 }
 
-int vyre_test_fd_count(pid_t pid)
+int vyre_test_dir_entries(const char *path)
 {
-	char path[64];
-	DIR *dir;
+	DIR *dir = opendir(path);
 	const struct dirent *e;
 	int n = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	dir = opendir(path);
 	if (!dir)
 		return -1;
 	while ((e = readdir(dir)))
 		n += e->d_name[0] != '.';
 	closedir(dir);
 	return n;
+}
+
+int vyre_test_fd_count(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	return vyre_test_dir_entries(path);
 }
 
 char vyre_test_proc_state(pid_t pid, pid_t tid)

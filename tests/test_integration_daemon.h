@@ -56,6 +56,9 @@ void vyre_test_daemon_cleanup(struct vyre_test_daemon *d);
 /* Print the daemon's stderr log (for failures). */
 void vyre_test_daemon_dump_log(const struct vyre_test_daemon *d);
 
+/* Entries of a directory, "." and ".." not counted, or -1. */
+int vyre_test_dir_entries(const char *path);
+
 /* Open file descriptors of @pid, or -1. */
 int vyre_test_fd_count(pid_t pid);
 

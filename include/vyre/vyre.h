@@ -113,8 +113,14 @@ int vyre_wait(struct vyre_client *c, struct vyre_cqe *out, uint32_t max, int64_t
 
 /*
  * vyre_event_fd - an eventfd that becomes readable when CQEs are ready, for
- * epoll loops. Read it (8 bytes) to clear it, then vyre_reap(). Returns the fd
- * or a negative error. The fd belongs to the connection.
+ * epoll loops. Read it (8 bytes) to clear it, then vyre_reap(). It also
+ * becomes readable when vyred goes away, closed or killed: the first call
+ * starts a thread of libvyre's that sleeps until the control socket hangs
+ * up (vyre_close() stops it), so a client that only polls this fd learns of
+ * a dead vyred at once; its next vyre_reap(), vyre_submit() or buffer call
+ * then returns VYRE_E_DISCONNECTED (vyre_reap() first hands out the CQEs
+ * still in the ring). Returns the fd, or VYRE_E_NOMEM when the thread cannot
+ * start. The fd belongs to the connection.
  */
 int vyre_event_fd(struct vyre_client *c);
 
