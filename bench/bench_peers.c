@@ -187,6 +187,11 @@ int vyre_peers_fail(struct vyre_peers_producer *p, const char *fmt, ...)
 	return 1;
 }
 
+const char *vyre_peers_socket(const struct vyre_peers_producer *p)
+{
+	return p->pe->l.socket;
+}
+
 const char *vyre_peers_domain(const struct vyre_peers_producer *p)
 {
 	return p->domain[0] ? p->domain : NULL;

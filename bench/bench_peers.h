@@ -62,7 +62,8 @@ int vyre_peers_measure(const struct vyre_bench_ctx *ctx, const struct vyre_peers
 void vyre_peers_report(struct vyre_bench_ctx *ctx, const char *suite, const char *name,
 		       const struct vyre_peers_figures *f);
 
-/* For a workload's @run: this producer's domain name, NULL for a private one. */
+/* For a workload's @run: the vyred's socket, and this producer's domain (NULL: a private one). */
+const char *vyre_peers_socket(const struct vyre_peers_producer *p);
 const char *vyre_peers_domain(const struct vyre_peers_producer *p);
 
 /* Says it is ready and waits for go: 0 to start, -1 when the measurement gave up. */
