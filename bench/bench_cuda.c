@@ -283,7 +283,7 @@ static int backend_mode(struct vyre_bench_ctx *ctx, enum vyre_cuda_mode mode, ui
 {
 	const char *mname = mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch";
 	const struct vyre_backend_config cfg = {
-	    .max_heaps = 1, .max_items = MAX_ITEMS, .cuda_mode = mode, .cuda_device = 0};
+	    .max_heaps = 1, .max_items = MAX_ITEMS, .cuda_mode = mode, .device = 0};
 	struct vyre_backend *b;
 	char why[512];
 	int err = vyre_cuda_backend->init(&b, &cfg, why, sizeof(why));

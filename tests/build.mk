@@ -38,3 +38,8 @@ $(BUILD)/tests/test_mk_fuse: tests/test_mk_fuse.cpp gpu/mk_fuse.cuh gpu/mk_decod
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -Wshadow -Wno-unknown-pragmas $(CFLAGS) $(SAN_FLAGS) -Iinclude -Igpu \
 		-Itests -o $@ $< $(BUILD)/libvyre-core.a $(LDLIBS)
+# One vyred over several GPUs (docs/design.md 8.8): placement, pins, per-GPU
+# device memory and fault containment, on CPU backend instances labelled as GPUs.
+TESTS += test_gpus
+TEST_EXTRA_OBJS_test_gpus := $(BUILD)/obj/tests/test_integration_daemon.o
+$(BUILD)/tests/test_gpus: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred

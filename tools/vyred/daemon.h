@@ -26,6 +26,7 @@
 #include "../../ring/ring.h"
 #include "config.h"
 #include "devbufs.h"
+#include "gpus.h"
 #include "hazards.h"
 #include "loops.h"
 #include "pipeline.h"
@@ -176,8 +177,9 @@ struct vyre_daemon {
 	uint32_t spin_ns; /* adaptive spin before sleeping */
 	uint64_t batches; /* completed */
 	uint64_t items_total;
-	uint64_t bytes_avoided; /* the plans' on-chip handoff bytes (7.6), every batch */
-	int device_lost;	/* the backend cannot run work any more: exit 1 */
+	uint64_t bytes_avoided;	 /* the plans' on-chip handoff bytes (7.6), every batch */
+	int gpu_down;		 /* its GPU is lost: no new batch, clients go (gpus.h) */
+	uint32_t inflight_items; /* atomic: accepted items of running batches, for placement */
 	/*
 	 * largest transient an on-chip handoff keeps (7.6): the CPU backend's
 	 * scratch, the CUDA backend's VYRE_CUDA_HANDOFF_BYTES; 0: none. The links

@@ -577,6 +577,7 @@ int vyre_loop_run(struct vyre_daemon *d)
 		reap_cqes(d);
 		if (d->stopping || __atomic_load_n(&d->sh->stopping, __ATOMIC_RELAXED))
 			break;
+		vyre_gpus_check(d);
 		/* Re-armed polls and eventfd writes go out now, not when we next idle. */
 		if (io_uring_sq_ready(&d->ring))
 			io_uring_submit(&d->ring);

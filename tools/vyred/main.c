@@ -115,7 +115,14 @@ int main(int argc, char **argv)
 		vyre_log("--accept-log %s: %s", loops[0].cfg.accept_log, strerror(errno));
 		return 1;
 	}
-	rc = vyre_loops_init(&sh, loops, vyre_loops_plan(&loops[0].cfg));
+	const struct vyre_backend_ops *ops;
+
+	if (vyre_gpus_choose(&sh, &loops[0].cfg, &ops) != 0) {
+		if (accept_log)
+			fclose(accept_log);
+		return 1;
+	}
+	rc = vyre_loops_init(&sh, loops, ops);
 	if (rc != 0)
 		vyre_log("out of memory setting up %u event loops", sh.n_made);
 	/* backend threads are made here, before any loop thread is pinned (--cpu) */
@@ -126,21 +133,19 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = vyre_server_listen(&loops[0]);
 	if (rc == 0) {
-		vyre_log("ready (pid %d): %u event loop%s, max batch %u, %u batches in flight "
-			 "per loop, max clients %u, max domains %u per loop",
-			 (int)getpid(), sh.n_loops, sh.n_loops > 1 ? "s" : "",
-			 loops[0].cfg.max_batch, loops[0].n_slots, loops[0].cfg.max_clients,
-			 loops[0].cfg.max_domains);
+		vyre_log("ready (pid %d): %u GPU%s, %u event loop%s, max batch %u, %u batches in "
+			 "flight per loop, max clients %u, max domains %u per loop",
+			 (int)getpid(), sh.n_gpus, sh.n_gpus > 1 ? "s" : "", sh.n_loops,
+			 sh.n_loops > 1 ? "s" : "", loops[0].cfg.max_batch, loops[0].n_slots,
+			 loops[0].cfg.max_clients, loops[0].cfg.max_domains);
 		rc = vyre_loops_run(&sh);
 	}
-	int device_lost = 0;
+	const int none_left = sh.n_gpus && vyre_gpus_none_left(&sh);
 
-	for (uint32_t l = 0; l < n; l++) {
-		device_lost |= loops[l].device_lost;
+	for (uint32_t l = 0; l < n; l++)
 		teardown(&loops[l]);
-	}
 	vyre_loops_fini(&sh);
 	if (accept_log)
 		fclose(accept_log);
-	return rc == 0 && !device_lost ? 0 : 1;
+	return rc == 0 && !none_left ? 0 : 1;
 }

@@ -143,6 +143,7 @@ static int reap(struct vyre_daemon *d, int64_t timeout_ns)
 		}
 		vyre_stage_finish(d, b, d->done[k].status);
 		b->running = 0;
+		__atomic_sub_fetch(&d->inflight_items, b->n_accepted, __ATOMIC_RELAXED);
 		d->n_running--;
 		complete(d, b);
 		items += (int)b->n_accepted;
@@ -188,6 +189,7 @@ static int dispatch_one(struct vyre_daemon *d, struct vyre_batch *b)
 	d->submit_ns += vyre_now_ns() - t[3];
 	if (running) {
 		b->running = 1;
+		__atomic_add_fetch(&d->inflight_items, b->n_accepted, __ATOMIC_RELAXED);
 		if (++d->n_running > d->most_running)
 			d->most_running = d->n_running;
 	} else {
@@ -201,7 +203,8 @@ int vyre_pipeline_step(struct vyre_daemon *d, int64_t timeout_ns)
 	int items = reap(d, 0);
 	struct vyre_batch *b;
 
-	while ((b = free_slot(d)) != NULL) {
+	/* a lost GPU takes no new batch (gpus.h) */
+	while (!d->gpu_down && (b = free_slot(d)) != NULL) {
 		int n = dispatch_one(d, b);
 
 		if (n == 0)
