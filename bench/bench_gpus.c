@@ -327,6 +327,8 @@ static int gpus_suite(struct vyre_bench_ctx *ctx)
 	} else {
 		pl.backend = "cuda";
 		pl.system = "vyre";
+		if (why[0]) /* devices left out as unusable */
+			fprintf(stderr, "gpus: %s\n", why);
 	}
 	if (usable == 1) {
 		ordinals[1] = ordinals[0];

@@ -11,7 +11,7 @@
 #ifdef VYRE_HAVE_CUDA
 #include <unistd.h>
 
-#include "cuda_driver.h"
+#include "cuda_device.h"
 #include "harness.h"
 
 #define MAX_ORDINALS 16
@@ -19,47 +19,18 @@
 struct count {
 	int n;
 	int ordinals[MAX_ORDINALS];
-	char why[256];
+	char why[320];
 };
 
-static int attribute(const struct vyre_cuda_driver *d, CUdevice dev, CUdevice_attribute a)
-{
-	int v = 0;
-
-	return d->cuDeviceGetAttribute(&v, a, dev) == CUDA_SUCCESS && v;
-}
-
+/* What vyred's --gpus all takes: the CUDA backend's own list. */
 static void count_here(struct count *c)
 {
-	const struct vyre_cuda_driver *d = vyre_cuda_driver_load(c->why, sizeof(c->why));
-	int devices = 0;
-	CUresult r;
+	struct vyre_device_info info[MAX_ORDINALS];
+	const int n = vyre_cuda_device_list(info, MAX_ORDINALS, c->why, sizeof(c->why));
 
-	c->n = -1;
-	if (!d)
-		return;
-	r = d->cuDeviceGetCount(&devices);
-	if (r != CUDA_SUCCESS) {
-		vyre_cuda_error(d, c->why, sizeof(c->why), "cuDeviceGetCount", r);
-		return;
-	}
-	c->n = 0;
-	for (int i = 0; i < devices; i++) {
-		CUdevice dev;
-
-		if (d->cuDeviceGet(&dev, i) != CUDA_SUCCESS ||
-		    !attribute(d, dev, CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY) ||
-		    !attribute(d, dev, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING))
-			continue;
-		if (c->n < MAX_ORDINALS)
-			c->ordinals[c->n] = i;
-		c->n++;
-	}
-	if (c->n == 0)
-		snprintf(c->why, sizeof(c->why),
-			 "the driver counts %d devices, none can map host memory with unified "
-			 "addressing",
-			 devices);
+	c->n = n < 0 ? -1 : n;
+	for (int i = 0; i < n && i < MAX_ORDINALS; i++)
+		c->ordinals[i] = (int)info[i].ordinal;
 }
 
 int vyre_bench_gpus_usable(int *ordinals, int max, char *why, size_t why_len)
