@@ -361,6 +361,29 @@ static void test_exit_codes(void **state)
 	r = run(submit_bin, usage, NULL);
 	assert_int_equal(r.status, 2);
 	result_free(&r);
+
+	/* --heap takes the suffixes buffer sizes take (issue 14); a new domain gets that heap */
+	const char *heap_256m[] = {
+	    "-s", daemon_.socket, "-d", "heap256", "-H", "256M", VYRE_SRCDIR "/examples/basic.vs",
+	    NULL};
+	r = run(submit_bin, heap_256m, NULL);
+	if (r.status != 0)
+		fail_msg("-H 256M: exit %d: %s", r.status, r.err);
+	result_free(&r);
+	if (!vyre_test_log_has(daemon_.log, "'heap256': sq") ||
+	    !vyre_test_log_has(daemon_.log, "heap 268435456"))
+		fail_msg("vyred did not make domain heap256 with a 256 MiB heap");
+	static const char *const bad_heaps[] = {"256X", "0x10M", "M", "-1", "17179869184G"};
+
+	for (size_t i = 0; i < sizeof(bad_heaps) / sizeof(bad_heaps[0]); i++) {
+		const char *bad_heap[] = {"-H", bad_heaps[i], "--local",
+					  VYRE_SRCDIR "/examples/basic.vs", NULL};
+
+		r = run(submit_bin, bad_heap, NULL);
+		if (r.status != 2 || !strstr(r.err, "bad --heap"))
+			fail_msg("-H %s: exit %d, want 2: %s", bad_heaps[i], r.status, r.err);
+		result_free(&r);
+	}
 	unlink(bad);
 }
 

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "../tools/submit/dfa_compile.h"
+#include "../tools/submit/numbers.h"
 #include "../tools/submit/program.h"
 
 static unsigned scale(void)
@@ -455,9 +456,48 @@ static void test_fuzz_never_crashes(void **state)
 	free(buf);
 }
 
+/* Byte counts: the spellings -H and buffer sizes share (issue 14: -H 256M was refused). */
+static void test_byte_counts(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s;
+		uint64_t max;
+		int ok;
+		uint64_t v;
+	} cases[] = {
+	    {"0", UINT64_MAX, 1, 0},
+	    {"4096", UINT64_MAX, 1, 4096},
+	    {"0x1000", UINT64_MAX, 1, 4096},
+	    {"1k", UINT64_MAX, 1, 1024},
+	    {"256M", UINT64_MAX, 1, 256ull << 20},
+	    {"2G", UINT64_MAX, 1, 2ull << 30},
+	    {"3g", UINT32_MAX, 1, 3ull << 30},
+	    {"4G", UINT32_MAX, 0, 0},
+	    {"17179869183G", UINT64_MAX, 1, 17179869183ull << 30},
+	    {"17179869184G", UINT64_MAX, 0, 0},
+	    {"0x10M", UINT64_MAX, 0, 0},
+	    {"M", UINT64_MAX, 0, 0},
+	    {"", UINT64_MAX, 0, 0},
+	    {"12T", UINT64_MAX, 0, 0},
+	    {"-1", UINT64_MAX, 0, 0},
+	    {"1.5M", UINT64_MAX, 0, 0},
+	    {"18446744073709551616", UINT64_MAX, 0, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t v = 0;
+		const int rc = vyre_submit_bytes(cases[i].s, cases[i].max, &v);
+
+		if ((rc == 0) != cases[i].ok || (rc == 0 && v != cases[i].v))
+			fail_msg("'%s': rc %d value %llu", cases[i].s, rc, (unsigned long long)v);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_byte_counts),
 	    cmocka_unit_test(test_program_structure),
 	    cmocka_unit_test(test_text_hex_and_escapes),
 	    cmocka_unit_test(test_hex_rejects_quotes),

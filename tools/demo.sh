@@ -36,6 +36,13 @@ wait "$pid"
 vyred_rc=$?
 echo "demo: vyred stopped with SIGTERM: exit $vyred_rc$([ -e "$sock" ] && echo ', socket LEFT BEHIND' || echo ', socket removed')"
 sed -n 's/^vyred: \(stopped.*\)/  \1/p' "$log"
+# what the planner saved, from vyred's exit log (tools/vyred/loops.c)
+sed -n 's/^vyred: planner: \(.*\)/\1/p' "$log" | tr ';' '\n' | sed 's/^ *//' | {
+	IFS= read -r items && IFS= read -r bytes || exit 0
+	echo "demo: what the planner did for this workload:"
+	echo "$items" | sed 's/: /:\n    /; s/, \([0-9]* executed\)/,\n    \1/; s/^/  /'
+	echo "  $bytes"
+}
 if [ "$demo_rc" -ne 0 ] || [ "$vyred_rc" -ne 0 ] || [ -e "$sock" ]; then
 	echo "demo: FAILED; vyred's log:"
 	sed 's/^/  | /' "$log"

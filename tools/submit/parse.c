@@ -11,6 +11,7 @@
 
 #include "dfa_compile.h"
 #include "lex.h"
+#include "numbers.h"
 #include "program.h"
 
 static const char *const op_names[VYRE_OP_COUNT] = {
@@ -150,42 +151,13 @@ static int valid_name(const struct vyre_submit_token *t)
 }
 
 /* Unsigned decimal or 0x-hex number that fits in @max. */
-static int number(const char *s, uint64_t max, uint64_t *out)
-{
-	uint64_t v = 0, base = 10;
-
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	}
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		uint64_t d;
-
-		if (*s >= '0' && *s <= '9')
-			d = (uint64_t)(*s - '0');
-		else if (base == 16 && *s >= 'a' && *s <= 'f')
-			d = (uint64_t)(*s - 'a' + 10);
-		else if (base == 16 && *s >= 'A' && *s <= 'F')
-			d = (uint64_t)(*s - 'A' + 10);
-		else
-			return -1;
-		if (v > (max - d) / base)
-			return -1;
-		v = v * base + d;
-	}
-	*out = v;
-	return 0;
-}
-
 /* A u32 word: a number, or -N for its two's complement. */
 static int word(struct parser *ps, const struct vyre_submit_token *t, uint32_t *out)
 {
 	uint64_t v;
 	int neg = !t->quoted && t->s[0] == '-';
 
-	if (t->quoted || number(t->s + neg, UINT32_MAX, &v))
+	if (t->quoted || vyre_submit_number(t->s + neg, UINT32_MAX, &v))
 		return perr(ps, t, "'%s' is not a 32-bit number", t->s);
 	*out = neg ? (uint32_t)(0u - (uint32_t)v) : (uint32_t)v;
 	return 0;
@@ -193,23 +165,13 @@ static int word(struct parser *ps, const struct vyre_submit_token *t, uint32_t *
 
 static int buffer_size(struct parser *ps, const struct vyre_submit_token *t, uint32_t *out)
 {
-	char digits[32];
-	uint64_t v, unit = 1;
-	size_t n = t->len;
+	uint64_t v;
 
-	if (t->quoted || n == 0 || n >= sizeof(digits))
+	if (t->quoted || t->len == 0)
 		return perr(ps, t, "'%s' is not a buffer size", t->s);
-	memcpy(digits, t->s, n + 1);
-	if (digits[n - 1] == 'K' || digits[n - 1] == 'k')
-		unit = 1024;
-	else if (digits[n - 1] == 'M' || digits[n - 1] == 'm')
-		unit = 1024 * 1024;
-	if (unit != 1)
-		digits[n - 1] = '\0';
-	if (number(digits, UINT32_MAX / unit, &v))
-		return perr(ps, t, "'%s' is not a buffer size (bytes, or K/M suffixed, < 4 GiB)",
+	if (vyre_submit_bytes(t->s, UINT32_MAX, &v))
+		return perr(ps, t, "'%s' is not a buffer size (bytes, or K/M/G suffixed, < 4 GiB)",
 			    t->s);
-	v *= unit;
 	if (v % 4)
 		return perr(ps, t, "buffer size %llu is not a multiple of 4",
 			    (unsigned long long)v);
@@ -493,7 +455,7 @@ static int parse_op(struct parser *ps, const struct vyre_submit_token *t, uint32
 	}
 	uint64_t v;
 
-	if (t->quoted || number(t->s, UINT32_MAX, &v))
+	if (t->quoted || vyre_submit_number(t->s, UINT32_MAX, &v))
 		return perr(ps, t,
 			    "unknown op '%s' (NOP FILL COPY ADD XOR MUL SUM MAX DFA_SCAN "
 			    "BASE64_DECODE HEX_DECODE BYTEMAP DFA_SCAN_COUNTED or a number)",
@@ -511,7 +473,7 @@ static int parse_operand(struct parser *ps, const struct vyre_submit_token *t, i
 	o->buffer = 0;
 	o->value = 0;
 	if (!t->quoted && t->s[0] == '@') {
-		if (number(t->s + 1, UINT32_MAX, &v))
+		if (vyre_submit_number(t->s + 1, UINT32_MAX, &v))
 			return perr(ps, t, "'%s' is not a handle (@ and a number)", t->s);
 		o->value = (uint32_t)v;
 		return 0;
@@ -560,7 +522,7 @@ static int parse_item(struct parser *ps)
 		else if (!t->quoted && strcmp(t->s, "nodedupe") == 0)
 			flag = VYRE_SQE_NODEDUPE;
 		else if (!t->quoted && strncmp(t->s, "id=", 3) == 0) {
-			if (number(t->s + 3, UINT64_MAX, &it.user_data))
+			if (vyre_submit_number(t->s + 3, UINT64_MAX, &it.user_data))
 				rc = perr(ps, t, "'%s' needs a 64-bit number", t->s);
 			continue;
 		} else

@@ -85,9 +85,10 @@ struct vyre_conn {
 	uint32_t busy;	      /* 1 + the slot of its batch in flight, 0 when none */
 	uint32_t batch_first; /* its items in its current batch: [first, first + count) */
 	uint32_t batch_count;
-	int drop_reason;  /* a stage found it broken: the loop closes it with this */
-	int wake_listed;  /* in d->wake: the loop writes its eventfd */
-	int has_deferred; /* @deferred waits for an in-flight batch; its socket is not read */
+	int drop_reason;      /* a stage found it broken: the loop closes it with this */
+	const char *drop_why; /* what it broke, for the log (a static string), or NULL */
+	int wake_listed;      /* in d->wake: the loop writes its eventfd */
+	int has_deferred;     /* @deferred waits for an in-flight batch; its socket is not read */
 	struct vyre_msg deferred;
 	uint64_t items_done;
 	uint32_t limits_logged; /* LIMIT_* already logged for this client */
@@ -177,7 +178,8 @@ struct vyre_daemon {
 	uint32_t spin_ns; /* adaptive spin before sleeping */
 	uint64_t batches; /* completed */
 	uint64_t items_total;
-	uint64_t bytes_avoided;	 /* the plans' on-chip handoff bytes (7.6), every batch */
+	uint64_t bytes_avoided; /* the plans' on-chip handoff bytes (7.6), every batch */
+	struct vyre_plan_totals plan_totals; /* what the planner did, for the exit log */
 	int gpu_down;		 /* its GPU is lost: no new batch, clients go (gpus.h) */
 	uint32_t inflight_items; /* atomic: accepted items of running batches, for placement */
 	/*
@@ -212,8 +214,13 @@ void vyre_conn_handed_off(struct vyre_daemon *d, struct vyre_conn *c);
 int vyre_conn_has_work(struct vyre_daemon *d, struct vyre_conn *c);
 /* Its batch completed: a connection closed meanwhile now leaves its domain. */
 void vyre_conn_batch_done(struct vyre_daemon *d, struct vyre_conn *c);
-/* For stages: the loop closes @c with @reason after this pipeline step. */
-void vyre_conn_drop_later(struct vyre_daemon *d, struct vyre_conn *c, int reason);
+/*
+ * For stages: the loop closes @c with @reason after this pipeline step. @why
+ * (a static string, or NULL for vyre_strerror(@reason)) is what vyred logs.
+ */
+void vyre_conn_drop_later(struct vyre_daemon *d, struct vyre_conn *c, int reason, const char *why);
+/* What vyred logs for a client whose ring indexes no honest client can write. */
+extern const char vyre_bad_ring_index[];
 /* For stages: the loop writes @c's eventfd after this pipeline step. */
 void vyre_conn_wake_later(struct vyre_daemon *d, struct vyre_conn *c);
 
