@@ -3,6 +3,8 @@
 #  - mandoc -T lint -W warning reports nothing for any page;
 #  - every public vyre_ function of include/vyre/vyre.h has a page that names
 #    it (.Nm) and shows its prototype (.Fn/.Fo);
+#  - every VYRE_E_* and VYRE_OP_* of include/vyre/abi.h is an item of
+#    libvyre.3, every VYRE_E_* one of vyre_strerror.3 too;
 #  - every flag of vyred, vyre-submit, vyre-top and vyre-bench --help is an
 #    option item (.It Fl --flag) of its page, every suite of vyre-bench --list
 #    an item (.It Cm suite) of vyre-bench.1;
@@ -43,6 +45,17 @@ funcs=$(grep -E '^[a-z]' include/vyre/vyre.h | grep -oE 'vyre_[a-z0-9_]+\(' | tr
 for f in $funcs; do
 	grep -qE "^\.Nm $f( |,|\$)" man/*.3 || bad "$f: no page names it (.Nm $f)"
 	grep -qE "^\.F[no] $f( |\$)" man/*.3 || bad "$f: no page shows its prototype (.Fn $f)"
+done
+
+# Every error code and operation of abi.h's enums.
+codes=$(grep -oE '^	VYRE_(E_[A-Z_]+|OP_[A-Z0-9_]+) =' include/vyre/abi.h | tr -d '\t =')
+[ "$(echo "$codes" | wc -w)" -ge 20 ] || bad "found only these codes in abi.h: $codes"
+for v in $codes; do
+	grep -qE "^\.It Dv $v( |\$)" man/libvyre.3 || bad "man/libvyre.3: $v is not an item"
+	case $v in
+	VYRE_E_*) grep -qE "^\.It Dv $v( |\$)" man/vyre_strerror.3 ||
+		bad "man/vyre_strerror.3: $v is not an item" ;;
+	esac
 done
 
 # Long flags at the start of --help's option lines ("  --flag", "  -x, --flag").
