@@ -92,6 +92,8 @@ void vyre_domain_leave(struct vyre_daemon *d, struct vyre_domain *dom)
 {
 	if (--dom->n_clients > 0)
 		return;
+	if (dom->n_names)
+		vyre_names_drop_domain(&d->names, dom->id, d->handles.n_slots);
 	uint32_t dropped = vyre_handles_drop_domain(&d->handles, dom->id, drop_buffer, d);
 
 	if (dropped)
