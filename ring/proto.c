@@ -101,12 +101,15 @@ int vyre_msg_name_ok(const char *name, size_t len)
 	return 1;
 }
 
-/* A buffer name as u32 length at @p, then VYRE_BUFFER_NAME_MAX bytes at @p + @gap. */
-static int put_name(uint8_t *p, size_t gap, const char *name, int empty_ok)
+/*
+ * A buffer name as u32 length at @p, then VYRE_BUFFER_NAME_MAX bytes at @p +
+ * @gap; @none: there must be no name (a LIST_REPLY without an entry).
+ */
+static int put_name(uint8_t *p, size_t gap, const char *name, int none)
 {
 	size_t n = strnlen(name, VYRE_BUFFER_NAME_MAX + 1);
 
-	if (!(n == 0 && empty_ok) && !vyre_msg_name_ok(name, n))
+	if (none ? n != 0 : !vyre_msg_name_ok(name, n))
 		return VYRE_E_INVAL;
 	put32(p, (uint32_t)n);
 	memcpy(p + gap, name, n);
@@ -232,7 +235,7 @@ static int status_ok(int32_t s)
 #define BUF_FLAGS (VYRE_BUF_DEVICE | VYRE_BUF_TRANSIENT)
 
 /* The name written by put_name into @name (VYRE_BUFFER_NAME_MAX + 1 bytes); 0 or VYRE_E_PROTO. */
-static int get_name(const uint8_t *p, size_t gap, char *name, int empty_ok)
+static int get_name(const uint8_t *p, size_t gap, char *name, int none)
 {
 	uint32_t n = get32(p);
 
@@ -240,7 +243,7 @@ static int get_name(const uint8_t *p, size_t gap, char *name, int empty_ok)
 		return VYRE_E_PROTO;
 	memcpy(name, p + gap, n);
 	name[n] = '\0';
-	return (n == 0 && empty_ok) || vyre_msg_name_ok(name, n) ? 0 : VYRE_E_PROTO;
+	return (none ? n == 0 : vyre_msg_name_ok(name, n)) ? 0 : VYRE_E_PROTO;
 }
 
 static int decode_named(uint16_t type, const uint8_t *b, struct vyre_msg_name *n)
