@@ -221,11 +221,11 @@ static int free_buffer(struct vyre_daemon *d, struct vyre_conn *c, uint32_t hand
 	return 0;
 }
 
-/* The buffer a FREE or FREE_NAME is about: 0 when the name names none. */
+/* The buffer a FREE, FREE_NAME or OPEN is about: 0 when the name names none. */
 static uint32_t target_of(const struct vyre_daemon *d, const struct vyre_conn *c,
 			  const struct vyre_msg *m)
 {
-	if (m->type != VYRE_MSG_FREE_NAME)
+	if (m->type == VYRE_MSG_FREE)
 		return m->u.buffer.handle;
 	return vyre_names_find(&d->names, c->domain->id, m->u.named.name,
 			       (uint32_t)strlen(m->u.named.name));
