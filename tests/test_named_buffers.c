@@ -216,7 +216,8 @@ static int processes(void)
 			FAIL("%s has no address", all[i + 1]);
 	}
 	if (run_children(freer, 1) || expect_list(p, left, 2) ||
-	    expect(vyre_buffer_open(p, "child-1", &h, NULL, NULL), VYRE_E_NOENT, "open", "child-1") ||
+	    expect(vyre_buffer_open(p, "child-1", &h, NULL, NULL), VYRE_E_NOENT, "open",
+		   "child-1") ||
 	    expect(vyre_buffer_open(p, "alpha", &h, NULL, NULL), VYRE_E_NOENT, "open", "alpha"))
 		return -1;
 	vyre_close(p);
@@ -230,8 +231,8 @@ static int processes(void)
 static int bad_names(void)
 {
 	char long_name[VYRE_BUFFER_NAME_MAX + 2];
-	const char *bad[] = {"", long_name, "a b", "a/b", "x\n", "caf\xc3\xa9", ".hidden",
-			     "-dash", "_under"};
+	const char *bad[] = {"",	long_name, "a b",   "a/b", "x\n", "caf\xc3\xa9",
+			     ".hidden", "-dash",   "_under"};
 	struct vyre_client *c;
 	uint32_t h;
 
@@ -707,8 +708,8 @@ static int other_uid(void)
 int main(void)
 {
 	static const char *const two_loops[] = {"--loops", "2", "--gpus", "0,1", NULL};
-	int rc = shared_suite(NULL, "one loop") || shared_suite(two_loops, "--loops 2 --gpus 0,1") ||
-		 limits() || other_uid();
+	int rc = shared_suite(NULL, "one loop") ||
+		 shared_suite(two_loops, "--loops 2 --gpus 0,1") || limits() || other_uid();
 
 	if (rc) {
 		vyre_test_daemon_dump_log(&dmn);

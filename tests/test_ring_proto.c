@@ -286,8 +286,8 @@ static void test_named_malformed(void **state)
 	refused_with(&m, 16 + 17, 0);			    /* a NUL inside the name */
 	refused_with(&m, 16 + 16 + 3, 'x');		    /* bytes after the name */
 	m.type = VYRE_MSG_OPEN;
-	refused_with(&m, 16, 4);      /* length past the name: a NUL inside */
-	refused_with(&m, 16 + 4, 1);  /* reserved word */
+	refused_with(&m, 16, 4);       /* length past the name: a NUL inside */
+	refused_with(&m, 16 + 4, 1);   /* reserved word */
 	refused_with(&m, 16 + 8, '-'); /* leading '-' */
 	m.type = VYRE_MSG_FREE_NAME;
 	refused_with(&m, 16 + 8 + 47, 'q'); /* the last padding byte */
@@ -295,11 +295,11 @@ static void test_named_malformed(void **state)
 	m.type = VYRE_MSG_LIST;
 	refused_with(&m, 16 + 4, 1);
 	m.type = VYRE_MSG_LIST_REPLY;
-	refused_with(&m, 16 + 4 + 4, 4);  /* bytes without an entry */
-	refused_with(&m, 16 + 12, 1);	   /* flags without an entry */
-	refused_with(&m, 16 + 20, 1);	   /* a name length without an entry */
-	refused_with(&m, 16, 1);	   /* a positive status */
-	refused_with(&m, 16, 0xf4);	   /* -12: past the last error code */
+	refused_with(&m, 16 + 4 + 4, 4);      /* bytes without an entry */
+	refused_with(&m, 16 + 12, 1);	      /* flags without an entry */
+	refused_with(&m, 16 + 20, 1);	      /* a name length without an entry */
+	refused_with(&m, 16, 1);	      /* a positive status */
+	refused_with(&m, 16, 0xf4);	      /* -12: past the last error code */
 	m.u.list_reply.status = VYRE_E_NOENT; /* the lowest code decodes */
 	uint8_t buf[VYRE_MSG_MAX_SIZE];
 	struct vyre_msg o;
@@ -311,7 +311,7 @@ static void test_named_malformed(void **state)
 	m.u.list_reply.status = 0;
 	m.u.list_reply.handle = 7;
 	strcpy(m.u.list_reply.name, "ok");
-	refused_with(&m, 16 + 12, 4); /* flags beyond VYRE_BUF_* */
+	refused_with(&m, 16 + 12, 4);	/* flags beyond VYRE_BUF_* */
 	refused_with(&m, 16 + 24, '_'); /* a bad entry name */
 	refused_with(&m, 16, 0xff);	/* an error with an entry */
 }

@@ -655,8 +655,7 @@ static int parse_statement(struct parser *ps)
 	if (strcmp(t->s, "names") == 0)
 		return ps->line.n == 1 ? add_stmt(ps, VYRE_SUBMIT_STMT_NAMES, 0, 0)
 				       : perr(ps, &ps->line.tok[1], "'names' takes no arguments");
-	return perr(ps, t,
-		    "unknown statement '%s' (buffer, dfa, open, item, wait, print or names)",
+	return perr(ps, t, "unknown statement '%s' (buffer, dfa, open, item, wait, print or names)",
 		    t->s);
 }
 

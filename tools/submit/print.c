@@ -4,8 +4,8 @@
 #include <string.h>
 
 static const char *const status_names[] = {
-    "ok",	  "E_INVAL",   "E_AGAIN", "E_NOMEM",	"E_PERM",  "E_DISCONNECTED",
-    "E_DEVICE",	  "E_TIMEDOUT", "E_PROTO", "E_CANCELED", "E_EXIST", "E_NOENT",
+    "ok",	"E_INVAL",    "E_AGAIN", "E_NOMEM",    "E_PERM",  "E_DISCONNECTED",
+    "E_DEVICE", "E_TIMEDOUT", "E_PROTO", "E_CANCELED", "E_EXIST", "E_NOENT",
 };
 
 const char *vyre_submit_status_name(int32_t status)

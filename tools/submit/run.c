@@ -30,7 +30,7 @@ struct runner {
 	struct vyre_submit_error *err;
 	uint32_t line;
 	uint32_t *handles;
-	uint32_t *sizes; /* of each buffer once made or opened */
+	uint32_t *sizes;      /* of each buffer once made or opened */
 	struct id_index *ids; /* sorted by user_data */
 	struct vyre_cqe *cqes;
 	uint8_t *done;

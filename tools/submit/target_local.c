@@ -16,7 +16,7 @@
 struct local_buffer {
 	uint64_t off;
 	uint32_t bytes;
-	uint32_t flags; /* VYRE_BUF_DEVICE: no mapping */
+	uint32_t flags;			     /* VYRE_BUF_DEVICE: no mapping */
 	char name[VYRE_BUFFER_NAME_MAX + 1]; /* "" when it has none */
 };
 
@@ -57,7 +57,8 @@ static int local_alloc(void *impl, uint32_t bytes, uint32_t flags, uint32_t *han
 
 	if (rc)
 		return rc;
-	l->bufs[l->n_bufs++] = (struct local_buffer){.off = l->used, .bytes = bytes, .flags = flags};
+	l->bufs[l->n_bufs++] =
+	    (struct local_buffer){.off = l->used, .bytes = bytes, .flags = flags};
 	memset(l->heap.base + l->used, 0, bytes);
 	l->used += bytes;
 	*handle = l->n_bufs;

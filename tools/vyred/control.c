@@ -170,8 +170,8 @@ static void release(struct vyre_daemon *d, struct vyre_domain *dom,
 }
 
 /* ALLOC, or CREATE with @name: a buffer in the heap or on the device, maybe named. */
-static void handle_alloc(struct vyre_daemon *d, struct vyre_conn *c, uint32_t bytes,
-			 uint32_t flags, const char *name, struct vyre_msg *rep)
+static void handle_alloc(struct vyre_daemon *d, struct vyre_conn *c, uint32_t bytes, uint32_t flags,
+			 const char *name, struct vyre_msg *rep)
 {
 	struct vyre_domain *dom = c->domain;
 	struct vyre_buffer_ref ref = {.bytes = bytes, .domain = dom->id};
