@@ -129,7 +129,7 @@ static int child(int i)
 	struct vyre_client *c;
 	struct vyre_cqe cqe;
 	uint32_t alpha, mine, seen = 0;
-	char name[16];
+	char name[24];
 	struct vyre_buffer_info out[8];
 
 	snprintf(name, sizeof(name), "child-%d", i);
@@ -572,11 +572,11 @@ static int shared_suite(const char *const *extra, const char *what)
 /* Creates @prefix0 .. @prefix7 in @c: every handle slot of a --max-buffers 8 loop. */
 static int fill_slots(struct vyre_client *c, char prefix)
 {
-	char name[8];
+	char name[3] = {prefix, '0', '\0'};
 	uint32_t h;
 
 	for (int i = 0; i < 8; i++) {
-		snprintf(name, sizeof(name), "%c%d", prefix, i);
+		name[1] = (char)('0' + i);
 		if (create(c, name, 4, &h))
 			return -1;
 	}
