@@ -354,31 +354,9 @@ static void *free_big(void *arg)
 	return NULL;
 }
 
-/* Waits until vyred's accept log names @user_data: the item is in a dispatched batch. */
 static int wait_dispatched(uint64_t user_data)
 {
-	char want[32];
-	const uint64_t until = now_ns() + (uint64_t)WAIT_NS;
-
-	snprintf(want, sizeof(want), " %" PRIu64, user_data);
-	while (now_ns() < until) {
-		char line[128];
-		FILE *f = fopen(dmn.accept_log, "r");
-		int found = 0;
-
-		while (f && !found && fgets(line, sizeof(line), f)) {
-			line[strcspn(line, "\n")] = '\0';
-			const size_t n = strlen(line), w = strlen(want);
-
-			found = n >= w && strcmp(line + n - w, want) == 0;
-		}
-		if (f)
-			fclose(f);
-		if (found)
-			return 0;
-		usleep(1000);
-	}
-	FAIL("item %" PRIu64 " never dispatched", user_data);
+	return vyre_test_wait_dispatched(&dmn, user_data, WAIT_NS);
 }
 
 /* The big buffer, and a one-state DFA that accepts every byte: the scan's result is its length. */
