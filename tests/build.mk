@@ -43,3 +43,9 @@ $(BUILD)/tests/test_mk_fuse: tests/test_mk_fuse.cpp gpu/mk_fuse.cuh gpu/mk_decod
 TESTS += test_gpus
 TEST_EXTRA_OBJS_test_gpus := $(BUILD)/obj/tests/test_integration_daemon.o
 $(BUILD)/tests/test_gpus: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
+# Named buffers (docs/design.md 5): create, open, list and free by name across processes,
+# domains, loops and uids, against a live vyred.
+TESTS += test_named_buffers
+TEST_EXTRA_OBJS_test_named_buffers := $(BUILD)/obj/tests/test_integration_daemon.o
+TEST_LIBS_test_named_buffers := -lpthread
+$(BUILD)/tests/test_named_buffers: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred

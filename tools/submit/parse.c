@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../../ring/proto.h"
 #include "dfa_compile.h"
 #include "lex.h"
 #include "numbers.h"
@@ -192,9 +193,12 @@ static int add_stmt(struct parser *ps, enum vyre_submit_stmt_kind kind, uint32_t
 	return 0;
 }
 
-/* Appends a buffer named by token @t; on success *out points at it (data not yet set). */
+/*
+ * Appends a buffer named by token @t, made by a statement of @kind (BUFFER
+ * or OPEN); on success *out points at it (data not yet set).
+ */
 static int add_buffer(struct parser *ps, const struct vyre_submit_token *t,
-		      struct vyre_submit_buffer **out)
+		      enum vyre_submit_stmt_kind kind, struct vyre_submit_buffer **out)
 {
 	struct vyre_submit_program *p = ps->p;
 	int rc;
@@ -225,7 +229,7 @@ static int add_buffer(struct parser *ps, const struct vyre_submit_token *t,
 	b->line = ps->lineno;
 	*name_slot(ps, b->name) = ++p->n_buffers;
 	*out = b;
-	return add_stmt(ps, VYRE_SUBMIT_STMT_BUFFER, p->n_buffers - 1, 0);
+	return add_stmt(ps, kind, p->n_buffers - 1, 0);
 }
 
 static int hex_digit(char c)
@@ -300,6 +304,8 @@ static int size_or_name(struct parser *ps, const struct vyre_submit_token *t, ui
 
 	if (!like)
 		return buffer_size(ps, t, out);
+	if (ps->p->buffers[like - 1].opened)
+		return perr(ps, t, "the size of '%s' is known only when it is opened", t->s);
 	*out = ps->p->buffers[like - 1].bytes;
 	return 0;
 }
@@ -354,23 +360,48 @@ static int buffer_map(struct parser *ps, struct vyre_submit_buffer *b)
 	return 0;
 }
 
-/* buffer NAME BYTES|OTHER [fill W | words W... | text S | hex HH... | counted S | map F T | device]
+/* 1 when @t is the bare word @w. */
+static int is_word(const struct vyre_submit_token *t, const char *w)
+{
+	return !t->quoted && strcmp(t->s, w) == 0;
+}
+
+/* A name other clients of the domain find the buffer by (docs/design.md 5). */
+static int shared_name(struct parser *ps, const struct vyre_submit_token *t, char *out)
+{
+	if (t->quoted || !vyre_msg_name_ok(t->s, t->len))
+		return perr(ps, t,
+			    "'%s' is not a buffer name of the domain (1 to %u bytes of letters, "
+			    "digits, . _ -, starting with a letter or digit)",
+			    t->s, VYRE_BUFFER_NAME_MAX);
+	memcpy(out, t->s, t->len + 1);
+	return 0;
+}
+
+/*
+ * buffer NAME BYTES|OTHER [fill W | words W... | text S | hex HH... | counted S | map F T |
+ * device] [named]
  */
 static int parse_buffer(struct parser *ps)
 {
 	const struct vyre_submit_line *l = &ps->line;
 	struct vyre_submit_buffer *b;
 	uint32_t bytes = 0;
-	int rc;
+	int rc, named = l->n > 3 && is_word(&l->tok[l->n - 1], "named");
 
+	/* the initialisers read the tokens before a final `named` */
+	ps->line.n -= (uint32_t)named;
 	if (l->n < 3)
 		return perr(ps, &l->tok[0],
 			    "usage: buffer NAME BYTES [fill WORD | words W... | "
-			    "text STRING | hex HEX... | counted STRING | map FROM TO | device]");
+			    "text STRING | hex HEX... | counted STRING | map FROM TO | device] "
+			    "[named]");
 	rc = size_or_name(ps, &l->tok[2], &bytes);
 	if (rc)
 		return rc;
-	rc = add_buffer(ps, &l->tok[1], &b);
+	rc = add_buffer(ps, &l->tok[1], VYRE_SUBMIT_STMT_BUFFER, &b);
+	if (!rc && named)
+		rc = shared_name(ps, &l->tok[1], b->shared);
 	if (rc)
 		return rc;
 	b->bytes = bytes;
@@ -430,7 +461,7 @@ static int parse_dfa(struct parser *ps)
 			    VYRE_SUBMIT_MAX_DFA_STATES);
 	if (rc)
 		return rc;
-	rc = add_buffer(ps, &l->tok[1], &b);
+	rc = add_buffer(ps, &l->tok[1], VYRE_SUBMIT_STMT_BUFFER, &b);
 	if (rc) {
 		free(table);
 		return rc;
@@ -439,6 +470,33 @@ static int parse_dfa(struct parser *ps)
 	b->init = VYRE_SUBMIT_INIT_DATA;
 	b->data = table;
 	b->data_len = bytes;
+	return 0;
+}
+
+/* open NAME [as LOCAL]: a buffer another client of the domain created by name */
+static int parse_open(struct parser *ps)
+{
+	const struct vyre_submit_line *l = &ps->line;
+	struct vyre_submit_buffer *b;
+	char shared[VYRE_BUFFER_NAME_MAX + 1];
+
+	if (!(l->n == 2 || (l->n == 4 && is_word(&l->tok[2], "as"))))
+		return perr(ps, &l->tok[0], "usage: open NAME [as LOCAL]");
+	const struct vyre_submit_token *local = &l->tok[l->n - 1];
+	int rc = shared_name(ps, &l->tok[1], shared);
+
+	if (rc)
+		return rc;
+	if (!valid_name(local))
+		return perr(ps, local,
+			    "'%s' is not a valid buffer name here: give it one with "
+			    "'open %s as LOCAL'",
+			    local->s, l->tok[1].s);
+	rc = add_buffer(ps, local, VYRE_SUBMIT_STMT_OPEN, &b);
+	if (rc)
+		return rc;
+	memcpy(b->shared, shared, sizeof(shared));
+	b->opened = 1;
 	return 0;
 }
 
@@ -589,10 +647,16 @@ static int parse_statement(struct parser *ps)
 		return parse_item(ps);
 	if (strcmp(t->s, "print") == 0)
 		return parse_print(ps);
+	if (strcmp(t->s, "open") == 0)
+		return parse_open(ps);
 	if (strcmp(t->s, "wait") == 0)
 		return ps->line.n == 1 ? add_stmt(ps, VYRE_SUBMIT_STMT_WAIT, 0, 0)
 				       : perr(ps, &ps->line.tok[1], "'wait' takes no arguments");
-	return perr(ps, t, "unknown statement '%s' (buffer, dfa, item, wait or print)", t->s);
+	if (strcmp(t->s, "names") == 0)
+		return ps->line.n == 1 ? add_stmt(ps, VYRE_SUBMIT_STMT_NAMES, 0, 0)
+				       : perr(ps, &ps->line.tok[1], "'names' takes no arguments");
+	return perr(ps, t, "unknown statement '%s' (buffer, dfa, open, item, wait, print or names)",
+		    t->s);
 }
 
 struct id_line {

@@ -29,6 +29,7 @@
 #include "gpus.h"
 #include "hazards.h"
 #include "loops.h"
+#include "names.h"
 #include "pipeline.h"
 #include "plan_stage.h"
 #include "transient.h"
@@ -42,6 +43,7 @@ struct vyre_domain {
 	gid_t creator_gid;
 	uint32_t n_clients;
 	uint32_t n_transient; /* live VYRE_BUF_TRANSIENT buffers: resolve checks their rules */
+	uint32_t n_names;     /* its named buffers (names.h) */
 	struct vyre_heap heap;
 };
 
@@ -149,6 +151,7 @@ struct vyre_daemon {
 	struct vyre_domain *domains;
 	uint32_t next_domain_id;
 	struct vyre_handle_table handles;
+	struct vyre_names names; /* the buffers' names, per domain */
 	struct vyre_devbufs devbufs;
 
 	const struct vyre_backend_ops *backend_ops;

@@ -33,6 +33,8 @@ static int setup_tables(struct vyre_daemon *d)
 	int rc = vyre_handles_init(&d->handles, d->cfg.max_buffers);
 
 	if (rc == 0)
+		rc = vyre_names_init(&d->names, d->cfg.max_buffers);
+	if (rc == 0)
 		rc = vyre_devbufs_init(&d->devbufs, d->cfg.max_domains, d->cfg.max_device_buffers);
 
 	if (rc == 0)
@@ -77,6 +79,7 @@ static void teardown(struct vyre_daemon *d)
 	vyre_plan_stage_destroy(d->plan_stage);
 	vyre_pipeline_fini(d);
 	vyre_handles_fini(&d->handles);
+	vyre_names_fini(&d->names);
 	vyre_devbufs_fini(&d->devbufs);
 	free(d->conns);
 	free(d->active);
