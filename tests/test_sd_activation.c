@@ -32,16 +32,17 @@
 #define READY_TIMEOUT_MS 60000
 #define WATCHDOG_USEC	 "200000"
 
-/* One vyred run: where it listens, how systemd's variables are set for it. */
+/* One vyred run: its files, and how systemd's variables are set for it. */
 struct run {
-	char dir[64];
+	char passed[128]; /* the socket passed as fd 3 */
+	char own[128];	  /* --socket: the passed one, or one vyred binds */
+	char notify[128]; /* NOTIFY_SOCKET: a path, or @name */
 	char log[128];
-	const char *socket; /* --socket */
-	int listen_fd;	    /* passed as fd 3, or -1 */
-	int pid_is_child;   /* LISTEN_PID (and WATCHDOG_PID when set) name vyred; else the test */
-	const char *notify; /* NOTIFY_SOCKET */
-	int watchdog;	    /* set WATCHDOG_USEC */
-	int watchdog_pid;   /* and WATCHDOG_PID */
+	int listen_fd;
+	int notify_fd;
+	int pid_is_child; /* LISTEN_PID (and WATCHDOG_PID when set) name vyred; else the test */
+	int watchdog;	  /* set WATCHDOG_USEC */
+	int watchdog_pid; /* and WATCHDOG_PID */
 	pid_t pid;
 };
 
@@ -77,7 +78,7 @@ static void set_pid_var(const char *name, pid_t pid)
 /* The child side: systemd's part of the protocol, then vyred. */
 static void exec_vyred(const struct run *r, const char *vyred)
 {
-	const char *argv[] = {vyred, "--socket", r->socket, "--backend", "cpu", NULL};
+	const char *argv[] = {vyred, "--socket", r->own, "--backend", "cpu", NULL};
 	const pid_t named = r->pid_is_child ? getpid() : getppid();
 	int log = open(r->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
@@ -99,10 +100,27 @@ static void exec_vyred(const struct run *r, const char *vyred)
 	_exit(127);
 }
 
-static int start(struct run *r)
+/*
+ * Make the passed socket (@type) and the notification socket (abstract or a
+ * path) for the run @tag in @dir, and start vyred on them: with --socket the
+ * passed socket's path, or its own path when @own_path.
+ */
+static int launch(struct run *r, const char *dir, const char *tag, int type, int abstract,
+		  int own_path)
 {
 	char vyred[PATH_MAX + 16];
 
+	snprintf(r->passed, sizeof(r->passed), "%s/%s.sock", dir, tag);
+	snprintf(r->own, sizeof(r->own), own_path ? "%s/%s-own.sock" : "%s/%s.sock", dir, tag);
+	if (abstract)
+		snprintf(r->notify, sizeof(r->notify), "@vyre-sd-%d-%s", (int)getpid(), tag);
+	else
+		snprintf(r->notify, sizeof(r->notify), "%s/%s.notify", dir, tag);
+	snprintf(r->log, sizeof(r->log), "%s/%s.log", dir, tag);
+	r->listen_fd = bind_unix(type, r->passed, 0);
+	r->notify_fd = bind_unix(SOCK_DGRAM, r->notify + abstract, abstract);
+	if (r->listen_fd < 0 || r->notify_fd < 0)
+		FAIL("%s: set-up", tag);
 	vyre_test_vyred_path(vyred, sizeof(vyred));
 	fflush(NULL);
 	r->pid = fork();
@@ -216,13 +234,25 @@ static int stop(struct run *r)
 	return -1;
 }
 
-static void finish(struct run *r)
+/* Kill what is left of the run; its log stays, and @failed prints it. */
+static int finish(struct run *r, int failed)
 {
+	if (failed)
+		dump_log(r);
 	if (r->pid > 0) {
 		kill(r->pid, SIGKILL);
 		waitpid(r->pid, NULL, 0);
 	}
 	r->pid = 0;
+	if (r->notify_fd >= 0)
+		close(r->notify_fd);
+	if (r->listen_fd >= 0)
+		close(r->listen_fd);
+	if (r->notify[0] == '/')
+		unlink(r->notify);
+	unlink(r->passed);
+	unlink(r->own);
+	return failed ? -1 : 0;
 }
 
 static int is_socket(const char *path)
@@ -252,166 +282,116 @@ static int connectable(const char *path)
 
 static int activated(const char *dir)
 {
-	char sock[128], name[64], got[1024];
-	struct run r = {.listen_fd = -1, .pid_is_child = 1, .watchdog = 1};
-	int notify, pings = 0, rc = -1;
+	char got[1024];
+	struct run r = {.listen_fd = -1, .notify_fd = -1, .pid_is_child = 1, .watchdog = 1};
+	int pings = 0;
 
-	snprintf(sock, sizeof(sock), "%s/vyre.sock", dir);
-	snprintf(name, sizeof(name), "@vyre-sd-test-%d", (int)getpid());
-	snprintf(r.log, sizeof(r.log), "%s/activated.log", dir);
-	r.socket = sock;
-	r.notify = name;
-	r.listen_fd = bind_unix(SOCK_SEQPACKET, sock, 0);
-	notify = bind_unix(SOCK_DGRAM, name + 1, 1);
-	if (r.listen_fd < 0 || notify < 0 || start(&r) != 0)
-		FAIL("set-up");
-	if (!expect(notify, "READY=1", READY_TIMEOUT_MS, got, sizeof(got), &pings)) {
-		fprintf(stderr, "FAIL: no READY=1 on %s\n", name);
-		goto out;
+	if (launch(&r, dir, "activated", SOCK_SEQPACKET, 1, 0) != 0)
+		return finish(&r, 1);
+	if (!expect(r.notify_fd, "READY=1", READY_TIMEOUT_MS, got, sizeof(got), &pings)) {
+		fprintf(stderr, "FAIL: no READY=1 on %s\n", r.notify);
+		return finish(&r, 1);
 	}
 	if (!strstr(got, "\nSTATUS=serving: ")) {
 		fprintf(stderr, "FAIL: READY=1 without STATUS=: '%s'\n", got);
-		goto out;
+		return finish(&r, 1);
 	}
 	if (!vyre_test_log_has(r.log, "socket activation: listening on") ||
-	    !vyre_test_log_has(r.log, sock)) {
+	    !vyre_test_log_has(r.log, r.passed)) {
 		fprintf(stderr, "FAIL: vyred did not say it took the passed socket\n");
-		goto out;
+		return finish(&r, 1);
 	}
-	if (serve_one(sock) != 0)
-		goto out;
+	if (serve_one(r.passed) != 0)
+		return finish(&r, 1);
 	pings = 0;
-	expect(notify, NULL, 1000, NULL, 0, &pings);
+	expect(r.notify_fd, NULL, 1000, NULL, 0, &pings);
 	/* every 100 ms: 10 in a second; a slow sanitizer build still makes several */
 	if (pings < 3 || pings > 12) {
 		fprintf(stderr, "FAIL: %d WATCHDOG=1 pings in 1 s at WATCHDOG_USEC=%s\n", pings,
 			WATCHDOG_USEC);
-		goto out;
+		return finish(&r, 1);
 	}
 	kill(r.pid, SIGTERM);
-	if (!expect(notify, "STOPPING=1", READY_TIMEOUT_MS, NULL, 0, NULL)) {
+	if (!expect(r.notify_fd, "STOPPING=1", READY_TIMEOUT_MS, NULL, 0, NULL)) {
 		fprintf(stderr, "FAIL: no STOPPING=1 after SIGTERM\n");
-		goto out;
+		return finish(&r, 1);
 	}
 	int st = stop(&r);
 
 	if (st != 0) {
 		fprintf(stderr, "FAIL: vyred exited %d after SIGTERM\n", st);
-		goto out;
+		return finish(&r, 1);
 	}
-	if (!is_socket(sock) || !connectable(sock)) {
-		fprintf(stderr, "FAIL: the passed socket %s was removed or closed\n", sock);
-		goto out;
+	if (!is_socket(r.passed) || !connectable(r.passed)) {
+		fprintf(stderr, "FAIL: the passed socket %s was removed or closed\n", r.passed);
+		return finish(&r, 1);
 	}
 	printf("ok: activated: READY=1 with STATUS, a client served, %d pings/s, socket kept\n",
 	       pings);
-	rc = 0;
-out:
-	if (rc != 0)
-		dump_log(&r);
-	finish(&r);
-	close(notify);
-	close(r.listen_fd);
-	return rc;
+	return finish(&r, 0);
 }
 
 static int not_ours(const char *dir)
 {
-	char passed[128], own[128], notify_path[128];
-	struct run r = {.listen_fd = -1, .watchdog = 1, .watchdog_pid = 1};
-	int notify, pings = 0, rc = -1;
+	struct run r = {.listen_fd = -1, .notify_fd = -1, .watchdog = 1, .watchdog_pid = 1};
+	int pings = 0;
 
-	snprintf(passed, sizeof(passed), "%s/passed.sock", dir);
-	snprintf(own, sizeof(own), "%s/own.sock", dir);
-	snprintf(notify_path, sizeof(notify_path), "%s/notify", dir);
-	snprintf(r.log, sizeof(r.log), "%s/not-ours.log", dir);
-	r.socket = own;
-	r.notify = notify_path;
-	r.listen_fd = bind_unix(SOCK_SEQPACKET, passed, 0);
-	notify = bind_unix(SOCK_DGRAM, notify_path, 0);
-	if (r.listen_fd < 0 || notify < 0 || start(&r) != 0)
-		FAIL("set-up");
-	if (!expect(notify, "READY=1", READY_TIMEOUT_MS, NULL, 0, &pings)) {
-		fprintf(stderr, "FAIL: no READY=1 on %s\n", notify_path);
-		goto out;
+	if (launch(&r, dir, "not-ours", SOCK_SEQPACKET, 0, 1) != 0)
+		return finish(&r, 1);
+	if (!expect(r.notify_fd, "READY=1", READY_TIMEOUT_MS, NULL, 0, &pings)) {
+		fprintf(stderr, "FAIL: no READY=1 on %s\n", r.notify);
+		return finish(&r, 1);
 	}
-	if (!vyre_test_log_has(r.log, "is not this process: ignored") || !is_socket(own)) {
+	if (!vyre_test_log_has(r.log, "is not this process: ignored") || !is_socket(r.own)) {
 		fprintf(stderr, "FAIL: a foreign LISTEN_PID was not ignored\n");
-		goto out;
+		return finish(&r, 1);
 	}
-	if (serve_one(own) != 0)
-		goto out;
-	expect(notify, NULL, 500, NULL, 0, &pings);
+	if (serve_one(r.own) != 0)
+		return finish(&r, 1);
+	expect(r.notify_fd, NULL, 500, NULL, 0, &pings);
 	if (pings) {
 		fprintf(stderr, "FAIL: %d pings with WATCHDOG_PID naming another process\n", pings);
-		goto out;
+		return finish(&r, 1);
 	}
 	int st = stop(&r);
 
-	if (st != 0 || is_socket(own) || !is_socket(passed)) {
+	if (st != 0 || is_socket(r.own) || !is_socket(r.passed)) {
 		fprintf(stderr, "FAIL: exit %d; own socket %s, passed socket %s\n", st,
-			is_socket(own) ? "left behind" : "removed",
-			is_socket(passed) ? "kept" : "removed");
-		goto out;
+			is_socket(r.own) ? "left behind" : "removed",
+			is_socket(r.passed) ? "kept" : "removed");
+		return finish(&r, 1);
 	}
 	printf("ok: a foreign LISTEN_PID and WATCHDOG_PID are ignored\n");
-	rc = 0;
-out:
-	if (rc != 0)
-		dump_log(&r);
-	finish(&r);
-	close(notify);
-	close(r.listen_fd);
-	unlink(notify_path);
-	unlink(passed);
-	return rc;
+	return finish(&r, 0);
 }
 
 /* A SOCK_STREAM socket is not what vyred serves: start-up fails, with the reason. */
 static int wrong_type(const char *dir)
 {
-	char sock[128], notify_path[128];
-	struct run r = {.pid_is_child = 1};
-	int notify, st = -1;
+	struct run r = {.listen_fd = -1, .notify_fd = -1, .pid_is_child = 1};
+	int st = -1;
 
-	snprintf(sock, sizeof(sock), "%s/stream.sock", dir);
-	snprintf(notify_path, sizeof(notify_path), "%s/notify-stream", dir);
-	snprintf(r.log, sizeof(r.log), "%s/wrong-type.log", dir);
-	r.socket = sock;
-	r.notify = notify_path;
-	r.listen_fd = bind_unix(SOCK_STREAM, sock, 0);
-	notify = bind_unix(SOCK_DGRAM, notify_path, 0);
-	if (r.listen_fd < 0 || notify < 0 || start(&r) != 0)
-		FAIL("set-up");
+	if (launch(&r, dir, "stream", SOCK_STREAM, 0, 0) != 0)
+		return finish(&r, 1);
 	for (int i = 0; i < 6000 && r.pid > 0; i++) {
 		if (waitpid(r.pid, &st, WNOHANG) == r.pid)
 			r.pid = 0;
 		else
 			usleep(10000);
 	}
-	const int refused = r.pid == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1 &&
-			    vyre_test_log_has(r.log, "not a listening AF_UNIX SOCK_SEQPACKET") &&
-			    !expect(notify, "READY=1", 10, NULL, 0, NULL);
-
-	if (!refused) {
+	if (r.pid != 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 1 ||
+	    !vyre_test_log_has(r.log, "not a listening AF_UNIX SOCK_SEQPACKET") ||
+	    expect(r.notify_fd, "READY=1", 10, NULL, 0, NULL)) {
 		fprintf(stderr, "FAIL: a passed SOCK_STREAM socket was not refused\n");
-		dump_log(&r);
+		return finish(&r, 1);
 	}
-	finish(&r);
-	close(notify);
-	close(r.listen_fd);
-	unlink(notify_path);
-	unlink(sock);
-	if (!refused)
-		return -1;
 	printf("ok: a passed SOCK_STREAM socket stops start-up\n");
-	return 0;
+	return finish(&r, 0);
 }
 
 static void remove_all(const char *dir)
 {
-	static const char *const files[] = {"vyre.sock", "activated.log", "not-ours.log",
-					    "wrong-type.log"};
+	static const char *const files[] = {"activated.log", "not-ours.log", "stream.log"};
 	char path[128];
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
