@@ -43,3 +43,11 @@ install: build-all
 		cd $(PYTHON_PKG_DIR) && find . -type f ! -path '*/__pycache__/*' ! -name '*.pyc' \
 		-exec install -D -m 644 {} $(abspath $(DESTDIR)$(PYTHONDIR))/$(PY_PKG)/{} \; ; \
 	fi
+
+# What the optional fragments add to an install, for tests/test_install.sh
+# and tests/test_deb.sh (asked at run time, so a fragment added or removed
+# since their scripts were generated counts).
+.PHONY: install-parts
+install-parts:
+	@echo "man_pages=$(MAN_PAGES)"
+	@echo "py_dir=$(PYTHON_PKG_DIR)"

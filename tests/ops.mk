@@ -7,14 +7,12 @@ $(BUILD)/tests/test_sd_activation: $(BUILD)/obj/tests/test_integration_daemon.o 
 
 # make install PREFIX= / DESTDIR=, and make deb with the packages installed,
 # used and purged (root, apt-get; skipped from sanitizer builds). Shell tests,
-# copied next to the C tests with what they need to know filled in.
+# copied next to the C tests with the source tree and the build filled in.
 TESTS += test_install test_deb
 OPS_SHELL_DEPS := $(BUILD)/vyred $(BUILD)/vyre-submit $(BUILD)/vyre-demo $(BUILD)/libvyre.so \
-		  dist/install.mk dist/deb.mk $(wildcard dist/deb/* dist/systemd/*) \
-		  $(wildcard man/man.mk python/python.mk)
+		  dist/install.mk dist/deb.mk $(wildcard dist/deb/* dist/systemd/*)
 $(BUILD)/tests/test_install $(BUILD)/tests/test_deb: $(BUILD)/tests/%: tests/%.sh $(OPS_SHELL_DEPS)
 	@mkdir -p $(dir $@)
 	sed -e 's|@VYRE_SRCDIR@|$(CURDIR)|g' -e 's|@BUILD@|$(abspath $(BUILD))|g' \
-	    -e 's|@SANITIZE@|$(SANITIZE)|g' -e 's|@CFLAGS@|$(CFLAGS)|g' \
-	    -e 's|@MAN_PAGES@|$(MAN_PAGES)|g' -e 's|@PYTHON_PKG_DIR@|$(PYTHON_PKG_DIR)|g' $< > $@
+	    -e 's|@SANITIZE@|$(SANITIZE)|g' -e 's|@CFLAGS@|$(CFLAGS)|g' $< > $@
 	chmod +x $@

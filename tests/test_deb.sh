@@ -10,7 +10,6 @@
 src='@VYRE_SRCDIR@'
 build='@BUILD@'
 sanitize='@SANITIZE@'
-py_dir='@PYTHON_PKG_DIR@'
 
 skip() {
 	echo "$*"
@@ -21,6 +20,9 @@ skip() {
 for t in apt-get dpkg-deb dpkg-shlibdeps dpkg-architecture; do
 	command -v "$t" >/dev/null || skip "no $t (apt-get install dpkg-dev)"
 done
+# this runs under `make test`: the inner makes must not talk to the outer one's jobserver
+unset MAKEFLAGS MFLAGS MAKELEVEL
+py_dir=$(make -s -C "$src" --no-print-directory install-parts | sed -n 's/^py_dir=//p')
 pkgs="vyre libvyre0 libvyre-dev"
 [ -n "$py_dir" ] && pkgs="$pkgs python3-vyre"
 for p in $pkgs; do
@@ -56,8 +58,6 @@ fail() {
 }
 quote() { sed 's/^/  | /' "$1"; }
 
-# this runs under `make test`: the inner make must not talk to the outer one's jobserver
-unset MAKEFLAGS MFLAGS MAKELEVEL
 start=$(date +%s)
 make -s -C "$src" BUILD="$build" deb >"$tmp/make.log" 2>&1 || {
 	echo "FAIL: make deb:"

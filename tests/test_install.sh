@@ -5,14 +5,11 @@
 # systemd-analyze verify content with them where it is installed), the
 # examples and the demo, and, when their fragments exist in this tree, the
 # man pages in their sections and the Python package (importable from there).
-# Filled in by tests/ops.mk: the source tree, the build, what the man and
-# python fragments define.
+# Filled in by tests/ops.mk: the source tree and the build.
 src='@VYRE_SRCDIR@'
 build='@BUILD@'
 sanitize='@SANITIZE@'
 cflags='@CFLAGS@'
-man_pages='@MAN_PAGES@'
-py_dir='@PYTHON_PKG_DIR@'
 
 tmp=$(mktemp -d /tmp/vyre-install.XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -24,6 +21,9 @@ fail() {
 
 # this runs under `make test`: the inner make must not talk to the outer one's jobserver
 unset MAKEFLAGS MFLAGS MAKELEVEL
+parts=$(make -s -C "$src" --no-print-directory install-parts) || exit 1
+man_pages=$(echo "$parts" | sed -n 's/^man_pages=//p')
+py_dir=$(echo "$parts" | sed -n 's/^py_dir=//p')
 install_to() {
 	make -s -C "$src" BUILD="$build" SANITIZE="$sanitize" CFLAGS="$cflags" "$@" install \
 		>"$tmp/make.log" 2>&1 || {
