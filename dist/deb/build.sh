@@ -64,8 +64,14 @@ find "$work/debian" -path '*/usr/share/man/*' -type l ! -name '*.gz' | while rea
 	ln -s "$(readlink "$l").gz" "$l.gz" && rm "$l"
 done
 
+# shlibs FILE...: the Depends of these ELF files (relative to $work); callers
+# assign the result first, so that a failure stops the build (set -e)
 shlibs() {
-	(cd "$work" && dpkg-shlibdeps -O -e"$@" 2>/dev/null) | sed -n 's/^shlibs:Depends=//p'
+	out=$(cd "$work" && dpkg-shlibdeps -O "$@" 2>"$work/shlibdeps.log") || {
+		cat "$work/shlibdeps.log" >&2
+		return 1
+	}
+	echo "$out" | sed -n 's/^shlibs:Depends=//p'
 }
 
 # control PKG ARCH SECTION DEPENDS [EXTRA FIELD LINES] < DESCRIPTION
@@ -99,7 +105,8 @@ control() {
 }
 
 bins=$(find "$work/debian/vyre/usr/bin" -type f | sed "s|^$work/||")
-control vyre "$arch" utils "$(shlibs $bins), passwd" "Suggests: libcuda1" <<'D'
+deps=$(shlibs $bins)
+control vyre "$arch" utils "$deps, passwd" "Suggests: libcuda1" <<'D'
 Description: shared-memory GPU work-submission service
  vyred drains the work items that client processes publish in shared-memory
  rings, plans them into batches and runs them on the GPUs (CUDA) or on the
@@ -112,8 +119,8 @@ D
 mkdir -p "$work/debian/$lib/DEBIAN"
 echo "libvyre $major $lib (>= $upstream)" >"$work/debian/$lib/DEBIAN/shlibs"
 echo "activate-noawait ldconfig" >"$work/debian/$lib/DEBIAN/triggers"
-control "$lib" "$arch" libs "$(shlibs "debian/$lib/usr/lib/$ma/libvyre.so.$upstream")" \
-	"Multi-Arch: same" <<'D'
+deps=$(shlibs "debian/$lib/usr/lib/$ma/libvyre.so.$upstream")
+control "$lib" "$arch" libs "$deps" "Multi-Arch: same" <<'D'
 Description: vyre client library
  libvyre connects a process to vyred, maps its shared-memory rings and the
  domain heap, and submits work items and reaps their completions.
