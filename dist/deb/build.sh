@@ -5,7 +5,7 @@
 # the build here instead of going missing.
 # usage: dist/deb/build.sh DIR UPSTREAM_VERSION DEB_VERSION
 set -eu
-dir=$1 upstream=$2 version=$3
+dir=$(cd "$1" && pwd) upstream=$2 version=$3
 here=$(cd "$(dirname "$0")" && pwd)
 stage=$dir/stage
 work=$dir/work
