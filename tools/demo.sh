@@ -2,9 +2,13 @@
 # make demo: start vyred on a temporary socket with --backend auto, run the
 # multi-producer demo against it, print what happened, stop vyred with
 # SIGTERM and check that it exited 0 and removed its socket.
-# usage: tools/demo.sh BUILD_DIR [PRODUCERS] [ITEMS_PER_PRODUCER]
+# usage: tools/demo.sh [DIR] [PRODUCERS] [ITEMS_PER_PRODUCER]
+# DIR holds vyred and vyre-demo: a build directory, or where they are
+# installed (/usr/bin); by default build/, else the vyred on $PATH.
 set -u
-build=${1:-build}
+default=build
+[ -x build/vyred ] || default=$(dirname "$(command -v vyred || echo build/vyred)")
+build=${1:-$default}
 producers=${2:-4}
 items=${3:-50000}
 dir=$(mktemp -d /tmp/vyre-demo.XXXXXX) || exit 1

@@ -130,11 +130,14 @@ struct vyre_daemon {
 	uint64_t inbox_buf;
 	struct io_uring ring;
 	int listen_fd;
+	int listen_passed; /* by systemd (sd.h): its path is not ours to unlink */
 	int signal_fd;
 	int accept_armed;
 	int signal_armed;
 	int tick_armed; /* the handshake-timeout tick is in the ring */
 	struct __kernel_timespec tick;
+	int watchdog_armed; /* loop 0: the systemd watchdog's timeout is in the ring */
+	struct __kernel_timespec watchdog;
 	int stopping;
 	int use_futex; /* doorbell waits: 1 io_uring FUTEX_WAIT, 0 eventfd reads */
 	uint8_t signal_buf[128];
