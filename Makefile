@@ -6,7 +6,9 @@
 #   make check        what CI runs: test, then the suite under ASan+UBSan and TSan
 #   make demo         start vyred, run the multi-producer demo, stop it
 #   make asan / tsan  the test suite under ASan+UBSan / TSan (separate build dirs)
-#   make install PREFIX=/usr/local
+#   make install      PREFIX=/usr/local DESTDIR=: binaries, library, headers, vyre.pc,
+#                     systemd units, man pages, the Python package (dist/install.mk)
+#   make deb          Debian packages in $(BUILD)/deb/ (dist/deb.mk)
 #
 # Each part adds its sources, programs and tests in its own */*.mk fragment.
 
@@ -47,7 +49,7 @@ EXTRA_ALL    :=   # other things `make` builds
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
-.PHONY: all setup test check demo asan tsan install clean format
+.PHONY: all setup test check demo asan tsan clean format
 .SECONDARY:
 all: build-all
 
@@ -103,16 +105,6 @@ asan:
 
 tsan:
 	$(MAKE) BUILD=build-tsan SANITIZE=thread CFLAGS="-O1 -g" test
-
-install: build-all
-	install -d $(DESTDIR)$(PREFIX)/include/vyre $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	install -m 644 include/vyre/*.h $(DESTDIR)$(PREFIX)/include/vyre/
-	install -m 644 $(BUILD)/libvyre.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libvyre.so $(DESTDIR)$(PREFIX)/lib/libvyre.so.$(VYRE_VERSION)
-	ln -sf libvyre.so.$(VYRE_VERSION) $(DESTDIR)$(PREFIX)/lib/libvyre.so.$(VYRE_SO_MAJOR)
-	ln -sf libvyre.so.$(VYRE_SO_MAJOR) $(DESTDIR)$(PREFIX)/lib/libvyre.so
-	sed 's|^prefix=.*|prefix=$(PREFIX)|' $(BUILD)/vyre.pc > $(DESTDIR)$(PREFIX)/lib/pkgconfig/vyre.pc
-	install -m 755 $(addprefix $(BUILD)/,$(PROGRAMS)) $(DESTDIR)$(PREFIX)/bin/
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -70,6 +70,8 @@ static const uint32_t dfa_sizes[] = {256, 4096, 65536};
 struct figures {
 	double persistent[2][N_TRIVIAL], launch[2][N_TRIVIAL], per_item[2][N_TRIVIAL],
 	    graph[2][N_TRIVIAL], replay[2][N_TRIVIAL];
+	/* of a batch's submit -> reap, the share submit (lowering, posting) takes on the host */
+	double submit_share[2][2][N_TRIVIAL];
 };
 
 static void write_heap(uint8_t *heap)
@@ -220,11 +222,15 @@ static int peer_throughput(struct vyre_bench_ctx *ctx, struct vyre_cuda_peers *p
 
 /* ---- the backend ----------------------------------------------------------- */
 
-static int run_batch(struct vyre_backend *b, struct workload *w)
+/* One batch, submit -> reap; @submit_ns (may be NULL) gains the time submit took. */
+static int run_batch(struct vyre_backend *b, struct workload *w, uint64_t *submit_ns)
 {
 	struct vyre_slot_done done;
+	const uint64_t t0 = submit_ns ? vyre_bench_now_ns() : 0;
 	int err = vyre_cuda_backend->submit(b, 0, &w->batch);
 
+	if (submit_ns)
+		*submit_ns += vyre_bench_now_ns() - t0;
 	if (!err)
 		err = vyre_cuda_backend->reap(b, &done, 1, POLL_NS);
 	if (err < 0)
@@ -258,14 +264,14 @@ static int one_item(struct vyre_bench_ctx *ctx, struct vyre_backend *b, struct w
 	w->order[0] = 0;
 	w->batch.n_items = w->batch.plan.n_order = w->group_end[0] = 1;
 	for (uint32_t i = 0; i < 200 && !err; i++)
-		err = run_batch(b, w);
+		err = run_batch(b, w, NULL);
 	/* blocks of 500 samples, so one path does not disturb the other's next sample */
 	for (uint32_t i = 0; i < n_lat * kinds && !err; i++) {
 		const uint32_t k = i / 500 % kinds;
 
 		vyre_cuda_set_immediate(b, k == 0);
 		const uint64_t t0 = vyre_bench_ticks();
-		err = run_batch(b, w);
+		err = run_batch(b, w, NULL);
 		vyre_bench_sample(&s[k], vyre_bench_ticks() - t0);
 	}
 	vyre_cuda_set_immediate(b, 1);
@@ -283,7 +289,7 @@ static int backend_mode(struct vyre_bench_ctx *ctx, enum vyre_cuda_mode mode, ui
 {
 	const char *mname = mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch";
 	const struct vyre_backend_config cfg = {
-	    .max_heaps = 1, .max_items = MAX_ITEMS, .cuda_mode = mode, .cuda_device = 0};
+	    .max_heaps = 1, .max_items = MAX_ITEMS, .cuda_mode = mode, .device = 0};
 	struct vyre_backend *b;
 	char why[512];
 	int err = vyre_cuda_backend->init(&b, &cfg, why, sizeof(why));
@@ -303,14 +309,17 @@ static int backend_mode(struct vyre_bench_ctx *ctx, enum vyre_cuda_mode mode, ui
 		for (uint32_t k = 0; k < count && !err; k++) {
 			const uint32_t n = ctx->quick && sizes[k] > 4096 ? 4096 : sizes[k];
 			uint32_t reps = 0;
-			uint64_t t0;
+			uint64_t t0, submit_ns = 0;
 
 			build(w, (enum shape)shape, n);
-			err = run_batch(b, w); /* warm: grows the slab if needed */
+			err = run_batch(b, w, NULL); /* warm: grows the slab if needed */
 			for (t0 = vyre_bench_now_ns(); !err && !enough(ctx, reps, t0); reps++)
-				err = run_batch(b, w);
-			const double rate =
-			    (double)n * reps / ((double)(vyre_bench_now_ns() - t0) / 1e9);
+				err = run_batch(b, w, &submit_ns);
+			const uint64_t took = vyre_bench_now_ns() - t0;
+			const double rate = (double)n * reps / ((double)took / 1e9);
+
+			f->submit_share[mode == VYRE_CUDA_PERSISTENT ? 0 : 1][shape][k] =
+			    took ? (double)submit_ns / (double)took : 0;
 			if (mode == VYRE_CUDA_PERSISTENT)
 				f->persistent[shape][k] = rate;
 			else
@@ -348,6 +357,12 @@ static void report_throughput(struct vyre_bench_ctx *ctx, const struct figures *
 				snprintf(name, sizeof(name), "%s %u %s", sh, n, rows[r].what);
 				vyre_bench_report(ctx, SUITE, name, "items/s", rows[r].v,
 						  "items/s");
+			}
+			for (int m = 0; m < 2; m++) {
+				snprintf(name, sizeof(name), "%s %u %s submit share", sh, n,
+					 m == 0 ? "persistent" : "launch");
+				vyre_bench_report(ctx, SUITE, name, "fraction",
+						  f->submit_share[m][shape][k], "x");
 			}
 			if (f->per_item[shape][k] > 0) {
 				snprintf(name, sizeof(name), "%s %u persistent/per-item", sh, n);

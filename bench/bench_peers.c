@@ -146,21 +146,18 @@ struct board {
 
 enum peer_kind { PEER_VYRE, PEER_GPU };
 
+/* l.name is the row prefix; l.socket is set for PEER_VYRE when its vyred starts */
 struct peer {
-	const char *name; /* row prefix */
 	enum peer_kind kind;
-	const char *socket; /* PEER_VYRE */
+	struct vyre_peers_load l;
 };
 
-struct child {
+struct vyre_peers_producer {
 	struct board *b;
 	unsigned id;
 	const struct peer *pe;
 	double rate_per_ns; /* open loop: this producer's arrival rate; 0: closed loop */
-};
-
-struct figures {
-	double items, offered, p50, p99, p999;
+	char domain[VYRE_DOMAIN_NAME_MAX]; /* empty: a private domain */
 };
 
 static void fail(struct proc *me, const char *fmt, ...)
@@ -178,6 +175,33 @@ static int stopping(const struct board *b)
 	return __atomic_load_n(&b->stop.v, __ATOMIC_ACQUIRE) != 0;
 }
 
+int vyre_peers_fail(struct vyre_peers_producer *p, const char *fmt, ...)
+{
+	struct proc *me = &p->b->p[p->id];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(me->why, sizeof(me->why), fmt, ap);
+	va_end(ap);
+	me->failed = 1;
+	return 1;
+}
+
+const char *vyre_peers_socket(const struct vyre_peers_producer *p)
+{
+	return p->pe->l.socket;
+}
+
+const char *vyre_peers_domain(const struct vyre_peers_producer *p)
+{
+	return p->domain[0] ? p->domain : NULL;
+}
+
+int vyre_peers_stopping(const struct vyre_peers_producer *p)
+{
+	return stopping(p->b);
+}
+
 /* Says it is ready and waits for go; 0 to start, -1 when the suite gave up. */
 static int ready_then_go(struct board *b)
 {
@@ -188,6 +212,11 @@ static int ready_then_go(struct board *b)
 		else
 			nanosleep(&(struct timespec){0, 50000}, NULL);
 	return 0;
+}
+
+int vyre_peers_go(struct vyre_peers_producer *p)
+{
+	return ready_then_go(p->b);
 }
 
 /*
@@ -203,6 +232,13 @@ static int recorded(const struct board *b, uint64_t t0)
 static void count_done(struct proc *me)
 {
 	__atomic_store_n(&me->done.v, me->done.v + 1, __ATOMIC_RELEASE);
+}
+
+void vyre_peers_done(struct vyre_peers_producer *p, uint64_t items)
+{
+	struct proc *me = &p->b->p[p->id];
+
+	__atomic_store_n(&me->done.v, me->done.v + items, __ATOMIC_RELEASE);
 }
 
 /* Exponential gap of a Poisson process of @rate_per_ns, from xorshift64 state @rng. */
@@ -243,9 +279,12 @@ struct vyre_side {
 	uint32_t *outp[OPEN_SLOTS];
 };
 
-static int vyre_side_open(struct vyre_side *v, const char *socket, uint32_t slots, struct proc *me)
+static int vyre_side_open(struct vyre_side *v, const struct vyre_peers_producer *a, uint32_t slots,
+			  struct proc *me)
 {
-	const struct vyre_connect_opts o = {.socket_path = socket, .heap_bytes = HEAP_BYTES};
+	const struct vyre_connect_opts o = {.socket_path = a->pe->l.socket,
+					    .domain = vyre_peers_domain(a),
+					    .heap_bytes = HEAP_BYTES};
 	int rc = vyre_connect(&o, &v->c);
 
 	if (rc) {
@@ -286,11 +325,11 @@ static int vyre_side_check(struct vyre_side *v, const struct vyre_cqe *cqe, uint
 	return 0;
 }
 
-static int vyre_closed(const struct child *a, struct proc *me)
+static int vyre_closed(const struct vyre_peers_producer *a, struct proc *me)
 {
 	struct vyre_side v;
 	struct vyre_cqe cqe;
-	int rc = vyre_side_open(&v, a->pe->socket, 1, me);
+	int rc = vyre_side_open(&v, a, 1, me);
 
 	if (ready_then_go(a->b) || rc) {
 		if (!rc)
@@ -324,13 +363,13 @@ static int vyre_closed(const struct child *a, struct proc *me)
  * buffer) and is submitted at once; CQEs are reaped while waiting for the
  * next arrival. With every slot busy, arrivals wait and are submitted late.
  */
-static int vyre_open(const struct child *a, struct proc *me)
+static int vyre_open(const struct vyre_peers_producer *a, struct proc *me)
 {
 	struct vyre_side v;
 	struct vyre_cqe cqes[OPEN_SLOTS];
 	uint64_t arrival[OPEN_SLOTS], rng = 0x9e3779b97f4a7c15ull * (a->id + 1);
 	uint32_t param[OPEN_SLOTS], free_slots[OPEN_SLOTS], n_free = OPEN_SLOTS, seq = 0;
-	int rc = vyre_side_open(&v, a->pe->socket, OPEN_SLOTS, me);
+	int rc = vyre_side_open(&v, a, OPEN_SLOTS, me);
 
 	if (ready_then_go(a->b) || rc) {
 		if (!rc)
@@ -400,7 +439,7 @@ static int vyre_open(const struct child *a, struct proc *me)
 
 /* ---- producers launching for themselves (own context; under MPS or not) ---- */
 
-static int gpu_closed(const struct child *a, struct proc *me)
+static int gpu_closed(const struct vyre_peers_producer *a, struct proc *me)
 {
 	struct vyre_peers_gpu *g;
 	int rc = vyre_peers_gpu_open(&g, 1, me->why, sizeof(me->why));
@@ -438,7 +477,7 @@ static int gpu_closed(const struct child *a, struct proc *me)
  * output slot); the stream runs them in order, so the oldest outstanding
  * item is the next to finish, seen by polling its output in mapped memory.
  */
-static int gpu_open(const struct child *a, struct proc *me)
+static int gpu_open(const struct vyre_peers_producer *a, struct proc *me)
 {
 	struct vyre_peers_gpu *g;
 	uint64_t arrival[OPEN_SLOTS], rng = 0x9e3779b97f4a7c15ull * (a->id + 1);
@@ -502,7 +541,7 @@ static int gpu_open(const struct child *a, struct proc *me)
 
 static int child_main(void *arg)
 {
-	const struct child *a = arg;
+	struct vyre_peers_producer *a = arg;
 	struct proc *me = &a->b->p[a->id];
 
 	/* the default 50 us of slack would make every sleep for an arrival late */
@@ -511,6 +550,8 @@ static int child_main(void *arg)
 		return 1;
 	}
 
+	if (a->pe->l.run)
+		return a->pe->l.run((struct vyre_peers_producer *)a, a->pe->l.arg);
 	if (a->pe->kind == PEER_VYRE)
 		return a->rate_per_ns > 0 ? vyre_open(a, me) : vyre_closed(a, me);
 	return a->rate_per_ns > 0 ? gpu_open(a, me) : gpu_closed(a, me);
@@ -544,20 +585,29 @@ static int any_failed(struct board *b, unsigned procs)
  * CPUs too.
  */
 static int measure(const struct vyre_bench_ctx *ctx, const struct peer *pe, unsigned procs,
-		   double offered, struct figures *f)
+		   double offered, struct vyre_peers_figures *f)
 {
 	struct board *b = vyre_bench_shared_alloc(sizeof(*b));
-	struct child args[MAX_PROCS];
+	struct vyre_peers_producer args[MAX_PROCS];
 	pid_t pids[MAX_PROCS];
 	unsigned spawned = 0;
 	const uint64_t min = offered > 0 ? MIN_OPEN : MIN_CLOSED;
 	int rc = 0;
 
+	if (procs > MAX_PROCS) {
+		fprintf(stderr, "%s: %s: at most %u producers, not %u\n", pe->l.suite, pe->l.name,
+			MAX_PROCS, procs);
+		return -1;
+	}
 	if (!b)
 		return -1;
 	fflush(NULL); /* a child must never write out the parent's buffered output again */
 	for (; spawned < procs; spawned++) {
-		args[spawned] = (struct child){b, spawned, pe, offered / procs / 1e9};
+		args[spawned] =
+		    (struct vyre_peers_producer){b, spawned, pe, offered / procs / 1e9, ""};
+		if (pe->l.domain)
+			snprintf(args[spawned].domain, sizeof(args[spawned].domain), "%s%u",
+				 pe->l.domain, spawned % (pe->l.domains ? pe->l.domains : 1));
 		pids[spawned] = fork();
 		if (pids[spawned] == 0)
 			_exit(child_main(&args[spawned]));
@@ -600,92 +650,66 @@ static int measure(const struct vyre_bench_ctx *ctx, const struct peer *pe, unsi
 
 		if (status != 0 || b->p[i].failed) {
 			if (rc == 0)
-				fprintf(stderr, "peers: %s producer %u of %u: %s\n", pe->name, i,
-					procs, b->p[i].failed ? b->p[i].why : "died from a signal");
+				fprintf(stderr, "%s: %s producer %u of %u: %s\n", pe->l.suite,
+					pe->l.name, i, procs,
+					b->p[i].failed ? b->p[i].why : "died from a signal");
 			rc = -1;
 		}
 		if (all)
 			hist_merge(all, &b->p[i].h);
 	}
 	if (!started && rc == 0) {
-		fprintf(stderr, "peers: %s: %u of %u producers ready after %llu s\n", pe->name,
-			(unsigned)b->ready.v, procs, (unsigned long long)(READY_NS / 1000000000u));
+		fprintf(stderr, "%s: %s: %u of %u producers ready after %llu s\n", pe->l.suite,
+			pe->l.name, (unsigned)b->ready.v, procs,
+			(unsigned long long)(READY_NS / 1000000000u));
 		rc = -1;
 	}
 	if (rc == 0 && done < min) {
-		fprintf(stderr, "peers: %s: only %llu items in %.1f s\n", pe->name,
+		fprintf(stderr, "%s: %s: only %llu items in %.1f s\n", pe->l.suite, pe->l.name,
 			(unsigned long long)done, (double)(end - start) / 1e9);
 		rc = -1;
 	}
 	if (!all)
 		rc = -1;
 	if (rc == 0)
-		*f = (struct figures){.items = (double)done * 1e9 / (double)(end - start),
-				      .offered = offered,
-				      .p50 = hist_quantile(all, 0.50),
-				      .p99 = hist_quantile(all, 0.99),
-				      .p999 = hist_quantile(all, 0.999)};
+		*f =
+		    (struct vyre_peers_figures){.items = (double)done * 1e9 / (double)(end - start),
+						.offered = offered,
+						.p50 = hist_quantile(all, 0.50),
+						.p99 = hist_quantile(all, 0.99),
+						.p999 = hist_quantile(all, 0.999)};
 	free(all);
 	vyre_bench_shared_free(b, sizeof(*b));
 	return rc;
 }
 
-/* ---- vyred and the MPS control daemon ---------------------------------------- */
-
-/* What the suite passes to its vyreds; 0: not passed. */
-struct vyred_args {
-	unsigned inflight;
-	unsigned loops;
-	const char *const *extra; /* --vyred-arg, appended as given */
-	unsigned n_extra;
-};
-
-/* 1 when `@bin --help` lists @flag (--inflight and --loops are newer than this suite). */
-static int vyred_has_flag(const char *bin, const char *flag)
+int vyre_peers_measure(const struct vyre_bench_ctx *ctx, const struct vyre_peers_load *l,
+		       unsigned procs, struct vyre_peers_figures *f)
 {
-	char cmd[PATH_MAX + 32], line[256];
-	int found = 0;
+	const struct peer pe = {PEER_VYRE, *l};
 
-	snprintf(cmd, sizeof(cmd), "'%s' --help 2>&1", bin);
-	fflush(NULL);
-	FILE *p = popen(cmd, "r");
-
-	while (p && fgets(line, sizeof(line), p))
-		found |= strstr(line, flag) != NULL;
-	if (p)
-		pclose(p);
-	return found;
+	return measure(ctx, &pe, procs, 0, f);
 }
+
+/* ---- vyred and the MPS control daemon ---------------------------------------- */
 
 /* vyred's own account of the run: its batches, slots and the time each stage took. */
 static const char *const summary_lines[] = {"stopped after", "mean ns per batch", ": loop ", NULL};
 
 /* vyred from @bin on a new temporary socket; @mode NULL for the cpu backend. */
 static int vyred_start(struct vyre_bench_vyred *d, const char *bin, const char *mode,
-		       const struct vyred_args *va)
+		       const struct vyre_bench_vyred_opts *va)
 {
-	char inflight_arg[16], loops_arg[16];
-	const char *args[12 + VYRE_BENCH_MAX_VYRED_ARGS];
-	int n = 0;
+	const char *args[5 + VYRE_BENCH_VYRED_OPTS_ARGS];
+	unsigned n = 0;
 
-	snprintf(inflight_arg, sizeof(inflight_arg), "%u", va->inflight);
-	snprintf(loops_arg, sizeof(loops_arg), "%u", va->loops);
 	args[n++] = "--backend";
 	args[n++] = mode ? "cuda" : "cpu";
 	if (mode) {
 		args[n++] = "--mode";
 		args[n++] = mode;
 	}
-	if (va->inflight) {
-		args[n++] = "--inflight";
-		args[n++] = inflight_arg;
-	}
-	if (va->loops) {
-		args[n++] = "--loops";
-		args[n++] = loops_arg;
-	}
-	for (unsigned i = 0; i < va->n_extra; i++)
-		args[n++] = va->extra[i];
+	n = vyre_bench_vyred_opts_args(va, args, n);
 	args[n] = NULL;
 	return vyre_bench_vyred_start(d, "peers", bin, args);
 }
@@ -829,20 +853,6 @@ static void mps_fini(struct mps *m, const char *old_pipe, const char *old_log)
 
 /* ---- the GPU probe, in a child so this process never touches CUDA ------------ */
 
-/* 1 when this process has the CUDA driver mapped (another suite loaded it). */
-static int cuda_loaded_here(void)
-{
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "r");
-	int found = 0;
-
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = strstr(line, "libcuda.so") != NULL;
-	if (f)
-		fclose(f);
-	return found;
-}
-
 struct probe {
 	int ok;
 	char why[320];
@@ -888,9 +898,9 @@ struct series {
 	const char *row; /* row prefix, with vyred's --inflight when passed */
 	char row_buf[64];
 	int ran[N_COUNTS];
-	struct figures closed[N_COUNTS];
+	struct vyre_peers_figures closed[N_COUNTS];
 	int open_ran[N_LOADS];
-	struct figures open[N_LOADS];
+	struct vyre_peers_figures open[N_LOADS];
 };
 
 static unsigned n_counts(const struct vyre_bench_ctx *ctx)
@@ -898,14 +908,15 @@ static unsigned n_counts(const struct vyre_bench_ctx *ctx)
 	return ctx->quick ? 3 : (unsigned)N_COUNTS;
 }
 
-static void report_figures(struct vyre_bench_ctx *ctx, const char *name, const struct figures *f)
+void vyre_peers_report(struct vyre_bench_ctx *ctx, const char *suite, const char *name,
+		       const struct vyre_peers_figures *f)
 {
 	if (f->offered > 0)
-		vyre_bench_report(ctx, SUITE, name, "offered", f->offered, "items/s");
-	vyre_bench_report(ctx, SUITE, name, "items/s", f->items, "items/s");
-	vyre_bench_report(ctx, SUITE, name, "p50", f->p50, "ns");
-	vyre_bench_report(ctx, SUITE, name, "p99", f->p99, "ns");
-	vyre_bench_report(ctx, SUITE, name, "p999", f->p999, "ns");
+		vyre_bench_report(ctx, suite, name, "offered", f->offered, "items/s");
+	vyre_bench_report(ctx, suite, name, "items/s", f->items, "items/s");
+	vyre_bench_report(ctx, suite, name, "p50", f->p50, "ns");
+	vyre_bench_report(ctx, suite, name, "p99", f->p99, "ns");
+	vyre_bench_report(ctx, suite, name, "p999", f->p999, "ns");
 }
 
 /* Closed loop of @s at every N; reports as it goes. -1 when one failed (the rest still run). */
@@ -921,7 +932,7 @@ static int closed_loop(struct vyre_bench_ctx *ctx, struct series *s)
 		}
 		s->ran[i] = 1;
 		snprintf(name, sizeof(name), "closed %s %up", s->row, closed_counts[i]);
-		report_figures(ctx, name, &s->closed[i]);
+		vyre_peers_report(ctx, SUITE, name, &s->closed[i]);
 	}
 	return rc;
 }
@@ -949,7 +960,7 @@ static int open_loop(struct vyre_bench_ctx *ctx, struct series *s)
 
 	if (!s->ran[ref]) {
 		fprintf(stderr, "peers: %s open loop skipped: no closed-loop figure at %u\n",
-			s->pe.name, procs);
+			s->pe.l.name, procs);
 		return -1;
 	}
 	for (unsigned i = 0; i < n_loads; i++) {
@@ -961,7 +972,7 @@ static int open_loop(struct vyre_bench_ctx *ctx, struct series *s)
 		}
 		s->open_ran[i] = 1;
 		snprintf(name, sizeof(name), "open %s %up %.0f%%", s->row, procs, loads[i] * 100);
-		report_figures(ctx, name, &s->open[i]);
+		vyre_peers_report(ctx, SUITE, name, &s->open[i]);
 	}
 	return rc;
 }
@@ -1020,7 +1031,7 @@ static int write_open_json(const struct vyre_bench_ctx *ctx, struct series *cons
 	}
 	for (unsigned k = 0; k < n; k++)
 		for (unsigned i = 0; i < n_loads; i++) {
-			const struct figures *o = &series[k]->open[i];
+			const struct vyre_peers_figures *o = &series[k]->open[i];
 			const struct {
 				const char *metric, *unit;
 				double v;
@@ -1048,17 +1059,11 @@ static int write_open_json(const struct vyre_bench_ctx *ctx, struct series *cons
 
 /* A series of @kind; a vyre series gets its socket when its vyred starts. */
 static void series_init(struct series *s, const char *name, enum peer_kind kind,
-			const struct vyred_args *va)
+			const struct vyre_bench_vyred_opts *va)
 {
-	char inflight[24] = "", loops[24] = "";
-
 	memset(s, 0, sizeof(*s));
-	s->pe = (struct peer){name, kind, NULL};
-	if (va && va->inflight)
-		snprintf(inflight, sizeof(inflight), " inflight=%u", va->inflight);
-	if (va && va->loops)
-		snprintf(loops, sizeof(loops), " loops=%u", va->loops);
-	snprintf(s->row_buf, sizeof(s->row_buf), "%s%s%s", name, inflight, loops);
+	s->pe = (struct peer){kind, {.suite = SUITE, .name = name}};
+	snprintf(s->row_buf, sizeof(s->row_buf), "%s%s", name, va ? va->tag : "");
 	s->row = s->row_buf;
 }
 
@@ -1067,14 +1072,14 @@ static void series_init(struct series *s, const char *name, enum peer_kind kind,
  * open loop when @open.
  */
 static int vyre_series(struct vyre_bench_ctx *ctx, const char *bin, const char *mode,
-		       const struct vyred_args *va, int open, struct series *s)
+		       const struct vyre_bench_vyred_opts *va, int open, struct series *s)
 {
 	struct vyre_bench_vyred d = {0};
 	int rc;
 
 	if (vyred_start(&d, bin, mode, va))
 		return -1;
-	s->pe.socket = d.sock;
+	s->pe.l.socket = d.sock;
 	rc = closed_loop(ctx, s);
 	if (open)
 		rc |= open_loop(ctx, s);
@@ -1086,22 +1091,14 @@ static int peers_suite(struct vyre_bench_ctx *ctx)
 {
 	struct series vp, vl, self, mpss, vcpu;
 	char bin[PATH_MAX], why[320];
-	struct vyred_args va = {ctx->inflight, ctx->loops, ctx->vyred_args, ctx->n_vyred_args};
+	struct vyre_bench_vyred_opts va;
 	int rc = 0;
 
 	if (!vyre_bench_find_vyred(bin, sizeof(bin))) {
 		fprintf(stderr, "peers: skipped: no vyred next to vyre-bench\n");
 		return 0;
 	}
-	if (va.inflight && !vyred_has_flag(bin, "--inflight")) {
-		fprintf(stderr, "peers: %s has no --inflight: --inflight %u not passed\n", bin,
-			va.inflight);
-		va.inflight = 0;
-	}
-	if (va.loops && !vyred_has_flag(bin, "--loops")) {
-		fprintf(stderr, "peers: %s has no --loops: --loops %u not passed\n", bin, va.loops);
-		va.loops = 0;
-	}
+	vyre_bench_vyred_opts(ctx, SUITE, bin, &va);
 	series_init(&vcpu, "vyre-cpu", PEER_VYRE, &va);
 	series_init(&vp, "vyre-persistent", PEER_VYRE, &va);
 	series_init(&vl, "vyre-launch", PEER_VYRE, &va);
@@ -1111,7 +1108,7 @@ static int peers_suite(struct vyre_bench_ctx *ctx)
 
 	if (ctx->cpu_only)
 		snprintf(why, sizeof(why), "--backend cpu");
-	else if (cuda_loaded_here())
+	else if (vyre_bench_cuda_loaded())
 		snprintf(why, sizeof(why),
 			 "this vyre-bench already loaded the CUDA driver (an earlier suite), "
 			 "and CUDA does not survive fork: run `vyre-bench peers` alone");

@@ -316,3 +316,79 @@ int vyre_bench_vyred_start(struct vyre_bench_vyred *d, const char *suite, const 
 	vyre_bench_vyred_stop(d, suite, NULL);
 	return -1;
 }
+
+int vyre_bench_vyred_has_flag(const char *bin, const char *flag)
+{
+	char cmd[PATH_MAX + 32], line[256];
+	int found = 0;
+
+	snprintf(cmd, sizeof(cmd), "'%s' --help 2>&1", bin);
+	fflush(NULL);
+	FILE *p = popen(cmd, "r");
+
+	while (p && fgets(line, sizeof(line), p))
+		found |= strstr(line, flag) != NULL;
+	if (p)
+		pclose(p);
+	return found;
+}
+
+/* @v when @bin lists --@flag, else 0 after saying it is not passed. */
+static unsigned flag_if_known(const char *suite, const char *bin, const char *flag, unsigned v)
+{
+	char dashed[32];
+
+	snprintf(dashed, sizeof(dashed), "--%s", flag);
+	if (!v || vyre_bench_vyred_has_flag(bin, dashed))
+		return v;
+	fprintf(stderr, "%s: %s has no %s: %s %u not passed\n", suite, bin, dashed, dashed, v);
+	return 0;
+}
+
+void vyre_bench_vyred_opts(const struct vyre_bench_ctx *ctx, const char *suite, const char *bin,
+			   struct vyre_bench_vyred_opts *o)
+{
+	char inflight[24] = "", loops[24] = "";
+
+	memset(o, 0, sizeof(*o));
+	o->inflight = flag_if_known(suite, bin, "inflight", ctx->inflight);
+	o->loops = flag_if_known(suite, bin, "loops", ctx->loops);
+	o->extra = ctx->vyred_args;
+	o->n_extra = ctx->n_vyred_args;
+	snprintf(o->inflight_arg, sizeof(o->inflight_arg), "%u", o->inflight);
+	snprintf(o->loops_arg, sizeof(o->loops_arg), "%u", o->loops);
+	if (o->inflight)
+		snprintf(inflight, sizeof(inflight), " inflight=%u", o->inflight);
+	if (o->loops)
+		snprintf(loops, sizeof(loops), " loops=%u", o->loops);
+	snprintf(o->tag, sizeof(o->tag), "%s%s", inflight, loops);
+}
+
+unsigned vyre_bench_vyred_opts_args(const struct vyre_bench_vyred_opts *o, const char **args,
+				    unsigned n)
+{
+	if (o->inflight) {
+		args[n++] = "--inflight";
+		args[n++] = o->inflight_arg;
+	}
+	if (o->loops) {
+		args[n++] = "--loops";
+		args[n++] = o->loops_arg;
+	}
+	for (unsigned i = 0; i < o->n_extra; i++)
+		args[n++] = o->extra[i];
+	return n;
+}
+
+int vyre_bench_cuda_loaded(void)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, "libcuda.so") != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}

@@ -79,6 +79,36 @@ void vyre_bench_vyred_stop(struct vyre_bench_vyred *d, const char *suite, const 
 /* Print the lines of @path containing one of @show (NULL: every line), prefixed. */
 void vyre_bench_print_log(const char *path, const char *suite, const char *const *show);
 
+/* 1 when `@bin --help` lists @flag (a vyred older than the flag does not). */
+int vyre_bench_vyred_has_flag(const char *bin, const char *flag);
+
+/*
+ * What vyre-bench passes to the vyreds a suite starts: --inflight and --loops
+ * when given and @bin's --help lists them (else "@suite: BIN has no --X: --X N
+ * not passed" on stderr, and they are not), then every --vyred-arg.
+ */
+struct vyre_bench_vyred_opts {
+	unsigned inflight, loops; /* 0: not passed */
+	char inflight_arg[16], loops_arg[16];
+	char tag[48]; /* " inflight=N loops=N" (those passed), for row names */
+	const char *const *extra;
+	unsigned n_extra;
+};
+
+void vyre_bench_vyred_opts(const struct vyre_bench_ctx *ctx, const char *suite, const char *bin,
+			   struct vyre_bench_vyred_opts *o);
+
+/* Most arguments vyre_bench_vyred_opts_args appends. */
+#define VYRE_BENCH_VYRED_OPTS_ARGS (4u + VYRE_BENCH_MAX_VYRED_ARGS)
+
+/* Appends @o's arguments to @args from index @n; returns the new count. */
+unsigned vyre_bench_vyred_opts_args(const struct vyre_bench_vyred_opts *o, const char **args,
+				    unsigned n);
+
+/* 1 when this process has the CUDA driver mapped (a suite loaded it; fork()ed children must not use
+ * it). */
+int vyre_bench_cuda_loaded(void);
+
 /* Latency samples in ticks; percentiles in ns. */
 struct vyre_bench_samples {
 	uint64_t *ticks;

@@ -74,7 +74,8 @@ struct vyre_backend_config {
 	/* cpu: each of a thread's two on-chip handoff buffers (docs/design.md 7.6); 0 = 1 MiB */
 	uint32_t cpu_scratch_bytes;
 	enum vyre_cuda_mode cuda_mode;
-	int cuda_device; /* cuda: device ordinal */
+	/* the device ordinal (devices() lists them); the CPU backend only labels itself with it */
+	int device;
 	/*
 	 * cuda: backends sharing the device (one per vyred event loop); each
 	 * takes this fraction of the resident grid. 0 = 1.
@@ -96,8 +97,22 @@ struct vyre_slot_done {
 
 struct vyre_backend;
 
+/* A usable device, as devices() lists it. */
+#define VYRE_DEVICE_NAME_MAX 48u
+struct vyre_device_info {
+	uint32_t ordinal;
+	char name[VYRE_DEVICE_NAME_MAX];
+};
+
 struct vyre_backend_ops {
 	const char *name;
+	/*
+	 * Needs no instance: the usable devices (docs/design.md 8.8), at most
+	 * @max of them written to @out, in ordinal order. Returns how many are
+	 * usable (may exceed @max), or VYRE_E_DEVICE with @why when none can be
+	 * counted. @why also names devices left out as unusable ("" if none).
+	 */
+	int (*devices)(struct vyre_device_info *out, uint32_t max, char *why, uint32_t why_len);
 	/* Allocate everything the backend will need; errors leave nothing allocated. */
 	int (*init)(struct vyre_backend **out, const struct vyre_backend_config *cfg, char *why,
 		    uint32_t why_len);
@@ -159,6 +174,14 @@ extern const struct vyre_backend_ops vyre_cpu_backend;
 /* NULL when vyred was built without nvcc; vyre_cuda_unavailable says why. */
 extern const struct vyre_backend_ops *const vyre_cuda_backend;
 extern const char vyre_cuda_unavailable[];
+
+/*
+ * The fault test hooks of docs/design.md 8.8. inject_here: 1 when
+ * VYRE_INJECT_DEVICE is unset or names @device. inject_fault: 1 when also
+ * environment variable @var is "fault".
+ */
+int vyre_backend_inject_here(int device);
+int vyre_backend_inject_fault(const char *var, int device);
 
 /*
  * The on-chip handoffs (docs/design.md 7.6) the CUDA backend keeps, for the

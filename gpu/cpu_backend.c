@@ -58,6 +58,7 @@
 struct cpu_slot {
 	const struct vyre_exec_batch *batch; /* guarded by lock */
 	int busy;	   /* submitted and not reported by reap yet; guarded by lock */
+	int32_t status;	   /* what reap reports: 0, or VYRE_E_DEVICE after an injected fault */
 	int open;	   /* listed in b->open; guarded by lock */
 	uint32_t open_pos; /* its index in b->open while open */
 	uint32_t joined;   /* helpers in the open group; guarded by lock */
@@ -98,6 +99,8 @@ struct vyre_backend {
 	struct cpu_slot *slots;
 	uint32_t n_slot_cvs; /* slot condvars initialised, for teardown after a failed init */
 	int sync_ok;	     /* lock, work_cv and done_cv initialised */
+	int inject;	     /* VYRE_CPU_INJECT=fault: the next batch faults the backend */
+	atomic_int dead;     /* after an injected fault: unusable, as after a CUDA fault */
 
 	pthread_mutex_t lock;
 	pthread_cond_t work_cv; /* workers wait here for a queued slot or an open group */
@@ -386,6 +389,8 @@ static int cpu_submit(struct vyre_backend *b, uint32_t slot, const struct vyre_e
 
 	if (slot >= b->n_slots || !batch || !plan_ok(batch))
 		return VYRE_E_INVAL;
+	if (atomic_load(&b->dead))
+		return VYRE_E_DEVICE;
 	s = &b->slots[slot];
 	pthread_mutex_lock(&b->lock);
 	if (s->busy) {
@@ -394,7 +399,18 @@ static int cpu_submit(struct vyre_backend *b, uint32_t slot, const struct vyre_e
 	}
 	s->batch = batch;
 	s->busy = 1;
+	s->status = 0;
 	b->active++;
+	if (b->inject && batch->plan.n_order > 0) {
+		/* the test hook of docs/design.md 8.8: this batch fails as after a device fault */
+		b->inject = 0;
+		atomic_store(&b->dead, 1);
+		s->status = VYRE_E_DEVICE;
+		finish_slot(b, s);
+		pthread_mutex_unlock(&b->lock);
+		signal_completion(b);
+		return 0;
+	}
 	if (batch->plan.n_order == 0) {
 		/* Nothing to run: done at once, without a hand-off. */
 		finish_slot(b, s);
@@ -484,7 +500,7 @@ static int cpu_reap(struct vyre_backend *b, struct vyre_slot_done *done, uint32_
 
 		b->slots[slot].busy = 0;
 		b->slots[slot].batch = NULL;
-		done[n++] = (struct vyre_slot_done){.slot = slot, .status = 0};
+		done[n++] = (struct vyre_slot_done){.slot = slot, .status = b->slots[slot].status};
 	}
 	pthread_mutex_unlock(&b->lock);
 	return (int)n;
@@ -640,6 +656,8 @@ static int cpu_init(struct vyre_backend **out, const struct vyre_backend_config 
 		return VYRE_E_NOMEM;
 	b->cfg = *cfg;
 	b->efd = -1;
+	b->inject = vyre_backend_inject_fault("VYRE_CPU_INJECT", cfg->device);
+	atomic_init(&b->dead, 0);
 	atomic_init(&b->work_seq, 0);
 	atomic_init(&b->done_seq, 0);
 	b->n_workers = thread_count(cfg);
@@ -751,8 +769,26 @@ static void cpu_shutdown(struct vyre_backend *b)
 	free_backend(b);
 }
 
+static int cpu_usable(struct vyre_backend *b)
+{
+	return !atomic_load(&b->dead);
+}
+
+/* The CPU is one device, ordinal 0; vyred may still run several instances (8.8). */
+static int cpu_devices(struct vyre_device_info *out, uint32_t max, char *why, uint32_t why_len)
+{
+	if (why_len)
+		why[0] = '\0';
+	if (max > 0) {
+		out[0].ordinal = 0;
+		snprintf(out[0].name, sizeof(out[0].name), "cpu");
+	}
+	return 1;
+}
+
 const struct vyre_backend_ops vyre_cpu_backend = {
     .name = "cpu",
+    .devices = cpu_devices,
     .init = cpu_init,
     .register_heap = cpu_register_heap,
     .unregister_heap = cpu_unregister_heap,
@@ -761,5 +797,6 @@ const struct vyre_backend_ops vyre_cpu_backend = {
     .submit = cpu_submit,
     .reap = cpu_reap,
     .completion_fd = cpu_completion_fd,
+    .usable = cpu_usable,
     .shutdown = cpu_shutdown,
 };

@@ -81,11 +81,11 @@ static uint32_t env_ms(const char *name, uint32_t def)
 }
 
 /* VYRE_CUDA_INJECT: a test hook for processes the test cannot call into (vyred). */
-static uint32_t env_inject(void)
+static uint32_t env_inject(int device)
 {
 	const char *s = getenv("VYRE_CUDA_INJECT");
 
-	if (!s)
+	if (!s || !vyre_backend_inject_here(device))
 		return 0;
 	if (strcmp(s, "fault") == 0)
 		return VYRE_CUDA_INJECT_FAULT;
@@ -524,9 +524,8 @@ static int cuda_init(struct vyre_backend **out, const struct vyre_backend_config
 	b->heartbeat_ms = env_ms("VYRE_CUDA_HEARTBEAT_MS", HEARTBEAT_DEFAULT);
 	b->watchdog_ms = env_ms("VYRE_CUDA_WATCHDOG_MS", WATCHDOG_DEFAULT);
 	b->max_blocks = env_ms("VYRE_CUDA_MAX_BLOCKS", 0);
-	b->inject = env_inject();
-	err =
-	    vyre_cuda_device_open(&b->dv, cfg->cuda_device, b->max_blocks, b->why, sizeof(b->why));
+	b->inject = env_inject(cfg->device);
+	err = vyre_cuda_device_open(&b->dv, cfg->device, b->max_blocks, b->why, sizeof(b->why));
 	if (!err && cfg->cuda_grid_parts > 1)
 		b->dv.grid =
 		    b->dv.grid / cfg->cuda_grid_parts ? b->dv.grid / cfg->cuda_grid_parts : 1;
@@ -808,6 +807,7 @@ static void cuda_shutdown(struct vyre_backend *b)
 
 static const struct vyre_backend_ops cuda_ops = {
     .name = "cuda",
+    .devices = vyre_cuda_device_list,
     .init = cuda_init,
     .register_heap = cuda_register_heap,
     .unregister_heap = cuda_unregister_heap,

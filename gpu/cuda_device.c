@@ -209,6 +209,55 @@ int vyre_cuda_device_open(struct vyre_cuda_device *dv, int ordinal, uint32_t max
 	return open_context(dv, max_blocks, why, why_len);
 }
 
+int vyre_cuda_device_list(struct vyre_device_info *out, uint32_t max, char *why, uint32_t why_len)
+{
+	const struct vyre_cuda_driver *d = vyre_cuda_driver_load(why, why_len);
+	int count = 0, usable = 0;
+	size_t said = 0;
+
+	if (!d)
+		return VYRE_E_DEVICE;
+	CUresult r = d->cuDeviceGetCount(&count);
+
+	if (r != CUDA_SUCCESS) {
+		vyre_cuda_error(d, why, why_len, "cuDeviceGetCount", r);
+		return VYRE_E_DEVICE;
+	}
+	if (why_len)
+		why[0] = '\0';
+	for (int o = 0; o < count; o++) {
+		struct vyre_cuda_device dv;
+		char left[160];
+
+		memset(&dv, 0, sizeof(dv));
+		dv.d = d;
+		dv.ordinal = o;
+		if (query(&dv, left, sizeof(left)) != 0) {
+			/* a device left out is named in @why, the rest still serve */
+			if (why_len > said + 1) {
+				int n =
+				    snprintf(why + said, why_len - said, "%sdevice %d left out: %s",
+					     said ? "; " : "", o, left);
+
+				said = n < 0			    ? said
+				       : said + (size_t)n < why_len ? said + (size_t)n
+								    : why_len - 1;
+			}
+			continue;
+		}
+		if ((uint32_t)usable < max) {
+			out[usable].ordinal = (uint32_t)o;
+			/* a long marketing name is cut, not an error */
+			snprintf(out[usable].name, sizeof(out[usable].name), "%.*s",
+				 (int)sizeof(out[usable].name) - 1, dv.name);
+		}
+		usable++;
+	}
+	if (usable == 0 && why_len && !why[0])
+		snprintf(why, why_len, "the driver sees no CUDA device");
+	return usable ? usable : VYRE_E_DEVICE;
+}
+
 void vyre_cuda_device_close(struct vyre_cuda_device *dv)
 {
 	if (dv->mod)

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "backend.h"
 #include "cuda_driver.h"
 
 struct vyre_cuda_device {
@@ -35,6 +36,13 @@ struct vyre_cuda_device {
  */
 int vyre_cuda_device_open(struct vyre_cuda_device *dv, int ordinal, uint32_t max_blocks, char *why,
 			  uint32_t why_len);
+
+/*
+ * The devices vyred may drive (backend.h, devices): every ordinal the
+ * driver counts whose attributes pass the checks of vyre_cuda_device_open,
+ * without opening a context. Returns how many, or VYRE_E_DEVICE with @why.
+ */
+int vyre_cuda_device_list(struct vyre_device_info *out, uint32_t max, char *why, uint32_t why_len);
 
 /* Unload the module and release the context (errors ignored: this also runs after faults). */
 void vyre_cuda_device_close(struct vyre_cuda_device *dv);

@@ -45,6 +45,10 @@ kill "$SMI" 2>/dev/null
 sort -t, -k2 -n "$O/clocks.log" | awk -F, '{ c[NR] = $2 } END { if (NR) print "SM clock during the bench (min / median / max):", c[1], "/", c[int((NR + 1) / 2)], "/", c[NR] }' 
 grep -E '^cuda ' "$O/bench.log" | grep -v 'graph\|per-item\|launch per' | head -60
 grep -E 'mean ns per batch' "$O/bench.log"
+# one vyred on 1 GPU against one on 2 (on a one-GPU host: two GPUs of one
+# device, rows "2lanes"); about 20 s at 0.5 s a measurement
+step gpus "${GPUS_LIMIT:-240}" ./vyre-bench --seconds "${BENCH_SECONDS:-0.5}" gpus
+grep -E '^gpus(: (the two-GPU|skipped|no GPU)| )' "$O/gpus.log" | grep -v p999
 # the same host's CPU-backend end to end, for what vyred itself costs there
 step e2e-cpu 120 ./vyre-bench --seconds "${BENCH_SECONDS:-0.5}" e2e
 S=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)

@@ -2,7 +2,7 @@
 # and vyred's buffer bookkeeping (domain heaps, handle table, resolve).
 LIBVYRE_SRCS += ring/ring.c ring/doorbell.c ring/region.c ring/proto.c
 LIBVYRE_SRCS += ring/client_connect.c ring/client_buffers.c ring/client_submit.c
-LIBVYRE_SRCS += ring/client_wait.c ring/strerror.c
+LIBVYRE_SRCS += ring/client_wait.c ring/client_watch.c ring/strerror.c ring/client_list.c
 CORE_SRCS += ring/region_create.c ring/heap.c ring/handles.c ring/resolve.c
 TESTS += test_ring test_ring_buffers test_ring_proto
 
@@ -23,3 +23,7 @@ $(BUILD)/tests/test_badinput_uid: $(DAEMON_HARNESS) $(BUILD)/vyred
 TESTS += test_disconnect
 TEST_EXTRA_OBJS_test_disconnect := $(DAEMON_HARNESS)
 $(BUILD)/tests/test_disconnect: $(DAEMON_HARNESS) $(BUILD)/vyred
+# An event-fd-only client sees vyred die (the hang-up watcher, docs/design.md 5).
+TESTS += test_event_fd_death
+TEST_EXTRA_OBJS_test_event_fd_death := $(DAEMON_HARNESS)
+$(BUILD)/tests/test_event_fd_death: $(DAEMON_HARNESS) $(BUILD)/vyred

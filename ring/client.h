@@ -5,7 +5,9 @@
 #ifndef VYRE_RING_CLIENT_H
 #define VYRE_RING_CLIENT_H
 
+#include <pthread.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "proto.h"
 #include "ring.h"
@@ -33,6 +35,10 @@ struct vyre_client {
 	uint32_t spin_ns;     /* adaptive spin of vyre_wait before it sleeps */
 	uint32_t empty_reaps; /* vyre_reap calls that found nothing, for its liveness check */
 	int event_armed;
+	int hung_up;	   /* set by the watcher (atomically) when vyred's socket hangs up */
+	int watch_stop_fd; /* -1 until vyre_event_fd() starts the watcher; vyre_close writes it */
+	pid_t watch_pid;   /* the process whose thread the watcher is */
+	pthread_t watcher;
 	struct vyre_client_buffer *bufs; /* open addressing, linear probing */
 	uint32_t bufs_cap;		 /* a power of two */
 	uint32_t bufs_used;
@@ -44,6 +50,21 @@ int vyre_client_call(struct vyre_client *c, struct vyre_msg *req, uint16_t reply
 
 /* Non-zero when vyred marked the region closed or the socket hung up. */
 int vyre_client_gone(struct vyre_client *c);
+
+/* Non-zero once vyred closed us or the watcher saw it die; no system call. */
+static inline int vyre_client_closed(const struct vyre_client *c)
+{
+	return __atomic_load_n(&c->region.hdr->closed, __ATOMIC_ACQUIRE) != 0 ||
+	       __atomic_load_n(&c->hung_up, __ATOMIC_ACQUIRE) != 0;
+}
+
+/*
+ * The hang-up watcher (client_watch.c): a thread that writes the eventfd
+ * when vyred dies. Started by vyre_event_fd(), stopped and joined by
+ * vyre_close().
+ */
+int vyre_client_watch_start(struct vyre_client *c);
+void vyre_client_watch_stop(struct vyre_client *c);
 
 /* The buffer cache of this connection's own allocations. */
 int vyre_client_cache_put(struct vyre_client *c, uint32_t handle, uint64_t off, uint32_t bytes,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libvyre: buffer alloc/free/ptr. Buffers this connection allocated are
+ * libvyre: buffer alloc/free/ptr and their named forms (create, open,
+ * free_name; vyre_buffer_list is in client_list.c). Buffers this connection allocated are
  * cached (open addressing, linear probing, backward-shift deletion); other
  * handles of the domain are looked up at vyred each time, since another
  * client may free them at any moment.
@@ -110,7 +111,15 @@ static void *mapped(const struct vyre_client *c, uint64_t off, uint32_t flags)
 	return (flags & (VYRE_BUF_DEVICE | VYRE_BUF_TRANSIENT)) ? NULL : c->heap + off;
 }
 
-int vyre_buffer_alloc(struct vyre_client *c, uint32_t bytes, uint32_t flags, uint32_t *handle)
+/* A name the caller passed: NUL-terminated within VYRE_BUFFER_NAME_MAX bytes and valid. */
+static int name_ok(const char *name)
+{
+	return name && vyre_msg_name_ok(name, strnlen(name, VYRE_BUFFER_NAME_MAX + 1));
+}
+
+/* ALLOC, or CREATE when @name is set: the new buffer goes into the cache. */
+static int allocate(struct vyre_client *c, const char *name, uint32_t bytes, uint32_t flags,
+		    uint32_t *handle)
 {
 	struct vyre_msg req, rep;
 	const struct vyre_msg_buffer_reply *r = &rep.u.buffer_reply;
@@ -120,9 +129,16 @@ int vyre_buffer_alloc(struct vyre_client *c, uint32_t bytes, uint32_t flags, uin
 	    flags == (VYRE_BUF_DEVICE | VYRE_BUF_TRANSIENT) || (bytes & 3u))
 		return VYRE_E_INVAL;
 	memset(&req, 0, sizeof(req));
-	req.type = VYRE_MSG_ALLOC;
-	req.u.buffer.bytes = bytes;
-	req.u.buffer.flags = flags;
+	if (name) {
+		req.type = VYRE_MSG_CREATE;
+		req.u.named.bytes = bytes;
+		req.u.named.flags = flags;
+		strcpy(req.u.named.name, name);
+	} else {
+		req.type = VYRE_MSG_ALLOC;
+		req.u.buffer.bytes = bytes;
+		req.u.buffer.flags = flags;
+	}
 	int rc = vyre_client_call(c, &req, VYRE_MSG_BUFFER_REPLY, &rep);
 
 	if (rc != 0)
@@ -140,6 +156,17 @@ int vyre_buffer_alloc(struct vyre_client *c, uint32_t bytes, uint32_t flags, uin
 	return 0;
 }
 
+int vyre_buffer_alloc(struct vyre_client *c, uint32_t bytes, uint32_t flags, uint32_t *handle)
+{
+	return allocate(c, NULL, bytes, flags, handle);
+}
+
+int vyre_buffer_create(struct vyre_client *c, const char *name, uint32_t bytes, uint32_t flags,
+		       uint32_t *handle)
+{
+	return name_ok(name) ? allocate(c, name, bytes, flags, handle) : VYRE_E_INVAL;
+}
+
 int vyre_buffer_free(struct vyre_client *c, uint32_t handle)
 {
 	struct vyre_msg req, rep;
@@ -155,6 +182,59 @@ int vyre_buffer_free(struct vyre_client *c, uint32_t handle)
 		return rc;
 	vyre_client_cache_del(c, handle);
 	return rep.u.buffer_reply.status;
+}
+
+int vyre_buffer_free_name(struct vyre_client *c, const char *name)
+{
+	struct vyre_msg req, rep;
+	const struct vyre_msg_buffer_reply *r = &rep.u.buffer_reply;
+
+	if (!c || !name_ok(name))
+		return VYRE_E_INVAL;
+	memset(&req, 0, sizeof(req));
+	req.type = VYRE_MSG_FREE_NAME;
+	strcpy(req.u.named.name, name);
+	int rc = vyre_client_call(c, &req, VYRE_MSG_BUFFER_REPLY, &rep);
+
+	if (rc != 0)
+		return rc;
+	if (r->status == 0 && r->handle == 0)
+		return VYRE_E_PROTO;
+	/* the reply names the buffer that went, so a cached copy of it goes too */
+	if (r->status == 0)
+		vyre_client_cache_del(c, r->handle);
+	return r->status;
+}
+
+/*
+ * Not cached, like any handle this connection did not allocate: another
+ * client may free it at any moment, so vyre_buffer_ptr asks vyred (LOOKUP).
+ */
+int vyre_buffer_open(struct vyre_client *c, const char *name, uint32_t *handle, uint32_t *bytes,
+		     uint32_t *flags)
+{
+	struct vyre_msg req, rep;
+	const struct vyre_msg_buffer_reply *r = &rep.u.buffer_reply;
+
+	if (!c || !handle || !name_ok(name))
+		return VYRE_E_INVAL;
+	memset(&req, 0, sizeof(req));
+	req.type = VYRE_MSG_OPEN;
+	strcpy(req.u.named.name, name);
+	int rc = vyre_client_call(c, &req, VYRE_MSG_BUFFER_REPLY, &rep);
+
+	if (rc != 0)
+		return rc;
+	if (r->status != 0)
+		return r->status;
+	if (r->handle == 0 || !reply_ok(c, r))
+		return VYRE_E_PROTO;
+	*handle = r->handle;
+	if (bytes)
+		*bytes = r->bytes;
+	if (flags)
+		*flags = r->flags;
+	return 0;
 }
 
 void *vyre_buffer_ptr(struct vyre_client *c, uint32_t handle, uint32_t *bytes)

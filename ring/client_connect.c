@@ -25,6 +25,8 @@ int vyre_client_call(struct vyre_client *c, struct vyre_msg *req, uint16_t reply
 	int fds[VYRE_MSG_MAX_FDS];
 	unsigned nfds;
 
+	if (vyre_client_closed(c))
+		return VYRE_E_DISCONNECTED;
 	req->id = ++c->next_id;
 	int rc = vyre_msg_send(c->sock, req, NULL, 0);
 
@@ -45,7 +47,7 @@ int vyre_client_gone(struct vyre_client *c)
 {
 	struct pollfd p = {.fd = c->sock, .events = POLLIN | POLLRDHUP};
 
-	if (__atomic_load_n(&c->region.hdr->closed, __ATOMIC_ACQUIRE))
+	if (vyre_client_closed(c))
 		return 1;
 	/* vyred never sends unsolicited messages, so readable means hung up. */
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR));
@@ -189,7 +191,7 @@ int vyre_connect(const struct vyre_connect_opts *o, struct vyre_client **out)
 		return VYRE_E_NOMEM;
 	if (!path || !*path)
 		path = VYRE_DEFAULT_SOCKET;
-	c->sock = c->event_fd = c->sq_wake_fd = c->region.fd = -1;
+	c->sock = c->event_fd = c->sq_wake_fd = c->region.fd = c->watch_stop_fd = -1;
 	c->spin_ns = 20000;
 	c->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->event_fd < 0) {
@@ -220,6 +222,8 @@ void vyre_close(struct vyre_client *c)
 {
 	if (!c)
 		return;
+	/* First: the watcher polls the socket and writes the eventfd. */
+	vyre_client_watch_stop(c);
 	if (c->sock >= 0)
 		close(c->sock);
 	if (c->region.hdr)

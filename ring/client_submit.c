@@ -4,11 +4,6 @@
 
 #include "client.h"
 
-static int closed(const struct vyre_client *c)
-{
-	return __atomic_load_n(&c->region.hdr->closed, __ATOMIC_ACQUIRE) != 0;
-}
-
 static void fill(struct vyre_sqe *slot, const struct vyre_work_item *it, uint64_t user_data,
 		 uint32_t flags, uint64_t now)
 {
@@ -25,7 +20,7 @@ int vyre_submit(struct vyre_client *c, const struct vyre_work_item *it, uint64_t
 
 	if (!c || !it || (flags & ~VYRE_SQE_VALID_FLAGS))
 		return VYRE_E_INVAL;
-	if (closed(c))
+	if (vyre_client_closed(c))
 		return VYRE_E_DISCONNECTED;
 	int got = vyre_sq_reserve(&c->sq, 1, 1, &pos);
 
@@ -44,7 +39,7 @@ int vyre_submit_batch(struct vyre_client *c, const struct vyre_work_item *its,
 
 	if (!c || (!its && n))
 		return VYRE_E_INVAL;
-	if (closed(c))
+	if (vyre_client_closed(c))
 		return VYRE_E_DISCONNECTED;
 	if (n == 0)
 		return 0;

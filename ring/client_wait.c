@@ -4,7 +4,7 @@
  * the eventfd for epoll loops.
  */
 #include <sched.h>
-#include <unistd.h>
+#include <sys/eventfd.h>
 
 #include "client.h"
 
@@ -46,7 +46,7 @@ int vyre_reap(struct vyre_client *c, struct vyre_cqe *out, uint32_t max)
 		vyre_sq_kick(&c->sq);
 		return n;
 	}
-	if (n == 0 && __atomic_load_n(&c->region.hdr->closed, __ATOMIC_ACQUIRE))
+	if (n == 0 && vyre_client_closed(c))
 		return VYRE_E_DISCONNECTED;
 	if (n == 0 && ++c->empty_reaps % REAP_LIVENESS_EVERY == 0 && vyre_client_gone(c))
 		return VYRE_E_DISCONNECTED;
@@ -113,7 +113,7 @@ int vyre_wait(struct vyre_client *c, struct vyre_cqe *out, uint32_t max, int64_t
 
 		if (vyre_sleep_prepare(&h->cq_need_wakeup, &h->cq_doorbell, VYRE_CQ_WAKE_FUTEX,
 				       &seen) &&
-		    vyre_cq_ready(&c->cq) == 0 && !__atomic_load_n(&h->closed, __ATOMIC_ACQUIRE))
+		    vyre_cq_ready(&c->cq) == 0 && !vyre_client_closed(c))
 			rc = vyre_futex_wait(&h->cq_doorbell, seen, (int64_t)slice);
 		vyre_sleep_finish(&h->cq_need_wakeup, VYRE_CQ_WAKE_FUTEX);
 		n = vyre_reap(c, out, max);
@@ -131,19 +131,19 @@ int vyre_event_fd(struct vyre_client *c)
 		return VYRE_E_INVAL;
 	if (!c->event_armed) {
 		struct vyre_region_header *h = c->region.hdr;
+		/* Before arming: a vyred killed from now on is seen through the eventfd. */
+		int rc = vyre_client_watch_start(c);
 
+		if (rc != 0)
+			return rc;
 		/* Armed for good: vyred writes the eventfd on every flush from now on. */
 		uint32_t seen;
 
 		vyre_sleep_prepare(&h->cq_need_wakeup, &h->cq_doorbell, VYRE_CQ_WAKE_EVENTFD,
 				   &seen);
 		c->event_armed = 1;
-		if (vyre_cq_ready(&c->cq) || __atomic_load_n(&h->closed, __ATOMIC_ACQUIRE)) {
-			uint64_t one = 1;
-			ssize_t w = write(c->event_fd, &one, sizeof(one));
-
-			(void)w; /* EAGAIN: already readable */
-		}
+		if (vyre_cq_ready(&c->cq) || vyre_client_closed(c))
+			eventfd_write(c->event_fd, 1); /* EAGAIN: already readable */
 	}
 	return c->event_fd;
 }

@@ -19,6 +19,11 @@ static const size_t body_size[] = {
     [VYRE_MSG_LOOKUP] = 8,
     [VYRE_MSG_BUFFER_REPLY] = 24,
     [VYRE_MSG_ERROR] = 8,
+    [VYRE_MSG_CREATE] = 16 + VYRE_BUFFER_NAME_MAX,
+    [VYRE_MSG_OPEN] = 8 + VYRE_BUFFER_NAME_MAX,
+    [VYRE_MSG_FREE_NAME] = 8 + VYRE_BUFFER_NAME_MAX,
+    [VYRE_MSG_LIST] = 8,
+    [VYRE_MSG_LIST_REPLY] = 24 + VYRE_BUFFER_NAME_MAX,
 };
 
 size_t vyre_msg_size(uint16_t type)
@@ -30,6 +35,8 @@ size_t vyre_msg_size(uint16_t type)
 
 _Static_assert(VYRE_MSG_HEADER_SIZE + 24 + VYRE_DOMAIN_NAME_MAX <= VYRE_MSG_MAX_SIZE,
 	       "HELLO fits the largest message");
+_Static_assert(VYRE_MSG_HEADER_SIZE + 24 + VYRE_BUFFER_NAME_MAX <= VYRE_MSG_MAX_SIZE,
+	       "LIST_REPLY fits the largest message");
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -75,6 +82,59 @@ static uint64_t get64(const uint8_t *p)
 static int name_char_ok(char c)
 {
 	return c > ' ' && c < 0x7f;
+}
+
+static int buffer_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '.' || c == '_' || c == '-';
+}
+
+int vyre_msg_name_ok(const char *name, size_t len)
+{
+	if (len == 0 || len > VYRE_BUFFER_NAME_MAX || !buffer_name_char(name[0]) ||
+	    name[0] == '.' || name[0] == '_' || name[0] == '-')
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if (!buffer_name_char(name[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * A buffer name as u32 length at @p, then VYRE_BUFFER_NAME_MAX bytes at @p +
+ * @gap; @none: there must be no name (a LIST_REPLY without an entry).
+ */
+static int put_name(uint8_t *p, size_t gap, const char *name, int none)
+{
+	size_t n = strnlen(name, VYRE_BUFFER_NAME_MAX + 1);
+
+	if (none ? n != 0 : !vyre_msg_name_ok(name, n))
+		return VYRE_E_INVAL;
+	put32(p, (uint32_t)n);
+	memcpy(p + gap, name, n);
+	return 0;
+}
+
+static int encode_named(const struct vyre_msg *m, uint8_t *b)
+{
+	const struct vyre_msg_name *n = &m->u.named;
+
+	if (m->type != VYRE_MSG_CREATE)
+		return put_name(b, 8, n->name, 0);
+	put32(b, n->bytes);
+	put32(b + 4, n->flags);
+	return put_name(b + 8, 8, n->name, 0);
+}
+
+static int encode_list_reply(const struct vyre_msg_list_reply *r, uint8_t *b)
+{
+	put32(b, (uint32_t)r->status);
+	put32(b + 4, r->handle);
+	put32(b + 8, r->bytes);
+	put32(b + 12, r->flags);
+	put32(b + 16, r->next);
+	return put_name(b + 20, 4, r->name, r->handle == 0);
 }
 
 int vyre_msg_encode(const struct vyre_msg *m, uint8_t *buf, size_t cap)
@@ -138,6 +198,19 @@ int vyre_msg_encode(const struct vyre_msg *m, uint8_t *buf, size_t cap)
 		put32(b + 20, r->flags);
 		break;
 	}
+	case VYRE_MSG_CREATE:
+	case VYRE_MSG_OPEN:
+	case VYRE_MSG_FREE_NAME:
+		if (encode_named(m, b) != 0)
+			return VYRE_E_INVAL;
+		break;
+	case VYRE_MSG_LIST:
+		put32(b, m->u.list_cursor);
+		break;
+	case VYRE_MSG_LIST_REPLY:
+		if (encode_list_reply(&m->u.list_reply, b) != 0)
+			return VYRE_E_INVAL;
+		break;
 	default: /* VYRE_MSG_ERROR: vyre_msg_size rejected every other value */
 		put32(b, (uint32_t)m->u.error);
 		break;
@@ -153,9 +226,49 @@ static int zero(const uint8_t *p, size_t n)
 	return 1;
 }
 
+/* Every VYRE_E_* value: the last one in enum vyre_error is the lowest. */
 static int status_ok(int32_t s)
 {
-	return s <= 0 && s >= VYRE_E_PROTO;
+	return s <= 0 && s >= VYRE_E_NOENT;
+}
+
+#define BUF_FLAGS (VYRE_BUF_DEVICE | VYRE_BUF_TRANSIENT)
+
+/* The name written by put_name into @name (VYRE_BUFFER_NAME_MAX + 1 bytes); 0 or VYRE_E_PROTO. */
+static int get_name(const uint8_t *p, size_t gap, char *name, int none)
+{
+	uint32_t n = get32(p);
+
+	if (n > VYRE_BUFFER_NAME_MAX || !zero(p + gap + n, VYRE_BUFFER_NAME_MAX - n))
+		return VYRE_E_PROTO;
+	memcpy(name, p + gap, n);
+	name[n] = '\0';
+	return (none ? n == 0 : vyre_msg_name_ok(name, n)) ? 0 : VYRE_E_PROTO;
+}
+
+static int decode_named(uint16_t type, const uint8_t *b, struct vyre_msg_name *n)
+{
+	if (type != VYRE_MSG_CREATE)
+		return zero(b + 4, 4) ? get_name(b, 8, n->name, 0) : VYRE_E_PROTO;
+	n->bytes = get32(b);
+	n->flags = get32(b + 4);
+	return zero(b + 12, 4) ? get_name(b + 8, 8, n->name, 0) : VYRE_E_PROTO;
+}
+
+/* An entry with a valid name, or none (handle 0: no name, bytes or flags). */
+static int decode_list_reply(const uint8_t *b, struct vyre_msg_list_reply *r)
+{
+	r->status = (int32_t)get32(b);
+	r->handle = get32(b + 4);
+	r->bytes = get32(b + 8);
+	r->flags = get32(b + 12);
+	r->next = get32(b + 16);
+	if (!status_ok(r->status) || (r->flags & ~BUF_FLAGS) ||
+	    get_name(b + 20, 4, r->name, r->handle == 0) != 0)
+		return VYRE_E_PROTO;
+	if (r->handle == 0 && (r->bytes || r->flags))
+		return VYRE_E_PROTO;
+	return r->status != 0 && (r->handle != 0 || r->next != 0) ? VYRE_E_PROTO : 0;
 }
 
 static int decode_hello(const uint8_t *b, struct vyre_msg_hello *h)
@@ -221,10 +334,17 @@ int vyre_msg_decode(const uint8_t *buf, size_t len, struct vyre_msg *m)
 		r->offset = get64(b + 8);
 		r->bytes = get32(b + 16);
 		r->flags = get32(b + 20);
-		return status_ok(r->status) && !(r->flags & ~(VYRE_BUF_DEVICE | VYRE_BUF_TRANSIENT))
-			   ? 0
-			   : VYRE_E_PROTO;
+		return status_ok(r->status) && !(r->flags & ~BUF_FLAGS) ? 0 : VYRE_E_PROTO;
 	}
+	case VYRE_MSG_CREATE:
+	case VYRE_MSG_OPEN:
+	case VYRE_MSG_FREE_NAME:
+		return decode_named(m->type, b, &m->u.named);
+	case VYRE_MSG_LIST:
+		m->u.list_cursor = get32(b);
+		return zero(b + 4, 4) ? 0 : VYRE_E_PROTO;
+	case VYRE_MSG_LIST_REPLY:
+		return decode_list_reply(b, &m->u.list_reply);
 	default: /* VYRE_MSG_ERROR */
 		m->u.error = (int32_t)get32(b);
 		return status_ok(m->u.error) && zero(b + 4, 4) ? 0 : VYRE_E_PROTO;

@@ -32,6 +32,23 @@
  *		to map; other bits are a protocol error)
  *	ERROR (vyred -> client, then vyred disconnects)
  *		i32 status, u32 zero
+ *	CREATE	u32 bytes, u32 flags (as ALLOC), u32 name_len, u32 zero,
+ *		u8 name[48]; answered by BUFFER_REPLY as ALLOC
+ *	OPEN	u32 name_len, u32 zero, u8 name[48]; BUFFER_REPLY as LOOKUP
+ *	FREE_NAME u32 name_len, u32 zero, u8 name[48]; BUFFER_REPLY with the
+ *		freed buffer's handle
+ *	LIST	u32 cursor (0 to start), u32 zero
+ *	LIST_REPLY (to LIST) i32 status, u32 handle, u32 bytes, u32 flags,
+ *		u32 next (the cursor of the next LIST), u32 name_len,
+ *		u8 name[48]: the domain's first named buffer at or past the
+ *		cursor (cursors follow vyred's table, not name order); handle
+ *		0, no name, bytes or flags when vyred looked at a stretch of
+ *		its table and found none: next is where to go on, 0 at the end
+ *
+ * A name (docs/design.md section 5) is name_len (1 to VYRE_BUFFER_NAME_MAX)
+ * bytes that vyre_msg_name_ok() accepts, then zeros: anything else is a
+ * malformed message. CREATE, OPEN, FREE_NAME and LIST are refused with
+ * VYRE_E_PROTO by a vyred older than named buffers.
  *
  * The first message must be HELLO. A HELLO whose abi_version differs from
  * vyred's gets a HELLO_REPLY with VYRE_E_PROTO, and the connection is closed.
@@ -60,6 +77,11 @@ enum vyre_msg_type {
 	VYRE_MSG_LOOKUP = 5,
 	VYRE_MSG_BUFFER_REPLY = 6,
 	VYRE_MSG_ERROR = 7,
+	VYRE_MSG_CREATE = 8,
+	VYRE_MSG_OPEN = 9,
+	VYRE_MSG_FREE_NAME = 10,
+	VYRE_MSG_LIST = 11,
+	VYRE_MSG_LIST_REPLY = 12,
 };
 
 struct vyre_msg_hello {
@@ -95,6 +117,22 @@ struct vyre_msg_buffer_reply {
 	uint32_t flags; /* VYRE_BUF_* of the buffer */
 };
 
+/* CREATE (bytes, flags, name), OPEN and FREE_NAME (name). */
+struct vyre_msg_name {
+	uint32_t bytes;
+	uint32_t flags;
+	char name[VYRE_BUFFER_NAME_MAX + 1]; /* NUL-terminated */
+};
+
+struct vyre_msg_list_reply {
+	int32_t status;
+	uint32_t handle; /* 0: no more names */
+	uint32_t bytes;
+	uint32_t flags; /* VYRE_BUF_* of the buffer */
+	uint32_t next;
+	char name[VYRE_BUFFER_NAME_MAX + 1]; /* NUL-terminated; "" with handle 0 */
+};
+
 struct vyre_msg {
 	uint32_t abi_version;
 	uint16_t type;
@@ -104,9 +142,18 @@ struct vyre_msg {
 		struct vyre_msg_hello_reply hello_reply;
 		struct vyre_msg_buffer buffer;
 		struct vyre_msg_buffer_reply buffer_reply;
+		struct vyre_msg_name named;
+		uint32_t list_cursor;
+		struct vyre_msg_list_reply list_reply;
 		int32_t error;
 	} u;
 };
+
+/*
+ * vyre_msg_name_ok - 1 when the @len bytes at @name are a buffer name: 1 to
+ * VYRE_BUFFER_NAME_MAX bytes of [A-Za-z0-9._-], the first a letter or a digit.
+ */
+int vyre_msg_name_ok(const char *name, size_t len);
 
 /* The wire size of a message of @type, or 0 for an unknown type. */
 size_t vyre_msg_size(uint16_t type);
@@ -114,7 +161,7 @@ size_t vyre_msg_size(uint16_t type);
 /*
  * vyre_msg_encode - write @m (abi_version is set to VYRE_ABI_VERSION unless
  * already set) into @buf. Returns the length or VYRE_E_INVAL (unknown type,
- * domain name too long or not printable).
+ * domain name too long or not printable, a bad buffer name).
  */
 int vyre_msg_encode(const struct vyre_msg *m, uint8_t *buf, size_t cap);
 

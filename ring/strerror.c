@@ -25,6 +25,10 @@ const char *vyre_strerror(int err)
 		return "protocol error (ABI version mismatch or malformed message)";
 	case VYRE_E_CANCELED:
 		return "not run: an earlier item of its chain failed";
+	case VYRE_E_EXIST:
+		return "a buffer of that name already exists in the domain";
+	case VYRE_E_NOENT:
+		return "no buffer of that name in the domain";
 	default:
 		return "unknown vyre error";
 	}

@@ -38,3 +38,14 @@ $(BUILD)/tests/test_mk_fuse: tests/test_mk_fuse.cpp gpu/mk_fuse.cuh gpu/mk_decod
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -Wshadow -Wno-unknown-pragmas $(CFLAGS) $(SAN_FLAGS) -Iinclude -Igpu \
 		-Itests -o $@ $< $(BUILD)/libvyre-core.a $(LDLIBS)
+# One vyred over several GPUs (docs/design.md 8.8): placement, pins, per-GPU
+# device memory and fault containment, on CPU backend instances labelled as GPUs.
+TESTS += test_gpus
+TEST_EXTRA_OBJS_test_gpus := $(BUILD)/obj/tests/test_integration_daemon.o
+$(BUILD)/tests/test_gpus: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
+# Named buffers (docs/design.md 5): create, open, list and free by name across processes,
+# domains, loops and uids, against a live vyred.
+TESTS += test_named_buffers
+TEST_EXTRA_OBJS_test_named_buffers := $(BUILD)/obj/tests/test_integration_daemon.o
+TEST_LIBS_test_named_buffers := -lpthread
+$(BUILD)/tests/test_named_buffers: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred

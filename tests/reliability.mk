@@ -36,7 +36,7 @@ FUZZ_SRCS_ring := ring/ring.c ring/doorbell.c ring/region.c
 FUZZ_SRCS_plan := gpu/ops.c gpu/ops_bytes.c gpu/sequential.c ring/handles.c ring/resolve.c \
 	$(wildcard planner/*.c) $(wildcard tools/vyred/plan_stage*.c)
 FUZZ_SRCS_plan += gpu/handoff.c
-FUZZ_SRCS_submit := gpu/ops.c gpu/ops_bytes.c \
+FUZZ_SRCS_submit := gpu/ops.c gpu/ops_bytes.c ring/proto.c \
 	$(filter-out tools/submit/target_client.c,$(wildcard tools/submit/*.c))
 
 fuzz_obj = $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(1))

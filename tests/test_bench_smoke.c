@@ -9,8 +9,10 @@
  * open-loop rows and DIR/peers-openloop.json; `--quick --backend cpu scan`
  * gives vyre's rows for every pattern set and item size (and Hyperscan's and
  * the ratios when vyre-bench was built with libhs; the suite itself fails
- * when the two count different matches). Not a performance assertion: only
- * that figures exist and are sane.
+ * when the two count different matches); `--quick --backend cpu gpus` gives
+ * the trivial and closed-loop rows of a vyred with one CPU-backend GPU and
+ * one with two, and their ratios (skipped while vyred has no --gpus). Not a
+ * performance assertion: only that figures exist and are sane.
  */
 #include <ctype.h>
 #include <fcntl.h>
@@ -416,6 +418,69 @@ static void test_quick_scan_cpu(void **state)
 	rmdir(dir);
 }
 
+/* 1 when the vyred next to vyre-bench lists --gpus in its --help. */
+static int vyred_has_gpus(void)
+{
+	char dir[PATH_MAX], cmd[PATH_MAX + 64], line[256];
+	int found = 0;
+
+	snprintf(dir, sizeof(dir), "%s", bench_path);
+	snprintf(cmd, sizeof(cmd), "'%s/vyred' --help 2>&1", dirname(dir));
+	FILE *p = popen(cmd, "r");
+
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p))
+		found |= strstr(line, "--gpus") != NULL;
+	pclose(p);
+	return found;
+}
+
+static void test_quick_gpus_cpu(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/vyre-bench-smoke-XXXXXX";
+	char json[128], out[128], name[96];
+
+	if (!vyred_has_gpus()) {
+		printf("vyred has no --gpus yet: the gpus suite skips\n");
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	snprintf(json, sizeof(json), "%s/rows.json", dir);
+	snprintf(out, sizeof(out), "%s/table.txt", dir);
+	const char *args[] = {"--quick", "--backend", "cpu", "--json", json, "gpus", NULL};
+	const size_t table_rows = run_ok(args, out);
+	struct row rows[128];
+	const size_t n = load_rows(json, rows, 128);
+
+	assert_int_equal(table_rows, n + 1);
+	static const char *const metrics[] = {"items/s", "p50", "p99", "p999"};
+	static const char *const units[] = {"items/s", "ns", "ns", "ns"};
+	static const char *const sides[] = {"1gpu", "2gpu"};
+	static const unsigned procs[] = {4, 8};
+
+	for (size_t g = 0; g < 2; g++) {
+		snprintf(name, sizeof(name), "trivial 4096 vyre-cpu %s", sides[g]);
+		expect_positive(rows, n, "gpus", name, "items/s", "items/s");
+		for (size_t p = 0; p < 2; p++)
+			for (size_t m = 0; m < 4; m++) {
+				snprintf(name, sizeof(name), "closed vyre-cpu %s %up", sides[g],
+					 procs[p]);
+				expect_positive(rows, n, "gpus", name, metrics[m], units[m]);
+			}
+	}
+	expect_positive(rows, n, "gpus", "trivial 4096 2gpu:1gpu", "items/s", "x");
+	for (size_t p = 0; p < 2; p++) {
+		snprintf(name, sizeof(name), "closed 2gpu:1gpu %up", procs[p]);
+		expect_positive(rows, n, "gpus", name, "items/s", "x");
+		expect_positive(rows, n, "gpus", name, "p50", "x");
+	}
+	assert_int_equal(n, 2 + 2 * 2 * 4 + 1 + 2 * 2); /* those rows and nothing else */
+	unlink(json);
+	unlink(out);
+	rmdir(dir);
+}
+
 static void test_list_and_usage(void **state)
 {
 	(void)state;
@@ -433,6 +498,7 @@ static void test_list_and_usage(void **state)
 	assert_non_null(strstr(text, "wake "));
 	assert_non_null(strstr(text, "peers "));
 	assert_non_null(strstr(text, "scan "));
+	assert_non_null(strstr(text, "gpus "));
 	free(text);
 	const char *unknown[] = {"no-such-suite", NULL};
 
@@ -469,6 +535,7 @@ int main(void)
 	    cmocka_unit_test(test_quick_ring_and_wake_json),
 	    cmocka_unit_test(test_quick_peers_cpu),
 	    cmocka_unit_test(test_quick_scan_cpu),
+	    cmocka_unit_test(test_quick_gpus_cpu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -517,7 +517,7 @@ static void run_mode(struct ctx *c, enum vyre_cuda_mode mode, uint32_t n_random)
 {
 	const char *name = mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch";
 	const struct vyre_backend_config cfg = {
-	    .max_heaps = 1, .max_items = MAX_ITEMS, .cuda_mode = mode, .cuda_device = 0};
+	    .max_heaps = 1, .max_items = MAX_ITEMS, .cuda_mode = mode, .device = 0};
 	struct vyre_backend *b;
 	struct vyre_cuda_stats st;
 	char why[512];

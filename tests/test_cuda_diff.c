@@ -37,7 +37,7 @@ static int run_mode(enum vyre_cuda_mode mode, uint32_t per_plan, struct totals *
 {
 	const char *mode_name = mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch";
 	struct vyre_backend_config cfg = {
-	    .max_heaps = 2, .max_items = GEN_MAX_ITEMS, .cuda_mode = mode, .cuda_device = 0};
+	    .max_heaps = 2, .max_items = GEN_MAX_ITEMS, .cuda_mode = mode, .device = 0};
 	uint8_t *heap = gen_heap_map(HEAP_BYTES), *want = malloc(HEAP_BYTES);
 	struct gen_batch *g = malloc(sizeof(*g));
 	struct vyre_exec_result *expect = malloc(GEN_MAX_ITEMS * sizeof(*expect));
@@ -169,7 +169,7 @@ static int run_device_buffers(enum vyre_cuda_mode mode, uint32_t batches, struct
 {
 	const char *mode_name = mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch";
 	struct vyre_backend_config cfg = {
-	    .max_heaps = 4, .max_items = GEN_MAX_ITEMS, .cuda_mode = mode, .cuda_device = 0};
+	    .max_heaps = 4, .max_items = GEN_MAX_ITEMS, .cuda_mode = mode, .device = 0};
 	uint8_t *heap = gen_heap_map(HEAP_BYTES), *stage = gen_heap_map(HEAP_BYTES);
 	uint8_t *want = malloc(HEAP_BYTES), *want_dev = malloc(HEAP_BYTES);
 	struct gen_batch *g = malloc(sizeof(*g));

@@ -19,7 +19,13 @@
  *      fails the item with VYRE_E_DEVICE and the same vyred recovers;
  *   5. SIGKILL of vyred, and a device fault, while 4 producers keep several
  *      slots busy: no producer hangs or sees another error, the fault's
- *      vyred exits 1 after several batches were in flight, a new one serves.
+ *      vyred exits 1 after several batches were in flight, a new one serves;
+ *   6. two GPUs (docs/design.md 8.8): --gpus 0,1 on a host with two, else
+ *      0,0 (two GPUs of one device): SIGKILL with a grid resident on each, a
+ *      new vyred serves; a device fault on GPU 1 while GPU 0 keeps serving
+ *      (two devices only: on one device both GPUs share the context, so the
+ *      fault loses both and vyred exits 1, which is checked instead); and
+ *      test_integration's two-GPU run (1.) on those GPUs.
  * Exits 77 without a GPU.
  */
 #include <errno.h>
@@ -488,6 +494,89 @@ static void several_in_flight(int fault, const char *loops)
 	new_vyred_serves(extra, "the SIGKILL or fault");
 }
 
+/* Clients on GPU 0 and GPU 1 (private domains take the GPUs in turn), one item each run. */
+static int both_gpus_busy(const char *sock, struct vyre_client *c[2], int want1)
+{
+	const int s0 = one_item(sock, &c[0]);
+	const int s1 = one_item(sock, &c[1]);
+
+	if (s0 != 0 || s1 != want1) {
+		printf("FAIL: items on GPU 0 and 1: %s and %s, want ok and %s\n", vyre_strerror(s0),
+		       vyre_strerror(s1), want1 ? vyre_strerror(want1) : "ok");
+		return -1;
+	}
+	return 0;
+}
+
+static void two_gpus(const char *gpus, int devices)
+{
+	const char *const extra[] = {"--backend", "cuda",    "--mode", "persistent", "--gpus",
+				     gpus,	  "--loops", "1",      NULL};
+	struct vyre_test_daemon d;
+	struct vyre_client *c[2] = {NULL, NULL};
+
+	printf("== two GPUs (--gpus %s): SIGKILL with both grids resident\n", gpus);
+	if (vyre_test_daemon_start(&d, extra) != 0) {
+		failures++;
+		return;
+	}
+	if (both_gpus_busy(d.socket, c, 0) != 0 || !vyre_test_log_has(d.log, "2 GPUs")) {
+		vyre_test_daemon_dump_log(&d);
+		failures++;
+	}
+	vyre_test_daemon_kill(&d);
+	for (int i = 0; i < 2; i++)
+		if (c[i])
+			vyre_close(c[i]);
+	vyre_test_daemon_cleanup(&d);
+	new_vyred_serves(extra, "a SIGKILL with two GPUs");
+
+	printf("== two GPUs (--gpus %s): a device fault on GPU 1\n", gpus);
+	setenv("VYRE_CUDA_INJECT", "fault", 1);
+	if (devices >= 2)
+		setenv("VYRE_INJECT_DEVICE", "1", 1);
+	const int started = vyre_test_daemon_start(&d, extra);
+	unsetenv("VYRE_CUDA_INJECT");
+	unsetenv("VYRE_INJECT_DEVICE");
+	if (started != 0) {
+		failures++;
+		return;
+	}
+	int ok = 1;
+
+	if (devices >= 2) {
+		/* GPU 0 serves on: 20 sessions after the fault, then a clean stop */
+		ok = both_gpus_busy(d.socket, c, VYRE_E_DEVICE) == 0;
+		for (int r = 0; r < 20 && ok; r++)
+			ok = session(d.socket, 5) == 0;
+		ok = ok && vyre_test_log_has(d.log, "1 of 2 GPUs still serve");
+		for (int i = 0; i < 2; i++)
+			vyre_close(c[i]);
+		ok = ok && vyre_test_daemon_stop(&d) == 0;
+		printf("fault on GPU 1 of 2 devices: GPU 0 %s\n", ok ? "served on" : "FAILED");
+	} else {
+		/* one device: the fault is on both of its GPUs, nothing is left */
+		const int s0 = one_item(d.socket, &c[0]);
+		const int rc = exit_within(&d, 10000);
+
+		ok = s0 == VYRE_E_DEVICE && rc == 1 &&
+		     vyre_test_log_has(d.log, "0 of 2 GPUs still serve") &&
+		     vyre_test_log_has(d.log, "no usable GPU is left");
+		if (c[0])
+			vyre_close(c[0]);
+		printf("fault on one device serving as 2 GPUs: item %s, vyred exit %d; a fault on "
+		       "GPU 1 while GPU 0 serves on needs two devices: not made here\n",
+		       vyre_strerror(s0), rc);
+	}
+	if (!ok) {
+		printf("FAIL: device fault with two GPUs\n");
+		vyre_test_daemon_dump_log(&d);
+		failures++;
+	}
+	vyre_test_daemon_cleanup(&d);
+	new_vyred_serves(extra, "a device fault with two GPUs");
+}
+
 int main(void)
 {
 
@@ -503,6 +592,12 @@ int main(void)
 	several_in_flight(1, "1");
 	several_in_flight(0, "2");
 	several_in_flight(1, "2");
+	char why[256];
+	const int devices = vyre_cuda_backend->devices(NULL, 0, why, sizeof(why));
+	const char *gpus = devices >= 2 ? "0,1" : "0,0";
+
+	two_gpus(gpus, devices);
+	setenv("VYRE_TEST_GPUS", gpus, 1);
 	run_test("test_integration", "persistent");
 	run_test("test_integration", "launch");
 	run_test("test_device_buffers", "persistent");

@@ -65,7 +65,7 @@ static double now_ms(void)
 static int rig_open(struct rig *r, enum vyre_cuda_mode mode, uint64_t seed)
 {
 	struct vyre_backend_config cfg = {
-	    .max_heaps = 2, .max_items = GEN_MAX_ITEMS, .cuda_mode = mode, .cuda_device = 0};
+	    .max_heaps = 2, .max_items = GEN_MAX_ITEMS, .cuda_mode = mode, .device = 0};
 	char why[512];
 	int err;
 

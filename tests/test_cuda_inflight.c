@@ -69,7 +69,7 @@ static int rig_open(struct rig *r, enum vyre_cuda_mode mode, uint64_t seed)
 					  .max_items = GEN_MAX_ITEMS,
 					  .max_inflight = SLOTS,
 					  .cuda_mode = mode,
-					  .cuda_device = 0};
+					  .device = 0};
 	char why[512];
 
 	memset(r, 0, sizeof(*r));

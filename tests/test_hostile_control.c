@@ -449,6 +449,88 @@ static int case_unread_replies(struct conn *c)
 	}
 }
 
+/* A named request; @patch (-1: none) flips one byte of its encoding first. */
+static int send_named(struct conn *c, uint16_t type, const char *name, int patch, uint8_t value)
+{
+	uint8_t buf[VYRE_MSG_MAX_SIZE];
+	struct vyre_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	m.id = ++c->id;
+	m.u.named.bytes = 64;
+	snprintf(m.u.named.name, sizeof(m.u.named.name), "%s", name);
+	int len = vyre_msg_encode(&m, buf, sizeof(buf));
+
+	if (len < 0)
+		return -1;
+	if (patch >= 0)
+		buf[patch] = value;
+	return send_raw(c, buf, (size_t)len, NULL, 0);
+}
+
+static int case_named_requests(struct conn *c)
+{
+	if (handshake(c, "hello") != 0 || send_named(c, VYRE_MSG_CREATE, "job.1", -1, 0) ||
+	    expect_buffer(c, 0, "create job.1") || send_named(c, VYRE_MSG_CREATE, "job.1", -1, 0) ||
+	    expect_buffer(c, VYRE_E_EXIST, "create job.1 again") ||
+	    send_named(c, VYRE_MSG_OPEN, "job.2", -1, 0) ||
+	    expect_buffer(c, VYRE_E_NOENT, "open job.2") ||
+	    send_named(c, VYRE_MSG_FREE_NAME, "job.1", -1, 0) ||
+	    expect_buffer(c, 0, "free job.1") || send_named(c, VYRE_MSG_FREE_NAME, "job.1", -1, 0))
+		return -1;
+	return expect_buffer(c, VYRE_E_NOENT, "free job.1 again");
+}
+
+/*
+ * A CREATE has its name length at byte 24 of the datagram and the name at
+ * 32; an OPEN or FREE_NAME has them at 16 and 24.
+ */
+static int case_name_bad_char(struct conn *c)
+{
+	if (handshake(c, "hello") != 0 || send_named(c, VYRE_MSG_CREATE, "job", 33, '/'))
+		return -1;
+	return expect_error(c, VYRE_E_PROTO, "a name with '/'");
+}
+
+static int case_name_leading_dot(struct conn *c)
+{
+	if (handshake(c, "hello") != 0 || send_named(c, VYRE_MSG_OPEN, "job", 24, '.'))
+		return -1;
+	return expect_error(c, VYRE_E_PROTO, "a name starting with '.'");
+}
+
+static int case_name_too_long(struct conn *c)
+{
+	if (handshake(c, "hello") != 0 || send_named(c, VYRE_MSG_CREATE, "job", 24, 49))
+		return -1;
+	return expect_error(c, VYRE_E_PROTO, "a 49-byte name");
+}
+
+static int case_name_padding(struct conn *c)
+{
+	if (handshake(c, "hello") != 0 || send_named(c, VYRE_MSG_FREE_NAME, "job", 30, 'x'))
+		return -1;
+	return expect_error(c, VYRE_E_PROTO, "bytes after the name");
+}
+
+static int case_name_empty(struct conn *c)
+{
+	uint8_t buf[VYRE_MSG_MAX_SIZE];
+	struct vyre_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_OPEN;
+	m.id = ++c->id;
+	strcpy(m.u.named.name, "j");
+	int len = vyre_msg_encode(&m, buf, sizeof(buf));
+
+	buf[16] = buf[24] = 0; /* length 0, no name bytes: well padded, but empty */
+	if (len < 0 || handshake(c, "hello") != 0 || send_raw(c, buf, (size_t)len, NULL, 0))
+		return -1;
+	return expect_error(c, VYRE_E_PROTO, "an empty name");
+}
+
 static const struct fixed_case {
 	const char *name;
 	int (*run)(struct conn *c);
@@ -469,6 +551,12 @@ static const struct fixed_case {
     {"an oversized datagram", case_oversized},
     {"an empty datagram", case_empty_datagram},
     {"a client that never reads its replies", case_unread_replies},
+    {"named requests vyred answers or refuses", case_named_requests},
+    {"a name with a bad character", case_name_bad_char},
+    {"a name starting with '.'", case_name_leading_dot},
+    {"a name longer than 48 bytes", case_name_too_long},
+    {"bytes after the name", case_name_padding},
+    {"an empty name", case_name_empty},
 };
 
 /* ---- random traffic ---- */
@@ -484,12 +572,22 @@ static void random_datagram(uint8_t *buf, size_t *len)
 			buf[i] = (uint8_t)rel_rand(&rng);
 		return;
 	}
-	static const uint16_t types[] = {VYRE_MSG_HELLO, VYRE_MSG_ALLOC, VYRE_MSG_FREE,
-					 VYRE_MSG_LOOKUP, VYRE_MSG_ERROR};
-	buffer_msg(&m, types[(r >> 8) % 5], (uint32_t)rel_rand(&rng) % 64,
-		   (uint32_t)rel_rand(&rng) % 4096);
+	static const uint16_t types[] = {VYRE_MSG_HELLO,  VYRE_MSG_ALLOC,     VYRE_MSG_FREE,
+					 VYRE_MSG_LOOKUP, VYRE_MSG_ERROR,     VYRE_MSG_CREATE,
+					 VYRE_MSG_OPEN,	  VYRE_MSG_FREE_NAME, VYRE_MSG_LIST};
+	const uint16_t type = types[(r >> 8) % (sizeof(types) / sizeof(types[0]))];
+
+	buffer_msg(&m, type, (uint32_t)rel_rand(&rng) % 64, (uint32_t)rel_rand(&rng) % 4096);
 	if (m.type == VYRE_MSG_HELLO)
 		hello_msg(&m);
+	if (m.type >= VYRE_MSG_CREATE) {
+		/* a few names, so that creates, opens and frees meet each other */
+		memset(&m.u, 0, sizeof(m.u));
+		m.u.named.bytes = (uint32_t)(r >> 24) % 64 * 4;
+		snprintf(m.u.named.name, sizeof(m.u.named.name), "n%u", (unsigned)(r >> 32) % 8);
+		if (m.type == VYRE_MSG_LIST)
+			m.u.list_cursor = (uint32_t)(r >> 40) % 4;
+	}
 	int n = vyre_msg_encode(&m, buf, VYRE_MSG_MAX_SIZE);
 
 	*len = n > 0 ? (size_t)n : 0;
@@ -539,7 +637,8 @@ static int read_answers(struct conn *c)
 		}
 		if (m.type == VYRE_MSG_HELLO_REPLY && m.u.hello_reply.status == 0)
 			c->active = 1;
-		else if (m.type != VYRE_MSG_HELLO_REPLY && m.type != VYRE_MSG_BUFFER_REPLY) {
+		else if (m.type != VYRE_MSG_HELLO_REPLY && m.type != VYRE_MSG_BUFFER_REPLY &&
+			 m.type != VYRE_MSG_LIST_REPLY) {
 			printf("random traffic: vyred answered with message type %u\n", m.type);
 			return -1;
 		}

@@ -13,7 +13,9 @@
  * client that submits nothing checks at the end that its buffers and its
  * region are exactly as it left them: nothing outside a hostile client's own
  * region and domain was touched. vyred's descriptors and memfd mappings must
- * return to their baseline and SIGTERM must stop it cleanly.
+ * return to their baseline and SIGTERM must stop it cleanly. vyred's log
+ * names the impossible ring index as the reason, not a protocol or ABI
+ * mismatch (the client sees VYRE_E_PROTO either way).
  *
  * VYRE_TEST_SCALE=N runs N times as many hostile clients (default 48).
  */
@@ -308,6 +310,10 @@ int main(void)
 		failed = 1;
 	} else if (vyre_test_daemon_stop(&d) != 0) {
 		printf("vyred did not stop cleanly on SIGTERM\n");
+		failed = 1;
+	} else if (!vyre_test_log_has(d.log, "impossible ring index in its region") ||
+		   vyre_test_log_has(d.log, "ABI version mismatch")) {
+		printf("vyred's log does not name the impossible ring index as the reason\n");
 		failed = 1;
 	}
 out:

@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../gpu/ops.h"
@@ -34,14 +33,6 @@
 #define WAIT_NS	   (120ll * 1000000000ll)
 
 static struct vyre_test_daemon daemon_;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int connect_to(const char *domain, struct vyre_client **c)
 {
@@ -116,31 +107,9 @@ static int wait_one(struct vyre_client *c, uint64_t user_data, struct vyre_cqe *
 	return 0;
 }
 
-/* Waits until vyred's accept log names @user_data: the item is in a dispatched batch. */
 static int wait_dispatched(uint64_t user_data)
 {
-	char want[32];
-	const uint64_t until = now_ns() + (uint64_t)WAIT_NS;
-
-	snprintf(want, sizeof(want), " %" PRIu64, user_data);
-	while (now_ns() < until) {
-		char line[128];
-		FILE *f = fopen(daemon_.accept_log, "r");
-		int found = 0;
-
-		while (f && !found && fgets(line, sizeof(line), f)) {
-			line[strcspn(line, "\n")] = '\0';
-			const size_t n = strlen(line), w = strlen(want);
-
-			found = n >= w && strcmp(line + n - w, want) == 0;
-		}
-		if (f)
-			fclose(f);
-		if (found)
-			return 0;
-		usleep(1000);
-	}
-	FAIL("item %" PRIu64 " never dispatched", user_data);
+	return vyre_test_wait_dispatched(&daemon_, user_data, WAIT_NS);
 }
 
 static int start(const char *inflight)

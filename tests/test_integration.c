@@ -17,10 +17,13 @@
  * other buffer. At the end each producer copies its private device buffers
  * into heap buffers (items like the others), which are compared too.
  *
- * It runs three times: with vyred's defaults, with many small batches in
+ * It runs four times: with vyred's defaults, with many small batches in
  * flight at once (--inflight 8 --max-batch 24 --min-share 2), where items
- * of one domain meet hazards against batches that still run, and with
- * three event loops.
+ * of one domain meet hazards against batches that still run, with three
+ * event loops, and over two GPUs of two loops each, the domains placed on
+ * both: --gpus $VYRE_TEST_GPUS (default 0,1), CPU backend instances
+ * labelled as GPUs (docs/design.md 8.8) unless $VYRE_TEST_BACKEND is cuda
+ * (tests/test_cuda_e2e runs it so, with 0,0 on a one-GPU host).
  *
  * 8 x 100000 items (the issue's size); VYRE_TEST_SCALE=N multiplies them.
  */
@@ -740,11 +743,35 @@ static int run(const char *const *extra, int require_overlap)
 	return rc;
 }
 
+/* Loops 2G and 2G + 1 serve GPU G: one of them ran a batch (from the exit log). */
+static int gpu_ran(uint32_t g)
+{
+	char want[64];
+
+	for (uint32_t l = 2 * g; l < 2 * g + 2; l++) {
+		snprintf(want, sizeof(want), "loop %u: 0 batches", l);
+		if (!vyre_test_log_has(daemon_.log, want))
+			return 1;
+	}
+	return 0;
+}
+
 int main(void)
 {
 	static const char *const small_batches[] = {"--inflight",  "8", "--max-batch", "24",
 						    "--min-share", "2", NULL};
 	static const char *const three_loops[] = {"--loops", "3", "--inflight", "2", NULL};
+	const char *gpus = getenv("VYRE_TEST_GPUS");
+	const char *backend = getenv("VYRE_TEST_BACKEND");
+	const char *const two_gpus[] = {"--gpus",
+					gpus ? gpus : "0,1",
+					"--loops",
+					"2",
+					"--inflight",
+					"2",
+					backend && !strcmp(backend, "cuda") ? NULL : "--backend",
+					"cpu",
+					NULL};
 	int rc = run(NULL, 0);
 
 	vyre_test_daemon_cleanup(&daemon_);
@@ -759,6 +786,16 @@ int main(void)
 		if (rc == 0 && !vyre_test_log_has(daemon_.log, "loop 2: ")) {
 			vyre_test_daemon_dump_log(&daemon_);
 			FAIL("vyred did not run three loops");
+		}
+		vyre_test_daemon_cleanup(&daemon_);
+	}
+	if (rc == 0) {
+		printf("again over two GPUs: domains placed on both\n");
+		rc = run(two_gpus, 0);
+		if (rc == 0 && (!vyre_test_log_has(daemon_.log, "2 GPUs, 4 event loops") ||
+				!gpu_ran(0) || !gpu_ran(1))) {
+			vyre_test_daemon_dump_log(&daemon_);
+			FAIL("vyred did not run batches on both GPUs");
 		}
 		vyre_test_daemon_cleanup(&daemon_);
 	}

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -46,6 +47,41 @@ int vyre_test_log_has(const char *log, const char *what)
 		found = strstr(line, what) != NULL;
 	fclose(f);
 	return found;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int vyre_test_wait_dispatched(const struct vyre_test_daemon *d, uint64_t user_data,
+			      int64_t timeout_ns)
+{
+	char want[32];
+	const uint64_t until = mono_ns() + (uint64_t)timeout_ns;
+
+	snprintf(want, sizeof(want), " %" PRIu64, user_data);
+	while (mono_ns() < until) {
+		char line[128];
+		FILE *f = fopen(d->accept_log, "r");
+		int found = 0;
+
+		while (f && !found && fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = '\0';
+			const size_t n = strlen(line), w = strlen(want);
+
+			found = n >= w && strcmp(line + n - w, want) == 0;
+		}
+		if (f)
+			fclose(f);
+		if (found)
+			return 0;
+		usleep(1000);
+	}
+	FAIL("item %" PRIu64 " never dispatched", user_data);
 }
 
 int vyre_test_daemon_start(struct vyre_test_daemon *d, const char *const *extra)
@@ -154,21 +190,26 @@ void vyre_test_daemon_dump_log(const struct vyre_test_daemon *d)
 	fclose(f);
 }
 
-int vyre_test_fd_count(pid_t pid)
+int vyre_test_dir_entries(const char *path)
 {
-	char path[64];
-	DIR *dir;
+	DIR *dir = opendir(path);
 	const struct dirent *e;
 	int n = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	dir = opendir(path);
 	if (!dir)
 		return -1;
 	while ((e = readdir(dir)))
 		n += e->d_name[0] != '.';
 	closedir(dir);
 	return n;
+}
+
+int vyre_test_fd_count(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	return vyre_test_dir_entries(path);
 }
 
 char vyre_test_proc_state(pid_t pid, pid_t tid)

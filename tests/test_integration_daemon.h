@@ -34,6 +34,13 @@ struct vyre_test_daemon {
 /* 1 when a line of the file @log contains @what (0 also when it cannot be read). */
 int vyre_test_log_has(const char *log, const char *what);
 
+/*
+ * Waits up to @timeout_ns until the daemon's accept log names @user_data (its
+ * item is in a dispatched batch). Returns 0, or -1 after printing why.
+ */
+int vyre_test_wait_dispatched(const struct vyre_test_daemon *d, uint64_t user_data,
+			      int64_t timeout_ns);
+
 /* The vyred binary: $VYRED, else $(BUILD)/vyred beside the test (in @buf). */
 const char *vyre_test_vyred_path(char *buf, size_t len);
 
@@ -55,6 +62,9 @@ void vyre_test_daemon_cleanup(struct vyre_test_daemon *d);
 
 /* Print the daemon's stderr log (for failures). */
 void vyre_test_daemon_dump_log(const struct vyre_test_daemon *d);
+
+/* Entries of a directory, "." and ".." not counted, or -1. */
+int vyre_test_dir_entries(const char *path);
 
 /* Open file descriptors of @pid, or -1. */
 int vyre_test_fd_count(pid_t pid);

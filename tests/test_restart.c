@@ -8,9 +8,8 @@
  * printed). A new vyred must then start on the same socket path (the stale
  * socket is replaced) and serve; a second vyred must refuse to take over a
  * live socket. A client that only submits and reaps must notice too (every
- * 1024th empty vyre_reap looks at the socket). One that only epolls
- * vyre_event_fd is observed and reported, since nothing can write that
- * eventfd once vyred is dead (docs/reliability.md).
+ * 1024th empty vyre_reap looks at the socket), and one that only polls
+ * vyre_event_fd (libvyre's hang-up watcher writes it, docs/design.md 5).
  *
  * SIGTERM: producers submit as fast as they can when vyred is told to stop.
  * vyred must exit 0 and remove its socket; every item its accept log lists
@@ -34,7 +33,6 @@
 #include "test_integration_daemon.h"
 
 #define DETECT_LIMIT_NS (10 * 1000000000ull)
-#define OBSERVE_NS	(2 * 1000000000ull)
 #define DRAIN_CLIENTS	4u
 #define DRAIN_ITEMS	(1u << 20) /* most items one client submits */
 #define DRAIN_BUFS	256u
@@ -115,6 +113,7 @@ static void watcher_main(const char *socket, enum watcher_kind kind, struct watc
 		if (rc < 0 && rc != VYRE_E_AGAIN) {
 			p->seen_ns = rel_now_ns();
 			p->rc = rc;
+			vyre_close(c); /* joins the event fd's watcher thread */
 			_exit(0);
 		}
 	}
@@ -147,9 +146,7 @@ static void sigkill_checks(void)
 
 	vyre_test_daemon_kill(&d);
 	for (int k = 0; k < N_WATCHERS; k++) {
-		/* the one that cannot notice is only observed, for a shorter while */
-		int observed = k == EVENT_FD;
-		int st = rel_wait_child(pids[k], observed ? OBSERVE_NS : DETECT_LIMIT_NS);
+		int st = rel_wait_child(pids[k], DETECT_LIMIT_NS);
 		int noticed = st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
 			      pages[k].rc == VYRE_E_DISCONNECTED;
 
@@ -157,8 +154,6 @@ static void sigkill_checks(void)
 			kill(pids[k], SIGKILL);
 			rel_wait_child(pids[k], DETECT_LIMIT_NS);
 		}
-		uint64_t limit = observed ? OBSERVE_NS : DETECT_LIMIT_NS;
-
 		if (noticed)
 			snprintf(line, sizeof(line),
 				 "%s: VYRE_E_DISCONNECTED %.1f ms after the kill", watcher_name[k],
@@ -166,11 +161,8 @@ static void sigkill_checks(void)
 		else
 			snprintf(line, sizeof(line), "%s: %s within %llu s", watcher_name[k],
 				 st < 0 ? "nothing" : vyre_strerror(pages[k].rc),
-				 (unsigned long long)(limit / 1000000000ull));
-		if (observed)
-			printf("note: %s (the API gives it no way to notice)\n", line);
-		else
-			check(noticed, line);
+				 (unsigned long long)(DETECT_LIMIT_NS / 1000000000ull));
+		check(noticed, line);
 	}
 	struct vyre_connect_opts o = {.socket_path = d.socket};
 	struct vyre_client *c;

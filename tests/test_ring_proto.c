@@ -176,6 +176,146 @@ static void test_malformed(void **state)
 	assert_int_equal(vyre_msg_decode(buf, (size_t)len, &o), VYRE_E_PROTO);
 }
 
+static void test_name_rules(void **state)
+{
+	char max[VYRE_BUFFER_NAME_MAX + 2];
+
+	(void)state;
+	memset(max, 'a', sizeof(max));
+	assert_true(vyre_msg_name_ok("a", 1));
+	assert_true(vyre_msg_name_ok("9lives", 6));
+	assert_true(vyre_msg_name_ok("Job_1.out-2", 11));
+	assert_true(vyre_msg_name_ok(max, VYRE_BUFFER_NAME_MAX));
+	assert_false(vyre_msg_name_ok(max, VYRE_BUFFER_NAME_MAX + 1));
+	assert_false(vyre_msg_name_ok("", 0));
+	assert_false(vyre_msg_name_ok(".hidden", 7));
+	assert_false(vyre_msg_name_ok("-x", 2));
+	assert_false(vyre_msg_name_ok("_x", 2));
+	assert_false(vyre_msg_name_ok("a b", 3));
+	assert_false(vyre_msg_name_ok("a/b", 3));
+	assert_false(vyre_msg_name_ok("a\0b", 3));
+	assert_false(vyre_msg_name_ok("caf\xc3\xa9", 5));
+}
+
+static void test_named_roundtrip(void **state)
+{
+	struct vyre_msg m, o;
+	uint8_t buf[VYRE_MSG_MAX_SIZE];
+	static const uint16_t named[] = {VYRE_MSG_CREATE, VYRE_MSG_OPEN, VYRE_MSG_FREE_NAME};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		memset(&m, 0, sizeof(m));
+		m.type = named[i];
+		m.id = 5;
+		strcpy(m.u.named.name, "results.v2");
+		if (m.type == VYRE_MSG_CREATE) {
+			m.u.named.bytes = 4096;
+			m.u.named.flags = VYRE_BUF_DEVICE;
+		}
+		roundtrip(&m, &o);
+		assert_string_equal(o.u.named.name, "results.v2");
+		assert_int_equal(o.u.named.bytes, m.u.named.bytes);
+		assert_int_equal(o.u.named.flags, m.u.named.flags);
+		/* a name the rules refuse is never encoded */
+		strcpy(m.u.named.name, ".x");
+		assert_int_equal(vyre_msg_encode(&m, buf, sizeof(buf)), VYRE_E_INVAL);
+		m.u.named.name[0] = '\0';
+		assert_int_equal(vyre_msg_encode(&m, buf, sizeof(buf)), VYRE_E_INVAL);
+	}
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_CREATE;
+	memset(m.u.named.name, 'z', VYRE_BUFFER_NAME_MAX);
+	roundtrip(&m, &o);
+	assert_int_equal(strlen(o.u.named.name), VYRE_BUFFER_NAME_MAX);
+
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_LIST;
+	m.u.list_cursor = 0x12345;
+	roundtrip(&m, &o);
+	assert_int_equal(o.u.list_cursor, 0x12345);
+
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_LIST_REPLY;
+	m.u.list_reply.handle = 0x300002;
+	m.u.list_reply.bytes = 64;
+	m.u.list_reply.flags = VYRE_BUF_TRANSIENT;
+	m.u.list_reply.next = 3;
+	strcpy(m.u.list_reply.name, "alpha");
+	roundtrip(&m, &o);
+	assert_int_equal(o.u.list_reply.handle, 0x300002);
+	assert_int_equal(o.u.list_reply.bytes, 64);
+	assert_int_equal(o.u.list_reply.flags, VYRE_BUF_TRANSIENT);
+	assert_int_equal(o.u.list_reply.next, 3);
+	assert_string_equal(o.u.list_reply.name, "alpha");
+	/* no entry: no name; a cursor to go on from, or 0 at the end */
+	memset(&m.u, 0, sizeof(m.u));
+	m.u.list_reply.next = 4097;
+	roundtrip(&m, &o);
+	assert_int_equal(o.u.list_reply.handle, 0);
+	assert_string_equal(o.u.list_reply.name, "");
+	strcpy(m.u.list_reply.name, "alpha");
+	assert_int_equal(vyre_msg_encode(&m, buf, sizeof(buf)), VYRE_E_INVAL);
+}
+
+/* Encodes @m, sets byte @at to @v and expects the decoder to refuse it. */
+static void refused_with(const struct vyre_msg *m, size_t at, uint8_t v)
+{
+	uint8_t buf[VYRE_MSG_MAX_SIZE];
+	struct vyre_msg o;
+	int len = vyre_msg_encode(m, buf, sizeof(buf));
+
+	assert_true(len > 0 && at < (size_t)len);
+	buf[at] = v;
+	assert_int_equal(vyre_msg_decode(buf, (size_t)len, &o), VYRE_E_PROTO);
+}
+
+static void test_named_malformed(void **state)
+{
+	struct vyre_msg m;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_CREATE;
+	strcpy(m.u.named.name, "job");
+	refused_with(&m, 16 + 8, VYRE_BUFFER_NAME_MAX + 1); /* name length */
+	refused_with(&m, 16 + 8, 0);			    /* empty, and bytes after it */
+	refused_with(&m, 16 + 12, 1);			    /* reserved word */
+	refused_with(&m, 16 + 16, '.');			    /* leading '.' */
+	refused_with(&m, 16 + 17, ' ');			    /* a blank */
+	refused_with(&m, 16 + 17, 0);			    /* a NUL inside the name */
+	refused_with(&m, 16 + 16 + 3, 'x');		    /* bytes after the name */
+	m.type = VYRE_MSG_OPEN;
+	refused_with(&m, 16, 4);       /* length past the name: a NUL inside */
+	refused_with(&m, 16 + 4, 1);   /* reserved word */
+	refused_with(&m, 16 + 8, '-'); /* leading '-' */
+	m.type = VYRE_MSG_FREE_NAME;
+	refused_with(&m, 16 + 8 + 47, 'q'); /* the last padding byte */
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_LIST;
+	refused_with(&m, 16 + 4, 1);
+	m.type = VYRE_MSG_LIST_REPLY;
+	refused_with(&m, 16 + 4 + 4, 4);      /* bytes without an entry */
+	refused_with(&m, 16 + 12, 1);	      /* flags without an entry */
+	refused_with(&m, 16 + 20, 1);	      /* a name length without an entry */
+	refused_with(&m, 16, 1);	      /* a positive status */
+	refused_with(&m, 16, 0xf4);	      /* -12: past the last error code */
+	m.u.list_reply.status = VYRE_E_NOENT; /* the lowest code decodes */
+	uint8_t buf[VYRE_MSG_MAX_SIZE];
+	struct vyre_msg o;
+	int len = vyre_msg_encode(&m, buf, sizeof(buf));
+
+	assert_int_equal(vyre_msg_decode(buf, (size_t)len, &o), 0);
+	assert_int_equal(o.u.list_reply.status, VYRE_E_NOENT);
+	refused_with(&m, 16 + 16, 1); /* an error with a cursor */
+	m.u.list_reply.status = 0;
+	m.u.list_reply.handle = 7;
+	strcpy(m.u.list_reply.name, "ok");
+	refused_with(&m, 16 + 12, 4);	/* flags beyond VYRE_BUF_* */
+	refused_with(&m, 16 + 24, '_'); /* a bad entry name */
+	refused_with(&m, 16, 0xff);	/* an error with an entry */
+}
+
 static int fd_open(int fd)
 {
 	return fcntl(fd, F_GETFD) >= 0;
@@ -231,6 +371,9 @@ int main(void)
 	    cmocka_unit_test(test_little_endian_on_the_wire),
 	    cmocka_unit_test(test_malformed),
 	    cmocka_unit_test(test_fd_passing),
+	    cmocka_unit_test(test_name_rules),
+	    cmocka_unit_test(test_named_roundtrip),
+	    cmocka_unit_test(test_named_malformed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

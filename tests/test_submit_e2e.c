@@ -6,7 +6,8 @@
  * checked), also with two clients at once in one shared domain; random
  * programs (more items than the SQ holds, every op, invalid items, fences,
  * waits) print the same through vyred as through --local, the in-process
- * oracle; bad input and a missing daemon give their documented exit codes;
+ * oracle; named buffers pass between vyre-submit and a libvyre client of
+ * the domain; bad input and a missing daemon give their documented exit codes;
  * and the vyre-bench e2e suite runs against the daemon. CQE flags are
  * compared with "deduped" masked: dedupe may not change anything else.
  * VYRE_TEST_SCALE multiplies the random programs' length.
@@ -28,6 +29,7 @@
 #include <cmocka.h>
 
 #include "test_integration_daemon.h"
+#include "vyre/vyre.h"
 
 static char submit_bin[PATH_MAX], bench_bin[PATH_MAX];
 static struct vyre_test_daemon daemon_;
@@ -191,6 +193,80 @@ static void test_shared_domain_clients(void **state)
 		free(out);
 	}
 	free(golden);
+}
+
+/* Writes @text to a file in tmpdir named @name; the path goes to @path. */
+static void write_file(char *path, size_t len, const char *name, const char *text)
+{
+	snprintf(path, len, "%s/%s", tmpdir, name);
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * vyre-submit finds by name a buffer this process made, and leaves one of
+ * its own under a name this process then opens; a second run meets its
+ * own name (E_EXIST), a missing name is E_NOENT, through vyred and --local.
+ */
+static void test_named_across_processes(void **state)
+{
+	(void)state;
+	struct vyre_connect_opts o = {.socket_path = daemon_.socket, .domain = "e2e-named"};
+	struct vyre_client *c;
+	uint32_t in, out, bytes = 0, flags = 9;
+	char prog[256], missing[256];
+
+	assert_int_equal(vyre_connect(&o, &c), 0);
+	assert_int_equal(vyre_buffer_create(c, "input", 16, 0, &in), 0);
+	uint32_t *w = vyre_buffer_ptr(c, in, NULL);
+
+	for (uint32_t i = 0; i < 4; i++)
+		w[i] = 5 + i;
+	write_file(prog, sizeof(prog), "named.vs",
+		   "open input as in\nbuffer result 16 named\nitem ADD in result 100\n"
+		   "print result\nnames\n");
+	write_file(missing, sizeof(missing), "missing.vs", "open nothere\n");
+	const char *args[] = {"-s", daemon_.socket, "-d", "e2e-named", prog, NULL};
+	struct result r = run(submit_bin, args, NULL);
+
+	if (r.status != 0 ||
+	    strcmp(r.out, "cqe user_data=3 line=3 op=ADD status=ok flags=- result=0\n"
+			  "buffer result words 105 106 107 108\n"
+			  "name input bytes=16 flags=-\n"
+			  "name result bytes=16 flags=-\n") != 0)
+		fail_msg("exit %d\n--- got\n%s--- stderr\n%s", r.status, r.out, r.err);
+	result_free(&r);
+	/* its buffer outlives the run: the domain still has this client */
+	assert_int_equal(vyre_buffer_open(c, "result", &out, &bytes, &flags), 0);
+	assert_int_equal(bytes, 16);
+	assert_int_equal(flags, 0);
+	w = vyre_buffer_ptr(c, out, NULL);
+	assert_non_null(w);
+	assert_int_equal(w[3], 108);
+
+	r = run(submit_bin, args, NULL);
+	if (r.status != 4 || !strstr(r.err, ":2:") || !strstr(r.err, "E_EXIST"))
+		fail_msg("a second run: exit %d, stderr %s", r.status, r.err);
+	result_free(&r);
+	const char *nothere[] = {"-s", daemon_.socket, "-d", "e2e-named", missing, NULL};
+
+	r = run(submit_bin, nothere, NULL);
+	if (r.status != 4 || !strstr(r.err, "opening 'nothere': E_NOENT"))
+		fail_msg("open of a missing name: exit %d, stderr %s", r.status, r.err);
+	result_free(&r);
+	/* --local runs in a private domain of its own: nobody made 'input' there */
+	const char *local[] = {"--local", prog, NULL};
+
+	r = run(submit_bin, local, NULL);
+	if (r.status != 4 || !strstr(r.err, "opening 'input': E_NOENT"))
+		fail_msg("--local open: exit %d, stderr %s", r.status, r.err);
+	result_free(&r);
+	vyre_close(c);
+	unlink(prog);
+	unlink(missing);
 }
 
 static uint32_t rng = 0x1234567u;
@@ -361,6 +437,29 @@ static void test_exit_codes(void **state)
 	r = run(submit_bin, usage, NULL);
 	assert_int_equal(r.status, 2);
 	result_free(&r);
+
+	/* --heap takes the suffixes buffer sizes take (issue 14); a new domain gets that heap */
+	const char *heap_256m[] = {
+	    "-s", daemon_.socket, "-d", "heap256", "-H", "256M", VYRE_SRCDIR "/examples/basic.vs",
+	    NULL};
+	r = run(submit_bin, heap_256m, NULL);
+	if (r.status != 0)
+		fail_msg("-H 256M: exit %d: %s", r.status, r.err);
+	result_free(&r);
+	if (!vyre_test_log_has(daemon_.log, "'heap256': sq") ||
+	    !vyre_test_log_has(daemon_.log, "heap 268435456"))
+		fail_msg("vyred did not make domain heap256 with a 256 MiB heap");
+	static const char *const bad_heaps[] = {"256X", "0x10M", "M", "-1", "17179869184G"};
+
+	for (size_t i = 0; i < sizeof(bad_heaps) / sizeof(bad_heaps[0]); i++) {
+		const char *bad_heap[] = {"-H", bad_heaps[i], "--local",
+					  VYRE_SRCDIR "/examples/basic.vs", NULL};
+
+		r = run(submit_bin, bad_heap, NULL);
+		if (r.status != 2 || !strstr(r.err, "bad --heap"))
+			fail_msg("-H %s: exit %d, want 2: %s", bad_heaps[i], r.status, r.err);
+		result_free(&r);
+	}
 	unlink(bad);
 }
 
@@ -421,6 +520,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_examples_through_vyred),
 	    cmocka_unit_test(test_shared_domain_clients),
+	    cmocka_unit_test(test_named_across_processes),
 	    cmocka_unit_test(test_random_programs_match_oracle),
 	    cmocka_unit_test(test_exit_codes),
 	    cmocka_unit_test(test_bench_e2e_suite),

@@ -121,6 +121,29 @@ static void shuffle_close(void *impl)
 	s->inner.close(s->inner.impl);
 }
 
+static int shuffle_create(void *impl, const char *name, uint32_t bytes, uint32_t flags,
+			  uint32_t *handle)
+{
+	struct shuffler *s = impl;
+
+	return s->inner.create(s->inner.impl, name, bytes, flags, handle);
+}
+
+static int shuffle_open(void *impl, const char *name, uint32_t *handle, uint32_t *bytes,
+			uint32_t *flags)
+{
+	struct shuffler *s = impl;
+
+	return s->inner.open(s->inner.impl, name, handle, bytes, flags);
+}
+
+static int shuffle_list(void *impl, struct vyre_buffer_info *out, uint32_t max)
+{
+	struct shuffler *s = impl;
+
+	return s->inner.list(s->inner.impl, out, max);
+}
+
 static void make_shuffler(struct shuffler *s, uint64_t heap_bytes, uint32_t sq_limit)
 {
 	memset(s, 0, sizeof(*s));
@@ -130,8 +153,15 @@ static void make_shuffler(struct shuffler *s, uint64_t heap_bytes, uint32_t sq_l
 
 static struct vyre_submit_target shuffler_target(struct shuffler *s)
 {
-	return (struct vyre_submit_target){
-	    s, shuffle_alloc, shuffle_ptr, shuffle_submit, shuffle_wait, shuffle_close};
+	return (struct vyre_submit_target){.impl = s,
+					   .alloc = shuffle_alloc,
+					   .ptr = shuffle_ptr,
+					   .submit = shuffle_submit,
+					   .wait = shuffle_wait,
+					   .close = shuffle_close,
+					   .create = shuffle_create,
+					   .open = shuffle_open,
+					   .list = shuffle_list};
 }
 
 /* Expected result of each example: errors.vs has failing items, the rest none. */

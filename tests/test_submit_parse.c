@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "../tools/submit/dfa_compile.h"
+#include "../tools/submit/numbers.h"
 #include "../tools/submit/program.h"
 
 static unsigned scale(void)
@@ -208,6 +209,38 @@ static void test_device_buffers(void **state)
 	vyre_submit_program_free(p);
 }
 
+static void test_named_buffers(void **state)
+{
+	(void)state;
+	struct vyre_submit_program *p = parse_ok("buffer a 8 words 1 2 named\n"
+						 "buffer t 8 text \"named\"\n"
+						 "buffer named 4 named\n"
+						 "buffer d 16 device named\n"
+						 "open job-1.out as out\n"
+						 "open a as same\n"
+						 "open shared_x\n"
+						 "item ADD out same 1\n"
+						 "names\n");
+
+	assert_int_equal(p->n_buffers, 7);
+	assert_string_equal(p->buffers[0].shared, "a");
+	assert_int_equal(p->buffers[0].data_len, 8); /* `named` is no word of the data */
+	assert_string_equal(p->buffers[1].shared, "");
+	assert_memory_equal(p->buffers[1].data, "named", 5); /* quoted: the data */
+	assert_string_equal(p->buffers[2].shared, "named");
+	assert_true(p->buffers[3].device);
+	assert_string_equal(p->buffers[3].shared, "d");
+	assert_true(p->buffers[4].opened);
+	assert_string_equal(p->buffers[4].name, "out");
+	assert_string_equal(p->buffers[4].shared, "job-1.out");
+	assert_int_equal(p->buffers[4].bytes, 0);
+	assert_string_equal(p->buffers[6].name, "shared_x");
+	assert_int_equal(p->stmts[4].kind, VYRE_SUBMIT_STMT_OPEN);
+	assert_int_equal(p->stmts[4].index, 4);
+	assert_int_equal(p->stmts[8].kind, VYRE_SUBMIT_STMT_NAMES);
+	vyre_submit_program_free(p);
+}
+
 struct bad_case {
 	const char *text;
 	uint32_t line, column;
@@ -268,6 +301,18 @@ static void test_errors_name_line_and_column(void **state)
 	    {"wait now\n", 1, 6, "takes no arguments"},
 	    {"\"buffer\" a 4\n", 1, 1, "not a string"},
 	    {"buffer a 4\n\0", 2, 0, "NUL byte"},
+	    {"buffer _a 4 named\n", 1, 8, "not a buffer name of the domain"},
+	    {"buffer a 4 text named\n", 1, 12, "at least one value"},
+	    {"open\n", 1, 1, "usage: open"},
+	    {"open a as\n", 1, 1, "usage: open"},
+	    {"open a b c\n", 1, 1, "usage: open"},
+	    {"open .a as b\n", 1, 6, "not a buffer name of the domain"},
+	    {"open \"a\"\n", 1, 6, "not a buffer name of the domain"},
+	    {"open 9a\n", 1, 6, "give it one with 'open 9a as LOCAL'"},
+	    {"open 9a as fence\n", 1, 12, "give it one"},
+	    {"buffer a 4\nopen x as a\n", 2, 11, "already declared on line 1"},
+	    {"open x\nbuffer b x\n", 2, 10, "known only when it is opened"},
+	    {"names all\n", 1, 7, "takes no arguments"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct bad_case *c = &cases[i];
@@ -455,15 +500,55 @@ static void test_fuzz_never_crashes(void **state)
 	free(buf);
 }
 
+/* Byte counts: the spellings -H and buffer sizes share (issue 14: -H 256M was refused). */
+static void test_byte_counts(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s;
+		uint64_t max;
+		int ok;
+		uint64_t v;
+	} cases[] = {
+	    {"0", UINT64_MAX, 1, 0},
+	    {"4096", UINT64_MAX, 1, 4096},
+	    {"0x1000", UINT64_MAX, 1, 4096},
+	    {"1k", UINT64_MAX, 1, 1024},
+	    {"256M", UINT64_MAX, 1, 256ull << 20},
+	    {"2G", UINT64_MAX, 1, 2ull << 30},
+	    {"3g", UINT32_MAX, 1, 3ull << 30},
+	    {"4G", UINT32_MAX, 0, 0},
+	    {"17179869183G", UINT64_MAX, 1, 17179869183ull << 30},
+	    {"17179869184G", UINT64_MAX, 0, 0},
+	    {"0x10M", UINT64_MAX, 0, 0},
+	    {"M", UINT64_MAX, 0, 0},
+	    {"", UINT64_MAX, 0, 0},
+	    {"12T", UINT64_MAX, 0, 0},
+	    {"-1", UINT64_MAX, 0, 0},
+	    {"1.5M", UINT64_MAX, 0, 0},
+	    {"18446744073709551616", UINT64_MAX, 0, 0},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t v = 0;
+		const int rc = vyre_submit_bytes(cases[i].s, cases[i].max, &v);
+
+		if ((rc == 0) != cases[i].ok || (rc == 0 && v != cases[i].v))
+			fail_msg("'%s': rc %d value %llu", cases[i].s, rc, (unsigned long long)v);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_byte_counts),
 	    cmocka_unit_test(test_program_structure),
 	    cmocka_unit_test(test_text_hex_and_escapes),
 	    cmocka_unit_test(test_hex_rejects_quotes),
 	    cmocka_unit_test(test_counted_and_map),
 	    cmocka_unit_test(test_dfa_statement),
 	    cmocka_unit_test(test_device_buffers),
+	    cmocka_unit_test(test_named_buffers),
 	    cmocka_unit_test(test_errors_name_line_and_column),
 	    cmocka_unit_test(test_dfa_state_limit),
 	    cmocka_unit_test(test_examples_parse),

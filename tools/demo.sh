@@ -2,9 +2,13 @@
 # make demo: start vyred on a temporary socket with --backend auto, run the
 # multi-producer demo against it, print what happened, stop vyred with
 # SIGTERM and check that it exited 0 and removed its socket.
-# usage: tools/demo.sh BUILD_DIR [PRODUCERS] [ITEMS_PER_PRODUCER]
+# usage: tools/demo.sh [DIR] [PRODUCERS] [ITEMS_PER_PRODUCER]
+# DIR holds vyred and vyre-demo: a build directory, or where they are
+# installed (/usr/bin); by default build/, else the vyred on $PATH.
 set -u
-build=${1:-build}
+default=build
+[ -x build/vyred ] || default=$(dirname "$(command -v vyred || echo build/vyred)")
+build=${1:-$default}
 producers=${2:-4}
 items=${3:-50000}
 dir=$(mktemp -d /tmp/vyre-demo.XXXXXX) || exit 1
@@ -36,6 +40,13 @@ wait "$pid"
 vyred_rc=$?
 echo "demo: vyred stopped with SIGTERM: exit $vyred_rc$([ -e "$sock" ] && echo ', socket LEFT BEHIND' || echo ', socket removed')"
 sed -n 's/^vyred: \(stopped.*\)/  \1/p' "$log"
+# what the planner saved, from vyred's exit log (tools/vyred/loops.c)
+sed -n 's/^vyred: planner: \(.*\)/\1/p' "$log" | tr ';' '\n' | sed 's/^ *//' | {
+	IFS= read -r items && IFS= read -r bytes || exit 0
+	echo "demo: what the planner did for this workload:"
+	echo "$items" | sed 's/: /:\n    /; s/, \([0-9]* executed\)/,\n    \1/; s/^/  /'
+	echo "  $bytes"
+}
 if [ "$demo_rc" -ne 0 ] || [ "$vyred_rc" -ne 0 ] || [ -e "$sock" ]; then
 	echo "demo: FAILED; vyred's log:"
 	sed 's/^/  | /' "$log"

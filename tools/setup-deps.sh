@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages vyre builds and tests with. As root it runs
 # apt-get; otherwise it prints the exact command to run.
 pkgs="build-essential pkg-config liburing-dev libbpf-dev bpftool clang llvm systemtap-sdt-dev
-libcmocka-dev libncurses-dev bpftrace libck-dev spin afl++ libclang-rt-14-dev tmux jq python3"
+libcmocka-dev libncurses-dev bpftrace libck-dev spin afl++ libclang-rt-14-dev tmux jq python3
+python3-numpy mandoc dpkg-dev"
 # Hyperscan, the scan suite's peer (bench/bench_scan.c), is packaged for amd64 only
 if [ "$(dpkg --print-architecture)" = amd64 ]; then
 	pkgs="$pkgs libhyperscan-dev"

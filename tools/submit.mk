@@ -1,7 +1,8 @@
 # tools/submit.mk: vyre-submit - its parser, DFA compiler, runner and tests.
 
 SUBMIT_SRCS := tools/submit/lex.c tools/submit/parse.c tools/submit/dfa_compile.c \
-	       tools/submit/print.c tools/submit/run.c tools/submit/target_local.c
+	       tools/submit/print.c tools/submit/run.c tools/submit/target_local.c \
+	       tools/submit/numbers.c
 SUBMIT_OBJS := $(call obj,$(SUBMIT_SRCS))
 
 # Everything vyre-submit needs beyond libvyre; tests link parts of it.

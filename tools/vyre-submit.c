@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "vyre/vyre.h"
+#include "submit/numbers.h"
 #include "submit/program.h"
 #include "submit/run.h"
 #include "submit/target.h"
@@ -98,10 +99,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->connect.domain = optarg;
 			break;
 		case 'H':
-			errno = 0;
-			o->connect.heap_bytes = strtoull(optarg, &end, 0);
-			if (errno || *end || optarg[0] == '-') {
-				fprintf(stderr, "vyre-submit: bad --heap '%s'\n", optarg);
+			if (vyre_submit_bytes(optarg, UINT64_MAX, &o->connect.heap_bytes) != 0) {
+				fprintf(stderr,
+					"vyre-submit: bad --heap '%s': bytes, or K/M/G suffixed\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			break;

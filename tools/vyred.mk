@@ -7,7 +7,8 @@ $(BUILD)/vyred: $(call obj,$(VYRED_SRCS)) $(BUILD)/libvyre-core.a $(BUILD)/libvy
 	$(CC) $(SAN_FLAGS) -o $@ $(call obj,$(VYRED_SRCS)) $(BUILD)/libvyre-core.a \
 		$(BUILD)/libvyre.a $(VYRED_LIBS) $(URING_LIBS) $(LDLIBS) -lm
 
-# The demo producer used by `make demo` (tools/demo.sh); built, not installed.
+# The demo producer used by `make demo` (tools/demo.sh); installed with the
+# demo script (dist/install.mk) so the demo runs against installed binaries.
 EXTRA_ALL += $(BUILD)/vyre-demo
 $(BUILD)/vyre-demo: $(call obj,tools/vyre-demo.c) $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a
 	@mkdir -p $(dir $@)

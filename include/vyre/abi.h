@@ -63,6 +63,8 @@ enum vyre_error {
 	VYRE_E_TIMEDOUT = -7,
 	VYRE_E_PROTO = -8,
 	VYRE_E_CANCELED = -9, /* an earlier item of its chain failed */
+	VYRE_E_EXIST = -10,   /* a live buffer of the domain already has that name */
+	VYRE_E_NOENT = -11,   /* the domain has no buffer of that name */
 };
 
 /* One unit of work; the same 16 bytes as vyre's MegakernelWorkItem. */

@@ -149,18 +149,18 @@ struct vyre_tm_gpu {
 	uint32_t ordinal; /* the driver's device number (CPU backend: the --gpus entry) */
 	uint32_t loop;	  /* this loop's number; a GPU has loops_per_gpu of them */
 	uint32_t loops_per_gpu;
-	uint32_t backend; /* VYRE_TM_BACKEND_* */
-	uint32_t mode;	  /* VYRE_TM_MODE_* */
-	uint32_t lost;	  /* 1 once the GPU is out of service (docs/design.md 8.8) */
-	uint32_t slots;	  /* this loop's batch slots (--inflight) */
-	uint32_t running; /* of them, batches in flight now */
-	uint32_t domains; /* live domains of this loop */
-	uint32_t clients; /* connected clients of this loop */
-	uint64_t batches; /* completed by this loop so far */
-	uint64_t items;	  /* CQEs this loop posted so far */
-	uint64_t device_bytes_used; /* the GPU's device buffers, all its loops */
-	uint64_t device_bytes_max;  /* the GPU's --device-bytes-max */
-	uint64_t time_ns;	    /* CLOCK_MONOTONIC when the record was made */
+	uint32_t backend;		 /* VYRE_TM_BACKEND_* */
+	uint32_t mode;			 /* VYRE_TM_MODE_* */
+	uint32_t lost;			 /* 1 once the GPU is out of service (docs/design.md 8.8) */
+	uint32_t slots;			 /* this loop's batch slots (--inflight) */
+	uint32_t running;		 /* of them, batches in flight now */
+	uint32_t domains;		 /* live domains of this loop */
+	uint32_t clients;		 /* connected clients of this loop */
+	uint64_t batches;		 /* completed by this loop so far */
+	uint64_t items;			 /* CQEs this loop posted so far */
+	uint64_t device_bytes_used;	 /* the GPU's device buffers, all its loops */
+	uint64_t device_bytes_max;	 /* the GPU's --device-bytes-max */
+	uint64_t time_ns;		 /* CLOCK_MONOTONIC when the record was made */
 	char name[VYRE_TM_GPU_NAME_MAX]; /* the device's name, NUL-terminated */
 };
 

@@ -31,6 +31,7 @@ extern "C" {
 #define VYRE_DEFAULT_HEAP_BYTES (64ull << 20)
 #define VYRE_MAX_RING_ENTRIES	(1u << 20)
 #define VYRE_DOMAIN_NAME_MAX	64u
+#define VYRE_BUFFER_NAME_MAX	48u
 
 struct vyre_client;
 
@@ -82,6 +83,54 @@ int vyre_buffer_free(struct vyre_client *c, uint32_t handle);
  */
 void *vyre_buffer_ptr(struct vyre_client *c, uint32_t handle, uint32_t *bytes);
 
+/* A named buffer of the domain, as vyre_buffer_list() reports it. */
+struct vyre_buffer_info {
+	char name[VYRE_BUFFER_NAME_MAX + 1]; /* NUL-terminated */
+	uint32_t handle;
+	uint32_t bytes;
+	uint32_t flags; /* VYRE_BUF_* */
+};
+
+/*
+ * Named buffers (docs/design.md section 5). A name is 1 to
+ * VYRE_BUFFER_NAME_MAX bytes of [A-Za-z0-9._-] starting with a letter or a
+ * digit, unique among the live buffers of its domain and visible to every
+ * client of the domain, never to another domain. Freeing a buffer, by handle
+ * or by name, frees its name; a free that waits for an in-flight batch keeps
+ * the name until then. Each call returns VYRE_E_INVAL for a NULL or bad name,
+ * and VYRE_E_PROTO from a vyred older than named buffers (it disconnects).
+ */
+
+/*
+ * vyre_buffer_create - as vyre_buffer_alloc(), and the buffer gets @name in
+ * its domain. VYRE_E_EXIST when a live buffer of the domain has that name.
+ */
+int vyre_buffer_create(struct vyre_client *c, const char *name, uint32_t bytes, uint32_t flags,
+		       uint32_t *handle);
+
+/*
+ * vyre_buffer_open - the handle of the domain's buffer named @name in
+ * *handle, its size in *bytes and its VYRE_BUF_* flags in *flags (@bytes
+ * and @flags may be NULL). vyre_buffer_ptr() then gives its address.
+ * VYRE_E_NOENT when the domain has no buffer of that name.
+ */
+int vyre_buffer_open(struct vyre_client *c, const char *name, uint32_t *handle, uint32_t *bytes,
+		     uint32_t *flags);
+
+/*
+ * vyre_buffer_list - the domain's named buffers in name order (strcmp): at
+ * most @max of them in @out (NULL when @max is 0). Returns how many there
+ * are, which may exceed @max. The list is taken one entry per round trip:
+ * a name created or freed meanwhile may or may not be in it.
+ */
+int vyre_buffer_list(struct vyre_client *c, struct vyre_buffer_info *out, uint32_t max);
+
+/*
+ * vyre_buffer_free_name - vyre_buffer_free() of the domain's buffer named
+ * @name. VYRE_E_NOENT when there is none.
+ */
+int vyre_buffer_free_name(struct vyre_client *c, const char *name);
+
 /*
  * vyre_submit - queue one item. Returns 0, or VYRE_E_AGAIN when the SQ is full
  * (nothing was queued: reap and retry), VYRE_E_INVAL for bad flags,
@@ -113,8 +162,14 @@ int vyre_wait(struct vyre_client *c, struct vyre_cqe *out, uint32_t max, int64_t
 
 /*
  * vyre_event_fd - an eventfd that becomes readable when CQEs are ready, for
- * epoll loops. Read it (8 bytes) to clear it, then vyre_reap(). Returns the fd
- * or a negative error. The fd belongs to the connection.
+ * epoll loops. Read it (8 bytes) to clear it, then vyre_reap(). It also
+ * becomes readable when vyred goes away, closed or killed: the first call
+ * starts a thread of libvyre's that sleeps until the control socket hangs
+ * up (vyre_close() stops it), so a client that only polls this fd learns of
+ * a dead vyred at once; its next vyre_reap(), vyre_submit() or buffer call
+ * then returns VYRE_E_DISCONNECTED (vyre_reap() first hands out the CQEs
+ * still in the ring). Returns the fd, or VYRE_E_NOMEM when the thread cannot
+ * start. The fd belongs to the connection.
  */
 int vyre_event_fd(struct vyre_client *c);
 

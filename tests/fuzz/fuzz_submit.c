@@ -30,6 +30,7 @@ static void check_program(const struct vyre_submit_program *p)
 		FUZZ_CHECK(buf->name[VYRE_SUBMIT_NAME_MAX] == '\0');
 		FUZZ_CHECK(buf->data_len <= buf->bytes);
 		FUZZ_CHECK(buf->init != VYRE_SUBMIT_INIT_DATA || buf->data || buf->data_len == 0);
+		FUZZ_CHECK(!buf->opened || (buf->shared[0] && buf->bytes == 0));
 	}
 	for (uint32_t i = 0; i < p->n_items; i++) {
 		const struct vyre_submit_item *it = &p->items[i];
@@ -41,7 +42,8 @@ static void check_program(const struct vyre_submit_program *p)
 	for (uint32_t s = 0; s < p->n_stmts; s++) {
 		const struct vyre_submit_stmt *st = &p->stmts[s];
 
-		if (st->kind == VYRE_SUBMIT_STMT_BUFFER || st->kind == VYRE_SUBMIT_STMT_PRINT)
+		if (st->kind == VYRE_SUBMIT_STMT_BUFFER || st->kind == VYRE_SUBMIT_STMT_PRINT ||
+		    st->kind == VYRE_SUBMIT_STMT_OPEN)
 			FUZZ_CHECK(st->index < p->n_buffers);
 		else if (st->kind == VYRE_SUBMIT_STMT_ITEM)
 			FUZZ_CHECK(st->index < p->n_items);
@@ -64,7 +66,7 @@ static void run_local(const struct vyre_submit_program *p)
 	memset(&err, 0, sizeof(err));
 	int rc = vyre_submit_run(p, &t, sink, RUN_TIMEOUT_NS, &err);
 
-	FUZZ_CHECK(rc >= VYRE_E_PROTO);
+	FUZZ_CHECK(rc >= VYRE_E_NOENT); /* the lowest VYRE_E_* code */
 	FUZZ_CHECK(rc < 0 || (uint32_t)rc <= p->n_items);
 	FUZZ_CHECK(memchr(err.msg, '\0', sizeof(err.msg)) != NULL);
 	t.close(t.impl);

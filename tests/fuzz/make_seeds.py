@@ -99,6 +99,15 @@ def proto_seeds():
     write("proto", "free-reserved.bin", msg(4, u32(1, 1)))
     write("proto", "oversized.bin", hello() + b"\0" * 200)
     write("proto", "domain-unprintable.bin", hello(b"a b"))
+    write("proto", "create.bin", msg(8, u32(4096, 0, 5, 0) + b"job.1".ljust(48, b"\0")))
+    write("proto", "open.bin", msg(9, u32(5, 0) + b"job.1".ljust(48, b"\0")))
+    write("proto", "free-name.bin", msg(10, u32(48, 0) + b"z" * 48))
+    write("proto", "list.bin", msg(11, u32(0, 0)))
+    write("proto", "list-reply.bin", msg(12, u32(0, 0x100001, 64, 0, 2, 5) +
+                                          b"job.1".ljust(48, b"\0")))
+    write("proto", "list-reply-end.bin", msg(12, u32(0, 0, 0, 0, 0, 0) + b"\0" * 48))
+    write("proto", "name-leading-dot.bin", msg(9, u32(4, 0) + b".job".ljust(48, b"\0")))
+    write("proto", "name-padding.bin", msg(9, u32(3, 0) + b"job\0x".ljust(48, b"\0")))
 
 
 # ---- SQE batches for fuzz_plan: u32 seed, u8 max batch, 3 reserved, 8-byte SQEs

@@ -9,8 +9,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../../ring/proto.h"
 #include "dfa_compile.h"
 #include "lex.h"
+#include "numbers.h"
 #include "program.h"
 
 static const char *const op_names[VYRE_OP_COUNT] = {
@@ -150,42 +152,13 @@ static int valid_name(const struct vyre_submit_token *t)
 }
 
 /* Unsigned decimal or 0x-hex number that fits in @max. */
-static int number(const char *s, uint64_t max, uint64_t *out)
-{
-	uint64_t v = 0, base = 10;
-
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	}
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		uint64_t d;
-
-		if (*s >= '0' && *s <= '9')
-			d = (uint64_t)(*s - '0');
-		else if (base == 16 && *s >= 'a' && *s <= 'f')
-			d = (uint64_t)(*s - 'a' + 10);
-		else if (base == 16 && *s >= 'A' && *s <= 'F')
-			d = (uint64_t)(*s - 'A' + 10);
-		else
-			return -1;
-		if (v > (max - d) / base)
-			return -1;
-		v = v * base + d;
-	}
-	*out = v;
-	return 0;
-}
-
 /* A u32 word: a number, or -N for its two's complement. */
 static int word(struct parser *ps, const struct vyre_submit_token *t, uint32_t *out)
 {
 	uint64_t v;
 	int neg = !t->quoted && t->s[0] == '-';
 
-	if (t->quoted || number(t->s + neg, UINT32_MAX, &v))
+	if (t->quoted || vyre_submit_number(t->s + neg, UINT32_MAX, &v))
 		return perr(ps, t, "'%s' is not a 32-bit number", t->s);
 	*out = neg ? (uint32_t)(0u - (uint32_t)v) : (uint32_t)v;
 	return 0;
@@ -193,23 +166,13 @@ static int word(struct parser *ps, const struct vyre_submit_token *t, uint32_t *
 
 static int buffer_size(struct parser *ps, const struct vyre_submit_token *t, uint32_t *out)
 {
-	char digits[32];
-	uint64_t v, unit = 1;
-	size_t n = t->len;
+	uint64_t v;
 
-	if (t->quoted || n == 0 || n >= sizeof(digits))
+	if (t->quoted || t->len == 0)
 		return perr(ps, t, "'%s' is not a buffer size", t->s);
-	memcpy(digits, t->s, n + 1);
-	if (digits[n - 1] == 'K' || digits[n - 1] == 'k')
-		unit = 1024;
-	else if (digits[n - 1] == 'M' || digits[n - 1] == 'm')
-		unit = 1024 * 1024;
-	if (unit != 1)
-		digits[n - 1] = '\0';
-	if (number(digits, UINT32_MAX / unit, &v))
-		return perr(ps, t, "'%s' is not a buffer size (bytes, or K/M suffixed, < 4 GiB)",
+	if (vyre_submit_bytes(t->s, UINT32_MAX, &v))
+		return perr(ps, t, "'%s' is not a buffer size (bytes, or K/M/G suffixed, < 4 GiB)",
 			    t->s);
-	v *= unit;
 	if (v % 4)
 		return perr(ps, t, "buffer size %llu is not a multiple of 4",
 			    (unsigned long long)v);
@@ -230,9 +193,12 @@ static int add_stmt(struct parser *ps, enum vyre_submit_stmt_kind kind, uint32_t
 	return 0;
 }
 
-/* Appends a buffer named by token @t; on success *out points at it (data not yet set). */
+/*
+ * Appends a buffer named by token @t, made by a statement of @kind (BUFFER
+ * or OPEN); on success *out points at it (data not yet set).
+ */
 static int add_buffer(struct parser *ps, const struct vyre_submit_token *t,
-		      struct vyre_submit_buffer **out)
+		      enum vyre_submit_stmt_kind kind, struct vyre_submit_buffer **out)
 {
 	struct vyre_submit_program *p = ps->p;
 	int rc;
@@ -263,7 +229,7 @@ static int add_buffer(struct parser *ps, const struct vyre_submit_token *t,
 	b->line = ps->lineno;
 	*name_slot(ps, b->name) = ++p->n_buffers;
 	*out = b;
-	return add_stmt(ps, VYRE_SUBMIT_STMT_BUFFER, p->n_buffers - 1, 0);
+	return add_stmt(ps, kind, p->n_buffers - 1, 0);
 }
 
 static int hex_digit(char c)
@@ -338,6 +304,8 @@ static int size_or_name(struct parser *ps, const struct vyre_submit_token *t, ui
 
 	if (!like)
 		return buffer_size(ps, t, out);
+	if (ps->p->buffers[like - 1].opened)
+		return perr(ps, t, "the size of '%s' is known only when it is opened", t->s);
 	*out = ps->p->buffers[like - 1].bytes;
 	return 0;
 }
@@ -392,23 +360,48 @@ static int buffer_map(struct parser *ps, struct vyre_submit_buffer *b)
 	return 0;
 }
 
-/* buffer NAME BYTES|OTHER [fill W | words W... | text S | hex HH... | counted S | map F T | device]
+/* 1 when @t is the bare word @w. */
+static int is_word(const struct vyre_submit_token *t, const char *w)
+{
+	return !t->quoted && strcmp(t->s, w) == 0;
+}
+
+/* A name other clients of the domain find the buffer by (docs/design.md 5). */
+static int shared_name(struct parser *ps, const struct vyre_submit_token *t, char *out)
+{
+	if (t->quoted || !vyre_msg_name_ok(t->s, t->len))
+		return perr(ps, t,
+			    "'%s' is not a buffer name of the domain (1 to %u bytes of letters, "
+			    "digits, . _ -, starting with a letter or digit)",
+			    t->s, VYRE_BUFFER_NAME_MAX);
+	memcpy(out, t->s, t->len + 1);
+	return 0;
+}
+
+/*
+ * buffer NAME BYTES|OTHER [fill W | words W... | text S | hex HH... | counted S | map F T |
+ * device] [named]
  */
 static int parse_buffer(struct parser *ps)
 {
 	const struct vyre_submit_line *l = &ps->line;
 	struct vyre_submit_buffer *b;
 	uint32_t bytes = 0;
-	int rc;
+	int rc, named = l->n > 3 && is_word(&l->tok[l->n - 1], "named");
 
+	/* the initialisers read the tokens before a final `named` */
+	ps->line.n -= (uint32_t)named;
 	if (l->n < 3)
 		return perr(ps, &l->tok[0],
 			    "usage: buffer NAME BYTES [fill WORD | words W... | "
-			    "text STRING | hex HEX... | counted STRING | map FROM TO | device]");
+			    "text STRING | hex HEX... | counted STRING | map FROM TO | device] "
+			    "[named]");
 	rc = size_or_name(ps, &l->tok[2], &bytes);
 	if (rc)
 		return rc;
-	rc = add_buffer(ps, &l->tok[1], &b);
+	rc = add_buffer(ps, &l->tok[1], VYRE_SUBMIT_STMT_BUFFER, &b);
+	if (!rc && named)
+		rc = shared_name(ps, &l->tok[1], b->shared);
 	if (rc)
 		return rc;
 	b->bytes = bytes;
@@ -468,7 +461,7 @@ static int parse_dfa(struct parser *ps)
 			    VYRE_SUBMIT_MAX_DFA_STATES);
 	if (rc)
 		return rc;
-	rc = add_buffer(ps, &l->tok[1], &b);
+	rc = add_buffer(ps, &l->tok[1], VYRE_SUBMIT_STMT_BUFFER, &b);
 	if (rc) {
 		free(table);
 		return rc;
@@ -477,6 +470,33 @@ static int parse_dfa(struct parser *ps)
 	b->init = VYRE_SUBMIT_INIT_DATA;
 	b->data = table;
 	b->data_len = bytes;
+	return 0;
+}
+
+/* open NAME [as LOCAL]: a buffer another client of the domain created by name */
+static int parse_open(struct parser *ps)
+{
+	const struct vyre_submit_line *l = &ps->line;
+	struct vyre_submit_buffer *b;
+	char shared[VYRE_BUFFER_NAME_MAX + 1];
+
+	if (!(l->n == 2 || (l->n == 4 && is_word(&l->tok[2], "as"))))
+		return perr(ps, &l->tok[0], "usage: open NAME [as LOCAL]");
+	const struct vyre_submit_token *local = &l->tok[l->n - 1];
+	int rc = shared_name(ps, &l->tok[1], shared);
+
+	if (rc)
+		return rc;
+	if (!valid_name(local))
+		return perr(ps, local,
+			    "'%s' is not a valid buffer name here: give it one with "
+			    "'open %s as LOCAL'",
+			    local->s, l->tok[1].s);
+	rc = add_buffer(ps, local, VYRE_SUBMIT_STMT_OPEN, &b);
+	if (rc)
+		return rc;
+	memcpy(b->shared, shared, sizeof(shared));
+	b->opened = 1;
 	return 0;
 }
 
@@ -493,7 +513,7 @@ static int parse_op(struct parser *ps, const struct vyre_submit_token *t, uint32
 	}
 	uint64_t v;
 
-	if (t->quoted || number(t->s, UINT32_MAX, &v))
+	if (t->quoted || vyre_submit_number(t->s, UINT32_MAX, &v))
 		return perr(ps, t,
 			    "unknown op '%s' (NOP FILL COPY ADD XOR MUL SUM MAX DFA_SCAN "
 			    "BASE64_DECODE HEX_DECODE BYTEMAP DFA_SCAN_COUNTED or a number)",
@@ -511,7 +531,7 @@ static int parse_operand(struct parser *ps, const struct vyre_submit_token *t, i
 	o->buffer = 0;
 	o->value = 0;
 	if (!t->quoted && t->s[0] == '@') {
-		if (number(t->s + 1, UINT32_MAX, &v))
+		if (vyre_submit_number(t->s + 1, UINT32_MAX, &v))
 			return perr(ps, t, "'%s' is not a handle (@ and a number)", t->s);
 		o->value = (uint32_t)v;
 		return 0;
@@ -560,7 +580,7 @@ static int parse_item(struct parser *ps)
 		else if (!t->quoted && strcmp(t->s, "nodedupe") == 0)
 			flag = VYRE_SQE_NODEDUPE;
 		else if (!t->quoted && strncmp(t->s, "id=", 3) == 0) {
-			if (number(t->s + 3, UINT64_MAX, &it.user_data))
+			if (vyre_submit_number(t->s + 3, UINT64_MAX, &it.user_data))
 				rc = perr(ps, t, "'%s' needs a 64-bit number", t->s);
 			continue;
 		} else
@@ -627,10 +647,16 @@ static int parse_statement(struct parser *ps)
 		return parse_item(ps);
 	if (strcmp(t->s, "print") == 0)
 		return parse_print(ps);
+	if (strcmp(t->s, "open") == 0)
+		return parse_open(ps);
 	if (strcmp(t->s, "wait") == 0)
 		return ps->line.n == 1 ? add_stmt(ps, VYRE_SUBMIT_STMT_WAIT, 0, 0)
 				       : perr(ps, &ps->line.tok[1], "'wait' takes no arguments");
-	return perr(ps, t, "unknown statement '%s' (buffer, dfa, item, wait or print)", t->s);
+	if (strcmp(t->s, "names") == 0)
+		return ps->line.n == 1 ? add_stmt(ps, VYRE_SUBMIT_STMT_NAMES, 0, 0)
+				       : perr(ps, &ps->line.tok[1], "'names' takes no arguments");
+	return perr(ps, t, "unknown statement '%s' (buffer, dfa, open, item, wait, print or names)",
+		    t->s);
 }
 
 struct id_line {

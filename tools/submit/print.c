@@ -4,8 +4,8 @@
 #include <string.h>
 
 static const char *const status_names[] = {
-    "ok",	"E_INVAL",    "E_AGAIN", "E_NOMEM", "E_PERM", "E_DISCONNECTED",
-    "E_DEVICE", "E_TIMEDOUT", "E_PROTO",
+    "ok",	"E_INVAL",    "E_AGAIN", "E_NOMEM",    "E_PERM",  "E_DISCONNECTED",
+    "E_DEVICE", "E_TIMEDOUT", "E_PROTO", "E_CANCELED", "E_EXIST", "E_NOENT",
 };
 
 const char *vyre_submit_status_name(int32_t status)
@@ -91,4 +91,13 @@ void vyre_submit_print_buffer(FILE *f, const char *name, const uint8_t *data, ui
 		}
 	}
 	fputc('\n', f);
+}
+
+void vyre_submit_print_name(FILE *f, const struct vyre_buffer_info *b)
+{
+	const char *flags = (b->flags & VYRE_BUF_DEVICE)      ? "device"
+			    : (b->flags & VYRE_BUF_TRANSIENT) ? "transient"
+							      : "-";
+
+	fprintf(f, "name %s bytes=%u flags=%s\n", b->name, (unsigned)b->bytes, flags);
 }

@@ -4,6 +4,7 @@
  *
  *	cqe user_data=U line=L op=OP status=S flags=F result=R
  *	buffer NAME words W0 W1 ...  |  buffer NAME hex HH...  |  buffer NAME text "..."
+ *	name NAME bytes=N flags=-|device|transient
  */
 #ifndef VYRE_TOOLS_SUBMIT_PRINT_H
 #define VYRE_TOOLS_SUBMIT_PRINT_H
@@ -20,5 +21,8 @@ void vyre_submit_print_cqe(FILE *f, const struct vyre_submit_item *it, const str
 
 void vyre_submit_print_buffer(FILE *f, const char *name, const uint8_t *data, uint32_t bytes,
 			      enum vyre_submit_print_format format);
+
+/* One named buffer of the domain (the `names` statement); its handle is left out. */
+void vyre_submit_print_name(FILE *f, const struct vyre_buffer_info *b);
 
 #endif /* VYRE_TOOLS_SUBMIT_PRINT_H */

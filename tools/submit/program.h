@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vyre/abi.h"
+#include "vyre/vyre.h"
 
 #define VYRE_SUBMIT_NAME_MAX 63u /* longest buffer name, in bytes */
 
@@ -32,6 +32,10 @@ struct vyre_submit_buffer {
 	uint32_t data_len;
 	uint32_t line;
 	int device; /* VYRE_BUF_DEVICE: zero-filled, seen only through items */
+	/* named: created under this name in the domain; opened: found by it (then
+	 * bytes is 0 here: its size is known when the program runs) */
+	char shared[VYRE_BUFFER_NAME_MAX + 1];
+	int opened;
 };
 
 /* An item operand: an immediate (a number, a raw @handle, 0) or a named buffer. */
@@ -60,6 +64,8 @@ enum vyre_submit_stmt_kind {
 	VYRE_SUBMIT_STMT_ITEM,	 /* submit items[index] */
 	VYRE_SUBMIT_STMT_WAIT,	 /* reap every submitted item, print their CQEs */
 	VYRE_SUBMIT_STMT_PRINT,	 /* wait, then print buffers[index] */
+	VYRE_SUBMIT_STMT_OPEN,	 /* open buffers[index] by its shared name */
+	VYRE_SUBMIT_STMT_NAMES,	 /* print the domain's named buffers */
 };
 
 struct vyre_submit_stmt {

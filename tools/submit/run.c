@@ -30,6 +30,7 @@ struct runner {
 	struct vyre_submit_error *err;
 	uint32_t line;
 	uint32_t *handles;
+	uint32_t *sizes;      /* of each buffer once made or opened */
 	struct id_index *ids; /* sorted by user_data */
 	struct vyre_cqe *cqes;
 	uint8_t *done;
@@ -165,13 +166,16 @@ static int submit_item(struct runner *r, uint32_t index)
 static int init_buffer(struct runner *r, uint32_t index)
 {
 	const struct vyre_submit_buffer *b = &r->p->buffers[index];
+	const uint32_t flags = b->device ? VYRE_BUF_DEVICE : 0;
 	uint32_t h, bytes = 0;
-	int rc = r->t->alloc(r->t->impl, b->bytes, b->device ? VYRE_BUF_DEVICE : 0, &h);
+	int rc = b->shared[0] ? r->t->create(r->t->impl, b->shared, b->bytes, flags, &h)
+			      : r->t->alloc(r->t->impl, b->bytes, flags, &h);
 
 	if (rc)
 		return rerr(r, rc, "allocating %u bytes for '%s': %s", b->bytes, b->name,
 			    vyre_submit_status_name(rc));
 	r->handles[index] = h;
+	r->sizes[index] = b->bytes;
 	if (b->device)
 		return 0; /* zero-filled, and only items may write it */
 	uint8_t *mem = r->t->ptr(r->t->impl, h, &bytes);
@@ -187,9 +191,22 @@ static int init_buffer(struct runner *r, uint32_t index)
 	return 0;
 }
 
+/* A buffer another client made: its handle and size come from the domain. */
+static int open_buffer(struct runner *r, uint32_t index)
+{
+	const struct vyre_submit_buffer *b = &r->p->buffers[index];
+	uint32_t flags = 0;
+	int rc = r->t->open(r->t->impl, b->shared, &r->handles[index], &r->sizes[index], &flags);
+
+	if (rc)
+		return rerr(r, rc, "opening '%s': %s", b->shared, vyre_submit_status_name(rc));
+	return 0;
+}
+
 static int print_buffer(struct runner *r, const struct vyre_submit_stmt *s)
 {
 	const struct vyre_submit_buffer *b = &r->p->buffers[s->index];
+	const uint32_t want = r->sizes[s->index];
 	uint32_t bytes = 0;
 	const uint8_t *mem = r->t->ptr(r->t->impl, r->handles[s->index], &bytes);
 	int rc = drain(r);
@@ -198,8 +215,26 @@ static int print_buffer(struct runner *r, const struct vyre_submit_stmt *s)
 		return rc;
 	if (!mem)
 		return rerr(r, VYRE_E_PROTO, "buffer '%s' has no mapping", b->name);
-	vyre_submit_print_buffer(r->out, b->name, mem, b->bytes < bytes ? b->bytes : bytes,
-				 s->format);
+	vyre_submit_print_buffer(r->out, b->name, mem, want < bytes ? want : bytes, s->format);
+	return 0;
+}
+
+/* The domain's named buffers, in name order. */
+static int print_names(struct runner *r)
+{
+	int n = r->t->list(r->t->impl, NULL, 0);
+	struct vyre_buffer_info *all = n > 0 ? calloc((size_t)n, sizeof(*all)) : NULL;
+
+	if (n > 0 && !all)
+		return rerr(r, VYRE_E_NOMEM, "out of memory");
+	/* a name made meanwhile by another client is left for the next listing */
+	int got = n > 0 ? r->t->list(r->t->impl, all, (uint32_t)n) : n;
+
+	for (int i = 0; i < got && i < n; i++)
+		vyre_submit_print_name(r->out, &all[i]);
+	free(all);
+	if (got < 0)
+		return rerr(r, got, "listing names: %s", vyre_submit_status_name(got));
 	return 0;
 }
 
@@ -223,6 +258,12 @@ static int run_stmts(struct runner *r)
 		case VYRE_SUBMIT_STMT_PRINT:
 			rc = print_buffer(r, s);
 			break;
+		case VYRE_SUBMIT_STMT_OPEN:
+			rc = open_buffer(r, s->index);
+			break;
+		case VYRE_SUBMIT_STMT_NAMES:
+			rc = print_names(r);
+			break;
 		}
 		if (rc)
 			return rc;
@@ -240,10 +281,11 @@ int vyre_submit_run(const struct vyre_submit_program *p, const struct vyre_submi
 
 	memset(err, 0, sizeof(*err));
 	r.handles = calloc(nb, sizeof(*r.handles));
+	r.sizes = calloc(nb, sizeof(*r.sizes));
 	r.ids = calloc(ni, sizeof(*r.ids));
 	r.cqes = calloc(ni, sizeof(*r.cqes));
 	r.done = calloc(ni, 1);
-	if (r.handles && r.ids && r.cqes && r.done) {
+	if (r.handles && r.sizes && r.ids && r.cqes && r.done) {
 		for (uint32_t i = 0; i < p->n_items; i++)
 			r.ids[i] = (struct id_index){p->items[i].user_data, i};
 		qsort(r.ids, p->n_items, sizeof(*r.ids), cmp_id);
@@ -253,6 +295,7 @@ int vyre_submit_run(const struct vyre_submit_program *p, const struct vyre_submi
 	}
 	fflush(out);
 	free(r.handles);
+	free(r.sizes);
 	free(r.ids);
 	free(r.cqes);
 	free(r.done);

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "vyre/abi.h"
+#include "vyre/vyre.h"
 
 struct vyre_submit_target {
 	void *impl;
@@ -19,12 +19,19 @@ struct vyre_submit_target {
 		      uint32_t flags);
 	int (*wait)(void *impl, struct vyre_cqe *out, uint32_t max, int64_t timeout_ns);
 	void (*close)(void *impl);
+	/* named buffers, as vyre_buffer_create, vyre_buffer_open and vyre_buffer_list */
+	int (*create)(void *impl, const char *name, uint32_t bytes, uint32_t flags,
+		      uint32_t *handle);
+	int (*open)(void *impl, const char *name, uint32_t *handle, uint32_t *bytes,
+		    uint32_t *flags);
+	int (*list)(void *impl, struct vyre_buffer_info *out, uint32_t max);
 };
 
 /*
  * vyre_submit_target_local - the sequential oracle over a private heap of
  * @heap_bytes: each item runs at submit, its CQE is queued for wait. Device
- * buffers take heap space too but have no mapping, as with vyred. Returns
+ * buffers take heap space too but have no mapping, as with vyred; names
+ * follow vyred's rules within the program's own (private) domain. Returns
  * 0 or VYRE_E_NOMEM.
  */
 int vyre_submit_target_local(uint64_t heap_bytes, struct vyre_submit_target *t);

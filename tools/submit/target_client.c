@@ -30,6 +30,23 @@ static void client_close(void *impl)
 	vyre_close(impl);
 }
 
+static int client_create(void *impl, const char *name, uint32_t bytes, uint32_t flags,
+			 uint32_t *handle)
+{
+	return vyre_buffer_create(impl, name, bytes, flags, handle);
+}
+
+static int client_open(void *impl, const char *name, uint32_t *handle, uint32_t *bytes,
+		       uint32_t *flags)
+{
+	return vyre_buffer_open(impl, name, handle, bytes, flags);
+}
+
+static int client_list(void *impl, struct vyre_buffer_info *out, uint32_t max)
+{
+	return vyre_buffer_list(impl, out, max);
+}
+
 int vyre_submit_target_client(const struct vyre_connect_opts *o, struct vyre_submit_target *t)
 {
 	struct vyre_client *c;
@@ -37,7 +54,14 @@ int vyre_submit_target_client(const struct vyre_connect_opts *o, struct vyre_sub
 
 	if (rc)
 		return rc;
-	*t = (struct vyre_submit_target){c,	      client_alloc, client_ptr, client_submit,
-					 client_wait, client_close};
+	*t = (struct vyre_submit_target){.impl = c,
+					 .alloc = client_alloc,
+					 .ptr = client_ptr,
+					 .submit = client_submit,
+					 .wait = client_wait,
+					 .close = client_close,
+					 .create = client_create,
+					 .open = client_open,
+					 .list = client_list};
 	return 0;
 }

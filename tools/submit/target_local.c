@@ -10,12 +10,14 @@
 #include <string.h>
 
 #include "../../gpu/ops.h"
+#include "../../ring/proto.h"
 #include "vyre/vyre.h"
 
 struct local_buffer {
 	uint64_t off;
 	uint32_t bytes;
-	uint32_t flags; /* VYRE_BUF_DEVICE: no mapping */
+	uint32_t flags;			     /* VYRE_BUF_DEVICE: no mapping */
+	char name[VYRE_BUFFER_NAME_MAX + 1]; /* "" when it has none */
 };
 
 struct local {
@@ -55,11 +57,96 @@ static int local_alloc(void *impl, uint32_t bytes, uint32_t flags, uint32_t *han
 
 	if (rc)
 		return rc;
-	l->bufs[l->n_bufs++] = (struct local_buffer){l->used, bytes, flags};
+	l->bufs[l->n_bufs++] =
+	    (struct local_buffer){.off = l->used, .bytes = bytes, .flags = flags};
 	memset(l->heap.base + l->used, 0, bytes);
 	l->used += bytes;
 	*handle = l->n_bufs;
 	return 0;
+}
+
+/* The handle of the buffer named @name, or 0. Nothing is freed here, so a scan will do. */
+static uint32_t find_name(const struct local *l, const char *name)
+{
+	for (uint32_t i = 0; i < l->n_bufs; i++)
+		if (strcmp(l->bufs[i].name, name) == 0)
+			return i + 1;
+	return 0;
+}
+
+static int name_ok(const char *name)
+{
+	return name && vyre_msg_name_ok(name, strnlen(name, VYRE_BUFFER_NAME_MAX + 1));
+}
+
+static int local_create(void *impl, const char *name, uint32_t bytes, uint32_t flags,
+			uint32_t *handle)
+{
+	struct local *l = impl;
+
+	if (!name_ok(name))
+		return VYRE_E_INVAL;
+	if (find_name(l, name))
+		return VYRE_E_EXIST;
+	int rc = local_alloc(impl, bytes, flags, handle);
+
+	if (rc == 0)
+		strcpy(l->bufs[*handle - 1].name, name);
+	return rc;
+}
+
+static int local_open(void *impl, const char *name, uint32_t *handle, uint32_t *bytes,
+		      uint32_t *flags)
+{
+	const struct local *l = impl;
+
+	if (!name_ok(name))
+		return VYRE_E_INVAL;
+	uint32_t h = find_name(l, name);
+
+	if (h == 0)
+		return VYRE_E_NOENT;
+	*handle = h;
+	if (bytes)
+		*bytes = l->bufs[h - 1].bytes;
+	if (flags)
+		*flags = l->bufs[h - 1].flags;
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct vyre_buffer_info *)a)->name,
+		      ((const struct vyre_buffer_info *)b)->name);
+}
+
+static int local_list(void *impl, struct vyre_buffer_info *out, uint32_t max)
+{
+	const struct local *l = impl;
+	uint32_t n = 0, k = 0;
+
+	if (max && !out)
+		return VYRE_E_INVAL;
+	for (uint32_t i = 0; i < l->n_bufs; i++)
+		n += l->bufs[i].name[0] != '\0';
+	if (n > INT32_MAX)
+		return VYRE_E_NOMEM;
+	struct vyre_buffer_info *all = calloc(n ? n : 1, sizeof(*all));
+
+	if (!all)
+		return VYRE_E_NOMEM;
+	for (uint32_t i = 0; i < l->n_bufs; i++)
+		if (l->bufs[i].name[0]) {
+			memcpy(all[k].name, l->bufs[i].name, sizeof(all[k].name));
+			all[k].handle = i + 1;
+			all[k].bytes = l->bufs[i].bytes;
+			all[k++].flags = l->bufs[i].flags;
+		}
+	qsort(all, n, sizeof(*all), by_name);
+	if (max)
+		memcpy(out, all, (size_t)(n < max ? n : max) * sizeof(*all));
+	free(all);
+	return (int)n;
 }
 
 static const struct local_buffer *lookup(const struct local *l, uint32_t handle)
@@ -174,5 +261,8 @@ int vyre_submit_target_local(uint64_t heap_bytes, struct vyre_submit_target *t)
 	t->submit = local_submit;
 	t->wait = local_wait;
 	t->close = local_close;
+	t->create = local_create;
+	t->open = local_open;
+	t->list = local_list;
 	return 0;
 }

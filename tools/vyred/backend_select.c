@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * --backend auto|cpu|cuda. auto takes CUDA when this build has it and it
- * initializes (a usable GPU, the embedded megakernel loads), else the CPU
- * backend, and logs which and why. Each event loop has an instance of its
- * own.
+ * --backend auto|cpu|cuda. gpus.c chose the backend to try and its GPUs;
+ * here each loop gets an instance of its own for its GPU (its own slots,
+ * and on CUDA its share of its GPU's grid). Loop 0 starts first: under
+ * auto, a CUDA backend that does not initialize (the embedded megakernel
+ * does not load, say) falls back to the CPU backend, logged with why.
  */
 #include <string.h>
 #include <unistd.h>
@@ -30,8 +31,8 @@ static int init(struct vyre_daemon *d, const struct vyre_backend_ops *ops, char 
 	    .cpu_threads = cpu_threads(d),
 	    .max_inflight = d->n_slots,
 	    .cuda_mode = d->cfg.mode,
-	    .cuda_device = 0,
-	    .cuda_grid_parts = d->sh->n_loops,
+	    .device = (int)d->sh->gpus[d->gpu].ordinal,
+	    .cuda_grid_parts = vyre_gpus_loops_on_device(d),
 	    .cpu_scratch_bytes = VYRED_HANDOFF_BYTES,
 	};
 
@@ -52,89 +53,68 @@ static int init(struct vyre_daemon *d, const struct vyre_backend_ops *ops, char 
 	return rc;
 }
 
-static int select_backend(struct vyre_daemon *d)
+/*
+ * Auto, and CUDA would not start: the CPU backend, on the --gpus given
+ * (as labels) or one, with one loop each unless --loops says otherwise.
+ */
+static void fall_back_to_cpu(struct vyre_daemon *d)
 {
-	char why[256];
-	const char *mode = d->cfg.mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch";
+	struct vyre_shared *sh = d->sh;
 
-	memset(why, 0, sizeof(why));
-	if (d->cfg.backend == VYRE_BACKEND_CHOICE_CUDA) {
-		if (!vyre_cuda_backend) {
-			vyre_log("--backend cuda: %s", vyre_cuda_unavailable);
-			return -1;
+	sh->backend_ops = &vyre_cpu_backend;
+	if (!d->cfg.n_gpus) {
+		sh->n_gpus = 1;
+		sh->gpus[0].ordinal = 0;
+	}
+	for (uint32_t g = 0; g < sh->n_gpus; g++)
+		strcpy(sh->gpus[g].name, "cpu");
+	vyre_gpus_assign(sh, vyre_gpus_loops_per_gpu(&d->cfg, sh->backend_ops, sh->n_gpus));
+}
+
+static int select_first(struct vyre_daemon *d)
+{
+	const struct vyre_backend_ops *ops = d->sh->backend_ops;
+	const char *mode = d->cfg.mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch";
+	char why[256];
+
+	if (ops == vyre_cuda_backend) {
+		if (init(d, ops, why, sizeof(why)) == 0) {
+			vyre_log("backend%s: cuda (%s mode) on %u GPU%s%s%s",
+				 d->cfg.backend == VYRE_BACKEND_CHOICE_AUTO ? " auto" : "", mode,
+				 d->sh->n_gpus, d->sh->n_gpus > 1 ? "s" : "", why[0] ? ": " : "",
+				 why);
+			return 0;
 		}
-		if (init(d, vyre_cuda_backend, why, sizeof(why)) != 0) {
+		if (d->cfg.backend == VYRE_BACKEND_CHOICE_CUDA) {
 			vyre_log("--backend cuda: cannot initialize: %s", why);
 			return -1;
 		}
-		vyre_log("backend: cuda (%s mode)%s%s", mode, why[0] ? ": " : "", why);
-		return 0;
+		vyre_log("backend auto: cpu, because cuda is unusable: %s", why);
+		fall_back_to_cpu(d);
 	}
-	if (d->cfg.backend == VYRE_BACKEND_CHOICE_AUTO) {
-		if (!vyre_cuda_backend) {
-			vyre_log("backend auto: cpu, because %s", vyre_cuda_unavailable);
-		} else if (init(d, vyre_cuda_backend, why, sizeof(why)) == 0) {
-			vyre_log("backend auto: cuda (%s mode), a usable GPU was found%s%s", mode,
-				 why[0] ? ": " : "", why);
-			return 0;
-		} else {
-			vyre_log("backend auto: cpu, because cuda is unusable: %s", why);
-		}
-	}
-	/* --loops auto: more loops were meant for a GPU, not for the CPU backend */
-	if (!d->cfg.loops)
-		d->sh->n_loops = 1;
 	if (init(d, &vyre_cpu_backend, why, sizeof(why)) != 0) {
 		vyre_log("cpu backend: cannot initialize: %s", why);
 		return -1;
 	}
 	if (d->cfg.backend == VYRE_BACKEND_CHOICE_CPU)
-		vyre_log("backend: cpu (--backend cpu)");
+		vyre_log("backend: cpu (--backend cpu)%s",
+			 d->sh->n_gpus > 1 ? ", one per --gpus" : "");
 	return 0;
-}
-
-/*
- * Loop 0 chooses and says why; every other loop gets a backend of the same
- * kind (its own instance: its own slots, and on CUDA its share of the grid).
- */
-/*
- * --device-bytes-max, for every loop together: the flag, else 3/4 of the
- * device memory free now, else (the CPU backend's device is host memory)
- * 1 GiB.
- */
-static void device_limit(struct vyre_daemon *d)
-{
-	const uint64_t free_bytes =
-	    d->backend_ops->device_free_bytes ? d->backend_ops->device_free_bytes(d->backend) : 0;
-
-	if (d->cfg.device_bytes_set)
-		d->sh->device_bytes_max = d->cfg.device_bytes_max;
-	else
-		d->sh->device_bytes_max = free_bytes ? free_bytes / 4 * 3 : 1ull << 30;
-	vyre_log("device buffers: up to %llu bytes over all loops (--device-bytes-max%s), %u per "
-		 "loop (--max-device-buffers)",
-		 (unsigned long long)d->sh->device_bytes_max,
-		 d->cfg.device_bytes_set ? ""
-		 : free_bytes		 ? ": 3/4 of the free GPU memory"
-					 : "",
-		 d->cfg.max_device_buffers);
 }
 
 int vyre_backend_select(struct vyre_daemon *d)
 {
 	char why[256];
+	int rc = 0;
 
 	if (d->loop_index == 0) {
-		int rc = select_backend(d);
-
-		if (rc == 0)
-			device_limit(d);
-		return rc;
+		rc = select_first(d);
+	} else if (init(d, d->sh->backend_ops, why, sizeof(why)) != 0) {
+		vyre_log("loop %u (GPU %u): backend %s: cannot initialize: %s", d->loop_index,
+			 d->gpu, d->sh->backend_ops->name, why);
+		rc = -1;
 	}
-	why[0] = '\0';
-	if (init(d, d->sh->loops[0].backend_ops, why, sizeof(why)) == 0)
-		return 0;
-	vyre_log("loop %u: backend %s: cannot initialize: %s", d->loop_index,
-		 d->sh->loops[0].backend_ops->name, why);
-	return -1;
+	if (rc == 0)
+		vyre_gpus_device_limit(d);
+	return rc;
 }

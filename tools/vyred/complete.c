@@ -106,7 +106,7 @@ void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t n
 		if (c->cq_garbage) {
 			/* its cq_head claims CQEs never posted: no CQE is safe to post */
 			c->inflight -= n;
-			vyre_conn_drop_later(d, c, VYRE_E_PROTO);
+			vyre_conn_drop_later(d, c, VYRE_E_PROTO, vyre_bad_ring_index);
 			continue;
 		}
 		for (uint32_t i = c->batch_first; i < c->batch_first + n; i++) {

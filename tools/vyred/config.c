@@ -43,6 +43,8 @@ enum {
 	OPT_MIN_SHARE,
 	OPT_DEVICE_BYTES_MAX,
 	OPT_MAX_DEVICE_BUFFERS,
+	OPT_GPUS,
+	OPT_DOMAIN_GPU,
 };
 
 static const struct option options[] = {
@@ -74,6 +76,8 @@ static const struct option options[] = {
     {"min-share", required_argument, NULL, OPT_MIN_SHARE},
     {"device-bytes-max", required_argument, NULL, OPT_DEVICE_BYTES_MAX},
     {"max-device-buffers", required_argument, NULL, OPT_MAX_DEVICE_BUFFERS},
+    {"gpus", required_argument, NULL, OPT_GPUS},
+    {"domain-gpu", required_argument, NULL, OPT_DOMAIN_GPU},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -86,7 +90,9 @@ static void usage(FILE *f)
 		"The vyre daemon: drains work items from its clients' shared-memory rings,\n"
 		"executes them and posts completions. Runs in the foreground, logs to stderr;\n"
 		"SIGTERM or SIGINT drains, completes everything accepted, removes the socket\n"
-		"and exits 0.\n"
+		"and exits 0. Under systemd it takes the socket systemd passes (LISTEN_FDS),\n"
+		"leaves that one in place, and sends READY=1, STATUS= and watchdog pings to\n"
+		"$NOTIFY_SOCKET (docs/operations.md).\n"
 		"\n"
 		"  --socket PATH          control socket (default %s; mode 0660,\n"
 		"                         parent directory created)\n"
@@ -105,11 +111,20 @@ static void usage(FILE *f)
 		"  --max-batch N          most items drained per batch (default 4096)\n"
 		"  --inflight N           most batches running at once, 1-64 (default %u); a\n"
 		"                         client has one batch in flight at a time\n"
-		"  --loops auto|N         event loops, 1-16, each on its own thread with its\n"
-		"                         own share of the backend; a domain's clients all\n"
-		"                         go to one loop, new domains to the loop with the\n"
-		"                         fewest clients (default auto: CUDA persistent mode\n"
-		"                         one per 4 online CPUs, at most 4; else 1)\n"
+		"  --loops auto|N         event loops per GPU, 1-16, each on its own thread\n"
+		"                         with its own share of the GPU; a domain's clients\n"
+		"                         all go to one loop, new domains to the loop with\n"
+		"                         the fewest clients of their GPU (default auto: CUDA\n"
+		"                         persistent mode one per 4 online CPUs per GPU, 1-4;\n"
+		"                         else 1)\n"
+		"  --gpus all|LIST        the GPUs to drive: device ordinals separated by\n"
+		"                         commas, at most 16; an ordinal named twice makes\n"
+		"                         two GPUs of one device (default all: every usable\n"
+		"                         device; the cpu backend: one)\n"
+		"  --domain-gpu NAME=INDEX\n"
+		"                         run named domain NAME on the GPU at position INDEX\n"
+		"                         of --gpus (repeatable); other domains go to the\n"
+		"                         least loaded GPU when they are made\n"
 		"  --min-share N          when several clients have work, each gets an equal\n"
 		"                         share of a batch, but never fewer than N items\n"
 		"                         (default %u)\n"
@@ -120,8 +135,8 @@ static void usage(FILE *f)
 		"  --cq-entries-max N     largest CQ a client may ask for (default %u)\n"
 		"  --heap-bytes-max N     largest domain heap a client may ask for\n"
 		"                         (default 1073741824)\n"
-		"  --device-bytes-max N   device buffers (VYRE_BUF_DEVICE) of every loop and\n"
-		"                         domain together (default: cuda 3/4 of the GPU\n"
+		"  --device-bytes-max N   device buffers (VYRE_BUF_DEVICE) of each GPU's\n"
+		"                         domains together (default: cuda 3/4 of the GPU\n"
 		"                         memory free at start, cpu 1073741824)\n"
 		"  --max-device-buffers N most live device buffers per loop (default %u)\n"
 		"  --spin-us N            longest adaptive spin before sleeping (default 200)\n"
@@ -321,7 +336,12 @@ static int parse_one(int opt, const char *arg, struct vyre_daemon_config *cfg)
 			cfg->loops = 0;
 			return 0;
 		}
-		return parse_u32(arg, 1, VYRED_MAX_LOOPS, &cfg->loops) ? bad("loops", arg) : 0;
+		return parse_u32(arg, 1, VYRED_MAX_LOOPS_PER_GPU, &cfg->loops) ? bad("loops", arg)
+									       : 0;
+	case OPT_GPUS:
+		return vyre_config_gpus(arg, cfg);
+	case OPT_DOMAIN_GPU:
+		return vyre_config_domain_gpu(arg, cfg);
 	case OPT_MIN_SHARE:
 		return parse_u32(arg, 1, 1u << 20, &cfg->min_share) ? bad("min-share", arg) : 0;
 	case OPT_MAX_CLIENTS:
@@ -398,6 +418,8 @@ int vyre_daemon_config_parse(int argc, char **argv, struct vyre_daemon_config *c
 		fprintf(stderr, "vyred: unexpected argument '%s' (see --help)\n", argv[optind]);
 		return -1;
 	}
+	if (vyre_config_check_pins(cfg) != 0)
+		return -1;
 	if (cfg->n_allow_uid == 0 && cfg->n_allow_gid == 0) {
 		cfg->allow_uid[0] = geteuid();
 		cfg->n_allow_uid = 1;

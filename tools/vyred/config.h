@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "vyre/vyre.h"
+
 #include "../../gpu/backend.h"
 #include "loops.h"
 
@@ -20,6 +22,14 @@
 /* device buffers per loop: each is a backend heap index after the domains' */
 #define VYRED_DEFAULT_DEVICE_BUFFERS 4096u
 #define VYRED_MAX_DEVICE_BUFFERS     65536u
+#define VYRED_MAX_LOOPS_PER_GPU	     16u
+#define VYRED_MAX_PINS		     64u
+
+/* --domain-gpu NAME=INDEX */
+struct vyre_domain_pin {
+	char name[VYRE_DOMAIN_NAME_MAX + 1];
+	uint32_t gpu; /* index in --gpus */
+};
 
 enum vyre_backend_choice {
 	VYRE_BACKEND_CHOICE_AUTO,
@@ -43,8 +53,12 @@ struct vyre_daemon_config {
 	enum vyre_cuda_mode mode;
 	enum vyre_doorbell_choice doorbell;
 	uint32_t max_batch;
-	uint32_t inflight;  /* batch slots per loop */
-	uint32_t loops;	    /* event loops (loops.h); 0: auto */
+	uint32_t inflight;	       /* batch slots per loop */
+	uint32_t loops;		       /* event loops per GPU (loops.h); 0: auto */
+	uint32_t gpus[VYRED_MAX_GPUS]; /* --gpus: device ordinals */
+	uint32_t n_gpus;	       /* 0: all */
+	struct vyre_domain_pin pins[VYRED_MAX_PINS];
+	uint32_t n_pins;
 	uint32_t min_share; /* fewest items a client's share of a batch may be */
 	uint32_t max_clients;
 	uint32_t max_domains;
@@ -52,7 +66,7 @@ struct vyre_daemon_config {
 	uint32_t sq_entries_max;
 	uint32_t cq_entries_max;
 	uint64_t heap_bytes_max;
-	uint64_t device_bytes_max;   /* every loop's device buffers together */
+	uint64_t device_bytes_max;   /* each GPU's device buffers together */
 	int device_bytes_set;	     /* --device-bytes-max given; else the backend's default */
 	uint32_t max_device_buffers; /* per loop */
 	uint32_t spin_max_us;
@@ -73,5 +87,11 @@ struct vyre_daemon_config {
  * --help was printed, -1 after printing a usage error to stderr.
  */
 int vyre_daemon_config_parse(int argc, char **argv, struct vyre_daemon_config *cfg);
+
+/* config_gpus.c: --gpus all|LIST and --domain-gpu NAME=INDEX; 0 or -1 (said on stderr). */
+int vyre_config_gpus(const char *arg, struct vyre_daemon_config *cfg);
+int vyre_config_domain_gpu(const char *arg, struct vyre_daemon_config *cfg);
+/* After parsing: every pin names a GPU of an explicit --gpus list; 0 or -1. */
+int vyre_config_check_pins(const struct vyre_daemon_config *cfg);
 
 #endif /* VYRED_CONFIG_H */

@@ -72,8 +72,11 @@ void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason)
 
 		vyre_log("client %u (pid %d uid %u) leaves domain %u: %s, %llu items completed",
 			 c->id, (int)c->pid, (unsigned)c->uid, c->domain->id,
-			 reason ? vyre_strerror(reason) : "disconnected",
+			 c->drop_why ? c->drop_why
+			 : reason    ? vyre_strerror(reason)
+				     : "disconnected",
 			 (unsigned long long)c->items_done);
+		c->drop_why = NULL;
 		/* Tell a client that still maps the region, and wake it if it sleeps. */
 		__atomic_store_n(&h->closed, (uint32_t)(reason ? -reason : -VYRE_E_DISCONNECTED),
 				 __ATOMIC_RELEASE);
@@ -130,11 +133,16 @@ void vyre_conn_batch_done(struct vyre_daemon *d, struct vyre_conn *c)
 		conn_free(d, c);
 }
 
-void vyre_conn_drop_later(struct vyre_daemon *d, struct vyre_conn *c, int reason)
+const char vyre_bad_ring_index[] =
+    "impossible ring index in its region (an SQ tail more than a ring ahead of the head, or a "
+    "CQ head past the tail): a broken or hostile client";
+
+void vyre_conn_drop_later(struct vyre_daemon *d, struct vyre_conn *c, int reason, const char *why)
 {
 	if (c->drop_reason)
 		return;
 	c->drop_reason = reason;
+	c->drop_why = why;
 	d->drop[d->n_drop++] = c->slot;
 }
 
@@ -152,6 +160,7 @@ int vyre_conn_has_work(struct vyre_daemon *d, struct vyre_conn *c)
 	int space = pending > 0 ? vyre_cq_space(&c->cq) : 0;
 
 	if (pending < 0 || space < 0) {
+		c->drop_why = vyre_bad_ring_index;
 		vyre_conn_close(d, c, VYRE_E_PROTO);
 		return 1;
 	}

@@ -2,13 +2,15 @@
 /*
  * Control messages of one connection: the HELLO handshake (version, allow
  * list, ring and heap sizes, domain join, region creation) and buffer
- * alloc/free/lookup. Every field is checked; a bad request gets an error
- * reply, a malformed message an ERROR and a disconnect.
+ * alloc/free/lookup with their named forms (create, open, free by name,
+ * list). Every field is checked; a bad request gets an error reply, a
+ * malformed message an ERROR and a disconnect.
  *
- * A FREE of a buffer that an in-flight batch uses waits for that batch: the
- * message is kept, the socket is not read meanwhile (so the client's later
- * messages keep their order), and vyre_control_retry handles it once the
- * buffer is idle.
+ * A FREE (or FREE_NAME) of a buffer that an in-flight batch uses waits for
+ * that batch: the message is kept, the socket is not read meanwhile (so the
+ * client's later messages keep their order), and vyre_control_retry handles
+ * it once the buffer is idle. The buffer keeps its name until then, and a
+ * deferred FREE_NAME looks the name up again when it is retried.
  */
 #include <stdio.h>
 #include <string.h>
@@ -167,20 +169,24 @@ static void release(struct vyre_daemon *d, struct vyre_domain *dom,
 		vyre_heap_free(&dom->heap, ref->off, ref->bytes);
 }
 
-static void handle_alloc(struct vyre_daemon *d, struct vyre_conn *c, const struct vyre_msg *m,
-			 struct vyre_msg *rep)
+/* ALLOC, or CREATE with @name: a buffer in the heap or on the device, maybe named. */
+static void handle_alloc(struct vyre_daemon *d, struct vyre_conn *c, uint32_t bytes, uint32_t flags,
+			 const char *name, struct vyre_msg *rep)
 {
 	struct vyre_domain *dom = c->domain;
-	struct vyre_buffer_ref ref = {.bytes = m->u.buffer.bytes, .domain = dom->id};
-	uint32_t handle = 0;
+	struct vyre_buffer_ref ref = {.bytes = bytes, .domain = dom->id};
+	uint32_t handle = 0, len = name ? (uint32_t)strlen(name) : 0;
 	int rc = VYRE_E_INVAL;
 
+	if (name && vyre_names_find(&d->names, dom->id, name, len)) {
+		buffer_reply(rep, VYRE_E_EXIST, 0, NULL);
+		return;
+	}
 	/* a transient buffer takes heap room like any other (docs/design.md section 6.3) */
-	if ((ref.bytes & 3u) == 0 &&
-	    (m->u.buffer.flags == 0 || m->u.buffer.flags == VYRE_BUF_TRANSIENT)) {
-		ref.flags = m->u.buffer.flags;
+	if ((ref.bytes & 3u) == 0 && (flags == 0 || flags == VYRE_BUF_TRANSIENT)) {
+		ref.flags = flags;
 		rc = heap_alloc(c, &ref);
-	} else if ((ref.bytes & 3u) == 0 && m->u.buffer.flags == VYRE_BUF_DEVICE)
+	} else if ((ref.bytes & 3u) == 0 && flags == VYRE_BUF_DEVICE)
 		rc = vyre_devbuf_alloc(d, c, ref.bytes, &ref);
 	if (rc == 0 && vyre_handles_add(&d->handles, &ref, &handle) != 0) {
 		release(d, dom, &ref);
@@ -192,39 +198,107 @@ static void handle_alloc(struct vyre_daemon *d, struct vyre_conn *c, const struc
 	}
 	if (rc == 0 && (ref.flags & VYRE_BUF_TRANSIENT))
 		dom->n_transient++;
+	if (rc == 0 && name) {
+		vyre_names_add(&d->names, dom->id, name, len, handle);
+		dom->n_names++;
+	}
 	buffer_reply(rep, rc, handle, &ref);
+}
+
+/* Frees @handle of the client's domain, and its name with it. */
+static int free_buffer(struct vyre_daemon *d, struct vyre_conn *c, uint32_t handle)
+{
+	struct vyre_buffer_ref ref;
+	int rc = vyre_handles_remove(&d->handles, handle, c->domain->id, &ref);
+
+	if (rc != 0)
+		return rc;
+	release(d, c->domain, &ref);
+	if (ref.flags & VYRE_BUF_TRANSIENT)
+		c->domain->n_transient--;
+	if (vyre_names_remove(&d->names, handle))
+		c->domain->n_names--;
+	return 0;
+}
+
+/* The buffer a FREE, FREE_NAME or OPEN is about: 0 when the name names none. */
+static uint32_t target_of(const struct vyre_daemon *d, const struct vyre_conn *c,
+			  const struct vyre_msg *m)
+{
+	if (m->type == VYRE_MSG_FREE)
+		return m->u.buffer.handle;
+	return vyre_names_find(&d->names, c->domain->id, m->u.named.name,
+			       (uint32_t)strlen(m->u.named.name));
+}
+
+/* Slots one LIST looks at, so that no request holds the loop for long. */
+#define LIST_BUDGET 4096u
+
+static void handle_list(struct vyre_daemon *d, const struct vyre_conn *c, uint32_t cursor,
+			struct vyre_msg *rep)
+{
+	struct vyre_msg_list_reply *r = &rep->u.list_reply;
+	const struct vyre_name_entry *e = NULL;
+	struct vyre_buffer_ref ref;
+
+	rep->type = VYRE_MSG_LIST_REPLY;
+	r->next = 0;
+	if (c->domain->n_names)
+		e = vyre_names_next(&d->names, c->domain->id, cursor, d->handles.n_slots,
+				    LIST_BUDGET, &r->next);
+	if (!e || vyre_handles_get(&d->handles, e->handle, c->domain->id, &ref) != 0)
+		return;
+	r->handle = e->handle;
+	r->bytes = ref.bytes;
+	r->flags = ref.flags;
+	memcpy(r->name, e->name, e->len);
+	r->name[e->len] = '\0';
 }
 
 static void handle_buffer(struct vyre_daemon *d, struct vyre_conn *c, const struct vyre_msg *m)
 {
 	struct vyre_msg rep;
 	struct vyre_buffer_ref ref;
-	uint32_t handle = m->u.buffer.handle;
+	uint32_t handle;
 	int rc;
 
 	memset(&rep, 0, sizeof(rep));
 	rep.id = m->id;
 	switch (m->type) {
 	case VYRE_MSG_ALLOC:
-		handle_alloc(d, c, m, &rep);
+		handle_alloc(d, c, m->u.buffer.bytes, m->u.buffer.flags, NULL, &rep);
+		break;
+	case VYRE_MSG_CREATE:
+		handle_alloc(d, c, m->u.named.bytes, m->u.named.flags, m->u.named.name, &rep);
 		break;
 	case VYRE_MSG_FREE:
+	case VYRE_MSG_FREE_NAME:
+		handle = target_of(d, c, m);
 		if (vyre_hazards_busy(&d->hazards, handle)) {
 			c->deferred = *m;
 			c->has_deferred = 1;
 			d->n_deferred++;
 			return;
 		}
-		rc = vyre_handles_remove(&d->handles, handle, c->domain->id, &ref);
-		if (rc == 0)
-			release(d, c->domain, &ref);
-		if (rc == 0 && (ref.flags & VYRE_BUF_TRANSIENT))
-			c->domain->n_transient--;
+		if (m->type == VYRE_MSG_FREE_NAME && handle == 0)
+			rc = VYRE_E_NOENT;
+		else
+			rc = free_buffer(d, c, handle);
 		buffer_reply(&rep, rc, handle, NULL);
 		break;
 	case VYRE_MSG_LOOKUP:
+		handle = m->u.buffer.handle;
 		rc = vyre_handles_get(&d->handles, handle, c->domain->id, &ref);
 		buffer_reply(&rep, rc, handle, &ref);
+		break;
+	case VYRE_MSG_OPEN:
+		handle = target_of(d, c, m);
+		rc = handle ? vyre_handles_get(&d->handles, handle, c->domain->id, &ref)
+			    : VYRE_E_NOENT;
+		buffer_reply(&rep, rc, handle, &ref);
+		break;
+	case VYRE_MSG_LIST:
+		handle_list(d, c, m->u.list_cursor, &rep);
 		break;
 	default:
 		rep.type = VYRE_MSG_ERROR;
@@ -300,7 +374,7 @@ void vyre_control_retry(struct vyre_daemon *d)
 		struct vyre_conn *c = &d->conns[d->active[k]];
 
 		if (c->has_deferred &&
-		    !vyre_hazards_busy(&d->hazards, c->deferred.u.buffer.handle)) {
+		    !vyre_hazards_busy(&d->hazards, target_of(d, c, &c->deferred))) {
 			c->has_deferred = 0;
 			d->n_deferred--;
 			handle_buffer(d, c, &c->deferred);

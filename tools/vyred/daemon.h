@@ -26,8 +26,10 @@
 #include "../../ring/ring.h"
 #include "config.h"
 #include "devbufs.h"
+#include "gpus.h"
 #include "hazards.h"
 #include "loops.h"
+#include "names.h"
 #include "pipeline.h"
 #include "plan_stage.h"
 #include "transient.h"
@@ -41,6 +43,7 @@ struct vyre_domain {
 	gid_t creator_gid;
 	uint32_t n_clients;
 	uint32_t n_transient; /* live VYRE_BUF_TRANSIENT buffers: resolve checks their rules */
+	uint32_t n_names;     /* its named buffers (names.h) */
 	struct vyre_heap heap;
 };
 
@@ -84,9 +87,10 @@ struct vyre_conn {
 	uint32_t busy;	      /* 1 + the slot of its batch in flight, 0 when none */
 	uint32_t batch_first; /* its items in its current batch: [first, first + count) */
 	uint32_t batch_count;
-	int drop_reason;  /* a stage found it broken: the loop closes it with this */
-	int wake_listed;  /* in d->wake: the loop writes its eventfd */
-	int has_deferred; /* @deferred waits for an in-flight batch; its socket is not read */
+	int drop_reason;      /* a stage found it broken: the loop closes it with this */
+	const char *drop_why; /* what it broke, for the log (a static string), or NULL */
+	int wake_listed;      /* in d->wake: the loop writes its eventfd */
+	int has_deferred;     /* @deferred waits for an in-flight batch; its socket is not read */
 	struct vyre_msg deferred;
 	uint64_t items_done;
 	uint32_t limits_logged; /* LIMIT_* already logged for this client */
@@ -126,11 +130,14 @@ struct vyre_daemon {
 	uint64_t inbox_buf;
 	struct io_uring ring;
 	int listen_fd;
+	int listen_passed; /* by systemd (sd.h): its path is not ours to unlink */
 	int signal_fd;
 	int accept_armed;
 	int signal_armed;
 	int tick_armed; /* the handshake-timeout tick is in the ring */
 	struct __kernel_timespec tick;
+	int watchdog_armed; /* loop 0: the systemd watchdog's timeout is in the ring */
+	struct __kernel_timespec watchdog;
 	int stopping;
 	int use_futex; /* doorbell waits: 1 io_uring FUTEX_WAIT, 0 eventfd reads */
 	uint8_t signal_buf[128];
@@ -147,6 +154,7 @@ struct vyre_daemon {
 	struct vyre_domain *domains;
 	uint32_t next_domain_id;
 	struct vyre_handle_table handles;
+	struct vyre_names names; /* the buffers' names, per domain */
 	struct vyre_devbufs devbufs;
 
 	const struct vyre_backend_ops *backend_ops;
@@ -177,7 +185,9 @@ struct vyre_daemon {
 	uint64_t batches; /* completed */
 	uint64_t items_total;
 	uint64_t bytes_avoided; /* the plans' on-chip handoff bytes (7.6), every batch */
-	int device_lost;	/* the backend cannot run work any more: exit 1 */
+	struct vyre_plan_totals plan_totals; /* what the planner did, for the exit log */
+	int gpu_down;		 /* its GPU is lost: no new batch, clients go (gpus.h) */
+	uint32_t inflight_items; /* atomic: accepted items of running batches, for placement */
 	/*
 	 * largest transient an on-chip handoff keeps (7.6): the CPU backend's
 	 * scratch, the CUDA backend's VYRE_CUDA_HANDOFF_BYTES; 0: none. The links
@@ -210,8 +220,13 @@ void vyre_conn_handed_off(struct vyre_daemon *d, struct vyre_conn *c);
 int vyre_conn_has_work(struct vyre_daemon *d, struct vyre_conn *c);
 /* Its batch completed: a connection closed meanwhile now leaves its domain. */
 void vyre_conn_batch_done(struct vyre_daemon *d, struct vyre_conn *c);
-/* For stages: the loop closes @c with @reason after this pipeline step. */
-void vyre_conn_drop_later(struct vyre_daemon *d, struct vyre_conn *c, int reason);
+/*
+ * For stages: the loop closes @c with @reason after this pipeline step. @why
+ * (a static string, or NULL for vyre_strerror(@reason)) is what vyred logs.
+ */
+void vyre_conn_drop_later(struct vyre_daemon *d, struct vyre_conn *c, int reason, const char *why);
+/* What vyred logs for a client whose ring indexes no honest client can write. */
+extern const char vyre_bad_ring_index[];
 /* For stages: the loop writes @c's eventfd after this pipeline step. */
 void vyre_conn_wake_later(struct vyre_daemon *d, struct vyre_conn *c);
 

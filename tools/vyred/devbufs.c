@@ -42,22 +42,22 @@ static struct vyre_devbuf *devbuf_of(const struct vyre_devbufs *t, uint32_t heap
 	return db->live ? db : NULL;
 }
 
-/* Take @bytes of --device-bytes-max, shared by every loop; 0 when they do not fit. */
-static int reserve(struct vyre_shared *sh, uint64_t bytes)
+/* Take @bytes of the GPU's --device-bytes-max, shared by its loops; 0 when they do not fit. */
+static int reserve(struct vyre_gpu *gpu, uint64_t bytes)
 {
-	uint64_t used = __atomic_load_n(&sh->device_bytes_used, __ATOMIC_RELAXED);
+	uint64_t used = __atomic_load_n(&gpu->device_bytes_used, __ATOMIC_RELAXED);
 
 	do {
-		if (bytes > sh->device_bytes_max || used > sh->device_bytes_max - bytes)
+		if (bytes > gpu->device_bytes_max || used > gpu->device_bytes_max - bytes)
 			return 0;
-	} while (!__atomic_compare_exchange_n(&sh->device_bytes_used, &used, used + bytes, 1,
+	} while (!__atomic_compare_exchange_n(&gpu->device_bytes_used, &used, used + bytes, 1,
 					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	return 1;
 }
 
-static void unreserve(struct vyre_shared *sh, uint64_t bytes)
+static void unreserve(struct vyre_gpu *gpu, uint64_t bytes)
 {
-	__atomic_fetch_sub(&sh->device_bytes_used, bytes, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&gpu->device_bytes_used, bytes, __ATOMIC_RELAXED);
 }
 
 /* Once per client and limit, so that a client retrying in a loop cannot flood the log. */
@@ -73,6 +73,7 @@ int vyre_devbuf_alloc(struct vyre_daemon *d, struct vyre_conn *c, uint32_t bytes
 		      struct vyre_buffer_ref *ref)
 {
 	struct vyre_devbufs *t = &d->devbufs;
+	struct vyre_gpu *gpu = &d->sh->gpus[d->gpu];
 	char why[256] = "";
 
 	if (!d->backend_ops->alloc_device || !d->backend_ops->free_device)
@@ -82,12 +83,12 @@ int vyre_devbuf_alloc(struct vyre_daemon *d, struct vyre_conn *c, uint32_t bytes
 			vyre_log("client %u: --max-device-buffers %u reached", c->id, t->max);
 		return VYRE_E_NOMEM;
 	}
-	if (!reserve(d->sh, bytes)) {
+	if (!reserve(gpu, bytes)) {
 		if (log_once(c, LIMIT_DEVICE_BYTES))
 			vyre_log("client %u: --device-bytes-max %llu reached: %llu bytes in device "
 				 "buffers, %u more asked",
-				 c->id, (unsigned long long)d->sh->device_bytes_max,
-				 (unsigned long long)__atomic_load_n(&d->sh->device_bytes_used,
+				 c->id, (unsigned long long)gpu->device_bytes_max,
+				 (unsigned long long)__atomic_load_n(&gpu->device_bytes_used,
 								     __ATOMIC_RELAXED),
 				 bytes);
 		return VYRE_E_NOMEM;
@@ -97,12 +98,12 @@ int vyre_devbuf_alloc(struct vyre_daemon *d, struct vyre_conn *c, uint32_t bytes
 
 	if (rc != 0) {
 		t->free[t->n_free++] = k;
-		unreserve(d->sh, bytes);
+		unreserve(gpu, bytes);
 		if (log_once(c, LIMIT_DEVICE_BYTES))
 			vyre_log("client %u: backend %s has no room for a %u-byte device buffer "
 				 "(within --device-bytes-max %llu): %s",
 				 c->id, d->backend_ops->name, bytes,
-				 (unsigned long long)d->sh->device_bytes_max,
+				 (unsigned long long)gpu->device_bytes_max,
 				 why[0] ? why : vyre_strerror(rc));
 		return rc;
 	}
@@ -121,7 +122,7 @@ void vyre_devbuf_free(struct vyre_daemon *d, const struct vyre_buffer_ref *ref)
 	if (!db)
 		return;
 	d->backend_ops->free_device(d->backend, ref->heap);
-	unreserve(d->sh, db->bytes);
+	unreserve(&d->sh->gpus[d->gpu], db->bytes);
 	db->live = 0;
 	t->free[t->n_free++] = ref->heap - t->base;
 }

@@ -5,9 +5,9 @@
  * reports the slot. The backend's own watchdog bounds a device; a failed
  * batch turns every executed item into VYRE_E_DEVICE, which completes
  * normally. A fault the backend cannot recover from in this process (CUDA
- * keeps such errors for the life of the context) stops vyred: it completes
- * what it holds with VYRE_E_DEVICE, disconnects its clients and exits 1 for
- * a supervisor to restart it, rather than fail every later item.
+ * keeps such errors for the life of the context) loses the loop's GPU
+ * (gpus.h): its loops complete what they hold and disconnect their clients,
+ * rather than fail every later item, and the other GPUs serve on.
  */
 #include "daemon.h"
 #include "trace.h"
@@ -30,13 +30,10 @@ static void track(struct vyre_daemon *d, const struct vyre_batch *b, int delta)
 
 static void check_usable(struct vyre_daemon *d)
 {
-	if (d->device_lost || !d->backend_ops->usable || d->backend_ops->usable(d->backend))
+	if (d->gpu_down || !d->backend_ops->usable || d->backend_ops->usable(d->backend))
 		return;
-	vyre_log("backend %s cannot recover from this device fault inside the process: "
-		 "stopping (exit status 1) so that vyred can be restarted",
-		 d->backend_ops->name);
-	d->device_lost = 1;
-	d->stopping = 1;
+	d->gpu_down = 1;
+	vyre_gpus_lost(d, "the backend cannot recover from its device fault inside the process");
 }
 
 int vyre_stage_dispatch(struct vyre_daemon *d, struct vyre_batch *b)

@@ -92,11 +92,13 @@ void vyre_domain_leave(struct vyre_daemon *d, struct vyre_domain *dom)
 {
 	if (--dom->n_clients > 0)
 		return;
+	const uint32_t named =
+	    dom->n_names ? vyre_names_drop_domain(&d->names, dom->id, d->handles.n_slots) : 0;
 	uint32_t dropped = vyre_handles_drop_domain(&d->handles, dom->id, drop_buffer, d);
 
 	if (dropped)
-		vyre_log("domain %u '%s' closed with its last client: %u buffers freed", dom->id,
-			 dom->name, dropped);
+		vyre_log("domain %u '%s' closed with its last client: %u buffers (%u named) freed",
+			 dom->id, dom->name, dropped, named);
 	d->backend_ops->unregister_heap(d->backend, dom->slot);
 	vyre_heap_destroy(&dom->heap);
 	uint32_t slot = dom->slot;

@@ -52,7 +52,7 @@ static int64_t cq_credit(struct vyre_daemon *d, struct vyre_conn *c, uint32_t ne
 		int fresh = vyre_cq_space(&c->cq);
 
 		if (fresh < 0) {
-			vyre_conn_drop_later(d, c, VYRE_E_PROTO);
+			vyre_conn_drop_later(d, c, VYRE_E_PROTO, vyre_bad_ring_index);
 			return -1;
 		}
 		credit = (uint32_t)fresh > c->inflight ? (uint32_t)fresh - c->inflight : 0;

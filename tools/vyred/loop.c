@@ -24,6 +24,7 @@
 
 #include "daemon.h"
 #include "trace.h"
+#include "sd.h"
 
 #ifndef IORING_OP_FUTEX_WAIT
 #define IORING_OP_FUTEX_WAIT 51
@@ -51,6 +52,7 @@ enum op_kind {
 	OP_BACKEND,
 	OP_INBOX,
 	OP_GPU_TICK,
+	OP_WATCHDOG,
 };
 
 static uint64_t op_data(enum op_kind kind, uint32_t slot)
@@ -172,6 +174,36 @@ static void on_gpu_tick(struct vyre_daemon *d)
 {
 	vyre_trace_gpu_state(d);
 	arm_gpu_tick(d);
+}
+
+/*
+ * systemd's watchdog (sd.h) is fed by a timeout in loop 0's own ring: the
+ * ping goes out only when the loop comes round to reap it, so a loop that
+ * hangs (a stage that never returns, a wait that never wakes) stops pinging
+ * and systemd restarts vyred.
+ */
+static void arm_watchdog(struct vyre_daemon *d)
+{
+	const uint64_t ns = vyre_sd_watchdog_ns();
+	struct io_uring_sqe *sqe;
+
+	if (d->loop_index != 0 || !ns || d->watchdog_armed || d->stopping)
+		return;
+	d->watchdog.tv_sec = (long long)(ns / 1000000000u);
+	d->watchdog.tv_nsec = (long long)(ns % 1000000000u);
+	sqe = get_sqe(d);
+	io_uring_prep_timeout(sqe, &d->watchdog, 0, 0);
+	io_uring_sqe_set_data64(sqe, op_data(OP_WATCHDOG, 0));
+	d->watchdog_armed = 1;
+}
+
+static void on_watchdog(struct vyre_daemon *d)
+{
+	d->watchdog_armed = 0;
+	if (d->stopping)
+		return;
+	vyre_sd_notify("WATCHDOG=1");
+	arm_watchdog(d);
 }
 
 /*
@@ -438,6 +470,8 @@ static void reap_cqes(struct vyre_daemon *d)
 			on_tick(d);
 		else if (kind == OP_GPU_TICK)
 			on_gpu_tick(d);
+		else if (kind == OP_WATCHDOG)
+			on_watchdog(d);
 		else if (kind == OP_SIGNAL)
 			on_signal(d, res);
 		else if ((kind == OP_POLL || kind == OP_WAIT || kind == OP_EFD_WRITE) &&
@@ -546,9 +580,11 @@ static int shut_down(struct vyre_daemon *d)
 		cancel_op(d, OP_BACKEND, 0);
 	if (d->inbox_armed)
 		cancel_op(d, OP_INBOX, 0);
+	if (d->watchdog_armed)
+		cancel_op(d, OP_WATCHDOG, 0);
 	io_uring_submit(&d->ring);
 	while (!all_conns_free(d) || d->accept_armed || d->signal_armed || d->backend_read_armed ||
-	       d->inbox_armed) {
+	       d->inbox_armed || d->watchdog_armed) {
 		struct io_uring_cqe *cqe;
 
 		if (io_uring_wait_cqe(&d->ring, &cqe) != 0)
@@ -601,11 +637,13 @@ int vyre_loop_run(struct vyre_daemon *d)
 	arm_signal(d);
 	arm_inbox(d);
 	arm_gpu_tick(d);
+	arm_watchdog(d);
 	io_uring_submit(&d->ring);
 	while (!d->stopping) {
 		reap_cqes(d);
 		if (d->stopping || __atomic_load_n(&d->sh->stopping, __ATOMIC_RELAXED))
 			break;
+		vyre_gpus_check(d);
 		/* Re-armed polls and eventfd writes go out now, not when we next idle. */
 		if (io_uring_sq_ready(&d->ring))
 			io_uring_submit(&d->ring);
@@ -645,6 +683,8 @@ int vyre_loop_run(struct vyre_daemon *d)
 	}
 	/* a signal, another loop, or this loop's device: every loop stops */
 	d->stopping = 1;
+	if (d->loop_index == 0)
+		vyre_sd_notify("STOPPING=1\nSTATUS=draining: completing the batches in flight");
 	vyre_loops_stop(d);
 	return shut_down(d);
 }

@@ -14,19 +14,14 @@
 
 #include "daemon.h"
 
-static uint32_t least_loaded(const struct vyre_shared *sh)
+/*
+ * The route of @name; a new one, on the GPU placement picks, when there is
+ * none. NULL when every route is taken (*rc VYRE_E_NOMEM) or no GPU may
+ * take the domain (*rc VYRE_E_DEVICE).
+ */
+static struct vyre_route *route_of(struct vyre_daemon *d, const char *name, int *rc)
 {
-	uint32_t best = 0;
-
-	for (uint32_t l = 1; l < sh->n_loops; l++)
-		if (sh->load[l] < sh->load[best])
-			best = l;
-	return best;
-}
-
-/* The route of @name, made for the least loaded loop when there is none; NULL when full. */
-static struct vyre_route *route_of(struct vyre_shared *sh, const char *name)
-{
+	struct vyre_shared *sh = d->sh;
 	struct vyre_route *free_route = NULL;
 
 	for (uint32_t r = 0; r < sh->n_routes; r++) {
@@ -37,47 +32,74 @@ static struct vyre_route *route_of(struct vyre_shared *sh, const char *name)
 		if (!rt->refs && !free_route)
 			free_route = rt;
 	}
-	if (free_route) {
-		snprintf(free_route->name, sizeof(free_route->name), "%s", name);
-		free_route->loop = least_loaded(sh);
-	}
+	*rc = VYRE_E_NOMEM;
+	if (!free_route)
+		return NULL;
+	const uint32_t gpu = vyre_gpus_place(d, name);
+
+	*rc = VYRE_E_DEVICE;
+	if (gpu == VYRED_NO_GPU)
+		return NULL;
+	snprintf(free_route->name, sizeof(free_route->name), "%s", name);
+	free_route->loop = vyre_gpus_loop_of(sh, gpu);
+	sh->gpus[gpu].domains++;
 	return free_route;
+}
+
+/* A new domain (named, or private with @domain ""), placed: its loop, or a VYRE_E_*. */
+static int route_locked(struct vyre_daemon *d, struct vyre_conn *c, const char *domain,
+			uint32_t *loop)
+{
+	struct vyre_shared *sh = d->sh;
+	int rc = 0;
+
+	if (sh->clients >= d->cfg.max_clients)
+		return VYRE_E_NOMEM;
+	if (domain[0]) {
+		struct vyre_route *rt = route_of(d, domain, &rc);
+
+		if (!rt)
+			return rc;
+		if (__atomic_load_n(&sh->gpus[sh->loops[rt->loop].gpu].lost, __ATOMIC_ACQUIRE))
+			return VYRE_E_DEVICE;
+		rt->refs++;
+		*loop = rt->loop;
+		c->route = (uint32_t)(rt - sh->routes) + 1;
+		return 0;
+	}
+	const uint32_t gpu = vyre_gpus_place(d, "");
+
+	if (gpu == VYRED_NO_GPU)
+		return VYRE_E_DEVICE;
+	sh->gpus[gpu].domains++;
+	*loop = vyre_gpus_loop_of(sh, gpu);
+	return 0;
 }
 
 int vyre_route_client(struct vyre_daemon *d, struct vyre_conn *c, const char *domain,
 		      uint32_t *loop)
 {
 	struct vyre_shared *sh = d->sh;
-	int rc = 0;
+	int rc;
 
 	*loop = d->loop_index;
 	if (sh->n_loops == 1)
 		return 0;
 	pthread_mutex_lock(&sh->lock);
-	if (sh->clients >= d->cfg.max_clients) {
-		rc = VYRE_E_NOMEM;
-	} else if (domain[0]) {
-		struct vyre_route *rt = route_of(sh, domain);
-
-		if (rt) {
-			rt->refs++;
-			*loop = rt->loop;
-			c->route = (uint32_t)(rt - sh->routes) + 1;
-		} else {
-			rc = VYRE_E_NOMEM;
-		}
-	} else {
-		*loop = least_loaded(sh);
-	}
+	rc = route_locked(d, c, domain, loop);
 	if (rc == 0) {
 		sh->load[*loop]++;
 		sh->clients++;
 		c->routed = *loop + 1;
 	}
 	pthread_mutex_unlock(&sh->lock);
-	if (rc != 0)
+	if (rc == VYRE_E_NOMEM)
 		vyre_log("client %u: --max-clients %u reached (or every domain route is taken)",
 			 c->id, d->cfg.max_clients);
+	else if (rc != 0)
+		vyre_log("client %u: domain '%s' has no GPU to run on: the GPU it is on or "
+			 "pinned to is lost, or every GPU is",
+			 c->id, domain[0] ? domain : "(private)");
 	return rc;
 }
 
@@ -86,10 +108,13 @@ static void unroute(struct vyre_shared *sh, uint32_t routed, uint32_t route)
 	if (!routed)
 		return;
 	pthread_mutex_lock(&sh->lock);
+	struct vyre_gpu *gpu = &sh->gpus[sh->loops[routed - 1].gpu];
+
 	sh->load[routed - 1]--;
 	sh->clients--;
-	if (route)
-		sh->routes[route - 1].refs--;
+	/* a private domain leaves with its client, a named one with its route's last */
+	if (!route || --sh->routes[route - 1].refs == 0)
+		gpu->domains--;
 	pthread_mutex_unlock(&sh->lock);
 }
 
@@ -189,26 +214,14 @@ void vyre_loops_stop(struct vyre_daemon *d)
 			eventfd_write(sh->loops[l].inbox_fd, 1);
 }
 
-uint32_t vyre_loops_plan(const struct vyre_daemon_config *cfg)
+int vyre_loops_init(struct vyre_shared *sh, struct vyre_daemon *loops,
+		    const struct vyre_backend_ops *ops)
 {
-	long online = sysconf(_SC_NPROCESSORS_ONLN);
-
-	if (cfg->loops)
-		return cfg->loops;
-	/*
-	 * Measured on a 16-CPU H100 host (bench/RESULTS.md): persistent mode
-	 * scales to 4 loops; launch mode does worse with more than one.
-	 */
-	if (cfg->backend == VYRE_BACKEND_CHOICE_CPU || cfg->mode != VYRE_CUDA_PERSISTENT)
-		return 1;
-	return online >= 16 ? 4 : online >= 8 ? (uint32_t)(online / 4) : 1;
-}
-
-int vyre_loops_init(struct vyre_shared *sh, struct vyre_daemon *loops, uint32_t n)
-{
-	memset(sh, 0, sizeof(*sh));
-	sh->n_loops = sh->n_made = n;
 	sh->loops = loops;
+	sh->backend_ops = ops;
+	vyre_gpus_assign(sh, vyre_gpus_loops_per_gpu(&loops[0].cfg, ops, sh->n_gpus));
+	const uint32_t n = sh->n_made = sh->n_loops;
+
 	if (pthread_mutex_init(&sh->lock, NULL) != 0)
 		return -1;
 	for (uint32_t l = 0; l < n; l++) {
@@ -287,6 +300,43 @@ static void *loop_main(void *arg)
 	return NULL;
 }
 
+/*
+ * What the planner did for the whole run (vyre-demo prints it): items it
+ * did not run, launches against one per item executed, bytes it kept off
+ * the host-device link.
+ */
+static void log_plan_totals(const struct vyre_shared *sh)
+{
+	struct vyre_plan_totals t = {0};
+	uint64_t avoided = 0;
+
+	for (uint32_t l = 0; l < sh->n_loops; l++) {
+		const struct vyre_plan_totals *p = &sh->loops[l].plan_totals;
+
+		t.items += p->items;
+		t.invalid += p->invalid;
+		t.executed += p->executed;
+		t.deduped += p->deduped;
+		t.groups += p->groups;
+		t.barriers += p->barriers;
+		t.launches += p->launches;
+		t.bytes_deduped += p->bytes_deduped;
+		avoided += sh->loops[l].bytes_avoided;
+	}
+	if (!t.items)
+		return;
+	vyre_log("planner: %llu items: %llu deduplicated, %llu invalid, %llu executed in %llu "
+		 "launches (%llu fewer than one per item), %llu groups, %llu barriers; %llu bytes "
+		 "kept off PCIe (%llu by dedupe, %llu by on-chip handoffs)",
+		 (unsigned long long)t.items, (unsigned long long)t.deduped,
+		 (unsigned long long)t.invalid, (unsigned long long)t.executed,
+		 (unsigned long long)t.launches,
+		 (unsigned long long)(t.executed > t.launches ? t.executed - t.launches : 0),
+		 (unsigned long long)t.groups, (unsigned long long)t.barriers,
+		 (unsigned long long)(t.bytes_deduped + avoided),
+		 (unsigned long long)t.bytes_deduped, (unsigned long long)avoided);
+}
+
 static void log_figures(const struct vyre_shared *sh)
 {
 	uint64_t batches = 0, items = 0, holds = 0, submit = 0, stage[5] = {0};
@@ -320,6 +370,7 @@ static void log_figures(const struct vyre_shared *sh)
 			 (double)stage[0] / n, (double)stage[1] / n, (double)stage[2] / n,
 			 (double)stage[3] / n, (double)submit / n, (double)stage[4] / n);
 	}
+	log_plan_totals(sh);
 	if (dev_allocs)
 		vyre_log("device buffers: %llu allocated; %llu DFA scans trusted a device table "
 			 "checked at its last write",

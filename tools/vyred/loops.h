@@ -10,7 +10,7 @@
  * a heap (un)registration stops every loop's grid (gpu/cuda_group.c). What they share is here: the
  * routing of new clients (a named domain to the loop that holds it, a
  * private one to the loop with the fewest clients), the stop flag, the
- * device memory that --device-bytes-max allows, and the exit figures.
+ * GPUs (gpus.h), and the exit figures.
  *
  * Loop 0 owns the listening socket and the signals and reads every HELLO.
  * A client routed to another loop is handed over, its socket and the
@@ -27,11 +27,12 @@
 
 #include "../../ring/proto.h"
 
-#define VYRED_MAX_LOOPS	 64u /* in all; --loops N is per GPU, at most 16 */
-#define VYRED_MAX_GROUPS 64u
-#define VYRED_MAX_GPUS	 16u
+#define VYRED_MAX_LOOPS	   64u /* in all; --loops N is per GPU, at most 16 */
+#define VYRED_MAX_GROUPS   64u
+#define VYRED_MAX_GPUS	   16u
 #define VYRED_GPU_NAME_MAX 48u
 
+struct vyre_backend_ops;
 struct vyre_daemon;
 struct vyre_daemon_config;
 struct vyre_conn;
@@ -66,14 +67,13 @@ struct vyre_shared {
 	struct vyre_gpu gpus[VYRED_MAX_GPUS];
 	uint32_t n_gpus;
 	uint32_t loops_per_gpu;
-	uint32_t load[VYRED_MAX_LOOPS]; /* clients routed to each loop, not yet gone */
-	uint32_t clients;		/* all of them */
-	struct vyre_route *routes;	/* --max-domains * loops entries */
+	uint32_t place_next; /* where placement's tie-break starts (gpus.c), under the lock */
+	const struct vyre_backend_ops *backend_ops; /* what every loop runs (backend_select.c) */
+	uint32_t load[VYRED_MAX_LOOPS];		    /* clients routed to each loop, not yet gone */
+	uint32_t clients;			    /* all of them */
+	struct vyre_route *routes;		    /* --max-domains * loops entries */
 	uint32_t n_routes;
 	int stopping; /* atomic: every loop drains and exits */
-	/* device buffers of every loop (docs/design.md section 6.2): atomic */
-	uint64_t device_bytes_max; /* set by loop 0 once its backend is chosen */
-	uint64_t device_bytes_used;
 };
 
 /*
@@ -99,17 +99,14 @@ void vyre_inbox_take(struct vyre_daemon *d);
 void vyre_loops_stop(struct vyre_daemon *d);
 
 /*
- * How many loops to set up: --loops N, or for auto one per 4 online CPUs
- * (at most 4) where the backend may be CUDA persistent mode, else 1. Loop
- * 0's backend choice may still cut auto to 1 (backend_select.c).
+ * Set up the shared state for the loops of @sh's GPUs (gpus.h chose them
+ * and @ops; each loop's tables are set up by the caller afterwards), run
+ * them (loop 0 on the calling thread) and log the exit figures of all.
+ * Returns 0 or -1. Loop 0's backend choice may still cut the loops
+ * (backend_select.c); sh->n_made keeps how many were set up.
  */
-uint32_t vyre_loops_plan(const struct vyre_daemon_config *cfg);
-/*
- * Set up the shared state for @n loops (each loop's tables are set up by
- * the caller afterwards), run them (loop 0 on the calling thread) and log
- * the exit figures of all. Returns 0 or -1.
- */
-int vyre_loops_init(struct vyre_shared *sh, struct vyre_daemon *loops, uint32_t n);
+int vyre_loops_init(struct vyre_shared *sh, struct vyre_daemon *loops,
+		    const struct vyre_backend_ops *ops);
 int vyre_loops_run(struct vyre_shared *sh);
 void vyre_loops_fini(struct vyre_shared *sh);
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * vyred: the vyre daemon. Parses the command line, sets every event loop up
- * (backend, plan stage, batch arrays, tables, io_uring), listens, and runs
- * the loops until SIGTERM/SIGINT.
+ * (backend, plan stage, batch arrays, tables, io_uring), listens (or takes
+ * the socket systemd passed), tells systemd it is ready, and runs the loops
+ * until SIGTERM/SIGINT.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "sd.h"
 
 static int setup_tables(struct vyre_daemon *d)
 {
@@ -32,6 +34,8 @@ static int setup_tables(struct vyre_daemon *d)
 	}
 	int rc = vyre_handles_init(&d->handles, d->cfg.max_buffers);
 
+	if (rc == 0)
+		rc = vyre_names_init(&d->names, d->cfg.max_buffers);
 	if (rc == 0)
 		rc = vyre_devbufs_init(&d->devbufs, d->cfg.max_domains, d->cfg.max_device_buffers);
 
@@ -65,6 +69,21 @@ static int setup_plan_stage(struct vyre_daemon *d)
 	return rc != 0 ? -1 : 0;
 }
 
+/* The ready line, in the log and as systemd's READY=1 with STATUS= (sd.h). */
+static void announce_ready(const struct vyre_shared *sh, const struct vyre_daemon *d)
+{
+	char status[256], msg[320];
+
+	snprintf(status, sizeof(status),
+		 "%u GPU%s, %u event loop%s, max batch %u, %u batches in flight per loop, max "
+		 "clients %u, max domains %u per loop",
+		 sh->n_gpus, sh->n_gpus > 1 ? "s" : "", sh->n_loops, sh->n_loops > 1 ? "s" : "",
+		 d->cfg.max_batch, d->n_slots, d->cfg.max_clients, d->cfg.max_domains);
+	vyre_log("ready (pid %d): %s", (int)getpid(), status);
+	snprintf(msg, sizeof(msg), "READY=1\nSTATUS=serving: %s", status);
+	vyre_sd_notify(msg);
+}
+
 static void teardown(struct vyre_daemon *d)
 {
 	vyre_server_unlisten(d);
@@ -77,6 +96,7 @@ static void teardown(struct vyre_daemon *d)
 	vyre_plan_stage_destroy(d->plan_stage);
 	vyre_pipeline_fini(d);
 	vyre_handles_fini(&d->handles);
+	vyre_names_fini(&d->names);
 	vyre_devbufs_fini(&d->devbufs);
 	free(d->conns);
 	free(d->active);
@@ -107,15 +127,27 @@ int main(int argc, char **argv)
 
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
+	/* before any thread: it unsets what systemd passed */
+	if (vyre_sd_init() != 0)
+		return 1;
 	if (vyre_loop_block_signals() != 0) {
 		vyre_log("cannot block SIGTERM/SIGINT: %s", strerror(errno));
 		return 1;
 	}
 	if (loops[0].cfg.accept_log && !(accept_log = fopen(loops[0].cfg.accept_log, "ae"))) {
 		vyre_log("--accept-log %s: %s", loops[0].cfg.accept_log, strerror(errno));
+		vyre_sd_fini();
 		return 1;
 	}
-	rc = vyre_loops_init(&sh, loops, vyre_loops_plan(&loops[0].cfg));
+	const struct vyre_backend_ops *ops;
+
+	if (vyre_gpus_choose(&sh, &loops[0].cfg, &ops) != 0) {
+		if (accept_log)
+			fclose(accept_log);
+		vyre_sd_fini();
+		return 1;
+	}
+	rc = vyre_loops_init(&sh, loops, ops);
 	if (rc != 0)
 		vyre_log("out of memory setting up %u event loops", sh.n_made);
 	/* backend threads are made here, before any loop thread is pinned (--cpu) */
@@ -126,21 +158,16 @@ int main(int argc, char **argv)
 	if (rc == 0)
 		rc = vyre_server_listen(&loops[0]);
 	if (rc == 0) {
-		vyre_log("ready (pid %d): %u event loop%s, max batch %u, %u batches in flight "
-			 "per loop, max clients %u, max domains %u per loop",
-			 (int)getpid(), sh.n_loops, sh.n_loops > 1 ? "s" : "",
-			 loops[0].cfg.max_batch, loops[0].n_slots, loops[0].cfg.max_clients,
-			 loops[0].cfg.max_domains);
+		announce_ready(&sh, &loops[0]);
 		rc = vyre_loops_run(&sh);
 	}
-	int device_lost = 0;
+	const int none_left = sh.n_gpus && vyre_gpus_none_left(&sh);
 
-	for (uint32_t l = 0; l < n; l++) {
-		device_lost |= loops[l].device_lost;
+	for (uint32_t l = 0; l < n; l++)
 		teardown(&loops[l]);
-	}
 	vyre_loops_fini(&sh);
 	if (accept_log)
 		fclose(accept_log);
-	return rc == 0 && !device_lost ? 0 : 1;
+	vyre_sd_fini();
+	return rc == 0 && !none_left ? 0 : 1;
 }

@@ -108,6 +108,24 @@ void vyre_pipeline_fini(struct vyre_daemon *d)
 	d->n_slots = 0;
 }
 
+static void count_plan(struct vyre_plan_totals *t, const struct vyre_batch *b)
+{
+	t->items += b->n_accepted;
+	t->executed += b->plan.n_order;
+	t->deduped += b->stats.deduped;
+	t->groups += b->plan.n_groups;
+	t->barriers += b->plan.n_groups ? b->plan.n_groups - 1 : 0;
+	t->launches += b->plan.n_launches;
+	for (uint32_t i = 0; i < b->n_accepted; i++) {
+		const struct vyre_exec_item *it = &b->exec[i];
+
+		t->invalid += b->status[i] != 0;
+		if (b->stats.deduped && b->status[i] == 0 && b->dedup_of[i] != VYRE_PLAN_NO_DEDUPE)
+			t->bytes_deduped +=
+			    (uint64_t)it->in_bytes + it->out_bytes + it->table_bytes;
+	}
+}
+
 static void complete(struct vyre_daemon *d, struct vyre_batch *b)
 {
 	uint64_t t = vyre_now_ns();
@@ -117,6 +135,7 @@ static void complete(struct vyre_daemon *d, struct vyre_batch *b)
 	b->stats.complete_ns = vyre_now_ns() - t;
 	d->batches++;
 	d->items_total += b->n_accepted;
+	count_plan(&d->plan_totals, b);
 	d->stage_ns[0] += b->stats.drain_ns;
 	d->stage_ns[1] += b->stats.resolve_ns;
 	d->stage_ns[2] += b->stats.plan_ns;
@@ -143,6 +162,7 @@ static int reap(struct vyre_daemon *d, int64_t timeout_ns)
 		}
 		vyre_stage_finish(d, b, d->done[k].status);
 		b->running = 0;
+		__atomic_sub_fetch(&d->inflight_items, b->n_accepted, __ATOMIC_RELAXED);
 		d->n_running--;
 		complete(d, b);
 		items += (int)b->n_accepted;
@@ -188,6 +208,7 @@ static int dispatch_one(struct vyre_daemon *d, struct vyre_batch *b)
 	d->submit_ns += vyre_now_ns() - t[3];
 	if (running) {
 		b->running = 1;
+		__atomic_add_fetch(&d->inflight_items, b->n_accepted, __ATOMIC_RELAXED);
 		if (++d->n_running > d->most_running)
 			d->most_running = d->n_running;
 	} else {
@@ -201,7 +222,8 @@ int vyre_pipeline_step(struct vyre_daemon *d, int64_t timeout_ns)
 	int items = reap(d, 0);
 	struct vyre_batch *b;
 
-	while ((b = free_slot(d)) != NULL) {
+	/* a lost GPU takes no new batch (gpus.h) */
+	while (!d->gpu_down && (b = free_slot(d)) != NULL) {
 		int n = dispatch_one(d, b);
 
 		if (n == 0)

@@ -56,6 +56,18 @@ struct vyre_batch_stats {
 	uint32_t latency_log2[VYRE_LATENCY_BUCKETS];
 };
 
+/* The planner's work summed over batches (the exit log; docs/design.md 10, vyre-demo). */
+struct vyre_plan_totals {
+	uint64_t items;	   /* accepted */
+	uint64_t invalid;  /* refused before planning */
+	uint64_t executed; /* run by the backend */
+	uint64_t deduped;
+	uint64_t groups;
+	uint64_t barriers;
+	uint64_t launches;
+	uint64_t bytes_deduped; /* input, output and table bytes deduplicated items did not move */
+};
+
 struct vyre_batch {
 	uint32_t slot;	       /* the backend slot this batch runs in */
 	int running;	       /* dispatched, not yet completed */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The listening socket (SOCK_SEQPACKET, mode 0660, parent directory created)
- * and what happens to an accepted connection: peer credentials are checked
- * against the allow list; a refused peer is told so in reply to its HELLO.
+ * The listening socket (SOCK_SEQPACKET, mode 0660, parent directory created,
+ * or the one systemd passed: sd.h) and what happens to an accepted
+ * connection: peer credentials are checked against the allow list; a refused
+ * peer is told so in reply to its HELLO.
  */
 #include <errno.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "sd.h"
 
 /* mkdir -p of the socket's parent directory. */
 static int make_parent(const char *path)
@@ -58,6 +60,12 @@ int vyre_server_listen(struct vyre_daemon *d)
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	const char *path = d->cfg.socket_path;
 
+	d->listen_fd = vyre_sd_listen_fd();
+	if (d->listen_fd >= 0) {
+		/* the service manager owns the path: it made it and removes it */
+		d->listen_passed = 1;
+		return 0;
+	}
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		vyre_log("socket path too long: %s", path);
 		return -1;
@@ -96,7 +104,8 @@ void vyre_server_unlisten(struct vyre_daemon *d)
 {
 	if (d->listen_fd < 0)
 		return;
-	unlink(d->cfg.socket_path);
+	if (!d->listen_passed)
+		unlink(d->cfg.socket_path);
 	close(d->listen_fd);
 	d->listen_fd = -1;
 }

@@ -1,0 +1,366 @@
+# SPDX-License-Identifier: MIT
+"""Python producers for vyre: a ctypes binding over libvyre.
+
+    import vyre
+
+    with vyre.connect("/run/vyre/vyre.sock") as c:
+        a = c.alloc(32)
+        a.words[:] = array.array("I", range(8))
+        total = c.alloc(4)
+        c.submit((vyre.OP_SUM, a, total, 0), user_data=1)
+        (cqe,) = c.wait(timeout=5)
+        print(cqe.result)
+
+Errors of calls raise VyreError (a subclass per VYRE_E_* code, such as
+Disconnected or TimedOut); the status of an item is data, in its Cqe.
+Threads: as in C (docs/design.md section 5), any number of threads may
+submit on one connection at once; reap, wait and the buffer calls are made
+by one thread at a time. ctypes releases the GIL during every call, so a
+thread blocked in wait does not stop the others.
+"""
+
+import collections
+import ctypes
+import enum
+
+from ._lib import ConnectOptsC, CqeC, WorkItemC, lib
+
+try:
+    import numpy as _np
+except ImportError:
+    _np = None
+
+ABI_VERSION = 1
+DEFAULT_SOCKET = "/run/vyre/vyre.sock"
+DOMAIN_NAME_MAX = 64
+MAX_RING_ENTRIES = 1 << 20
+
+
+class Op(enum.IntEnum):
+    """enum vyre_op (docs/design.md section 6)."""
+
+    NOP = 0
+    FILL = 1
+    COPY = 2
+    ADD = 3
+    XOR = 4
+    MUL = 5
+    SUM = 6
+    MAX = 7
+    DFA_SCAN = 8
+    BASE64_DECODE = 9
+    HEX_DECODE = 10
+    BYTEMAP = 11
+    DFA_SCAN_COUNTED = 12
+
+
+class Err(enum.IntEnum):
+    """enum vyre_error: negative codes of calls and of Cqe.status."""
+
+    OK = 0
+    INVAL = -1
+    AGAIN = -2
+    NOMEM = -3
+    PERM = -4
+    DISCONNECTED = -5
+    DEVICE = -6
+    TIMEDOUT = -7
+    PROTO = -8
+    CANCELED = -9
+
+
+globals().update({f"OP_{o.name}": o for o in Op})
+globals().update({f"E_{e.name}": e for e in Err if e})
+OK = Err.OK
+
+SQE_FENCE = 1 << 0
+SQE_NODEDUPE = 1 << 1
+SQE_CHAIN = 1 << 2
+SQE_VALID_FLAGS = SQE_FENCE | SQE_NODEDUPE | SQE_CHAIN
+CQE_DEDUPED = 1 << 0
+BUF_DEVICE = 1 << 0
+BUF_TRANSIENT = 1 << 1
+
+
+def strerror(code):
+    """vyre_strerror: the English text of a VYRE_E_* code."""
+    return lib.vyre_strerror(int(code)).decode()
+
+
+class VyreError(Exception):
+    """A libvyre call failed: .code is the VYRE_E_* value, .text its vyre_strerror."""
+
+    code = None
+
+    def __init__(self, code, what=""):
+        self.code = int(code)
+        self.text = strerror(self.code)
+        super().__init__(f"{what}: {self.text}" if what else self.text)
+
+    @staticmethod
+    def of(code, what=""):
+        """The exception for @code: its subclass when there is one."""
+        return _SUBCLASS.get(int(code), VyreError)(code, what)
+
+
+class Invalid(VyreError):
+    """VYRE_E_INVAL"""
+
+
+class Again(VyreError):
+    """VYRE_E_AGAIN: the SQ is full; reap and retry."""
+
+
+class NoMemory(VyreError):
+    """VYRE_E_NOMEM"""
+
+
+class Permission(VyreError):
+    """VYRE_E_PERM"""
+
+
+class Disconnected(VyreError):
+    """VYRE_E_DISCONNECTED: no vyred, or vyred closed the connection or died."""
+
+
+class DeviceError(VyreError):
+    """VYRE_E_DEVICE"""
+
+
+class TimedOut(VyreError):
+    """VYRE_E_TIMEDOUT"""
+
+
+class ProtocolError(VyreError):
+    """VYRE_E_PROTO"""
+
+
+class Canceled(VyreError):
+    """VYRE_E_CANCELED"""
+
+
+_SUBCLASS = {
+    Err.INVAL: Invalid,
+    Err.AGAIN: Again,
+    Err.NOMEM: NoMemory,
+    Err.PERM: Permission,
+    Err.DISCONNECTED: Disconnected,
+    Err.DEVICE: DeviceError,
+    Err.TIMEDOUT: TimedOut,
+    Err.PROTO: ProtocolError,
+    Err.CANCELED: Canceled,
+}
+
+
+def _check(rc, what):
+    if rc < 0:
+        raise VyreError.of(rc, what)
+    return rc
+
+
+WorkItem = collections.namedtuple("WorkItem", "op input output param", defaults=(0, 0, 0))
+WorkItem.__doc__ = "struct vyre_work_item; input, output and param may be Buffers or handles."
+
+
+class Cqe(collections.namedtuple("Cqe", "user_data status flags result complete_ns")):
+    """struct vyre_cqe: status is 0 or a negative VYRE_E_* code."""
+
+    __slots__ = ()
+
+    @property
+    def ok(self):
+        return self.status == 0
+
+    @property
+    def deduped(self):
+        return bool(self.flags & CQE_DEDUPED)
+
+    def error(self):
+        """The item's failure as a VyreError (not raised), or None."""
+        return VyreError.of(self.status, f"item {self.user_data}") if self.status else None
+
+
+def _handle(x):
+    return x.handle if isinstance(x, Buffer) else int(x)
+
+
+def _item_c(it, into=None):
+    op, inp, out, param = WorkItem(*it) if not isinstance(it, WorkItem) else it
+    c = into if into is not None else WorkItemC()
+    c.op_handle, c.input_handle = int(op), _handle(inp)
+    c.output_handle, c.param = _handle(out), _handle(param)
+    return c
+
+
+class Buffer:
+    """A buffer of the domain: its handle, size, and (heap buffers) its mapped bytes.
+
+    view is a writable memoryview of the bytes in the shared heap, words the
+    same as little-endian u32 ("I"), array() a numpy view of them: none of
+    them copies. They are valid until the buffer is freed or the connection
+    closed; read what an item wrote only after its Cqe.
+    """
+
+    def __init__(self, client, handle, nbytes, flags):
+        self._client = client
+        self.handle = handle
+        self.nbytes = nbytes
+        self.flags = flags  # BUF_*, or None for another client's unmapped buffer
+        self._raw = None
+
+    def __int__(self):
+        return self.handle
+
+    def __repr__(self):
+        return f"<vyre.Buffer handle={self.handle:#x} bytes={self.nbytes} flags={self.flags}>"
+
+    def _mapped(self):
+        if self._raw is None:
+            self._raw = self._client._map(self.handle, self.nbytes, self.flags)
+        return self._raw
+
+    @property
+    def view(self):
+        return memoryview(self._mapped()).cast("B")
+
+    @property
+    def words(self):
+        return self.view.cast("I")
+
+    def array(self, dtype="uint32"):
+        """A numpy array over the bytes (no copy); needs numpy."""
+        if _np is None:
+            raise ImportError("vyre: numpy is not installed")
+        return _np.frombuffer(self._mapped(), dtype=dtype)
+
+    def free(self):
+        self._client.free(self)
+
+
+class Client:
+    """One connection to vyred (vyre_connect); a context manager that closes it."""
+
+    def __init__(self, socket=None, domain=None, sq_entries=0, cq_entries=0, heap_bytes=0):
+        opts = ConnectOptsC(
+            socket.encode() if isinstance(socket, str) else socket,
+            domain.encode() if isinstance(domain, str) else domain,
+            sq_entries,
+            cq_entries,
+            heap_bytes,
+        )
+        handle = ctypes.c_void_p()
+        _check(lib.vyre_connect(ctypes.byref(opts), ctypes.byref(handle)), "connect")
+        self._c = handle
+        self._cqes = (CqeC * 0)()
+        self._buffers = {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def _live(self):
+        if getattr(self, "_c", None) is None:
+            raise ValueError("vyre: the connection is closed")
+        return self._c
+
+    def close(self):
+        """vyre_close: the buffers' views of this connection die with it."""
+        c, self._c = getattr(self, "_c", None), None
+        if c is None:
+            return
+        for b in self._buffers.values():
+            b._raw = None
+        self._buffers.clear()
+        lib.vyre_close(c)
+
+    def alloc(self, nbytes, flags=0):
+        """vyre_buffer_alloc: a zero-filled Buffer of nbytes (a multiple of 4)."""
+        h = ctypes.c_uint32()
+        _check(lib.vyre_buffer_alloc(self._live(), nbytes, flags, ctypes.byref(h)), "alloc")
+        b = Buffer(self, h.value, nbytes, flags)
+        self._buffers[b.handle] = b
+        return b
+
+    def free(self, buf):
+        """vyre_buffer_free: a Buffer or a handle; items naming it later fail INVAL."""
+        h = _handle(buf)
+        rc = lib.vyre_buffer_free(self._live(), h)
+        b = self._buffers.pop(h, None)
+        if b is not None:
+            b._raw = None
+        _check(rc, "free")
+
+    def buffer(self, handle):
+        """A Buffer for a handle of the domain (another client's, say); Invalid if unknown."""
+        if handle in self._buffers:
+            return self._buffers[handle]
+        n = ctypes.c_uint32()
+        ptr = lib.vyre_buffer_ptr(self._live(), handle, ctypes.byref(n))
+        if not ptr and n.value == 0:
+            raise Invalid(Err.INVAL, f"buffer {handle:#x}")
+        # not mapped: a device or a transient buffer, which vyred does not say
+        return Buffer(self, handle, n.value, 0 if ptr else None)
+
+    def _map(self, handle, nbytes, flags):
+        if flags != 0:
+            raise ValueError("vyre: device and transient buffers are not mappable")
+        ptr = lib.vyre_buffer_ptr(self._live(), handle, None)
+        if not ptr:
+            raise Invalid(Err.INVAL, f"buffer {handle:#x}")
+        return (ctypes.c_ubyte * nbytes).from_address(ptr)
+
+    def submit(self, item, user_data=0, flags=0):
+        """vyre_submit one item (a WorkItem or an (op, input, output, param) tuple).
+
+        Again when the SQ is full: nothing was queued; reap and retry.
+        """
+        _check(lib.vyre_submit(self._live(), ctypes.byref(_item_c(item)), user_data, flags), "submit")
+
+    def submit_batch(self, items, user_data=None):
+        """vyre_submit_batch: items with flags 0; returns how many were queued (a prefix)."""
+        n = len(items)
+        if user_data is not None and len(user_data) != n:
+            raise ValueError("vyre: one user_data per item")
+        arr = (WorkItemC * n)()
+        for i, it in enumerate(items):
+            _item_c(it, arr[i])
+        ud = (ctypes.c_uint64 * n)(*user_data) if user_data is not None else None
+        return _check(lib.vyre_submit_batch(self._live(), arr, ud, n), "submit_batch")
+
+    def _cqe_room(self, max_cqes):
+        if len(self._cqes) < max_cqes:
+            self._cqes = (CqeC * max_cqes)()
+        return self._cqes
+
+    @staticmethod
+    def _cqe_list(arr, n):
+        return [Cqe(e.user_data, e.status, e.flags, e.result, e.complete_ns) for e in arr[:n]]
+
+    def reap(self, max_cqes=64):
+        """vyre_reap: the ready Cqes (maybe none) without blocking."""
+        arr = self._cqe_room(max_cqes)
+        return self._cqe_list(arr, _check(lib.vyre_reap(self._live(), arr, max_cqes), "reap"))
+
+    def wait(self, max_cqes=64, timeout=None):
+        """vyre_wait: at least one Cqe; timeout in seconds (None: forever); TimedOut."""
+        ns = -1 if timeout is None else max(0, int(timeout * 1e9))
+        arr = self._cqe_room(max_cqes)
+        return self._cqe_list(arr, _check(lib.vyre_wait(self._live(), arr, max_cqes, ns), "wait"))
+
+    def event_fd(self):
+        """vyre_event_fd: readable when Cqes are ready and when vyred is gone.
+
+        Read its 8 bytes (os.read(fd, 8)) to clear it, then reap. The fd
+        belongs to the connection: do not close it.
+        """
+        return _check(lib.vyre_event_fd(self._live()), "event_fd")
+
+
+def connect(socket=None, domain=None, sq_entries=0, cq_entries=0, heap_bytes=0):
+    """vyre_connect: socket None means $VYRE_SOCKET, else DEFAULT_SOCKET; domain None a private one."""
+    return Client(socket, domain, sq_entries, cq_entries, heap_bytes)

@@ -1,0 +1,399 @@
+# SPDX-License-Identifier: MIT
+"""The Python binding (python/vyre) against a live vyred, checked against the oracle.
+
+usage: test_python.py SRCDIR BUILDDIR   (run by tests/test_python.sh)
+
+ - the binding's constants and structure layouts equal include/vyre's;
+ - random items over several buffers (heap and device, fences, nodedupe,
+   chains, batches, a full SQ, invalid handles) through a Python producer:
+   every CQE's status and result and every buffer's final words equal
+   `vyre-submit --local` (the sequential oracle) running the same items;
+ - a chain with a transient buffer, and a chain cut by a failed item;
+ - errors raise: a missing socket, bad flags, bad sizes, a double free, a
+   timed-out wait; a bad handle gives a VYRE_E_INVAL CQE;
+ - the memoryview and the numpy view are the same bytes;
+ - the event fd: readable for a CQE, and within 2 s of vyred's SIGKILL, after
+   which calls raise Disconnected;
+ - python/examples/producer.py runs.
+"""
+import ctypes
+import os
+import random
+import re
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SRC, BUILD = sys.argv[1], sys.argv[2]
+os.environ.setdefault("VYRE_LIB", os.path.join(BUILD, "libvyre.so"))
+sys.path.insert(0, os.path.join(SRC, "python"))
+import vyre  # noqa: E402
+from vyre._lib import CqeC, WorkItemC  # noqa: E402
+
+SEED = int(os.environ.get("VYRE_TEST_SEED", time.time_ns() % 1000000))
+ITEMS = 400 * int(os.environ.get("VYRE_TEST_SCALE", "1"))
+BAD = 0xFFFFFFFF  # a handle vyred never issued (generation 4095)
+DEATH_S = 2.0
+
+
+def fail(msg):
+    print(f"FAIL (seed {SEED}): {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def headers_match():
+    text = open(os.path.join(SRC, "include/vyre/abi.h")).read()
+    text += open(os.path.join(SRC, "include/vyre/vyre.h")).read()
+    want = {f"OP_{n}": int(v) for n, v in re.findall(r"VYRE_OP_(\w+) = (\d+)", text)}
+    want.update({f"E_{n}": int(v) for n, v in re.findall(r"VYRE_E_(\w+) = (-\d+)", text)})
+    for n, v in re.findall(r"#define VYRE_((?:SQE|CQE|BUF)_\w+)\s+\(1u << (\d+)\)", text):
+        want[n] = 1 << int(v)
+    check(len(want) > 25, "abi.h/vyre.h: constants not found")
+    for name, v in want.items():
+        check(getattr(vyre, name, None) == v, f"vyre.{name} is {getattr(vyre, name, None)}, C says {v}")
+    structs = {"vyre_work_item": WorkItemC, "vyre_cqe": CqeC}
+    for s, n in re.findall(r"sizeof\(struct (\w+)\) == (\d+)", text):
+        if s in structs:
+            check(ctypes.sizeof(structs[s]) == int(n), f"sizeof {s}")
+    for s, f, n in re.findall(r"offsetof\(struct (\w+), (\w+)\) == (\d+)", text):
+        if s in structs:
+            check(getattr(structs[s], f).offset == int(n), f"offsetof {s}.{f}")
+    print(f"ok: {len(want)} constants and the struct layouts equal the C headers")
+
+
+class Daemon:
+    def __init__(self, tmp):
+        self.sock = os.path.join(tmp, "vyre.sock")
+        self.log = os.path.join(tmp, "vyred.log")
+        with open(self.log, "w") as log:
+            self.proc = subprocess.Popen(
+                [os.path.join(BUILD, "vyred"), "--socket", self.sock, "--backend", "cpu"], stderr=log
+            )
+        end = time.monotonic() + 60
+        while "vyred: ready" not in open(self.log).read():
+            if self.proc.poll() is not None or time.monotonic() > end:
+                fail("vyred did not start:\n" + open(self.log).read())
+            time.sleep(0.02)
+
+    def check_log(self):
+        """A sanitizer build's vyred reports into its log; none may be there."""
+        log = open(self.log).read()
+        check("Sanitizer" not in log, "vyred's log has a sanitizer report:\n" + log[-3000:])
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+
+def oracle(program, tmp):
+    """Runs a vyre-submit program on the sequential oracle: ({id: (status, result)}, {buf: words})."""
+    path = os.path.join(tmp, "prog.vs")
+    with open(path, "w") as f:
+        f.write(program)
+    r = subprocess.run(
+        [os.path.join(BUILD, "vyre-submit"), "--local", path], capture_output=True, text=True
+    )
+    check(r.returncode in (0, 1), f"vyre-submit --local exit {r.returncode}: {r.stderr}")
+    cqes, bufs = {}, {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"cqe user_data=(\d+) .*status=(\S+) flags=\S+ result=(\d+)", line)
+        if m:
+            st = 0 if m[2] == "ok" else int(getattr(vyre, m[2]))
+            cqes[int(m[1])] = (st, int(m[3]))
+        m = re.match(r"buffer (\S+) words ?(.*)", line)
+        if m:
+            bufs[m[1]] = [int(w) for w in m[2].split()]
+    return cqes, bufs
+
+
+def dfa_table(tmp):
+    _, bufs = oracle('dfa t "ab" b "cab"\nprint t\n', tmp)
+    return bufs["t"]
+
+
+def random_bytes_words(rng, n):
+    raw = bytes(rng.choice(b"abcx") for _ in range(4 * n))
+    return list(memoryview(raw).cast("I"))
+
+
+def random_items(rng, heap, dev, table):
+    """[(op, in, out, param, flags, sure)]: names or BAD; sure: certainly not failing."""
+    everything = heap + dev
+    items = []
+    while len(items) < ITEMS:
+        op = rng.choice(list(vyre.Op)[:9])
+        a, b = rng.choice(everything), rng.choice(everything)
+        param = rng.choice([0, 1, 3, 0x9E3779B9, rng.getrandbits(32)])
+        if op == vyre.OP_NOP:
+            it = [op, 0, 0, 0]
+        elif op == vyre.OP_FILL:
+            it = [op, 0, b, param]
+        elif op == vyre.OP_DFA_SCAN:
+            it = [op, a, b, table]
+        else:
+            it = [op, a, b, param]
+        sure = rng.random() > 0.03
+        if not sure:
+            it[rng.choice([1, 2])] = BAD
+        flags = (vyre.SQE_FENCE if rng.random() < 0.1 else 0) | (
+            vyre.SQE_NODEDUPE if rng.random() < 0.1 else 0
+        )
+        items.append((*it, flags, sure))
+    return items
+
+
+def chain_flags(rng, items):
+    """Marks short runs of sure items as chains (a chain that runs whole equals no chain)."""
+    out, i = [], 0
+    while i < len(items):
+        run = rng.randint(2, 4)
+        if rng.random() < 0.15 and all(x[5] for x in items[i : i + run]) and i + run <= len(items):
+            for k in range(run):
+                op, a, b, p, fl, sure = items[i + k]
+                out.append((op, a, b, p, fl | (vyre.SQE_CHAIN if k < run - 1 else 0), sure))
+            i += run
+        else:
+            out.append(items[i])
+            i += 1
+    return out
+
+
+def program_text(init, dev, items, heap):
+    lines = [f"buffer {n} {4 * len(w)} words {' '.join(map(str, w))}" for n, w in init.items()]
+    lines += [f"buffer {n} {size} device" for n, size in dev.items()]
+    for uid, (op, a, b, p, fl, _) in enumerate(items, 1):
+        ref = lambda x: "0" if x == 0 else (f"@{BAD}" if x == BAD else x)  # noqa: E731
+        words = [f"item {op.name}", ref(a), ref(b), ref(p) if isinstance(p, str) else str(p)]
+        words += ["fence"] if fl & vyre.SQE_FENCE else []
+        words += ["nodedupe"] if fl & vyre.SQE_NODEDUPE else []
+        lines.append(" ".join(words) + f" id={uid}")
+    lines += [f"print {n}" for n in heap]
+    return "\n".join(lines) + "\n"
+
+
+def run_python(c, bufs, items):
+    """Submits @items (batches where flags allow, a full SQ retried) and collects the CQEs."""
+    got, i, stats = {}, 0, {"batched": 0, "full": 0}
+
+    def handle(x):
+        return bufs[x] if isinstance(x, str) else x
+
+    def collect(cqes):
+        for cqe in cqes:
+            check(cqe.user_data not in got, f"two CQEs for item {cqe.user_data}")
+            got[cqe.user_data] = (cqe.status, cqe.result)
+
+    while i < len(items):
+        op, a, b, p, fl, _ = items[i]
+        queued = 0
+        if fl == 0 and i % 3 == 0:
+            run = items[i : i + 8]
+            n = next((k for k, x in enumerate(run) if x[4]), len(run))
+            batch = [vyre.WorkItem(x[0], handle(x[1]), handle(x[2]), handle(x[3])) for x in run[:n]]
+            queued = c.submit_batch(batch, list(range(i + 1, i + 1 + n)))
+            stats["batched"] += queued
+        else:
+            try:
+                c.submit(vyre.WorkItem(op, handle(a), handle(b), handle(p)), user_data=i + 1, flags=fl)
+                queued = 1
+            except vyre.Again:
+                pass
+        i += queued
+        # a full SQ: sleep until vyred completes something rather than spin
+        stats["full"] += queued == 0
+        collect(c.reap(256) if queued else c.wait(256, timeout=30))
+    end = time.monotonic() + 120
+    while len(got) < len(items):
+        check(time.monotonic() < end, f"{len(got)} of {len(items)} CQEs after 120 s")
+        for cqe in c.wait(256, timeout=10):
+            got[cqe.user_data] = (cqe.status, cqe.result)
+    return got, stats
+
+
+def random_vs_oracle(sock, tmp):
+    rng = random.Random(SEED)
+    table = dfa_table(tmp)
+    init = {f"h{i}": random_bytes_words(rng, rng.randint(1, 48)) for i in range(5)}
+    init["tab"] = table
+    dev = {f"d{i}": 4 * rng.randint(1, 32) for i in range(2)}
+    items = random_items(rng, [f"h{i}" for i in range(5)], list(dev), "tab")
+    # device buffers come back through COPYs into heap buffers of their size
+    for d, size in dev.items():
+        init[f"back_{d}"] = [0] * (size // 4)
+        items.append((vyre.OP_COPY, d, f"back_{d}", 0, vyre.SQE_FENCE, True))
+    items = chain_flags(rng, items)
+    want_cqes, want_bufs = oracle(program_text(init, dev, items, list(init)), tmp)
+    check(len(want_cqes) == len(items), f"the oracle gave {len(want_cqes)} CQEs for {len(items)} items")
+
+    with vyre.connect(sock, sq_entries=64, cq_entries=512, heap_bytes=1 << 20) as c:
+        bufs = {}
+        for n, words in init.items():
+            b = c.alloc(4 * len(words))
+            if vyre._np is not None:
+                b.array()[:] = words
+            else:
+                b.words[:] = memoryview(bytearray(b"".join(w.to_bytes(4, "little") for w in words))).cast("I")
+            bufs[n] = b
+        for n, size in dev.items():
+            bufs[n] = c.alloc(size, vyre.BUF_DEVICE)
+        got, stats = run_python(c, bufs, items)
+        for uid in range(1, len(items) + 1):
+            check(got[uid] == want_cqes[uid], f"item {uid} {items[uid - 1][:4]}: {got[uid]}, oracle {want_cqes[uid]}")
+        for n in init:
+            check(list(bufs[n].words) == want_bufs[n], f"buffer {n}: {list(bufs[n].words)}, oracle {want_bufs[n]}")
+    bad = sum(1 for st, _ in want_cqes.values() if st)
+    chained = sum(1 for x in items if x[4] & vyre.SQE_CHAIN)
+    print(
+        f"ok: {len(items)} random items ({bad} failing, {chained} chain links, {stats['batched']} "
+        f"in batches, {stats['full']} full SQs) over {len(init) + len(dev)} buffers equal the oracle"
+    )
+
+
+def chains(sock):
+    with vyre.connect(sock, domain="py-chains") as c:
+        a, t, b = c.alloc(16), c.alloc(16, vyre.BUF_TRANSIENT), c.alloc(16)
+        cc, s = c.alloc(16), c.alloc(4)
+        a.words[:] = memoryview(bytearray(range(16))).cast("I")
+        c.submit((vyre.OP_COPY, a, t), 1, vyre.SQE_CHAIN)
+        c.submit((vyre.OP_ADD, t, b, 5), 2)
+        c.submit((vyre.OP_COPY, BAD, cc), 3, vyre.SQE_CHAIN)
+        c.submit((vyre.OP_ADD, a, cc, 1), 4, vyre.SQE_CHAIN)
+        c.submit((vyre.OP_SUM, a, s), 5, vyre.SQE_FENCE)
+        got = {}
+        while len(got) < 5:
+            got.update({e.user_data: e for e in c.wait(8, timeout=30)})
+        check(got[1].ok and got[2].ok, "the transient chain failed")
+        check([w - 5 for w in b.words] == list(a.words), "the transient chain's ADD")
+        st = [got[k].status for k in (3, 4, 5)]
+        check(st == [vyre.E_INVAL, vyre.E_CANCELED, vyre.E_CANCELED], f"a failed chain: {st}")
+        check(isinstance(got[4].error(), vyre.Canceled), "Cqe.error() of a cancelled item")
+        check(not any(cc.words) and s.words[0] == 0, "a cancelled item wrote")
+        try:
+            t.view
+            fail("a transient buffer was mapped")
+        except ValueError:
+            pass
+    print("ok: a transient chain runs whole, a failed chain cancels the rest")
+
+
+def errors(sock, tmp):
+    try:
+        vyre.connect(os.path.join(tmp, "missing.sock"))
+        fail("connect to a missing socket did not raise")
+    except vyre.Disconnected as e:
+        check(e.code == vyre.E_DISCONNECTED and e.text == vyre.strerror(-5), f"{e!r}")
+    with vyre.connect(sock) as c:
+        for call, exc in [
+            (lambda: c.submit((vyre.OP_NOP, 0, 0, 0), 1, 1 << 7), vyre.Invalid),
+            (lambda: c.alloc(6), vyre.Invalid),
+            (lambda: c.alloc(4, vyre.BUF_DEVICE | vyre.BUF_TRANSIENT), vyre.Invalid),
+            (lambda: c.wait(timeout=0.05), vyre.TimedOut),
+        ]:
+            try:
+                call()
+                fail(f"no {exc.__name__}")
+            except exc as e:
+                check(isinstance(e, vyre.VyreError) and e.code < 0, repr(e))
+        b = c.alloc(8)
+        c.free(b)
+        try:
+            c.free(b.handle)
+            fail("a double free did not raise")
+        except vyre.VyreError as e:
+            check(e.code == vyre.E_INVAL, f"double free: {e!r}")
+        c.submit((vyre.OP_SUM, BAD, BAD), 9)
+        (cqe,) = c.wait(timeout=30)
+        check(cqe.user_data == 9 and cqe.status == vyre.E_INVAL and cqe.result == 0, f"{cqe}")
+        check(isinstance(cqe.error(), vyre.Invalid), "Cqe.error()")
+    try:
+        c.reap()
+        fail("a closed connection was used")
+    except ValueError:
+        pass
+    print("ok: errors raise VyreError subclasses with the C code; a bad handle is an INVAL CQE")
+
+
+def views(sock):
+    with vyre.connect(sock) as c:
+        b = c.alloc(64)
+        b.view[0:4] = b"\x01\x02\x03\x04"
+        check(b.words[0] == 0x04030201, "memoryview words are little-endian u32")
+        if vyre._np is None:
+            print("ok: memoryview views (numpy not installed: its views untested)")
+            return
+        arr = b.array()
+        arr[1] = 0xDEADBEEF
+        check(b.words[1] == 0xDEADBEEF and arr.base is not None, "numpy view is not the heap")
+        check(b.array("uint8")[0] == 1 and len(b.array("uint8")) == 64, "numpy uint8 view")
+    print("ok: memoryview and numpy views share the heap bytes")
+
+
+def event_fd_and_death(d):
+    c = vyre.connect(d.sock)
+    fd = c.event_fd()
+    s = c.alloc(4)
+    c.submit((vyre.OP_FILL, 0, s, 3), 1)
+    r, _, _ = select.select([fd], [], [], 30)
+    check(r == [fd] and len(os.read(fd, 8)) == 8, "the event fd for a CQE")
+    got = []
+    while not got:
+        got = c.reap()
+    check(got[0].ok and s.words[0] == 3, f"{got}")
+    d.kill()
+    t0 = time.monotonic()
+    r, _, _ = select.select([fd], [], [], DEATH_S)
+    took = time.monotonic() - t0
+    check(r == [fd], f"the event fd not readable {DEATH_S} s after vyred's SIGKILL")
+    os.read(fd, 8)
+    for call in (c.reap, lambda: c.submit((vyre.OP_NOP, 0, 0, 0)), lambda: c.alloc(4)):
+        try:
+            call()
+            fail("a call after vyred died did not raise")
+        except vyre.Disconnected:
+            pass
+    c.close()
+    print(f"ok: the event fd woke for a CQE and {took * 1000:.0f} ms after vyred's SIGKILL")
+
+
+def example(sock):
+    r = subprocess.run(
+        [sys.executable, os.path.join(SRC, "python/examples/producer.py"), sock],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    check(r.returncode == 0 and "sum of plus: 2840" in r.stdout, f"producer.py: {r.stdout}{r.stderr}")
+    print("ok: python/examples/producer.py")
+
+
+def main():
+    print(f"seed {SEED} (VYRE_TEST_SEED), numpy {'yes' if vyre._np is not None else 'no'}")
+    headers_match()
+    with tempfile.TemporaryDirectory(prefix="vyre-py.") as tmp:
+        d = Daemon(tmp)
+        try:
+            random_vs_oracle(d.sock, tmp)
+            chains(d.sock)
+            errors(d.sock, tmp)
+            views(d.sock)
+            example(d.sock)
+            event_fd_and_death(d)
+            d.check_log()
+        except SystemExit:
+            print(open(d.log).read()[-3000:], file=sys.stderr)
+            raise
+        finally:
+            d.kill()
+    print("PASS")
+
+
+main()
