@@ -162,32 +162,26 @@ static uint32_t live_domains(const struct vyre_daemon *d)
 }
 
 /*
- * The GPU's own figures (docs/design.md 8.8). Before any --gpus list exists
- * (n_gpus 0) the loops serve one GPU, index 0, whose device memory is the
- * shared budget and which is lost when this loop's device is.
+ * The GPU's own figures (docs/design.md 8.8). A loop whose GPU table is not
+ * filled in (no --gpus list: a test's lone loop) reports zeros and its own
+ * view of the loss.
  */
 static void gpu_figures(const struct vyre_daemon *d, struct vyre_tm_gpu *g)
 {
 	const struct vyre_shared *sh = d->sh;
 
-	if (sh && d->gpu < sh->n_gpus) {
-		const struct vyre_gpu *gp = &sh->gpus[d->gpu];
-		g->ordinal = gp->ordinal;
-		g->loops_per_gpu = gp->n_loops;
-		g->lost = __atomic_load_n(&gp->lost, __ATOMIC_RELAXED) != 0;
-		g->device_bytes_max = __atomic_load_n(&gp->device_bytes_max, __ATOMIC_RELAXED);
-		g->device_bytes_used = __atomic_load_n(&gp->device_bytes_used, __ATOMIC_RELAXED);
-		_Static_assert(sizeof(g->name) >= sizeof(gp->name), "GPU name fits the record");
-		memcpy(g->name, gp->name, sizeof(gp->name));
-		g->name[sizeof(g->name) - 1] = '\0';
+	g->lost = d->gpu_down != 0;
+	if (!sh || d->gpu >= sh->n_gpus)
 		return;
-	}
-	g->lost = d->device_lost != 0;
-	if (!sh)
-		return;
-	g->loops_per_gpu = sh->n_loops;
-	g->device_bytes_max = __atomic_load_n(&sh->device_bytes_max, __ATOMIC_RELAXED);
-	g->device_bytes_used = __atomic_load_n(&sh->device_bytes_used, __ATOMIC_RELAXED);
+	const struct vyre_gpu *gp = &sh->gpus[d->gpu];
+	g->ordinal = gp->ordinal;
+	g->loops_per_gpu = gp->n_loops;
+	g->lost |= __atomic_load_n(&gp->lost, __ATOMIC_RELAXED) != 0;
+	g->device_bytes_max = __atomic_load_n(&gp->device_bytes_max, __ATOMIC_RELAXED);
+	g->device_bytes_used = __atomic_load_n(&gp->device_bytes_used, __ATOMIC_RELAXED);
+	_Static_assert(sizeof(g->name) >= sizeof(gp->name), "GPU name fits the record");
+	memcpy(g->name, gp->name, sizeof(gp->name));
+	g->name[sizeof(g->name) - 1] = '\0';
 }
 
 void vyre_trace_gpu_state_fire(struct vyre_daemon *d)
