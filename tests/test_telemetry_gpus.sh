@@ -10,6 +10,10 @@
 #   3. the gpu arguments per GPU with bpftrace: client_connect and
 #      dispatch_begin, and complete's gpu and loop (one loop a GPU: loop ==
 #      gpu); gpus.bt's totals per GPU
+#   4. a device fault on GPU 1 (VYRE_CPU_INJECT=fault VYRE_INJECT_DEVICE=1):
+#      its loop fires gpu_state with lost set at once (within 10 ms of the
+#      fault's error probe, where the 1 s timer would take up to a second),
+#      and vyre-top shows GPU 1 LOST beside GPU 0 ok
 # Skips (77) while vyred has no --gpus.
 SRCDIR="@VYRE_SRCDIR@"
 BUILD=$(cd "$(dirname "$0")/.." && pwd)
@@ -166,4 +170,46 @@ awk '$1 == "0" || $1 == "1" { if (NF == 7) { n += $2; g[$1] = 1 } } END { exit !
 
 kill -TERM "$VYRED_PID"
 wait "$VYRED_PID" || fail "vyred exited with $?"
+
+# 4. GPU 1 faults on its first batch.
+SOCK="$TM_TMP/lost.sock"
+VYRE_CPU_INJECT=fault VYRE_INJECT_DEVICE=1 "$VYRED" --socket "$SOCK" --backend cpu --gpus 0,1 \
+	2>"$TM_TMP/lost.log" &
+VYRED_PID=$!
+tm_track "$VYRED_PID"
+tm_wait_for "$TM_TMP/lost.log" "ready \(pid $VYRED_PID\)" 30 || fail "the faulting vyred did not start"
+cat >"$TM_TMP/lost.bt" <<'BT'
+usdt:$1:vyre:error /pid == $2 && arg0 == 0 && @fault == 0/ { @fault = nsecs; }
+usdt:$1:vyre:gpu_state /pid == $2 && *(uint32 *)(arg0 + 28) == 1 && @seen == 0/ {
+	@seen = 1;
+	printf("lost gpu %u after %llu us\n", *(uint32 *)(arg0 + 4), (nsecs - @fault) / 1000);
+}
+BEGIN { printf("Tracing the loss\n"); }
+BT
+tm_bpftrace_start "$TM_TMP/lost.bt" "$EXE" "$VYRED_PID"
+tm_top_start "$TM_TMP/lost.json" 2 2 --socket "$SOCK" --json
+mkfifo "$TM_TMP/hold.lost"
+exec 8<>"$TM_TMP/hold.lost"
+"$PRODUCER" --socket "$SOCK" --pairs "$PAIRS" --hold <"$TM_TMP/hold.lost" >"$TM_TMP/lost.0.json" 8>&- &
+p0=$!
+tm_track "$p0"
+tm_wait_for "$TM_TMP/lost.0.json" '"round_trips"' 120 || fail "the producer on GPU 0 did not finish"
+"$PRODUCER" --socket "$SOCK" --pairs 1 >/dev/null 2>&1 && fail "a producer on the faulting GPU 1 succeeded"
+tm_wait_for "$BT_OUT" "^lost gpu 1 after [0-9]+ us$" 30 || fail "no gpu_state said GPU 1 was lost"
+us=$(awk '/^lost gpu 1 after/ { print $5 }' "$BT_OUT")
+[ "$us" -lt 10000 ] || fail "gpu_state said GPU 1 was lost $us us after the fault, not at once"
+tm_bpftrace_stop
+wait "$TOP_PID" || fail "vyre-top exited with $?: $(cat "$TOP_OUT.err")"
+exec 8>&-
+wait "$p0" || fail "the producer on GPU 0 failed"
+python3 - "$TM_TMP/lost.json" <<'PY' || fail "vyre-top's rows after GPU 1's fault"
+import json, sys
+o = [json.loads(line) for line in open(sys.argv[1])][-1]
+g = {r["gpu"]: r for r in o["gpus"]}
+assert (g[0]["state"], g[0]["lost"]) == ("ok", False), g[0]
+assert (g[1]["state"], g[1]["lost"]) == ("LOST", True), g[1]
+assert g[0]["items"] > 0 and g[1]["errors"] > 0, o["gpus"]
+PY
+kill -TERM "$VYRED_PID"
+wait "$VYRED_PID"
 echo "telemetry of two GPUs: ok (before bpftrace: GPU 0 $BEFORE0 items, GPU 1 $BEFORE1)"
