@@ -1,9 +1,11 @@
 # bench/: vyre-bench and its suites. Every bench/bench_*.c is linked in: a
-# suite, or a part of one (bench_peers_gpu.c, bench_scan_*.c); a suite that
+# suite, or a part of one (bench_peers_gpu.c, bench_scan_*.c); bench/plot*.c
+# draw the figures of --plot (bench/plot.h); a suite that
 # needs more libraries adds them to BENCH_LIBS, and extra objects as
 # prerequisites of $(BUILD)/vyre-bench (they are linked too).
 
-BENCH_SRCS := bench/vyre-bench.c bench/harness.c $(sort $(wildcard bench/bench_*.c))
+BENCH_SRCS := bench/vyre-bench.c bench/harness.c $(sort $(wildcard bench/bench_*.c)) \
+	      $(sort $(wildcard bench/plot*.c))
 BENCH_LIBS +=
 PROGRAMS += vyre-bench
 
