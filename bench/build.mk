@@ -44,4 +44,5 @@ CFLAGS_bench_bench_gpus_count = $(if $(NVCC),-DVYRE_HAVE_CUDA -Igpu -I$(CUDA_HOM
 TESTS += test_bench_smoke
 $(BUILD)/tests/test_bench_smoke: $(BUILD)/vyre-bench
 # it insists on the scan suite's Hyperscan rows when vyre-bench has them
-CFLAGS_tests_test_bench_smoke := $(if $(HS_CFLAGS),-DVYRE_HAVE_HS)
+CFLAGS_tests_test_bench_smoke := $(if $(HS_CFLAGS),-DVYRE_HAVE_HS) \
+	-DBENCH_ROWS_FIXTURE='"$(CURDIR)/tests/bench_rows.json"'
