@@ -97,7 +97,7 @@ int vyre_plot_write_data(const struct vyre_plot_ctx *pc, const char *fig,
 /*
  * Opens DIR/FIG.gp and writes its preamble: a @width x @height PNG to
  * FIG.png, '?' as missing data, grid, and a multiplot of @panels side by
- * side titled "@title" over the machine label and @backend. NULL on error
+ * side titled "@title" over the machine label and @backend, a line each. NULL on error
  * (said on stderr).
  */
 FILE *vyre_plot_script(const struct vyre_plot_ctx *pc, const char *fig, unsigned panels,

@@ -56,7 +56,7 @@ FILE *vyre_plot_script(const struct vyre_plot_ctx *pc, const char *fig, unsigned
 		"set grid\n"
 		"set key top left opaque box\n",
 		fig, fig, fig, width, height, width, height, fig);
-	snprintf(heading, sizeof(heading), "%s\n%s, %s", title, pc->label, backend);
+	snprintf(heading, sizeof(heading), "%s\n%s\n%s", title, pc->label, backend);
 	fprintf(gp, "set multiplot layout 1,%u title ", panels ? panels : 1);
 	vyre_plot_str(gp, heading);
 	fputc('\n', gp);

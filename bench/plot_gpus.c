@@ -73,7 +73,7 @@ static int write_table(const struct vyre_plot_ctx *pc, unsigned k, const struct 
 		/* the label carries the ratio, the row the suite also reports */
 		fprintf(f, "\"%s", set->s[i].title);
 		if (a > 0 && b > 0)
-			fprintf(f, "\\n2:1 = %.2fx", b / a);
+			fprintf(f, ", 2:1 %.2fx", b / a);
 		fputc('"', f);
 		for (unsigned c = 1; c <= 2; c++) {
 			const double v = set->s[i].pt[0][c];
@@ -100,9 +100,7 @@ static void draw(const struct gpus_fig *f, FILE *gp)
 	      "set style histogram clustered gap 1\n"
 	      "set style fill solid 0.75 border -1\n"
 	      "set yrange [0:*]\n"
-	      "set offsets 0, 0, graph 0.15, 0\n"
-	      "set bmargin 4\n"
-	      "set key top left\n"
+	      "set key below\n"
 	      "set xtics nomirror\n"
 	      "set grid noxtics ytics\n",
 	      gp);

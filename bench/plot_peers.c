@@ -15,15 +15,22 @@
 
 #include "plot.h"
 
-/* "vyre-cpu" systems ran on vyred's cpu backend, every other on a GPU. */
-static const char *backend_of(const struct vyre_plot_set *set)
+/* "vyre-cpu" systems ran on vyred's cpu backend, every other vyre on a GPU. */
+static const char *backend_of(const struct vyre_plot_set *set, char *out, size_t cap)
 {
-	for (size_t k = 0; k < set->n; k++)
-		if (strncmp(set->s[k].title, "vyre-cpu", 8) == 0 ||
-		    strncmp(set->s[k].title, "e2e", 3) == 0)
-			return "vyred on the cpu backend";
-	return "vyred on the CUDA backend; self: own cuLaunchKernel per item; mps: the same under "
-	       "CUDA MPS";
+	int cpu = 0, self = 0, mps = 0;
+
+	for (size_t k = 0; k < set->n; k++) {
+		const char *t = set->s[k].title;
+
+		cpu |= strncmp(t, "vyre-cpu", 8) == 0 || strncmp(t, "e2e", 3) == 0;
+		self |= strncmp(t, "self", 4) == 0;
+		mps |= strncmp(t, "mps", 3) == 0;
+	}
+	snprintf(out, cap, "vyred on the %s backend%s%s", cpu ? "cpu" : "CUDA",
+		 self ? "; self: each process its own cuLaunchKernel per item" : "",
+		 mps ? "; mps: own launches under CUDA MPS" : "");
+	return out;
 }
 
 static int has_values(const struct vyre_plot_series *s, unsigned col)
@@ -65,7 +72,7 @@ int vyre_plot_openloop(const struct vyre_plot_ctx *pc)
 	static const char *const pcts[] = {"p50", "p99", "p999"};
 	struct vyre_plot_set set = {0};
 	struct vyre_plot_words w;
-	char sys[128];
+	char sys[128], backend[192];
 
 	for (size_t i = 0; i < pc->rows->n; i++) {
 		const struct vyre_bench_row *r = &pc->rows->v[i];
@@ -87,7 +94,7 @@ int vyre_plot_openloop(const struct vyre_plot_ctx *pc)
 	vyre_plot_set_sort(&set);
 	FILE *gp = vyre_plot_script(
 	    pc, "openloop", 2, "vyre-bench peers: open loop (Poisson arrivals from P producers)",
-	    backend_of(&set));
+	    backend_of(&set, backend, sizeof(backend)));
 
 	if (!gp) {
 		vyre_plot_set_free(&set);
@@ -153,7 +160,7 @@ int vyre_plot_closed(const struct vyre_plot_ctx *pc)
 	static const char *const metrics[] = {"items/s", "p50", "p99"};
 	struct vyre_plot_set set = {0};
 	struct vyre_plot_words w;
-	char sys[128];
+	char sys[128], backend[192];
 	int err = 0;
 
 	for (size_t i = 0; i < pc->rows->n && !err; i++) {
@@ -187,7 +194,7 @@ int vyre_plot_closed(const struct vyre_plot_ctx *pc)
 	FILE *gp = vyre_plot_script(
 	    pc, "closed", latency ? 2 : 1,
 	    "vyre-bench peers: closed loop (each producer submits one item and waits)",
-	    backend_of(&set));
+	    backend_of(&set, backend, sizeof(backend)));
 
 	if (!gp) {
 		vyre_plot_set_free(&set);

@@ -116,16 +116,28 @@ static struct vyre_bench_suite *find_suite(const char *name)
 	return NULL;
 }
 
-/* Draws the figures of the rows in @files into @dir: 0, or 1 when a file or a figure failed. */
-static int redraw(const char *dir, const char *const *files, unsigned n, const char *label)
+/*
+ * Draws the figures of the rows in @files into @dir: 0, or 1 when a file or a
+ * figure failed. Rows saved elsewhere (@saved) are not this machine's: without
+ * a @label the titles name the files.
+ */
+static int redraw(const char *dir, const char *const *files, unsigned n, const char *label,
+		  int saved)
 {
 	struct vyre_bench_rows rows = {0};
+	char names[320] = "rows of";
 	int rc = 0;
 
-	for (unsigned i = 0; i < n && rc == 0; i++)
+	for (unsigned i = 0; i < n && rc == 0; i++) {
+		const char *base = strrchr(files[i], '/');
+		size_t len = strlen(names);
+
 		rc = vyre_bench_rows_load(&rows, files[i]);
+		snprintf(names + len, sizeof(names) - len, "%s %s", i ? "," : "",
+			 base ? base + 1 : files[i]);
+	}
 	if (rc == 0)
-		rc = vyre_bench_plot(dir, &rows, label);
+		rc = vyre_bench_plot(dir, &rows, label || !saved ? label : names);
 	vyre_bench_rows_free(&rows);
 	return rc != 0;
 }
@@ -250,7 +262,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (n_from)
-		return redraw(plot_dir, from, n_from, label);
+		return redraw(plot_dir, from, n_from, label, 1);
 	if (ctx.seconds == 0)
 		ctx.seconds = ctx.quick ? 0.05 : 1.0;
 	if (plot_dir && !json_path) {
@@ -284,7 +296,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vyre-bench: %s: %s\n", json_path, strerror(errno));
 		failed = 1;
 	}
-	if (plot_dir && json_path && redraw(plot_dir, &json_path, 1, label) != 0)
+	if (plot_dir && json_path && redraw(plot_dir, &json_path, 1, label, 0) != 0)
 		failed = 1;
 	return failed;
 }
