@@ -395,15 +395,27 @@ static void remove_dir(const char *dir)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* A fresh directory under /tmp, and where the tests put rows, the table and stderr in it. */
+struct scratch {
+	char dir[32], json[64], out[64], err[64];
+};
+
+static void scratch_make(struct scratch *t)
+{
+	snprintf(t->dir, sizeof(t->dir), "/tmp/vyre-bench-smoke-XXXXXX");
+	assert_non_null(mkdtemp(t->dir));
+	snprintf(t->json, sizeof(t->json), "%s/rows.json", t->dir);
+	snprintf(t->out, sizeof(t->out), "%s/table.txt", t->dir);
+	snprintf(t->err, sizeof(t->err), "%s/stderr.txt", t->dir);
+}
+
 static void test_quick_ring_and_wake_json(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/vyre-bench-smoke-XXXXXX";
-	char json[128], out[128];
+	struct scratch t;
 
-	assert_non_null(mkdtemp(dir));
-	snprintf(json, sizeof(json), "%s/rows.json", dir);
-	snprintf(out, sizeof(out), "%s/table.txt", dir);
+	scratch_make(&t);
+	const char *dir = t.dir, *json = t.json, *out = t.out;
 	const char *args[] = {"--quick", "--json", json, "ring", "wake", NULL};
 	const size_t table_rows = run_ok(args, out);
 	struct row rows[256];
@@ -439,20 +451,17 @@ static void test_quick_ring_and_wake_json(void **state)
 	const struct row *p999 = find(rows, n, "ring", "spsc/sq", "p999");
 
 	assert_true(p50->value <= p999->value);
-	unlink(json);
-	unlink(out);
-	rmdir(dir);
+	remove_dir(dir);
 }
 
 static void test_quick_peers_cpu(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/vyre-bench-smoke-XXXXXX";
-	char json[128], out[128], open_json[160], name[64];
+	struct scratch t;
+	char open_json[160], name[64];
 
-	assert_non_null(mkdtemp(dir));
-	snprintf(json, sizeof(json), "%s/rows.json", dir);
-	snprintf(out, sizeof(out), "%s/table.txt", dir);
+	scratch_make(&t);
+	const char *dir = t.dir, *json = t.json, *out = t.out;
 	snprintf(open_json, sizeof(open_json), "%s/peers-openloop.json", dir);
 	const char *args[] = {"--quick", "--backend", "cpu", "--json", json, "--out",
 			      dir,	 "--plot",    dir,   "peers",  NULL};
@@ -491,12 +500,11 @@ static void test_quick_peers_cpu(void **state)
 static void test_quick_scan_cpu(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/vyre-bench-smoke-XXXXXX";
-	char json[128], out[128], name[96];
+	struct scratch t;
+	char name[96];
 
-	assert_non_null(mkdtemp(dir));
-	snprintf(json, sizeof(json), "%s/rows.json", dir);
-	snprintf(out, sizeof(out), "%s/table.txt", dir);
+	scratch_make(&t);
+	const char *dir = t.dir, *json = t.json, *out = t.out;
 	const char *args[] = {"--quick", "--backend", "cpu",	    "--json", json, "--plot",
 			      dir,	 "--label",   "smoke test", "scan",   NULL};
 	const size_t table_rows = run_ok(args, out);
@@ -561,16 +569,15 @@ static int vyred_has_gpus(void)
 static void test_quick_gpus_cpu(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/vyre-bench-smoke-XXXXXX";
-	char json[128], out[128], name[96];
+	struct scratch t;
+	char name[96];
 
 	if (!vyred_has_gpus()) {
 		printf("vyred has no --gpus yet: the gpus suite skips\n");
 		skip();
 	}
-	assert_non_null(mkdtemp(dir));
-	snprintf(json, sizeof(json), "%s/rows.json", dir);
-	snprintf(out, sizeof(out), "%s/table.txt", dir);
+	scratch_make(&t);
+	const char *dir = t.dir, *json = t.json, *out = t.out;
 	const char *args[] = {"--quick", "--backend", "cpu",  "--json", json,
 			      "--plot",	 dir,	      "gpus", NULL};
 	const size_t table_rows = run_ok(args, out);
@@ -608,12 +615,10 @@ static void test_quick_gpus_cpu(void **state)
 static void test_quick_plot_e2e(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/vyre-bench-smoke-XXXXXX";
-	char json[128], out[128];
+	struct scratch t;
 
-	assert_non_null(mkdtemp(dir));
-	snprintf(json, sizeof(json), "%s/rows.json", dir);
-	snprintf(out, sizeof(out), "%s/table.txt", dir);
+	scratch_make(&t);
+	const char *dir = t.dir, *json = t.json, *out = t.out;
 	const char *args[] = {"--quick", "--plot", dir, "e2e", NULL};
 	const size_t table_rows = run_ok(args, out);
 	struct row rows[64];
@@ -641,23 +646,21 @@ static const char *fixture(void)
 static void test_plot_from_fixture(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/vyre-bench-smoke-XXXXXX";
-	char out[128], err[128], fig[160];
+	struct scratch t;
+	char fig[64];
 	const char *rows = fixture();
 
 	if (!rows) {
 		printf("tests/bench_rows.json not found (not run from the source tree)\n");
 		skip();
 	}
-	assert_non_null(mkdtemp(dir));
-	snprintf(out, sizeof(out), "%s.table", dir);
-	snprintf(err, sizeof(err), "%s.err", dir);
-	snprintf(fig, sizeof(fig), "%s/figures", dir);
+	scratch_make(&t);
+	snprintf(fig, sizeof(fig), "%s/figures", t.dir);
 	const char *args[] = {"--plot", fig,	   "--from",  rows, "--from",
 			      rows,	"--label", "fixture", NULL};
 
-	assert_int_equal(run_bench_env(args, out, err, NULL), 0);
-	char *table = slurp(out);
+	assert_int_equal(run_bench_env(args, t.out, t.err, NULL), 0);
+	char *table = slurp(t.out);
 
 	assert_string_equal(table, ""); /* no suite ran: not even the table's header */
 	free(table);
@@ -668,30 +671,25 @@ static void test_plot_from_fixture(void **state)
 	assert_true(exists(fig, "batch.4.dat") && exists(fig, "batch.7.dat"));
 	assert_true(exists(fig, "gpus.2.dat"));
 	remove_dir(fig);
-	rmdir(dir);
-	unlink(out);
-	unlink(err);
+	remove_dir(t.dir);
 }
 
 /* Without gnuplot: a message, exit 0, the scripts and data but no PNG. */
 static void test_plot_without_gnuplot(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/vyre-bench-smoke-XXXXXX";
-	char out[128], err[128];
+	struct scratch t;
 	const char *rows = fixture();
 
 	if (!rows) {
 		printf("tests/bench_rows.json not found (not run from the source tree)\n");
 		skip();
 	}
-	assert_non_null(mkdtemp(dir));
-	snprintf(out, sizeof(out), "%s/table.txt", dir);
-	snprintf(err, sizeof(err), "%s/stderr.txt", dir);
-	const char *args[] = {"--plot", dir, "--from", rows, NULL};
+	scratch_make(&t);
+	const char *dir = t.dir, *args[] = {"--plot", dir, "--from", rows, NULL};
 
-	assert_int_equal(run_bench_env(args, out, err, dir), 0);
-	char *text = slurp(err);
+	assert_int_equal(run_bench_env(args, t.out, t.err, dir), 0);
+	char *text = slurp(t.err);
 
 	if (!strstr(text, "gnuplot is missing"))
 		fail_msg("no word of the missing gnuplot: %s", text);
@@ -704,12 +702,12 @@ static void test_plot_without_gnuplot(void **state)
 static void test_plot_bad_input(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/vyre-bench-smoke-XXXXXX";
-	char out[128], err[128], bad[128];
+	struct scratch t;
+	char bad[64];
 
-	assert_non_null(mkdtemp(dir));
-	snprintf(out, sizeof(out), "%s/table.txt", dir);
-	snprintf(err, sizeof(err), "%s/stderr.txt", dir);
+	scratch_make(&t);
+	const char *dir = t.dir, *out = t.out, *err = t.err;
+
 	snprintf(bad, sizeof(bad), "%s/bad.json", dir);
 	FILE *f = fopen(bad, "w");
 
