@@ -26,7 +26,7 @@
  * closed-loop throughput at N = P measured just before; for vyre (persistent,
  * or cpu) and mps. Latency runs from each item's scheduled arrival, so a
  * producer that falls behind (all slots busy) counts the wait. The rows also
- * go to DIR/peers-openloop.json with --out DIR, for bench/plot_openloop.sh.
+ * go to DIR/peers-openloop.json with --out DIR (vyre-bench --plot draws them).
  *
  * The suite forks every producer before any CUDA call in this process (CUDA
  * does not survive fork); when another suite already loaded the driver here
@@ -1011,7 +1011,7 @@ static void self_ratios(struct vyre_bench_ctx *ctx, const struct series *a)
 
 /*
  * The open-loop figures of @series, one row object per line as --json writes
- * them, into DIR/peers-openloop.json (bench/plot_openloop.sh reads either).
+ * them, into DIR/peers-openloop.json (vyre-bench --plot --from reads either).
  */
 static int write_open_json(const struct vyre_bench_ctx *ctx, struct series *const *series,
 			   unsigned n)

@@ -1,9 +1,11 @@
 # bench/: vyre-bench and its suites. Every bench/bench_*.c is linked in: a
-# suite, or a part of one (bench_peers_gpu.c, bench_scan_*.c); a suite that
+# suite, or a part of one (bench_peers_gpu.c, bench_scan_*.c); bench/plot*.c
+# draw the figures of --plot (bench/plot.h); a suite that
 # needs more libraries adds them to BENCH_LIBS, and extra objects as
 # prerequisites of $(BUILD)/vyre-bench (they are linked too).
 
-BENCH_SRCS := bench/vyre-bench.c bench/harness.c $(sort $(wildcard bench/bench_*.c))
+BENCH_SRCS := bench/vyre-bench.c bench/harness.c $(sort $(wildcard bench/bench_*.c)) \
+	      $(sort $(wildcard bench/plot*.c))
 BENCH_LIBS +=
 PROGRAMS += vyre-bench
 
@@ -42,4 +44,5 @@ CFLAGS_bench_bench_gpus_count = $(if $(NVCC),-DVYRE_HAVE_CUDA -Igpu -I$(CUDA_HOM
 TESTS += test_bench_smoke
 $(BUILD)/tests/test_bench_smoke: $(BUILD)/vyre-bench
 # it insists on the scan suite's Hyperscan rows when vyre-bench has them
-CFLAGS_tests_test_bench_smoke := $(if $(HS_CFLAGS),-DVYRE_HAVE_HS)
+CFLAGS_tests_test_bench_smoke := $(if $(HS_CFLAGS),-DVYRE_HAVE_HS) \
+	-DBENCH_ROWS_FIXTURE='"$(CURDIR)/tests/bench_rows.json"'

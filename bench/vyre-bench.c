@@ -2,7 +2,9 @@
 /*
  * vyre-bench - runs the benchmark suites registered with VYRE_BENCH_SUITE
  * (bench/bench.h), prints one aligned table and, with --json FILE, one JSON
- * object per row (see docs/vyre-bench.md).
+ * object per row (see docs/vyre-bench.md). With --plot DIR it then draws
+ * figures from those rows (bench/plot.h), or, with --from FILE, from rows
+ * saved by an earlier run, without running anything.
  *
  * A suite returns 0 when it ran, or skipped with a message on stderr (no GPU,
  * no daemon); anything else is a failure and makes vyre-bench exit 1 after
@@ -14,10 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "bench.h"
 #include "harness.h"
+#include "plot.h"
 
 static struct vyre_bench_suite *suites;
 
@@ -94,6 +98,10 @@ static void usage(FILE *f)
 	      "  --backend B      cpu: the peers, scan and gpus suites use vyred --backend cpu\n"
 	      "                   and no GPU peers even on a GPU machine (default auto)\n"
 	      "  --out DIR        a directory for extra files (peers: peers-openloop.json)\n"
+	      "  --plot DIR       draw PNG figures of the rows with gnuplot into DIR (the rows\n"
+	      "                   go to DIR/rows.json unless --json is given)\n"
+	      "  --from FILE      with --plot: draw from FILE's rows (repeatable), run nothing\n"
+	      "  --label TEXT     the machine named in the figures' titles (default: this one)\n"
 	      "  --list           list the suites and exit\n"
 	      "  -h, --help       this text\n"
 	      "exit: 0 all suites ran, 1 a suite failed, 2 usage\n",
@@ -108,6 +116,32 @@ static struct vyre_bench_suite *find_suite(const char *name)
 	return NULL;
 }
 
+/*
+ * Draws the figures of the rows in @files into @dir: 0, or 1 when a file or a
+ * figure failed. Rows saved elsewhere (@saved) are not this machine's: without
+ * a @label the titles name the files.
+ */
+static int redraw(const char *dir, const char *const *files, unsigned n, const char *label,
+		  int saved)
+{
+	struct vyre_bench_rows rows = {0};
+	char names[320] = "rows of";
+	int rc = 0;
+
+	for (unsigned i = 0; i < n && rc == 0; i++) {
+		const char *base = strrchr(files[i], '/');
+		size_t len = strlen(names);
+
+		rc = vyre_bench_rows_load(&rows, files[i]);
+		snprintf(names + len, sizeof(names) - len, "%s %s", i ? "," : "",
+			 base ? base + 1 : files[i]);
+	}
+	if (rc == 0)
+		rc = vyre_bench_plot(dir, &rows, label || !saved ? label : names);
+	vyre_bench_rows_free(&rows);
+	return rc != 0;
+}
+
 static int run_suite(struct vyre_bench_ctx *ctx, struct vyre_bench_suite *s)
 {
 	int rc = s->run(ctx);
@@ -120,15 +154,26 @@ static int run_suite(struct vyre_bench_ctx *ctx, struct vyre_bench_suite *s)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-	    {"quick", no_argument, NULL, 'q'},		{"seconds", required_argument, NULL, 's'},
-	    {"json", required_argument, NULL, 'j'},	{"socket", required_argument, NULL, 'S'},
-	    {"inflight", required_argument, NULL, 'i'}, {"backend", required_argument, NULL, 'b'},
-	    {"out", required_argument, NULL, 'o'},	{"list", no_argument, NULL, 'l'},
-	    {"loops", required_argument, NULL, 'L'},	{"vyred-arg", required_argument, NULL, 'A'},
-	    {"help", no_argument, NULL, 'h'},		{NULL, 0, NULL, 0},
+	    {"quick", no_argument, NULL, 'q'},
+	    {"seconds", required_argument, NULL, 's'},
+	    {"json", required_argument, NULL, 'j'},
+	    {"socket", required_argument, NULL, 'S'},
+	    {"inflight", required_argument, NULL, 'i'},
+	    {"backend", required_argument, NULL, 'b'},
+	    {"out", required_argument, NULL, 'o'},
+	    {"list", no_argument, NULL, 'l'},
+	    {"loops", required_argument, NULL, 'L'},
+	    {"vyred-arg", required_argument, NULL, 'A'},
+	    {"plot", required_argument, NULL, 'p'},
+	    {"from", required_argument, NULL, 'f'},
+	    {"label", required_argument, NULL, 'T'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct vyre_bench_ctx ctx = {.seconds = 0};
-	const char *json_path = NULL;
+	const char *json_path = NULL, *plot_dir = NULL, *label = NULL, *from[16];
+	unsigned n_from = 0;
+	char rows_path[4096];
 	int c, failed = 0;
 	char *end;
 
@@ -181,6 +226,20 @@ int main(int argc, char **argv)
 			}
 			ctx.vyred_args[ctx.n_vyred_args++] = optarg;
 			break;
+		case 'p':
+			plot_dir = optarg;
+			break;
+		case 'f':
+			if (n_from == sizeof(from) / sizeof(from[0])) {
+				fprintf(stderr, "vyre-bench: at most %zu --from\n",
+					sizeof(from) / sizeof(from[0]));
+				return 2;
+			}
+			from[n_from++] = optarg;
+			break;
+		case 'T':
+			label = optarg;
+			break;
 		case 'l':
 			for (struct vyre_bench_suite *s = suites; s; s = s->next)
 				printf("%-10s %s\n", s->name, s->help);
@@ -198,8 +257,26 @@ int main(int argc, char **argv)
 			fprintf(stderr, "vyre-bench: no suite '%s' (try --list)\n", argv[i]);
 			return 2;
 		}
+	if (n_from && (!plot_dir || optind < argc)) {
+		fprintf(stderr, "vyre-bench: --from needs --plot DIR and runs no suites\n");
+		return 2;
+	}
+	if (n_from)
+		return redraw(plot_dir, from, n_from, label, 1);
 	if (ctx.seconds == 0)
 		ctx.seconds = ctx.quick ? 0.05 : 1.0;
+	if (plot_dir && !json_path) {
+		if (mkdir(plot_dir, 0777) != 0 && errno != EEXIST) {
+			fprintf(stderr, "vyre-bench: %s: %s\n", plot_dir, strerror(errno));
+			return 2;
+		}
+		if (snprintf(rows_path, sizeof(rows_path), "%s/rows.json", plot_dir) >=
+		    (int)sizeof(rows_path)) {
+			fprintf(stderr, "vyre-bench: --plot: directory name too long\n");
+			return 2;
+		}
+		json_path = rows_path;
+	}
 	if (json_path) {
 		ctx.json = fopen(json_path, "w");
 		if (!ctx.json) {
@@ -219,5 +296,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vyre-bench: %s: %s\n", json_path, strerror(errno));
 		failed = 1;
 	}
+	if (plot_dir && json_path && redraw(plot_dir, &json_path, 1, label, 0) != 0)
+		failed = 1;
 	return failed;
 }

@@ -13,8 +13,20 @@
  * the trivial and closed-loop rows of a vyred with one CPU-backend GPU and
  * one with two, and their ratios (skipped while vyred has no --gpus). Not a
  * performance assertion: only that figures exist and are sane.
+ *
+ * --plot DIR: those runs also draw their figures (openloop and closed from
+ * peers, scan, gpus; never batch, which needs the cuda suite), each a real
+ * PNG of a real size, and `--quick --plot DIR e2e` keeps its rows in
+ * DIR/rows.json. `--plot DIR --from FILE` redraws every figure from
+ * tests/bench_rows.json, a fixture of real rows from several runs (the cuda
+ * suite's batch rows of an H100 run in bench/RESULTS.md, at 561237d; the
+ * peers open loop of docs/peers-openloop-h100.json; the rest from
+ * `--quick --backend cpu e2e peers gpus scan` on the dev VM), without gnuplot
+ * in $PATH it says so, exits 0 and leaves the scripts, and bad input is
+ * refused. The PNG checks skip (with a message) where gnuplot is missing.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -26,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -174,8 +187,13 @@ static void test_json_parser_rejects_garbage(void **state)
 
 /* ---- running vyre-bench ---- */
 
-/* Runs vyre-bench with @argv (NULL-terminated, after argv[0]); stdout to @out_path. */
-static int run_bench(const char *const *args, const char *out_path)
+/*
+ * Runs vyre-bench with @argv (NULL-terminated, after argv[0]); stdout to
+ * @out_path, stderr to @err_path (NULL: this test's), $PATH set to @path
+ * (NULL: unchanged).
+ */
+static int run_bench_env(const char *const *args, const char *out_path, const char *err_path,
+			 const char *path)
 {
 	char *argv[16];
 	int n = 0;
@@ -192,6 +210,13 @@ static int run_bench(const char *const *args, const char *out_path)
 
 		if (fd < 0 || dup2(fd, 1) < 0)
 			_exit(126);
+		if (err_path) {
+			fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+			if (fd < 0 || dup2(fd, 2) < 0)
+				_exit(126);
+		}
+		if (path && setenv("PATH", path, 1) != 0)
+			_exit(126);
 		execv(bench_path, argv);
 		_exit(127);
 	}
@@ -199,6 +224,11 @@ static int run_bench(const char *const *args, const char *out_path)
 
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int run_bench(const char *const *args, const char *out_path)
+{
+	return run_bench_env(args, out_path, NULL, NULL);
 }
 
 static char *slurp(const char *path)
@@ -270,15 +300,122 @@ static size_t run_ok(const char *const *args, const char *out)
 	return lines;
 }
 
+/* ---- figures ---- */
+
+static int have_gnuplot(void)
+{
+	const char *path = getenv("PATH");
+	char file[PATH_MAX];
+
+	while (path && *path) {
+		size_t len = strcspn(path, ":");
+
+		snprintf(file, sizeof(file), "%.*s/gnuplot", (int)len, path);
+		if (len > 0 && access(file, X_OK) == 0)
+			return 1;
+		path += len + (path[len] == ':');
+	}
+	return 0;
+}
+
+static int exists(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return stat(path, &st) == 0;
+}
+
+/* DIR/NAME.png is a PNG of at least 800x600 and more than a blank image's bytes. */
+static void expect_png(const char *dir, const char *name)
+{
+	static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+	unsigned char head[24];
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s.png", dir, name);
+	FILE *f = fopen(path, "rb");
+
+	if (!f)
+		fail_msg("no figure %s", path);
+	const size_t got = fread(head, 1, sizeof(head), f);
+
+	fclose(f);
+	if (got != sizeof(head) || memcmp(head, sig, sizeof(sig)) != 0 ||
+	    memcmp(head + 12, "IHDR", 4) != 0)
+		fail_msg("%s is not a PNG", path);
+	const uint32_t width = (uint32_t)head[16] << 24 | (uint32_t)head[17] << 16 |
+			       (uint32_t)head[18] << 8 | head[19];
+	const uint32_t height = (uint32_t)head[20] << 24 | (uint32_t)head[21] << 16 |
+				(uint32_t)head[22] << 8 | head[23];
+
+	assert_int_equal(stat(path, &st), 0);
+	if (st.st_size < 10000 || width < 800 || height < 600)
+		fail_msg("%s: %lld bytes, %ux%u: not a drawn figure", path, (long long)st.st_size,
+			 width, height);
+}
+
+/* The figures of a --plot run: @drawn are there (when gnuplot is), the others are not. */
+static void expect_figures(const char *dir, const char *const *drawn)
+{
+	static const char *const all[] = {"openloop", "closed", "batch", "scan", "gpus"};
+	char gp[64];
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		int want = 0;
+
+		for (size_t k = 0; drawn[k]; k++)
+			want |= strcmp(drawn[k], all[i]) == 0;
+		snprintf(gp, sizeof(gp), "%s.gp", all[i]);
+		if (exists(dir, gp) != want)
+			fail_msg("%s/%s: %s", dir, gp, want ? "missing" : "drawn without its rows");
+		if (want && have_gnuplot())
+			expect_png(dir, all[i]);
+	}
+	if (!have_gnuplot())
+		printf("no gnuplot in $PATH: scripts checked, not the PNGs\n");
+}
+
+/* Removes @dir and the files in it. */
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[PATH_MAX];
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			assert_int_equal(unlink(path), 0);
+		}
+	closedir(d);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* A fresh directory under /tmp, and where the tests put rows, the table and stderr in it. */
+struct scratch {
+	char dir[32], json[64], out[64], err[64];
+};
+
+static void scratch_make(struct scratch *t)
+{
+	snprintf(t->dir, sizeof(t->dir), "/tmp/vyre-bench-smoke-XXXXXX");
+	assert_non_null(mkdtemp(t->dir));
+	snprintf(t->json, sizeof(t->json), "%s/rows.json", t->dir);
+	snprintf(t->out, sizeof(t->out), "%s/table.txt", t->dir);
+	snprintf(t->err, sizeof(t->err), "%s/stderr.txt", t->dir);
+}
+
 static void test_quick_ring_and_wake_json(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/vyre-bench-smoke-XXXXXX";
-	char json[128], out[128];
+	struct scratch t;
 
-	assert_non_null(mkdtemp(dir));
-	snprintf(json, sizeof(json), "%s/rows.json", dir);
-	snprintf(out, sizeof(out), "%s/table.txt", dir);
+	scratch_make(&t);
+	const char *dir = t.dir, *json = t.json, *out = t.out;
 	const char *args[] = {"--quick", "--json", json, "ring", "wake", NULL};
 	const size_t table_rows = run_ok(args, out);
 	struct row rows[256];
@@ -314,23 +451,20 @@ static void test_quick_ring_and_wake_json(void **state)
 	const struct row *p999 = find(rows, n, "ring", "spsc/sq", "p999");
 
 	assert_true(p50->value <= p999->value);
-	unlink(json);
-	unlink(out);
-	rmdir(dir);
+	remove_dir(dir);
 }
 
 static void test_quick_peers_cpu(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/vyre-bench-smoke-XXXXXX";
-	char json[128], out[128], open_json[160], name[64];
+	struct scratch t;
+	char open_json[160], name[64];
 
-	assert_non_null(mkdtemp(dir));
-	snprintf(json, sizeof(json), "%s/rows.json", dir);
-	snprintf(out, sizeof(out), "%s/table.txt", dir);
+	scratch_make(&t);
+	const char *dir = t.dir, *json = t.json, *out = t.out;
 	snprintf(open_json, sizeof(open_json), "%s/peers-openloop.json", dir);
-	const char *args[] = {"--quick", "--backend", "cpu",   "--json", json,
-			      "--out",	 dir,	      "peers", NULL};
+	const char *args[] = {"--quick", "--backend", "cpu", "--json", json, "--out",
+			      dir,	 "--plot",    dir,   "peers",  NULL};
 	const size_t table_rows = run_ok(args, out);
 	struct row rows[128], open_rows[64];
 	const size_t n = load_rows(json, rows, 128);
@@ -359,22 +493,20 @@ static void test_quick_peers_cpu(void **state)
 		}
 	}
 	assert_int_equal(n_open, 3 * 5); /* the open-loop rows, and nothing else */
-	unlink(open_json);
-	unlink(json);
-	unlink(out);
-	rmdir(dir);
+	expect_figures(dir, (const char *const[]){"openloop", "closed", NULL});
+	remove_dir(dir);
 }
 
 static void test_quick_scan_cpu(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/vyre-bench-smoke-XXXXXX";
-	char json[128], out[128], name[96];
+	struct scratch t;
+	char name[96];
 
-	assert_non_null(mkdtemp(dir));
-	snprintf(json, sizeof(json), "%s/rows.json", dir);
-	snprintf(out, sizeof(out), "%s/table.txt", dir);
-	const char *args[] = {"--quick", "--backend", "cpu", "--json", json, "scan", NULL};
+	scratch_make(&t);
+	const char *dir = t.dir, *json = t.json, *out = t.out;
+	const char *args[] = {"--quick", "--backend", "cpu",	    "--json", json, "--plot",
+			      dir,	 "--label",   "smoke test", "scan",   NULL};
 	const size_t table_rows = run_ok(args, out);
 	struct row *rows = calloc(512, sizeof(*rows));
 
@@ -413,9 +545,8 @@ static void test_quick_scan_cpu(void **state)
 #endif
 		}
 	free(rows);
-	unlink(json);
-	unlink(out);
-	rmdir(dir);
+	expect_figures(dir, (const char *const[]){"scan", NULL});
+	remove_dir(dir);
 }
 
 /* 1 when the vyred next to vyre-bench lists --gpus in its --help. */
@@ -438,17 +569,17 @@ static int vyred_has_gpus(void)
 static void test_quick_gpus_cpu(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/vyre-bench-smoke-XXXXXX";
-	char json[128], out[128], name[96];
+	struct scratch t;
+	char name[96];
 
 	if (!vyred_has_gpus()) {
 		printf("vyred has no --gpus yet: the gpus suite skips\n");
 		skip();
 	}
-	assert_non_null(mkdtemp(dir));
-	snprintf(json, sizeof(json), "%s/rows.json", dir);
-	snprintf(out, sizeof(out), "%s/table.txt", dir);
-	const char *args[] = {"--quick", "--backend", "cpu", "--json", json, "gpus", NULL};
+	scratch_make(&t);
+	const char *dir = t.dir, *json = t.json, *out = t.out;
+	const char *args[] = {"--quick", "--backend", "cpu",  "--json", json,
+			      "--plot",	 dir,	      "gpus", NULL};
 	const size_t table_rows = run_ok(args, out);
 	struct row rows[128];
 	const size_t n = load_rows(json, rows, 128);
@@ -476,9 +607,129 @@ static void test_quick_gpus_cpu(void **state)
 		expect_positive(rows, n, "gpus", name, "p50", "x");
 	}
 	assert_int_equal(n, 2 + 2 * 2 * 4 + 1 + 2 * 2); /* those rows and nothing else */
-	unlink(json);
-	unlink(out);
-	rmdir(dir);
+	expect_figures(dir, (const char *const[]){"gpus", NULL});
+	remove_dir(dir);
+}
+
+/* Without --json, --plot DIR keeps the rows it draws from in DIR/rows.json. */
+static void test_quick_plot_e2e(void **state)
+{
+	(void)state;
+	struct scratch t;
+
+	scratch_make(&t);
+	const char *dir = t.dir, *json = t.json, *out = t.out;
+	const char *args[] = {"--quick", "--plot", dir, "e2e", NULL};
+	const size_t table_rows = run_ok(args, out);
+	struct row rows[64];
+	const size_t n = load_rows(json, rows, 64);
+
+	assert_int_equal(table_rows, n + 1);
+	expect_positive(rows, n, "e2e", "cpu/1p", "items/s", "items/s");
+	expect_positive(rows, n, "e2e", "cpu/3p", "items/s", "items/s");
+	expect_figures(dir, (const char *const[]){"closed", NULL});
+	remove_dir(dir);
+}
+
+/* tests/bench_rows.json, from the source tree the test was built in or the current directory. */
+static const char *fixture(void)
+{
+	static const char *const paths[] = {BENCH_ROWS_FIXTURE, "tests/bench_rows.json"};
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (access(paths[i], R_OK) == 0)
+			return paths[i];
+	return NULL;
+}
+
+/* --from redraws every figure from saved rows, from several files, running no suite. */
+static void test_plot_from_fixture(void **state)
+{
+	(void)state;
+	struct scratch t;
+	char fig[64];
+	const char *rows = fixture();
+
+	if (!rows) {
+		printf("tests/bench_rows.json not found (not run from the source tree)\n");
+		skip();
+	}
+	scratch_make(&t);
+	snprintf(fig, sizeof(fig), "%s/figures", t.dir);
+	const char *args[] = {"--plot", fig,	   "--from",  rows, "--from",
+			      rows,	"--label", "fixture", NULL};
+
+	assert_int_equal(run_bench_env(args, t.out, t.err, NULL), 0);
+	char *table = slurp(t.out);
+
+	assert_string_equal(table, ""); /* no suite ran: not even the table's header */
+	free(table);
+	expect_figures(fig,
+		       (const char *const[]){"openloop", "closed", "batch", "scan", "gpus", NULL});
+	/* every panel's data is there: two systems open loop, two cuda shapes, three sets */
+	assert_true(exists(fig, "openloop.1.dat"));
+	assert_true(exists(fig, "batch.4.dat") && exists(fig, "batch.7.dat"));
+	assert_true(exists(fig, "gpus.2.dat"));
+	remove_dir(fig);
+	remove_dir(t.dir);
+}
+
+/* Without gnuplot: a message, exit 0, the scripts and data but no PNG. */
+static void test_plot_without_gnuplot(void **state)
+{
+	(void)state;
+	struct scratch t;
+	const char *rows = fixture();
+
+	if (!rows) {
+		printf("tests/bench_rows.json not found (not run from the source tree)\n");
+		skip();
+	}
+	scratch_make(&t);
+	const char *dir = t.dir, *args[] = {"--plot", dir, "--from", rows, NULL};
+
+	assert_int_equal(run_bench_env(args, t.out, t.err, dir), 0);
+	char *text = slurp(t.err);
+
+	if (!strstr(text, "gnuplot is missing"))
+		fail_msg("no word of the missing gnuplot: %s", text);
+	free(text);
+	assert_true(exists(dir, "openloop.gp") && exists(dir, "openloop.0.dat"));
+	assert_false(exists(dir, "openloop.png"));
+	remove_dir(dir);
+}
+
+static void test_plot_bad_input(void **state)
+{
+	(void)state;
+	struct scratch t;
+	char bad[64];
+
+	scratch_make(&t);
+	const char *dir = t.dir, *out = t.out, *err = t.err;
+
+	snprintf(bad, sizeof(bad), "%s/bad.json", dir);
+	FILE *f = fopen(bad, "w");
+
+	assert_non_null(f);
+	fputs("{\"suite\":\"peers\",\"name\":\"open x 1p 10%\",\"metric\":\"p50\",\"value\":1,"
+	      "\"unit\":\"ns\"}\n{\"suite\":\"peers\",\"name\":\"trunc",
+	      f);
+	fclose(f);
+	const char *no_plot[] = {"--from", bad, NULL};
+	const char *with_suite[] = {"--plot", dir, "--from", bad, "ring", NULL};
+	const char *malformed[] = {"--plot", dir, "--from", bad, NULL};
+
+	assert_int_equal(run_bench_env(no_plot, out, err, NULL), 2);
+	assert_int_equal(run_bench_env(with_suite, out, err, NULL), 2);
+	assert_int_equal(run_bench_env(malformed, out, err, NULL), 1);
+	char *text = slurp(err);
+
+	if (!strstr(text, "bad.json:2:"))
+		fail_msg("the bad line is not named: %s", text);
+	free(text);
+	assert_false(exists(dir, "openloop.gp")); /* nothing drawn from a file it refused */
+	remove_dir(dir);
 }
 
 static void test_list_and_usage(void **state)
@@ -536,6 +787,10 @@ int main(void)
 	    cmocka_unit_test(test_quick_peers_cpu),
 	    cmocka_unit_test(test_quick_scan_cpu),
 	    cmocka_unit_test(test_quick_gpus_cpu),
+	    cmocka_unit_test(test_quick_plot_e2e),
+	    cmocka_unit_test(test_plot_from_fixture),
+	    cmocka_unit_test(test_plot_without_gnuplot),
+	    cmocka_unit_test(test_plot_bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,8 @@
 pkgs="build-essential pkg-config liburing-dev libbpf-dev bpftool clang llvm systemtap-sdt-dev
 libcmocka-dev libncurses-dev bpftrace libck-dev spin afl++ libclang-rt-14-dev tmux jq python3
 python3-numpy mandoc dpkg-dev"
+# gnuplot draws vyre-bench --plot's figures (without it the rows are still written)
+pkgs="$pkgs gnuplot-nox"
 # Hyperscan, the scan suite's peer (bench/bench_scan.c), is packaged for amd64 only
 if [ "$(dpkg --print-architecture)" = amd64 ]; then
 	pkgs="$pkgs libhyperscan-dev"
