@@ -5,7 +5,8 @@
  * Loads bpf/vyre.bpf.c, attaches it to one vyred and shows what the daemon
  * does: items, dedupe, launches and what fusion saved, latency percentiles,
  * arena and queue pressure, and one row per client. Interactive by default;
- * -b prints plain-text snapshots and --json one JSON object per refresh.
+ * -b prints plain-text snapshots and --json one JSON object per refresh;
+ * --openmetrics prints one Prometheus exposition and --listen serves it.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,7 +33,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vyre-top [-p PID | --socket PATH] [-d SECONDS] [-n N] [-b] [--json]\n"
-		"                [--sort KEY] [--slow-us US]\n"
+		"                [--sort KEY] [--slow-us US] [--openmetrics | --listen HOST:PORT]\n"
 		"\n"
 		"Attach to a running vyred's USDT probes and show what it does.\n"
 		"\n"
@@ -46,6 +47,10 @@ static void usage(FILE *f)
 		"      --sort KEY      client order: items/s, items, queue, errors, pid\n"
 		"      --slow-us US    report batches whose slowest item took at least US\n"
 		"                      microseconds (default 10000)\n"
+		"      --openmetrics   print one OpenMetrics exposition after -d seconds, exit\n"
+		"      --listen HOST:PORT\n"
+		"                      serve the metrics at http://HOST:PORT/metrics (loopback\n"
+		"                      addresses only; port 0 picks one), refreshed every -d\n"
 		"      --check         only check that the BPF program loads here; exit 0 if so\n"
 		"  -h, --help          this text\n"
 		"\n"
@@ -120,6 +125,48 @@ static int run_batch(struct top_state *st, const struct top_options *o, int json
 	return 0;
 }
 
+static int run_openmetrics(struct top_state *st, const struct top_options *o)
+{
+	sleep_seconds(o->delay_s);
+	int err = top_state_refresh(st, o->sort);
+	if (err) {
+		fprintf(stderr, "vyre-top: reading the BPF maps failed: %s\n", strerror(-err));
+		return 1;
+	}
+	top_print_metrics(stdout, &st->view, 1);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Refresh every -d seconds and answer scrapes in between, until a signal or vyred exits. */
+static int run_listen(struct top_state *st, const struct top_options *o, struct top_http *h)
+{
+	int err = top_state_refresh(st, o->sort);
+	fprintf(stderr, "vyre-top: serving http://%s/metrics\n", top_http_address(h));
+	while (!err && !stop_requested) {
+		err = top_http_serve(h, monotonic_ns() + (uint64_t)(o->delay_s * 1e9), &st->view,
+				     &stop_requested);
+		if (err || stop_requested)
+			break;
+		err = top_state_refresh(st, o->sort);
+		if (!err && target_gone(o->pid)) {
+			fprintf(stderr, "vyre-top: pid %d exited\n", (int)o->pid);
+			return 2;
+		}
+	}
+	if (err) {
+		fprintf(stderr, "vyre-top: %s\n", strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longs[] = {
@@ -132,12 +179,15 @@ int main(int argc, char **argv)
 	    {"sort", required_argument, NULL, 'o'},
 	    {"slow-us", required_argument, NULL, 'w'},
 	    {"check", no_argument, NULL, 'c'},
+	    {"openmetrics", no_argument, NULL, 'M'},
+	    {"listen", required_argument, NULL, 'L'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct top_options o = {.delay_s = 1.0, .slow_ns = 10000000u, .sort = TOP_SORT_RATE};
 	const char *socket_path = getenv("VYRE_SOCKET");
-	int batch = 0, json = 0, check = 0, c;
+	const char *listen_at = NULL;
+	int batch = 0, json = 0, check = 0, openmetrics = 0, c;
 	double v;
 	while ((c = getopt_long(argc, argv, "p:d:n:bjh", longs, NULL)) != -1) {
 		switch (c) {
@@ -186,6 +236,12 @@ int main(int argc, char **argv)
 		case 'c':
 			check = 1;
 			break;
+		case 'M':
+			openmetrics = 1;
+			break;
+		case 'L':
+			listen_at = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -194,7 +250,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc) {
+	if (optind != argc || (openmetrics && (listen_at || batch))) {
 		usage(stderr);
 		return 2;
 	}
@@ -218,9 +274,15 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	struct top_http *http = NULL;
+	if (listen_at && top_http_open(&http, listen_at, why, sizeof(why)) != 0) {
+		fprintf(stderr, "vyre-top: %s\n", why);
+		return 1;
+	}
 	struct top_session *s;
 	if (top_session_open(&s, o.pid, o.slow_ns, why, sizeof(why)) != 0) {
 		fprintf(stderr, "vyre-top: %s\n", why);
+		top_http_close(http);
 		return 1;
 	}
 	struct top_state st;
@@ -228,13 +290,19 @@ int main(int argc, char **argv)
 	if (err) {
 		fprintf(stderr, "vyre-top: reading the BPF maps failed: %s\n", strerror(-err));
 		top_session_close(s);
+		top_http_close(http);
 		return 1;
 	}
 	struct sigaction sa = {.sa_handler = on_stop};
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 	int status;
-	if (batch) {
+	if (openmetrics) {
+		status = run_openmetrics(&st, &o);
+	} else if (http) {
+		status = run_listen(&st, &o, http);
+	} else if (batch) {
 		uint32_t total, n = top_session_probes(s, &total);
 		fprintf(stderr, "vyre-top: attached to pid %d, %u of %u probes\n", (int)o.pid, n,
 			total);
@@ -244,5 +312,6 @@ int main(int argc, char **argv)
 	}
 	top_state_free(&st);
 	top_session_close(s);
+	top_http_close(http);
 	return status;
 }

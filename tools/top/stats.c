@@ -244,6 +244,7 @@ void top_view_build(struct top_view *v, const struct top_sample *prev, const str
 		top_hist_percentiles(&cur->h[id], all[id]);
 	}
 	v->gauges = cur->g;
+	v->hists = cur->h;
 	v->slow = cur->slow;
 	v->n_slow = cur->n_slow;
 	v->slow_events = cur->slow_events;

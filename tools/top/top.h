@@ -12,6 +12,8 @@
  *                percentiles, sorted client and GPU rows): pure, unit-tested
  *   refresh.c    the two samples a view is built from
  *   print.c      a view as plain text (-b) or one JSON object (--json)
+ *   metrics.c    a view as one Prometheus/OpenMetrics text exposition
+ *   http.c       the loopback scrape endpoint of --listen
  *   ui.c         the interactive ncurses screen
  */
 #ifndef VYRE_TOP_H
@@ -19,7 +21,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "../../bpf/vyre_bpf.h"
@@ -203,6 +207,7 @@ struct top_view {
 	uint64_t slow_events;
 	struct top_gpu_row gpus[VYRE_BPF_MAX_GPUS]; /* by index */
 	uint32_t n_gpus;
+	const struct vyre_bpf_hist *hists; /* the current sample's, since attach */
 };
 
 /*
@@ -230,6 +235,35 @@ const char *top_fmt_bytes(char *buf, size_t len, uint64_t bytes);
 void top_print_text(FILE *f, const struct top_view *v);
 /* One JSON object on one line. */
 void top_print_json(FILE *f, const struct top_view *v, uint64_t wall_ns);
+
+/* ---- metrics.c ---- */
+
+/*
+ * @v as one exposition: the OpenMetrics 1.0 text format (ending in # EOF)
+ * when @openmetrics, else the Prometheus 0.0.4 text format.
+ */
+void top_print_metrics(FILE *f, const struct top_view *v, int openmetrics);
+
+/* ---- http.c ---- */
+
+struct top_http;
+
+/* 1 for an IPv4 127/8 address, ::1 or an IPv4-mapped 127/8 one. */
+int top_is_loopback(const struct sockaddr *sa);
+/*
+ * Listen on @hostport ("127.0.0.1:9470", "[::1]:0", "localhost:9470"),
+ * loopback addresses only. Returns 0, or a negative errno with @why.
+ */
+int top_http_open(struct top_http **out, const char *hostport, char *why, size_t why_len);
+/* The address bound, with the port the kernel chose for port 0. */
+const char *top_http_address(const struct top_http *h);
+/*
+ * Answer scrapes of /metrics from @v until CLOCK_MONOTONIC reaches
+ * @until_ns or *@stop is set. Returns 0, or a negative errno from poll.
+ */
+int top_http_serve(struct top_http *h, uint64_t until_ns, const struct top_view *v,
+		   volatile sig_atomic_t *stop);
+void top_http_close(struct top_http *h);
 
 /* ---- refresh.c ---- */
 
