@@ -220,7 +220,7 @@ int BPF_USDT(vyre_plan, const struct vyre_tm_plan *arg)
 		return 0;
 	ADD(ctr->deduped, p.deduped);
 	ADD(ctr->executed, p.executed);
-	ADD(ctr->invalid, p.invalid);
+	ADD(ctr->invalid, p.invalid); /* complete adds those caught at execution */
 	ADD(ctr->groups, p.groups);
 	ADD(ctr->barriers, p.barriers);
 	ADD(ctr->launches, p.launches);
@@ -332,6 +332,7 @@ int BPF_USDT(vyre_complete, const struct vyre_tm_complete *arg)
 	ADD(ctr->batches, 1);
 	ADD(ctr->completed, c->items);
 	ADD(ctr->failed, c->errors);
+	ADD(ctr->invalid, c->exec_invalid);
 	ADD(ctr->latency_ns, c->sum_ns);
 	hist_add(VYRE_BPF_HIST_BATCH, c->items);
 	uint32_t lat_id = VYRE_BPF_HIST_LATENCY;

@@ -53,7 +53,7 @@ struct vyre_bpf_counters {
 	uint64_t failed;	   /* complete: CQEs with a negative status */
 	uint64_t deduped;	   /* plan */
 	uint64_t executed;	   /* plan */
-	uint64_t invalid;	   /* plan */
+	uint64_t invalid;	   /* plan (rejected) + complete (exec_invalid) */
 	uint64_t groups;	   /* plan */
 	uint64_t barriers;	   /* plan */
 	uint64_t launches;	   /* plan */

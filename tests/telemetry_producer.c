@@ -4,7 +4,7 @@
  * exactly from its own completions.
  *
  * usage: vyre-tm-producer --socket PATH [--pairs N] [--invalid N] [--readback N]
- *                         [--chains N] [--hold]
+ *                         [--chains N] [--bad-tables N] [--hold]
  *
  * Each of N round trips submits two identical FILL items (out = buffer k %
  * 8, param k) and waits for both CQEs: one or two batches, one or two
@@ -15,11 +15,15 @@
  * OUT_BYTES into a heap buffer: OUT_BYTES of read-back each. Then --chains
  * round trips of one chain of two COPYs through a transient buffer of
  * OUT_BYTES (docs/design.md 6.3), which the CPU backend keeps on chip:
- * OUT_BYTES of bytes_avoided each.
+ * OUT_BYTES of bytes_avoided each. Then, with --bad-tables, one FILL writes
+ * a DFA table malformed (every word ~0: n_states beyond the buffer) and N
+ * round trips of one DFA_SCAN each through it complete with VYRE_E_INVAL:
+ * the planner lets them through, execution catches the table.
  * No round trip overlaps another, so every batch holds one round trip.
  *
  * Prints one JSON object: pid, items, deduped (CQEs flagged DEDUPED),
- * executed (items - deduped - errors), errors, readback (bytes), avoided
+ * executed (items - deduped - rejected), errors, rejected (failed before
+ * planning), exec_invalid (failed at execution), readback (bytes), avoided
  * (bytes of transient buffers handed off on chip), chains, and
  * round_trips (the fewest batches the load can have made; at most items). With --hold it then stays
  * connected until its stdin closes, so a watcher still sees a live client.
@@ -32,13 +36,15 @@
 
 #include "vyre/vyre.h"
 
-#define OUTS	   8u
-#define OUT_BYTES  64u
-#define WAIT_NS	   (10ll * 1000000000ll)
-#define BAD_HANDLE 0x7fffffffu
+#define OUTS	    8u
+#define OUT_BYTES   64u
+#define WAIT_NS	    (10ll * 1000000000ll)
+#define BAD_HANDLE  0x7fffffffu
+#define TABLE_BYTES (4u * (2u + 1u + 256u)) /* a one-state DFA table's size */
 
 struct tally {
-	unsigned long items, deduped, errors, round_trips, readback, avoided, chains;
+	unsigned long items, deduped, errors, rejected, exec_invalid, round_trips, readback,
+	    avoided, chains;
 };
 
 static int wait_all(struct vyre_client *c, uint32_t want, struct vyre_cqe *cqes)
@@ -97,6 +103,22 @@ static int invalid(struct vyre_client *c, unsigned long k, struct tally *t)
 		return rc;
 	t->items++;
 	t->errors++;
+	t->rejected++;
+	t->round_trips++;
+	return 0;
+}
+
+/* A DFA_SCAN of out[0] through the malformed table @table: fails when it runs. */
+static int bad_table_scan(struct vyre_client *c, uint32_t table, const uint32_t *out,
+			  unsigned long k, struct tally *t)
+{
+	const struct vyre_work_item it = {VYRE_OP_DFA_SCAN, out[0], out[1 + k % (OUTS - 1)], table};
+	int rc = one_item(c, &it, k, VYRE_E_INVAL);
+	if (rc)
+		return rc;
+	t->items++;
+	t->errors++;
+	t->exec_invalid++;
 	t->round_trips++;
 	return 0;
 }
@@ -141,16 +163,13 @@ static int chain(struct vyre_client *c, uint32_t t, const uint32_t *out, unsigne
 int main(int argc, char **argv)
 {
 	static const struct option longs[] = {
-	    {"socket", required_argument, NULL, 's'},
-	    {"pairs", required_argument, NULL, 'p'},
-	    {"invalid", required_argument, NULL, 'i'},
-	    {"readback", required_argument, NULL, 'r'},
-	    {"chains", required_argument, NULL, 'c'},
-	    {"hold", no_argument, NULL, 'H'},
-	    {NULL, 0, NULL, 0},
+	    {"socket", required_argument, NULL, 's'},  {"pairs", required_argument, NULL, 'p'},
+	    {"invalid", required_argument, NULL, 'i'}, {"readback", required_argument, NULL, 'r'},
+	    {"chains", required_argument, NULL, 'c'},  {"bad-tables", required_argument, NULL, 'T'},
+	    {"hold", no_argument, NULL, 'H'},	       {NULL, 0, NULL, 0},
 	};
 	struct vyre_connect_opts o = {0};
-	unsigned long pairs = 100, bad = 0, reads = 0, chains = 0;
+	unsigned long pairs = 100, bad = 0, reads = 0, chains = 0, bad_tables = 0;
 	int hold = 0, ch;
 	while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
 		switch (ch) {
@@ -169,12 +188,16 @@ int main(int argc, char **argv)
 		case 'c':
 			chains = strtoul(optarg, NULL, 10);
 			break;
+		case 'T':
+			bad_tables = strtoul(optarg, NULL, 10);
+			break;
 		case 'H':
 			hold = 1;
 			break;
 		default:
 			fprintf(stderr, "usage: vyre-tm-producer --socket PATH [--pairs N] "
-					"[--invalid N] [--readback N] [--chains N] [--hold]\n");
+					"[--invalid N] [--readback N] [--chains N] "
+					"[--bad-tables N] [--hold]\n");
 			return 2;
 		}
 	}
@@ -202,15 +225,27 @@ int main(int argc, char **argv)
 		rc = vyre_buffer_alloc(c, OUT_BYTES, VYRE_BUF_TRANSIENT, &transient);
 	for (unsigned long k = 0; rc == 0 && k < chains; k++)
 		rc = chain(c, transient, out, k, &t);
+	uint32_t table = 0;
+	if (rc == 0 && bad_tables) {
+		rc = vyre_buffer_alloc(c, TABLE_BYTES, 0, &table);
+		const struct vyre_work_item fill = {VYRE_OP_FILL, 0, table, 0xffffffffu};
+		if (rc == 0)
+			rc = one_item(c, &fill, 0, 0);
+		t.items++;
+		t.round_trips++;
+	}
+	for (unsigned long k = 0; rc == 0 && k < bad_tables; k++)
+		rc = bad_table_scan(c, table, out, k, &t);
 	if (rc) {
 		fprintf(stderr, "vyre-tm-producer: %s\n", vyre_strerror(rc));
 		vyre_close(c);
 		return 1;
 	}
 	printf("{\"pid\":%d,\"items\":%lu,\"deduped\":%lu,\"executed\":%lu,\"errors\":%lu,"
-	       "\"readback\":%lu,\"avoided\":%lu,\"chains\":%lu,\"round_trips\":%lu}\n",
-	       (int)getpid(), t.items, t.deduped, t.items - t.deduped - t.errors, t.errors,
-	       t.readback, t.avoided, t.chains, t.round_trips);
+	       "\"rejected\":%lu,\"exec_invalid\":%lu,\"readback\":%lu,\"avoided\":%lu,"
+	       "\"chains\":%lu,\"round_trips\":%lu}\n",
+	       (int)getpid(), t.items, t.deduped, t.items - t.deduped - t.rejected, t.errors,
+	       t.rejected, t.exec_invalid, t.readback, t.avoided, t.chains, t.round_trips);
 	fflush(stdout);
 	if (hold) {
 		char buf[64];

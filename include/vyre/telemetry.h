@@ -138,6 +138,13 @@ struct vyre_tm_complete {
 	uint32_t lat[VYRE_TM_LAT_BUCKETS]; /* items per log2 latency bucket */
 	uint32_t gpu;			   /* the GPU's index in --gpus (docs/design.md 8.8) */
 	uint32_t loop;			   /* the event loop that ran the batch */
+	/*
+	 * CQEs with VYRE_E_INVAL of items the planner let through (or of
+	 * their duplicates): caught when the item ran, as a DFA table an
+	 * earlier item wrote malformed. plan's invalid counts the others.
+	 */
+	uint32_t exec_invalid;
+	uint32_t pad;
 };
 
 /* gpu_state: one loop's view of its GPU, once a second and when the GPU is lost. */
@@ -182,10 +189,12 @@ _Static_assert(sizeof(struct vyre_tm_arena) == 40, "vyre_tm_arena layout");
 _Static_assert(offsetof(struct vyre_tm_arena, used) == 16, "vyre_tm_arena.used");
 _Static_assert(offsetof(struct vyre_tm_arena, high_water) == 32, "vyre_tm_arena.high_water");
 
-_Static_assert(sizeof(struct vyre_tm_complete) == 48 + 4 * VYRE_TM_LAT_BUCKETS,
+_Static_assert(sizeof(struct vyre_tm_complete) == 56 + 4 * VYRE_TM_LAT_BUCKETS,
 	       "vyre_tm_complete layout");
 _Static_assert(offsetof(struct vyre_tm_complete, gpu) == 40 + 4 * VYRE_TM_LAT_BUCKETS,
 	       "vyre_tm_complete.gpu");
+_Static_assert(offsetof(struct vyre_tm_complete, exec_invalid) == 48 + 4 * VYRE_TM_LAT_BUCKETS,
+	       "vyre_tm_complete.exec_invalid");
 _Static_assert(offsetof(struct vyre_tm_complete, errors) == 16, "vyre_tm_complete.errors");
 _Static_assert(offsetof(struct vyre_tm_complete, max_ns) == 24, "vyre_tm_complete.max_ns");
 _Static_assert(offsetof(struct vyre_tm_complete, sum_ns) == 32, "vyre_tm_complete.sum_ns");

@@ -114,7 +114,7 @@ void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t n
 
 			fill_cqe(b, i, now, &cqe);
 			vyre_cq_post(&c->cq, &cqe);
-			vyre_trace_cqe(&tc, b->sqes[i].submit_ns, &cqe);
+			vyre_trace_cqe(&tc, b->sqes[i].submit_ns, &cqe, b->status[i] == 0);
 			st->errors += cqe.status != 0;
 			uint64_t lat = now > b->sqes[i].submit_ns ? now - b->sqes[i].submit_ns : 0;
 

@@ -106,12 +106,14 @@ static inline void vyre_trace_cqes_begin(struct vyre_trace_cqes *t, const struct
 		vyre_trace_cqes_begin_fire(t, d, batch_id);
 }
 
+/* @ran: the planner let the item through (its failure, if any, came at execution). */
 static inline void vyre_trace_cqe(struct vyre_trace_cqes *t, uint64_t submit_ns,
-				  const struct vyre_cqe *cqe)
+				  const struct vyre_cqe *cqe, int ran)
 {
 	if (!t->on)
 		return;
 	vyre_tm_complete_add(&t->batch, submit_ns, cqe);
+	t->batch.exec_invalid += ran && cqe->status == VYRE_E_INVAL;
 	if (cqe->status != 0 && t->client_errors++ == 0)
 		t->client_code = cqe->status;
 }
