@@ -47,3 +47,7 @@ $(BUILD)/tests/test_telemetry_vyred: $(BUILD)/vyred $(BUILD)/noprobes/vyred $(TM
 # The same with two GPUs (vyred --backend cpu --gpus 0,1): rows, clients and items per GPU.
 TESTS += test_telemetry_gpus
 $(BUILD)/tests/test_telemetry_gpus: $(BUILD)/vyred $(TM_PRODUCER)
+
+# vyre-top --openmetrics and --listen under a counted load, read with prometheus_client.
+TESTS += test_telemetry_metrics
+$(BUILD)/tests/test_telemetry_metrics: $(BUILD)/vyred $(TM_PRODUCER)

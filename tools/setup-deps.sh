@@ -3,7 +3,7 @@
 # apt-get; otherwise it prints the exact command to run.
 pkgs="build-essential pkg-config liburing-dev libbpf-dev bpftool clang llvm systemtap-sdt-dev
 libcmocka-dev libncurses-dev bpftrace libck-dev spin afl++ libclang-rt-14-dev tmux jq python3
-python3-numpy mandoc dpkg-dev"
+python3-numpy mandoc dpkg-dev curl python3-prometheus-client"
 # gnuplot draws vyre-bench --plot's figures (without it the rows are still written)
 pkgs="$pkgs gnuplot-nox"
 # Hyperscan, the scan suite's peer (bench/bench_scan.c), is packaged for amd64 only

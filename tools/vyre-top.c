@@ -298,14 +298,16 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	int status;
+	if (batch || openmetrics || http) {
+		uint32_t total, n = top_session_probes(s, &total);
+		fprintf(stderr, "vyre-top: attached to pid %d, %u of %u probes\n", (int)o.pid, n,
+			total);
+	}
 	if (openmetrics) {
 		status = run_openmetrics(&st, &o);
 	} else if (http) {
 		status = run_listen(&st, &o, http);
 	} else if (batch) {
-		uint32_t total, n = top_session_probes(s, &total);
-		fprintf(stderr, "vyre-top: attached to pid %d, %u of %u probes\n", (int)o.pid, n,
-			total);
 		status = run_batch(&st, &o, json);
 	} else {
 		status = top_ui_run(&st, &o);
