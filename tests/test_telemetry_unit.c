@@ -336,6 +336,24 @@ static void test_net_unix_parse(void **state)
 	fclose(f);
 }
 
+static void test_pick_owner(void **state)
+{
+	(void)state;
+	/* socket activation: systemd (pid 1) and the vyred it started */
+	const struct top_owner activated[] = {{1, "systemd"}, {812, "vyred"}};
+	assert_int_equal(top_pick_owner(activated, 2), 1);
+	/* vyred named beats a lower pid that also holds it (a forked helper) */
+	const struct top_owner named[] = {{300, "sh"}, {900, "vyred"}, {700, "vyred"}};
+	assert_int_equal(top_pick_owner(named, 3), 2);
+	/* a renamed daemon: the lowest pid that is not 1 */
+	const struct top_owner renamed[] = {{1, "systemd"}, {900, "vyred-test"}, {500, "vyred2"}};
+	assert_int_equal(top_pick_owner(renamed, 3), 2);
+	/* only systemd: vyred has not been started yet */
+	const struct top_owner waiting[] = {{1, "systemd"}};
+	assert_int_equal(top_pick_owner(waiting, 1), -1);
+	assert_int_equal(top_pick_owner(NULL, 0), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -347,6 +365,7 @@ int main(void)
 	    cmocka_unit_test(test_formats),
 	    cmocka_unit_test(test_json_escapes_and_has_no_nan),
 	    cmocka_unit_test(test_net_unix_parse),
+	    cmocka_unit_test(test_pick_owner),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

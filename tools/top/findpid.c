@@ -3,7 +3,9 @@
  * Finding vyred from its socket: /proc/net/unix maps the listening socket's
  * path to a socket inode, and the process that holds "socket:[inode]" among
  * its /proc/PID/fd links is the daemon. Paths are matched as vyred bound
- * them, or after resolving symbolic links.
+ * them, or after resolving symbolic links. Under systemd socket activation
+ * PID 1 holds the same socket (and keeps it while vyred is not running), so
+ * a process named vyred wins and PID 1 is never the answer.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -64,6 +66,34 @@ static int holds_socket(const char *pid_dir, const char *want)
 	return found;
 }
 
+int top_pick_owner(const struct top_owner *o, size_t n)
+{
+	int best = -1;
+	for (size_t i = 0; i < n; i++) {
+		if (o[i].pid == 1)
+			continue;
+		int named = strcmp(o[i].comm, "vyred") == 0;
+		int best_named = best >= 0 && strcmp(o[best].comm, "vyred") == 0;
+		if (best < 0 || named > best_named ||
+		    (named == best_named && o[i].pid < o[best].pid))
+			best = (int)i;
+	}
+	return best;
+}
+
+static void read_comm(const char *pid_dir, char *comm, size_t len)
+{
+	char path[300];
+	snprintf(path, sizeof(path), "/proc/%s/comm", pid_dir);
+	comm[0] = '\0';
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(comm, (int)len, f))
+		comm[strcspn(comm, "\n")] = '\0';
+	fclose(f);
+}
+
 int top_find_socket_owner(const char *path, pid_t *pid, char *why, size_t why_len)
 {
 	FILE *f = fopen("/proc/net/unix", "r");
@@ -87,15 +117,24 @@ int top_find_socket_owner(const char *path, pid_t *pid, char *why, size_t why_le
 		return -errno;
 	}
 	struct dirent *e;
-	long best = -1;
-	while ((e = readdir(proc)) != NULL) {
-		if (!isdigit((unsigned char)e->d_name[0]))
+	struct top_owner owners[TOP_OWNERS_MAX];
+	size_t n = 0;
+	while ((e = readdir(proc)) != NULL && n < TOP_OWNERS_MAX) {
+		if (!isdigit((unsigned char)e->d_name[0]) || !holds_socket(e->d_name, want))
 			continue;
-		long candidate = strtol(e->d_name, NULL, 10);
-		if ((best < 0 || candidate < best) && holds_socket(e->d_name, want))
-			best = candidate;
+		owners[n].pid = (pid_t)strtol(e->d_name, NULL, 10);
+		read_comm(e->d_name, owners[n].comm, sizeof(owners[n].comm));
+		n++;
 	}
 	closedir(proc);
+	int best = top_pick_owner(owners, n);
+	if (best < 0 && n > 0) {
+		snprintf(why, why_len,
+			 "only PID 1 holds %s (systemd socket activation): vyred starts on the "
+			 "first connection; run a client, or use -p PID",
+			 path);
+		return -ESRCH;
+	}
 	if (best < 0) {
 		snprintf(why, why_len,
 			 "%s is listening (inode %lu) but no visible process holds it: another "
@@ -103,6 +142,6 @@ int top_find_socket_owner(const char *path, pid_t *pid, char *why, size_t why_le
 			 path, inode);
 		return -ESRCH;
 	}
-	*pid = (pid_t)best;
+	*pid = owners[best].pid;
 	return 0;
 }

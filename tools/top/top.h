@@ -125,6 +125,18 @@ int top_check_privilege(char *why, size_t why_len);
  * return its inode. Returns 0, or -ENOENT.
  */
 int top_unix_listener_inode(FILE *net_unix, const char *path, unsigned long *inode);
+/* A process holding the listening socket. */
+#define TOP_OWNERS_MAX 64u
+struct top_owner {
+	pid_t pid;
+	char comm[16]; /* /proc/PID/comm */
+};
+/*
+ * The one to watch among @n holders: never PID 1 (systemd holds a
+ * socket-activated vyred's socket too), a process named vyred before any
+ * other, then the lowest pid. Returns its index, or -1 when none is left.
+ */
+int top_pick_owner(const struct top_owner *o, size_t n);
 /* The process holding the listening socket at @path. Returns 0 or -errno with @why. */
 int top_find_socket_owner(const char *path, pid_t *pid, char *why, size_t why_len);
 
