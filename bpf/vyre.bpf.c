@@ -5,7 +5,8 @@
  * One BPF_USDT program per probe of include/vyre/telemetry.h except dedupe
  * and dispatch_begin, whose figures plan and dispatch_end carry too: every
  * uprobe hit costs vyred about half a microsecond, so a batch costs four
- * (batch_drained per client, plan, dispatch_end, complete) plus arena. The
+ * (batch_drained per client, plan, dispatch_end, complete) plus arena, and
+ * each loop adds one gpu_state a second. The
  * maps are described in bpf/vyre_bpf.h; the per-item latency distribution
  * arrives already bucketed by vyred.
  *
@@ -82,6 +83,20 @@ struct {
 	__type(key, uint32_t);
 	__type(value, struct vyre_tm_complete);
 } complete_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VYRE_BPF_MAX_GPUS);
+	__type(key, uint32_t);
+	__type(value, struct vyre_bpf_gpu);
+} gpus SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VYRE_BPF_MAX_LOOPS);
+	__type(key, uint32_t);
+	__type(value, struct vyre_bpf_loop);
+} loops SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -243,14 +258,19 @@ int BPF_USDT(vyre_arena, const struct vyre_tm_arena *arg)
 
 SEC("usdt")
 int BPF_USDT(vyre_dispatch_end, uint64_t batch_id, int32_t status, uint32_t executed,
-	     uint64_t dispatch_ns, uint32_t backend, uint32_t mode)
+	     uint64_t dispatch_ns, uint32_t backend, uint32_t mode, uint32_t gpu)
 {
 	struct vyre_bpf_counters *ctr = counters_get();
 	struct vyre_bpf_gauges *g = gauges_get();
+	struct vyre_bpf_gpu *per_gpu = bpf_map_lookup_elem(&gpus, &gpu);
 	if (!ctr)
 		return 0;
 	ADD(ctr->dispatches, 1);
 	ADD(ctr->dispatch_ns, dispatch_ns);
+	if (per_gpu) {
+		ADD(per_gpu->dispatches, 1);
+		ADD(per_gpu->dispatch_ns, dispatch_ns);
+	}
 	if (status < 0)
 		ADD(ctr->dispatch_errors, 1);
 	hist_add(VYRE_BPF_HIST_DISPATCH, dispatch_ns);
@@ -320,6 +340,16 @@ int BPF_USDT(vyre_complete, const struct vyre_tm_complete *arg)
 		for (uint32_t b = 0; b < VYRE_TM_LAT_BUCKETS; b++)
 			ADD(h->bucket[b], c->lat[b]);
 	}
+	uint32_t gpu = c->gpu;
+	struct vyre_bpf_gpu *per_gpu = bpf_map_lookup_elem(&gpus, &gpu);
+	if (per_gpu) {
+		ADD(per_gpu->batches, 1);
+		ADD(per_gpu->items, c->items);
+		ADD(per_gpu->errors, c->errors);
+		ADD(per_gpu->latency_ns, c->sum_ns);
+		for (uint32_t b = 0; b < VYRE_TM_LAT_BUCKETS; b++)
+			ADD(per_gpu->latency.bucket[b], c->lat[b]);
+	}
 	if (c->max_ns >= slow_batch_ns) {
 		ADD(ctr->slow_batches, 1);
 		report_slow(c, ctr);
@@ -368,7 +398,7 @@ int BPF_USDT(vyre_backpressure, uint32_t client_id, uint32_t pid, uint32_t reaso
 
 SEC("usdt")
 int BPF_USDT(vyre_client_connect, uint32_t client_id, uint32_t pid, uint32_t uid,
-	     uint32_t domain_id)
+	     uint32_t domain_id, uint32_t gpu)
 {
 	struct vyre_bpf_counters *ctr = counters_get();
 	if (!ctr)
@@ -380,6 +410,7 @@ int BPF_USDT(vyre_client_connect, uint32_t client_id, uint32_t pid, uint32_t uid
 	c->pid = pid;
 	c->uid = uid;
 	c->domain_id = domain_id;
+	c->gpu = gpu;
 	c->flags |= VYRE_BPF_CLIENT_CONNECTED;
 	return 0;
 }
@@ -397,5 +428,21 @@ int BPF_USDT(vyre_client_disconnect, uint32_t client_id, uint32_t pid, int32_t r
 	if (pid)
 		c->pid = pid;
 	c->flags |= VYRE_BPF_CLIENT_DISCONNECTED;
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(vyre_gpu_state, const struct vyre_tm_gpu *arg)
+{
+	struct vyre_bpf_counters *ctr = counters_get();
+	struct vyre_bpf_loop l = {};
+	if (!ctr || read_arg(&l.state, sizeof(l.state), arg, ctr) != 0)
+		return 0;
+	ADD(ctr->gpu_states, 1);
+	uint32_t loop = l.state.loop;
+	if (loop >= VYRE_BPF_MAX_LOOPS)
+		return 0;
+	l.updated_ns = bpf_ktime_get_ns();
+	bpf_map_update_elem(&loops, &loop, &l, BPF_ANY);
 	return 0;
 }

@@ -13,6 +13,10 @@
  *   slow      ring buffer of struct vyre_bpf_slow_batch, for batches whose
  *             slowest item took at least the slow_batch_ns the program was
  *             loaded with
+ *   gpus      per-CPU array, one struct vyre_bpf_gpu per GPU index (the gpu
+ *             of complete and dispatch_end): sum over CPUs
+ *   loops     array, one struct vyre_bpf_loop per event loop: the latest
+ *             gpu_state record of that loop; readers sum a GPU's loops
  * Counting starts when the program is attached, not when vyred started.
  */
 #ifndef VYRE_BPF_H
@@ -26,6 +30,8 @@
 #define VYRE_BPF_MAX_CLIENTS  4096u
 #define VYRE_BPF_MAX_INFLIGHT 1024u
 #define VYRE_BPF_SLOW_RING    (256u * 1024u)
+#define VYRE_BPF_MAX_GPUS     16u /* vyred's --gpus takes at most 16 */
+#define VYRE_BPF_MAX_LOOPS    64u /* and at most 64 loops in all */
 
 enum vyre_bpf_hist_id {
 	VYRE_BPF_HIST_LATENCY = 0,  /* submit -> complete ns, per item */
@@ -68,6 +74,7 @@ struct vyre_bpf_counters {
 	uint64_t slow_dropped;	   /* slow-batch events lost to a full ring buffer */
 	uint64_t layout_errors;	   /* struct arguments whose size was not ours */
 	uint64_t readback_bytes;   /* plan: device-buffer bytes items wrote into heap buffers */
+	uint64_t gpu_states;	   /* gpu_state records */
 };
 
 struct vyre_bpf_gauges {
@@ -100,7 +107,7 @@ struct vyre_bpf_client {
 	uint32_t sq_depth;
 	uint32_t sq_entries;
 	uint32_t cq_free;
-	uint32_t pad;
+	uint32_t gpu; /* client_connect: the GPU of its domain */
 };
 
 struct vyre_bpf_slow_batch {
@@ -122,7 +129,27 @@ struct vyre_bpf_slow_batch {
 	uint32_t have_plan; /* 0 when the plan probe was not seen for this batch */
 };
 
-_Static_assert(sizeof(struct vyre_bpf_counters) == 27 * 8, "counters are u64s only");
+/* One GPU's batches since attach, from the gpu index of complete and dispatch_end. */
+struct vyre_bpf_gpu {
+	uint64_t batches;	      /* complete */
+	uint64_t items;		      /* complete: CQEs posted */
+	uint64_t errors;	      /* complete: CQEs with a negative status */
+	uint64_t latency_ns;	      /* complete: sum of submit -> complete */
+	uint64_t dispatches;	      /* dispatch_end */
+	uint64_t dispatch_ns;	      /* dispatch_end */
+	struct vyre_bpf_hist latency; /* complete: items per log2 bucket */
+};
+
+/* One loop's latest gpu_state; state.bytes is 0 until the loop sent one. */
+struct vyre_bpf_loop {
+	struct vyre_tm_gpu state;
+	uint64_t updated_ns; /* bpf_ktime_get_ns() when it arrived */
+};
+
+_Static_assert(sizeof(struct vyre_bpf_counters) == 28 * 8, "counters are u64s only");
+_Static_assert(sizeof(struct vyre_bpf_gpu) == (6 + VYRE_BPF_HIST_BUCKETS) * 8,
+	       "vyre_bpf_gpu layout");
+_Static_assert(sizeof(struct vyre_bpf_loop) == 144, "vyre_bpf_loop layout");
 _Static_assert(sizeof(struct vyre_bpf_gauges) == 64, "vyre_bpf_gauges layout");
 _Static_assert(sizeof(struct vyre_bpf_client) == 72, "vyre_bpf_client layout");
 _Static_assert(sizeof(struct vyre_bpf_slow_batch) == 88, "vyre_bpf_slow_batch layout");

@@ -43,3 +43,7 @@ $(TM_PRODUCER): $(BUILD)/obj/tests/telemetry_producer.o $(BUILD)/libvyre.a
 # Counts seen by vyre-top and the scripts against a live vyred under a known load.
 TESTS += test_telemetry_vyred
 $(BUILD)/tests/test_telemetry_vyred: $(BUILD)/vyred $(BUILD)/noprobes/vyred $(TM_PRODUCER)
+
+# The same with two GPUs (vyred --backend cpu --gpus 0,1): rows, clients and items per GPU.
+TESTS += test_telemetry_gpus
+$(BUILD)/tests/test_telemetry_gpus: $(BUILD)/vyred $(TM_PRODUCER)

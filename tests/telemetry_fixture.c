@@ -9,6 +9,7 @@
  *   connect       client_connect for clients 1 and 2
  *   go N          N more batches of the pattern; prints "done B" (B batches so far)
  *   bad           probes whose struct size is wrong; prints "done B"
+ *   gpu           gpu_state for the three loops of telemetry_pattern.h
  *   disconnect    client_disconnect for clients 1 and 2
  *   quit          exit (so does end of input)
  * With --socket it also listens on PATH, as vyred does, for socket discovery.
@@ -68,6 +69,8 @@ int main(int argc, char **argv)
 		} else if (strcmp(line, "bad\n") == 0) {
 			tm_fire_bad_layout();
 			printf("done %llu\n", (unsigned long long)batches);
+		} else if (strcmp(line, "gpu\n") == 0) {
+			tm_fire_gpu_state();
 		} else if (strcmp(line, "disconnect\n") == 0) {
 			tm_fire_disconnect();
 		} else if (strcmp(line, "quit\n") == 0) {

@@ -8,8 +8,8 @@
 void tm_fire_connect(void)
 {
 	if (VYRE_PROBE_ENABLED(client_connect)) {
-		VYRE_PROBE_CLIENT_CONNECT(1, TM_PID1, 1000, 1);
-		VYRE_PROBE_CLIENT_CONNECT(2, TM_PID2, 1000, 2);
+		VYRE_PROBE_CLIENT_CONNECT(1, TM_PID1, 1000, 1, 0);
+		VYRE_PROBE_CLIENT_CONNECT(2, TM_PID2, 1000, 2, 1);
 	}
 }
 
@@ -56,6 +56,8 @@ static void fire_complete(uint64_t k)
 	c.lat[k % 2 == 0 ? 25 : 15] += 1;
 	c.max_ns = k % 2 == 0 ? TM_SLOW_NS : TM_FAST_MAX_NS;
 	c.sum_ns = 4 * 1500 + 3 * 20000 + c.max_ns;
+	c.gpu = (uint32_t)(k % 2);
+	c.loop = k % 2 ? 2 : 0;
 	VYRE_PROBE_COMPLETE(&c);
 }
 
@@ -92,16 +94,63 @@ void tm_fire_batch(uint64_t k)
 		VYRE_PROBE_ARENA(&a);
 	}
 	if (VYRE_PROBE_ENABLED(dispatch_begin))
-		VYRE_PROBE_DISPATCH_BEGIN(k, TM_LAUNCHES, VYRE_TM_BACKEND_CPU, VYRE_TM_MODE_NONE);
+		VYRE_PROBE_DISPATCH_BEGIN(k, TM_LAUNCHES, VYRE_TM_BACKEND_CPU, VYRE_TM_MODE_NONE,
+					  k % 2);
 	if (VYRE_PROBE_ENABLED(dispatch_end))
 		VYRE_PROBE_DISPATCH_END(k, 0, TM_EXECUTED, TM_DISPATCH_NS, VYRE_TM_BACKEND_CPU,
-					VYRE_TM_MODE_NONE);
+					VYRE_TM_MODE_NONE, k % 2);
 	if (VYRE_PROBE_ENABLED(complete))
 		fire_complete(k);
 	if (VYRE_PROBE_ENABLED(error))
 		VYRE_PROBE_ERROR(1, TM_PID1, VYRE_E_INVAL, 1);
 	if (VYRE_PROBE_ENABLED(backpressure))
 		VYRE_PROBE_BACKPRESSURE(2, TM_PID2, VYRE_TM_BP_SQ_FULL, TM_SQ_ENTRIES);
+}
+
+static void gpu_record(struct vyre_tm_gpu *g, uint32_t gpu, uint32_t loop)
+{
+	memset(g, 0, sizeof(*g));
+	g->bytes = sizeof(*g);
+	g->gpu = gpu;
+	g->loop = loop;
+	g->ordinal = gpu ? TM_GPU1_ORDINAL : TM_GPU0_ORDINAL;
+	g->loops_per_gpu = 2;
+	g->backend = VYRE_TM_BACKEND_CUDA;
+	g->mode = VYRE_TM_MODE_PERSISTENT;
+	g->time_ns = 1000000000ull + loop;
+	strcpy(g->name, gpu ? TM_GPU1_NAME : TM_GPU0_NAME);
+}
+
+void tm_fire_gpu_state(void)
+{
+	struct vyre_tm_gpu g;
+	if (!VYRE_PROBE_ENABLED(gpu_state))
+		return;
+	gpu_record(&g, 0, 0);
+	g.slots = 4;
+	g.running = 2;
+	g.domains = 1;
+	g.clients = 1;
+	g.batches = 100;
+	g.items = 800;
+	g.device_bytes_used = TM_GPU0_DEV_USED;
+	g.device_bytes_max = TM_GPU0_DEV_MAX;
+	VYRE_PROBE_GPU_STATE(&g);
+	g.loop = 1;
+	g.running = 1;
+	g.domains = 2;
+	g.clients = 3;
+	g.batches = 50;
+	g.items = 400;
+	VYRE_PROBE_GPU_STATE(&g);
+	gpu_record(&g, 1, 2);
+	g.loops_per_gpu = 1;
+	g.lost = 1;
+	g.slots = 8;
+	g.batches = 7;
+	g.items = 56;
+	g.device_bytes_max = TM_GPU1_DEV_MAX;
+	VYRE_PROBE_GPU_STATE(&g);
 }
 
 void tm_fire_bad_layout(void)
@@ -118,4 +167,10 @@ void tm_fire_bad_layout(void)
 		VYRE_PROBE_ARENA(&a);
 	if (VYRE_PROBE_ENABLED(complete))
 		VYRE_PROBE_COMPLETE(&c);
+	struct vyre_tm_gpu g;
+	gpu_record(&g, 0, 0);
+	g.bytes = sizeof(g) - 8;
+	g.items = 1000;
+	if (VYRE_PROBE_ENABLED(gpu_state))
+		VYRE_PROBE_GPU_STATE(&g);
 }

@@ -12,7 +12,17 @@
  * planning, 5000 ns dispatch on the CPU backend, arena shrunk when
  * k % 4 == 0; latencies: 4 items in bucket 11,
  * 3 in bucket 15, and one in bucket 25 (20 ms: a slow batch) when k is even,
- * else in bucket 15.
+ * else in bucket 15. Even batches run on GPU 0 (loop 0), odd ones on GPU 1
+ * (loop 2). Client 1 connects on GPU 0, client 2 on GPU 1.
+ *
+ * tm_fire_gpu_state fires one gpu_state per loop of two GPUs:
+ *   loop 0, GPU 0 (ordinal 3, "Fixture GPU A", CUDA persistent): 4 slots,
+ *           2 running, 1 domain, 1 client, 100 batches, 800 items,
+ *           1 MiB of 1 GiB device memory
+ *   loop 1, GPU 0: 4 slots, 1 running, 2 domains, 3 clients, 50 batches,
+ *           400 items, the same device memory (a GPU-wide figure)
+ *   loop 2, GPU 1 (ordinal 5, "Fixture GPU B"), lost: 8 slots, 0 running,
+ *           0 domains, 0 clients, 7 batches, 56 items, 0 of 2 GiB
  */
 #ifndef VYRE_TESTS_TELEMETRY_PATTERN_H
 #define VYRE_TESTS_TELEMETRY_PATTERN_H
@@ -42,6 +52,13 @@
 #define TM_FAST_MAX_NS	 20000u
 #define TM_ARENA_CAP	 (4u << 20)
 #define TM_ARENA_HIGH	 (2u << 20)
+#define TM_GPU0_ORDINAL	 3u
+#define TM_GPU1_ORDINAL	 5u
+#define TM_GPU0_NAME	 "Fixture GPU A"
+#define TM_GPU1_NAME	 "Fixture GPU B"
+#define TM_GPU0_DEV_USED (1ull << 20)
+#define TM_GPU0_DEV_MAX	 (1ull << 30)
+#define TM_GPU1_DEV_MAX	 (2ull << 30)
 
 /* Fire client_connect for both clients. */
 void tm_fire_connect(void);
@@ -49,7 +66,9 @@ void tm_fire_connect(void);
 void tm_fire_batch(uint64_t k);
 /* Fire client_disconnect for both clients. */
 void tm_fire_disconnect(void);
-/* Fire plan, arena and complete with a size field that is not theirs. */
+/* Fire gpu_state for the three loops above. */
+void tm_fire_gpu_state(void);
+/* Fire plan, arena, complete and gpu_state with a size field that is not theirs. */
 void tm_fire_bad_layout(void);
 
 #endif /* VYRE_TESTS_TELEMETRY_PATTERN_H */

@@ -3,8 +3,9 @@
  * The real BPF program against real probes: this process fires the known
  * batches of telemetry_pattern.h through vyred's probe macros, vyre-top's
  * session code attaches bpf/vyre.bpf.c to this very process, and every
- * counter, histogram, client row, gauge and slow-batch event must come back
- * exactly. Also: semaphores rise on attach and fall on detach, and a struct
+ * counter, histogram, client row, gauge, slow-batch event and GPU row (its
+ * loops' gpu_state records summed, its batches from complete's gpu) must
+ * come back exactly. Also: semaphores rise on attach and fall on detach, and a struct
  * whose size field is not the BPF program's is counted, never misread.
  * Needs root (CAP_BPF + CAP_PERFMON) and a kernel with uprobes: else 77.
  */
@@ -110,6 +111,64 @@ static void check_counters(const struct vyre_bpf_counters *c)
 	assert_int_equal(c->slow_batches, n / 2);
 	assert_int_equal(c->slow_dropped, 0);
 	assert_int_equal(c->layout_errors, 0);
+	assert_int_equal(c->gpu_states, 3);
+}
+
+static const struct top_gpu *gpu_row(const struct top_sample *s, uint32_t gpu)
+{
+	for (uint32_t i = 0; i < s->n_gpus; i++)
+		if (s->gpus[i].gpu == gpu)
+			return &s->gpus[i];
+	fail_msg("GPU %u missing", gpu);
+	return NULL;
+}
+
+/* Even batches ran on GPU 0 with the slow item, odd ones on GPU 1. */
+static void check_gpu_batches(const struct top_gpu *g, uint32_t slow_bucket)
+{
+	const struct vyre_bpf_gpu *c = &g->c;
+	uint64_t n = BATCHES / 2;
+	assert_int_equal(c->batches, n);
+	assert_int_equal(c->items, n * (TM_ITEMS1 + TM_ITEMS2));
+	assert_int_equal(c->errors, n);
+	assert_int_equal(c->dispatches, n);
+	assert_int_equal(c->dispatch_ns, n * TM_DISPATCH_NS);
+	assert_int_equal(c->latency.bucket[11], 4 * n);
+	assert_int_equal(c->latency.bucket[slow_bucket], slow_bucket == 15 ? 4 * n : n);
+}
+
+static void check_gpus(const struct top_sample *s)
+{
+	assert_int_equal(s->n_gpus, 2);
+	const struct top_gpu *g0 = gpu_row(s, 0), *g1 = gpu_row(s, 1);
+	check_gpu_batches(g0, 25);
+	check_gpu_batches(g1, 15);
+	assert_int_equal(g0->c.latency_ns, BATCHES / 2 * (4 * 1500 + 3 * 20000 + TM_SLOW_NS));
+	/* two loops of GPU 0 summed; GPU-wide figures once */
+	assert_int_equal(g0->loops, 2);
+	assert_int_equal(g0->loops_per_gpu, 2);
+	assert_int_equal(g0->ordinal, TM_GPU0_ORDINAL);
+	assert_string_equal(g0->name, TM_GPU0_NAME);
+	assert_int_equal(g0->backend, VYRE_TM_BACKEND_CUDA);
+	assert_int_equal(g0->mode, VYRE_TM_MODE_PERSISTENT);
+	assert_int_equal(g0->lost, 0);
+	assert_int_equal(g0->slots, 8);
+	assert_int_equal(g0->running, 3);
+	assert_int_equal(g0->domains, 3);
+	assert_int_equal(g0->clients, 4);
+	assert_int_equal(g0->batches_total, 150);
+	assert_int_equal(g0->items_total, 1200);
+	assert_int_equal(g0->device_bytes_used, TM_GPU0_DEV_USED);
+	assert_int_equal(g0->device_bytes_max, TM_GPU0_DEV_MAX);
+	assert_int_equal(g1->loops, 1);
+	assert_int_equal(g1->ordinal, TM_GPU1_ORDINAL);
+	assert_string_equal(g1->name, TM_GPU1_NAME);
+	assert_int_equal(g1->lost, 1);
+	assert_int_equal(g1->slots, 8);
+	assert_int_equal(g1->running, 0);
+	assert_int_equal(g1->items_total, 56);
+	assert_int_equal(g1->device_bytes_used, 0);
+	assert_int_equal(g1->device_bytes_max, TM_GPU1_DEV_MAX);
 }
 
 static void check_hists(const struct top_sample *s)
@@ -145,6 +204,8 @@ static void check_clients(const struct top_sample *s)
 	assert_int_equal(c1->uid, 1000);
 	assert_int_equal(c1->domain_id, 1);
 	assert_int_equal(c1->flags, VYRE_BPF_CLIENT_CONNECTED);
+	assert_int_equal(c1->gpu, 0);
+	assert_int_equal(c2->gpu, 1);
 	assert_int_equal(c2->pid, TM_PID2);
 	assert_int_equal(c2->items, BATCHES * TM_ITEMS2);
 	assert_int_equal(c2->errors, 0);
@@ -194,7 +255,9 @@ static void test_exact_aggregates(void **state)
 	assert_int_equal(top_session_sample(s, &before), 0);
 	assert_int_equal(before.c.items, 0);
 	assert_int_equal(before.n_clients, 0);
+	assert_int_equal(before.n_gpus, 0);
 	tm_fire_connect();
+	tm_fire_gpu_state();
 	for (uint64_t k = 1; k <= BATCHES; k++)
 		tm_fire_batch(k);
 	assert_int_equal(top_session_sample(s, &after), 0);
@@ -202,6 +265,7 @@ static void test_exact_aggregates(void **state)
 	check_hists(&after);
 	check_clients(&after);
 	check_gauges_and_slow(&after);
+	check_gpus(&after);
 
 	/* The view over the two samples agrees with the raw maps. */
 	struct top_client_row rows[2];
@@ -214,6 +278,10 @@ static void test_exact_aggregates(void **state)
 	assert_true(v.dedupe_ratio == (double)TM_DEDUPED / (TM_ITEMS1 + TM_ITEMS2));
 	assert_int_equal(v.queue_max_client, 2);
 	assert_int_equal(v.queue_max_fill, TM_DEPTH2 * 100 / TM_SQ_ENTRIES);
+	assert_int_equal(v.n_gpus, 2);
+	assert_true(v.gpus[1].items_per_s == BATCHES / 2 * (TM_ITEMS1 + TM_ITEMS2) / 2.0);
+	assert_int_equal(v.gpus[0].latency.p99, (1u << 25) - 1);
+	assert_int_equal(v.gpus[1].latency.p99, (1u << 15) - 1);
 
 	/* Disconnects mark the rows; a third sample drains no new slow events. */
 	tm_fire_disconnect();
@@ -234,7 +302,9 @@ static void test_layout_mismatch_is_ignored(void **state)
 	struct top_sample smp = {0};
 	tm_fire_bad_layout();
 	assert_int_equal(top_session_sample(s, &smp), 0);
-	assert_int_equal(smp.c.layout_errors, 3);
+	assert_int_equal(smp.c.layout_errors, 4);
+	assert_int_equal(smp.c.gpu_states, 0);
+	assert_int_equal(smp.n_gpus, 0);
 	assert_int_equal(smp.c.batches, 0);
 	assert_int_equal(smp.c.launches, 0);
 	assert_int_equal(smp.c.arena_shrinks, 0);

@@ -10,7 +10,7 @@ BUILD=$(cd "$(dirname "$0")/.." && pwd)
 tm_require_bpf
 tm_require_tool bpftrace
 
-for s in latency fusion dedupe slow_batches client_load; do
+for s in latency fusion dedupe slow_batches client_load gpus; do
 	[ -f "$SCRIPTS/$s.bt" ] || fail "bpf/scripts/$s.bt is missing"
 	grep -q "^ \* usage: bpftrace $s.bt VYRED" "$SCRIPTS/$s.bt" || fail "$s.bt has no usage header"
 	[ -s "$SCRIPTS/$s.example.txt" ] || fail "bpf/scripts/$s.example.txt is missing"
@@ -24,6 +24,7 @@ tm_fixture_start
 run() {
 	tm_bpftrace_start "$SCRIPTS/$1" "$FIXTURE" "${@:2}"
 	tm_fixture connect
+	tm_fixture gpu
 	tm_fixture "go 10"
 	tm_fixture bad
 	tm_fixture disconnect
@@ -44,6 +45,15 @@ expect "^ +16384 +35 +43 +93$"
 expect "^ +16777216 +5 +6 +100$"
 expect "^ +total +80$"
 expect "^@layout_errors: 1$"
+
+# GPU 1 alone: the odd batches, whose slowest item is in bucket 15.
+run latency.bt 0 1
+expect "^Tracing vyre item latency of GPU 1 in "
+sed -n '/since the start/,$p' "$BT_OUT" >"$BT_OUT.end"
+BT_OUT="$BT_OUT.end"
+expect "^ +1024 +20 +50 +50$"
+expect "^ +16384 +20 +50 +100$"
+expect "^ +total +40$"
 
 run fusion.bt
 expect "^total +10 +30 +20 +10 +33 +20 +10 +40960$"
@@ -71,6 +81,17 @@ expect "^@total_items\[1, 4101\]: 30$"
 expect "^@total_items\[2, 4102\]: 50$"
 expect "^@total_backpressure\[2, 4102\]: 10$"
 expect "^@total_errors\[1, 4101\]: 10$"
+
+# Per GPU: even batches on GPU 0 (a 20 ms item each), odd ones on GPU 1
+# (lost); the state columns are the loops' gpu_state records summed.
+LAST="^[0-9:]{8} +1 +5 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +1 +0 +8 +0 +0 LOST$" run gpus.bt
+expect "^time +gpu +ord +items/s +batches/s +mean_us +max_us +peak +inflight +slots +domains +clients +state$"
+expect "^[0-9:]{8} +0 +3 +[0-9]+ +[0-9]+ +[0-9]+ +20000 +1 +3 +8 +3 +4 ok$"
+expect "^ +0 +40 +5 +5 +2508250 +2047 +33554431$"
+expect "^ +1 +40 +5 +5 +10750 +2047 +32767$"
+expect "^@layout_errors: 2$"
+awk '$2 == 0 && $3 == 3 && $1 ~ /^[0-9:]+$/ { n += $4 } END { exit n != 40 }' "$BT_OUT" ||
+	{ cat "$BT_OUT"; fail "gpus.bt: GPU 0's items per second do not add up to 40"; }
 
 tm_fixture_stop
 echo "bpftrace scripts against the fixture: ok"

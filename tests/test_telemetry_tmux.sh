@@ -51,9 +51,11 @@ wait_screen "^vyre-top  pid $FIX_PID vyre-tm-fixture"
 wait_screen "h help  s sort \(items/s\)  p pause  q quit"
 
 tm_fixture connect
+tm_fixture gpu
 tm_fixture "go 10"
 wait_screen "^items 80 "
 wait_screen "^ +2 +4102 .* live"
+wait_screen "^ +1 +5 .* LOST +Fixture G"
 
 # s: items/s -> items -> queue -> errors. By errors client 1 (10) leads client 2 (0).
 tmx send-keys -t top s

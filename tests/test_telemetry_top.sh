@@ -1,7 +1,8 @@
 #!/bin/bash
 # vyre-top against the probe fixture (tests/telemetry_fixture.c), which fires
 # known values through vyred's own probe macros: batch mode JSON parsed with
-# python3's json module and compared with the exact expected counts, plain
+# python3's json module and compared with the exact expected counts (the
+# GPU rows too: the fixture's loops summed per GPU, batches by complete.gpu), plain
 # text mode, finding the daemon by its socket, layout errors, and the exact
 # messages for a missing capability or a missing daemon. Also shows that no
 # kernel BTF is needed: it runs with /sys/kernel/btf hidden.
@@ -19,6 +20,7 @@ for d in 1 3 9; do
 	tm_top_start "$TM_TMP/top.json" 3 "$d" --socket "$TM_TMP/vyre.sock" --json
 	first=$((FIX_DONE * 10 + 1))
 	tm_fixture connect
+	tm_fixture gpu
 	tm_fixture "go 10"
 	tm_top_finish && break
 	[ "$d" -lt 9 ] || fail "the fixture never finished within vyre-top's refreshes"
@@ -34,11 +36,11 @@ want = dict(batches=10, items=80, completed=80, failed=10, deduped=20, executed=
             groups=30, barriers=20, launches=20, launches_avoided=10, frontier_splits=10,
             bytes_avoided=40960, plan_ns=30000, dispatches=10, dispatch_ns=50000, dispatch_errors=0, errors=10,
             backpressure=10, arena_shrinks=2, connects=2, disconnects=0, slow_batches=5,
-            slow_dropped=0, layout_errors=0, readback_bytes=20480)
+            slow_dropped=0, layout_errors=0, readback_bytes=20480, gpu_states=3)
 for k, v in want.items():
     assert t[k] == v, f"totals.{k} = {t[k]}, want {v}"
 assert last["backend"] == "cpu" and last["mode"] == "none", (last["backend"], last["mode"])
-assert last["probes"] == 9 and last["probes_total"] == 9
+assert last["probes"] == 10 and last["probes_total"] == 10
 assert abs(last["dedupe_ratio"] - 0.25) < 1e-9
 assert abs(last["fusion_ratio"] - 1 / 3) < 1e-5
 lat = last["latency_ns"]["total"]
@@ -53,6 +55,20 @@ c1, c2 = clients[1], clients[2]
 assert (c1["pid"], c1["items"], c1["errors"], c1["backpressure"], c1["sq_depth"]) == (4101, 30, 0 + 10, 0, 5), c1
 assert (c2["pid"], c2["items"], c2["errors"], c2["backpressure"], c2["sq_depth"]) == (4102, 50, 0, 10, 48), c2
 assert c1["uid"] == 1000 and c2["domain"] == 2 and c1["connected"] and c2["connected"]
+assert (c1["gpu"], c2["gpu"]) == (0, 1), (c1, c2)
+g0, g1 = last["gpus"]
+for k, v in dict(gpu=0, have_state=True, ordinal=3, name="Fixture GPU A", backend="cuda",
+                 mode="persistent", state="ok", lost=False, loops=2, loops_per_gpu=2, slots=8,
+                 running=3, domains=3, clients=4, batches_total=150, items_total=1200,
+                 device_bytes_used=1 << 20, device_bytes_max=1 << 30, batches=5, items=40,
+                 errors=5, dispatches=5, dispatch_ns=25000).items():
+    assert g0[k] == v, f"gpus[0].{k} = {g0[k]}, want {v}"
+assert g0["latency_ns"]["total"] == dict(count=40, p50=2047, p99=(1 << 25) - 1, p999=(1 << 25) - 1)
+for k, v in dict(gpu=1, ordinal=5, name="Fixture GPU B", state="LOST", lost=True, loops=1,
+                 slots=8, running=0, items_total=56, device_bytes_max=2 << 30, items=40).items():
+    assert g1[k] == v, f"gpus[1].{k} = {g1[k]}, want {v}"
+assert g1["latency_ns"]["total"]["p99"] == (1 << 15) - 1
+assert abs(sum(o["gpus"][0]["items_per_s"] * o["interval_s"] for o in objs if o["gpus"]) - 40) < 0.01
 assert last["queue"] == dict(depth=53, max_fill_pct=75, max_client=2), last["queue"]
 # Rates come from two samples: the items of the interval that saw them over its length.
 items_rate = [o["rates"]["items"] * o["interval_s"] for o in objs]
@@ -73,15 +89,19 @@ PY
 # 2. Plain text, by pid: the same numbers as words.
 for d in 1 3 9; do
 	tm_top_start "$TM_TMP/top.txt" 1 "$d" -p "$FIX_PID"
+	tm_fixture gpu
 	tm_fixture "go 4"
 	tm_top_finish && break
 	[ "$d" -lt 9 ] || fail "the fixture never finished within vyre-top's refresh"
 done
-for want in "^vyre-top  pid $FIX_PID vyre-tm-fixture  backend cpu  mode none  probes 9/9" \
+for want in "^vyre-top  pid $FIX_PID vyre-tm-fixture  backend cpu  mode none  probes 10/10" \
 	"^items 32 .* batches 4 " "^dedupe 25.0% \(8 deduped\)" "launches 8 .* avoided 4 " \
 	"^latency p50 2.0us p99 33.55ms" "^arena 1.0MiB / 4.0MiB" "slow batches 2 " \
 	"^read-back [0-9.]+[KMG]?i?B/s \(8.0KiB\)" \
-	"^ +2 +4102 .* +20 +48 +64 +0 +4 +live" "^ +1 +4101 .* +12 +5 +64 +4 +0 +live"; do
+	"^ +2 +4102 .* +20 +48 +64 +0 +4 +live +-$" "^ +1 +4101 .* +12 +5 +64 +4 +0 +live +-$" \
+	"^ +GPU +ORD +ITEMS/S +ITEMS +LAT p50 +INFLIGHT +DOMAINS +CLIENTS +MODE +DEVICE MEMORY +STATE +NAME$" \
+	"^ +0 +3 +[0-9.k]+ +16 +2.0us +3/8 +3 +4 +cuda/persistent +1.0MiB/1.0GiB +ok +Fixture GPU A$" \
+	"^ +1 +5 +[0-9.k]+ +16 +2.0us +0/8 +0 +0 +cuda/persistent +0B/2.0GiB +LOST +Fixture GPU B$"; do
 	grep -Eq -- "$want" "$TM_TMP/top.txt" || { cat "$TM_TMP/top.txt"; fail "text lacks /$want/"; }
 done
 
@@ -96,7 +116,8 @@ python3 -c '
 import json, sys
 o = json.loads(open(sys.argv[1]).read())
 t = o["totals"]
-assert t["layout_errors"] == 3 and t["batches"] == 0 and t["launches"] == 0, t
+assert t["layout_errors"] == 4 and t["batches"] == 0 and t["launches"] == 0, t
+assert t["gpu_states"] == 0 and o["gpus"] == [], o["gpus"]
 ' "$TM_TMP/bad.json" || fail "layout errors"
 
 # 4. Without the capabilities it names them and exits non-zero.

@@ -2,7 +2,9 @@
 /*
  * The pure parts of telemetry: the latency bucket rule vyred uses, how a CQE
  * is accounted (with untrusted submit stamps), vyre-top's percentiles, rates,
- * client ordering, number formats, JSON escaping and /proc/net/unix parsing.
+ * client ordering, the GPU rows (loops summed per GPU, newest record wins
+ * for GPU-wide figures), number formats, JSON escaping and /proc/net/unix
+ * parsing.
  */
 #include <errno.h>
 #include <math.h>
@@ -153,6 +155,120 @@ static void test_view(void **state)
 	assert_true(v.rate[1] == 0.0);
 }
 
+static struct vyre_bpf_loop mk_loop(uint32_t gpu, uint32_t loop, uint64_t updated, uint32_t running,
+				    uint64_t items, uint64_t dev_used)
+{
+	struct vyre_bpf_loop l;
+	memset(&l, 0, sizeof(l));
+	l.state.bytes = sizeof(l.state);
+	l.state.gpu = gpu;
+	l.state.loop = loop;
+	l.state.ordinal = 10 + gpu;
+	l.state.loops_per_gpu = 2;
+	l.state.backend = VYRE_TM_BACKEND_CUDA;
+	l.state.mode = VYRE_TM_MODE_LAUNCH;
+	l.state.slots = 4;
+	l.state.running = running;
+	l.state.domains = 1;
+	l.state.clients = 2;
+	l.state.batches = items / 8;
+	l.state.items = items;
+	l.state.device_bytes_used = dev_used;
+	l.state.device_bytes_max = 1u << 30;
+	snprintf(l.state.name, sizeof(l.state.name), "dev %u", gpu);
+	l.updated_ns = updated;
+	return l;
+}
+
+static void test_gpu_rows(void **state)
+{
+	(void)state;
+	struct vyre_bpf_loop loops[VYRE_BPF_MAX_LOOPS];
+	struct vyre_bpf_gpu per_gpu[VYRE_BPF_MAX_GPUS];
+	memset(loops, 0, sizeof(loops));
+	memset(per_gpu, 0, sizeof(per_gpu));
+	loops[0] = mk_loop(0, 0, 200, 1, 800, 4096); /* newest of GPU 0: its memory figure */
+	loops[1] = mk_loop(0, 1, 100, 2, 400, 1024);
+	loops[2] = mk_loop(2, 2, 100, 0, 16, 0);
+	loops[2].state.lost = 1;
+	loops[3] = mk_loop(1, 3, 100, 3, 8, 0);
+	loops[3].state.bytes = 8;			      /* another layout: ignored */
+	loops[4] = mk_loop(VYRE_BPF_MAX_GPUS, 4, 1, 1, 8, 0); /* no such GPU: ignored */
+	per_gpu[0].items = 3000;
+	per_gpu[0].batches = 30;
+	per_gpu[0].latency.bucket[12] = 3000;
+	per_gpu[5].items = 50; /* completions alone, no gpu_state yet */
+	per_gpu[5].batches = 1;
+	struct vyre_bpf_gpu one = per_gpu[0], sum;
+	memset(&sum, 0, sizeof(sum));
+	top_gpu_counters_add(&sum, &one);
+	top_gpu_counters_add(&sum, &one);
+	assert_int_equal(sum.items, 6000);
+	assert_int_equal(sum.latency.bucket[12], 6000);
+
+	struct top_sample prev = {0}, cur = {0};
+	top_gpus_merge(&cur, loops, VYRE_BPF_MAX_LOOPS, per_gpu);
+	assert_int_equal(cur.n_gpus, 3);
+	const struct top_gpu *g0 = &cur.gpus[0], *g2 = &cur.gpus[1], *g5 = &cur.gpus[2];
+	assert_int_equal(g0->gpu, 0);
+	assert_int_equal(g0->loops, 2);
+	assert_int_equal(g0->running, 3);
+	assert_int_equal(g0->slots, 8);
+	assert_int_equal(g0->domains, 2);
+	assert_int_equal(g0->clients, 4);
+	assert_int_equal(g0->items_total, 1200);
+	assert_int_equal(g0->batches_total, 150);
+	assert_int_equal(g0->device_bytes_used, 4096);
+	assert_int_equal(g0->ordinal, 10);
+	assert_string_equal(g0->name, "dev 0");
+	assert_int_equal(g0->lost, 0);
+	assert_int_equal(g0->c.items, 3000);
+	assert_int_equal(g2->gpu, 2);
+	assert_int_equal(g2->lost, 1);
+	assert_int_equal(g5->gpu, 5);
+	assert_int_equal(g5->loops, 0);
+
+	/* Rates per GPU over the interval; latency of the interval only. */
+	prev.t_ns = 1000000000u;
+	cur.t_ns = 3000000000u;
+	per_gpu[0].items = 1000;
+	per_gpu[0].latency.bucket[12] = 1000;
+	memset(&per_gpu[5], 0, sizeof(per_gpu[5]));
+	top_gpus_merge(&prev, loops, VYRE_BPF_MAX_LOOPS, per_gpu);
+	struct top_view v = {0};
+	top_view_build(&v, &prev, &cur, NULL, TOP_SORT_RATE);
+	assert_int_equal(v.n_gpus, 3);
+	assert_true(v.gpus[0].items_per_s == 1000.0);
+	assert_int_equal(v.gpus[0].latency.count, 2000);
+	assert_int_equal(v.gpus[0].latency.p50, 4095);
+	assert_true(v.gpus[2].items_per_s == 25.0); /* not in prev: counted from 0 */
+
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	top_print_text(f, &v);
+	fclose(f);
+	assert_non_null(strstr(text, "\n     GPU  ORD "));
+	assert_non_null(
+	    strstr(text, "       0   10     1.00k       3000    4.1us       3/8       2       4  "
+			 "cuda/launch        4.0KiB/1.0GiB  ok    dev 0\n"));
+	assert_non_null(strstr(text, "  LOST  dev 2\n"));
+	assert_non_null(strstr(text, "\n       5    -        25         50        -         -  "));
+	free(text);
+	text = NULL;
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	top_print_json(f, &v, 7);
+	fclose(f);
+	assert_non_null(strstr(text, ",\"gpus\":[{\"gpu\":0,\"have_state\":true,\"ordinal\":10,"
+				     "\"name\":\"dev 0\",\"backend\":\"cuda\",\"mode\":\"launch\","
+				     "\"state\":\"ok\",\"lost\":false,\"loops\":2,"));
+	assert_non_null(strstr(text, "\"state\":\"LOST\",\"lost\":true"));
+	assert_non_null(strstr(text, "{\"gpu\":5,\"have_state\":false,"));
+	free(text);
+}
+
 static void test_formats(void **state)
 {
 	(void)state;
@@ -227,6 +343,7 @@ int main(void)
 	    cmocka_unit_test(test_complete_add),
 	    cmocka_unit_test(test_quantiles),
 	    cmocka_unit_test(test_view),
+	    cmocka_unit_test(test_gpu_rows),
 	    cmocka_unit_test(test_formats),
 	    cmocka_unit_test(test_json_escapes_and_has_no_nan),
 	    cmocka_unit_test(test_net_unix_parse),

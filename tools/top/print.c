@@ -79,6 +79,49 @@ static void text_percentiles(FILE *f, const char *label, const struct top_percen
 	}
 }
 
+static const char *gpu_state_word(const struct top_gpu *g)
+{
+	return g->loops == 0 ? "-" : g->lost ? "LOST" : "ok";
+}
+
+/*
+ * One line per GPU: items since attach and their rate and latency this
+ * interval (from complete), the rest from its loops' latest gpu_state. A
+ * GPU seen only through completions has "-" where gpu_state would speak.
+ */
+static void text_gpus(FILE *f, const struct top_view *v)
+{
+	if (v->n_gpus == 0)
+		return;
+	fprintf(f, "%8s %4s %9s %10s %8s %9s %7s %7s  %-16s %15s  %-5s %s\n", "GPU", "ORD",
+		"ITEMS/S", "ITEMS", "LAT p50", "INFLIGHT", "DOMAINS", "CLIENTS", "MODE",
+		"DEVICE MEMORY", "STATE", "NAME");
+	for (uint32_t i = 0; i < v->n_gpus; i++) {
+		const struct top_gpu_row *r = &v->gpus[i];
+		const struct top_gpu *g = &r->g;
+		char rate[24], lat[24] = "-", ord[16] = "-", flight[32] = "-", doms[16] = "-",
+			       cls[16] = "-", mode[40] = "-", mem[48] = "-";
+		char used[24], max[24];
+		if (r->latency.count)
+			top_fmt_ns(lat, sizeof(lat), r->latency.p50);
+		if (g->loops) {
+			snprintf(ord, sizeof(ord), "%u", g->ordinal);
+			snprintf(flight, sizeof(flight), "%u/%u", g->running, g->slots);
+			snprintf(doms, sizeof(doms), "%u", g->domains);
+			snprintf(cls, sizeof(cls), "%u", g->clients);
+			snprintf(mode, sizeof(mode), "%s/%s", top_backend_word(g->backend),
+				 top_mode_word(g->mode));
+			snprintf(mem, sizeof(mem), "%s/%s",
+				 top_fmt_bytes(used, sizeof(used), g->device_bytes_used),
+				 top_fmt_bytes(max, sizeof(max), g->device_bytes_max));
+		}
+		fprintf(f, "%8u %4s %9s %10" PRIu64 " %8s %9s %7s %7s  %-16s %15s  %-5s %s\n",
+			g->gpu, ord, top_fmt_count(rate, sizeof(rate), r->items_per_s), g->c.items,
+			lat, flight, doms, cls, mode, mem, gpu_state_word(g),
+			g->loops && g->name[0] ? g->name : "-");
+	}
+}
+
 void top_print_text(FILE *f, const struct top_view *v)
 {
 	char a[24], b[24], c[24], d[24];
@@ -143,8 +186,10 @@ void top_print_text(FILE *f, const struct top_view *v)
 	}
 	if (t->layout_errors)
 		fprintf(f, "  LAYOUT ERRORS %" PRIu64, t->layout_errors);
-	fprintf(f, "\n%8s %8s %9s %10s %7s %7s %7s %7s  %s   (sort: %s)\n", "CLIENT", "PID",
-		"ITEMS/S", "ITEMS", "QDEPTH", "QCAP", "ERRORS", "BP", "STATE",
+	fputc('\n', f);
+	text_gpus(f, v);
+	fprintf(f, "%8s %8s %9s %10s %7s %7s %7s %7s  %-5s %4s   (sort: %s)\n", "CLIENT", "PID",
+		"ITEMS/S", "ITEMS", "QDEPTH", "QCAP", "ERRORS", "BP", "STATE", "GPU",
 		top_sort_name(v->sort));
 	uint32_t hidden = 0;
 	for (uint32_t i = 0; i < v->n_rows; i++) {
@@ -154,10 +199,14 @@ void top_print_text(FILE *f, const struct top_view *v)
 			hidden++;
 			continue;
 		}
-		fprintf(f, "%8u %8u %9s %10" PRIu64 " %7u %7u %7" PRIu64 " %7" PRIu64 "  %s\n",
+		char gpu[16] = "-";
+		if (r->c.flags & VYRE_BPF_CLIENT_CONNECTED)
+			snprintf(gpu, sizeof(gpu), "%u", r->c.gpu);
+		fprintf(f,
+			"%8u %8u %9s %10" PRIu64 " %7u %7u %7" PRIu64 " %7" PRIu64 "  %-5s %4s\n",
 			r->c.id, r->c.pid, top_fmt_count(a, sizeof(a), r->items_per_s), r->c.items,
 			r->c.sq_depth, r->c.sq_entries, r->c.errors, r->c.backpressure,
-			r->connected ? "live" : "gone");
+			r->connected ? "live" : "gone", gpu);
 	}
 	if (hidden)
 		fprintf(f, "%8s (%u disconnected clients idle this interval)\n", "", hidden);
@@ -208,6 +257,37 @@ static void json_slow(FILE *f, const struct vyre_bpf_slow_batch *s)
 		s->have_plan ? "true" : "false", s->executed, s->groups, s->barriers, s->launches,
 		s->launches_avoided, s->frontier_splits, s->bytes_avoided, s->plan_ns,
 		s->dispatch_ns);
+}
+
+static void json_gpu(FILE *f, const struct top_gpu_row *r)
+{
+	const struct top_gpu *g = &r->g;
+	struct top_percentiles all;
+
+	top_hist_percentiles(&g->c.latency, &all);
+	fprintf(f, "{\"gpu\":%u,\"have_state\":%s,\"ordinal\":%u,\"name\":", g->gpu,
+		g->loops ? "true" : "false", g->ordinal);
+	json_string(f, g->name);
+	fputs(",\"backend\":", f);
+	json_string(f, g->loops ? top_backend_word(g->backend) : "-");
+	fputs(",\"mode\":", f);
+	json_string(f, g->loops ? top_mode_word(g->mode) : "-");
+	fputs(",\"state\":", f);
+	json_string(f, gpu_state_word(g));
+	fprintf(f,
+		",\"lost\":%s,\"loops\":%u,\"loops_per_gpu\":%u,\"slots\":%u,\"running\":%u,"
+		"\"domains\":%u,\"clients\":%u,\"batches_total\":%" PRIu64
+		",\"items_total\":%" PRIu64 ",\"device_bytes_used\":%" PRIu64
+		",\"device_bytes_max\":%" PRIu64 ",\"batches\":%" PRIu64 ",\"items\":%" PRIu64
+		",\"errors\":%" PRIu64 ",\"dispatches\":%" PRIu64 ",\"dispatch_ns\":%" PRIu64
+		",\"latency_sum_ns\":%" PRIu64 ",\"items_per_s\":",
+		g->lost ? "true" : "false", g->loops, g->loops_per_gpu, g->slots, g->running,
+		g->domains, g->clients, g->batches_total, g->items_total, g->device_bytes_used,
+		g->device_bytes_max, g->c.batches, g->c.items, g->c.errors, g->c.dispatches,
+		g->c.dispatch_ns, g->c.latency_ns);
+	json_double(f, r->items_per_s);
+	json_percentiles(f, "latency_ns", &r->latency, &all);
+	fputc('}', f);
 }
 
 void top_print_json(FILE *f, const struct top_view *v, uint64_t wall_ns)
@@ -261,9 +341,20 @@ void top_print_json(FILE *f, const struct top_view *v, uint64_t wall_ns)
 		json_double(f, r->items_per_s);
 		fprintf(f,
 			",\"drains\":%" PRIu64 ",\"sq_depth\":%u,\"sq_entries\":%u,\"cq_free\":%u,"
-			"\"errors\":%" PRIu64 ",\"backpressure\":%" PRIu64 "}",
+			"\"errors\":%" PRIu64 ",\"backpressure\":%" PRIu64,
 			r->c.drains, r->c.sq_depth, r->c.sq_entries, r->c.cq_free, r->c.errors,
 			r->c.backpressure);
+		/* the GPU its domain runs on, when its connect was seen */
+		if (r->c.flags & VYRE_BPF_CLIENT_CONNECTED)
+			fprintf(f, ",\"gpu\":%u}", r->c.gpu);
+		else
+			fputs(",\"gpu\":null}", f);
+	}
+	fputs("],\"gpus\":[", f);
+	for (uint32_t i = 0; i < v->n_gpus; i++) {
+		if (i)
+			fputc(',', f);
+		json_gpu(f, &v->gpus[i]);
 	}
 	fprintf(f, "],\"slow_events\":%" PRIu64 ",\"slow\":[", v->slow_events);
 	for (uint32_t i = 0; i < v->n_slow; i++) {

@@ -112,7 +112,9 @@ int top_session_open(struct top_session **out, pid_t pid, uint64_t slow_ns, char
 	else
 		s->exe_path[n] = '\0';
 	s->ncpus = libbpf_num_possible_cpus();
-	size_t biggest = sizeof(struct vyre_bpf_hist);
+	size_t biggest = sizeof(struct vyre_bpf_gpu) > sizeof(struct vyre_bpf_hist)
+			     ? sizeof(struct vyre_bpf_gpu)
+			     : sizeof(struct vyre_bpf_hist);
 	if (s->ncpus <= 0 || (s->percpu = calloc((size_t)s->ncpus, biggest)) == NULL) {
 		snprintf(why, why_len, "cannot size per-CPU buffers");
 		free(s);
@@ -206,6 +208,8 @@ static void merge_client(struct top_client *c, uint32_t id, const struct vyre_bp
 			c->pid = p->pid;
 		if (p->uid)
 			c->uid = p->uid;
+		if (p->flags & VYRE_BPF_CLIENT_CONNECTED)
+			c->gpu = p->gpu;
 		if (p->domain_id)
 			c->domain_id = p->domain_id;
 		if (p->updated_ns && p->updated_ns >= newest) {
@@ -257,6 +261,28 @@ static int read_clients(struct top_session *s, struct top_sample *out)
 	return 0;
 }
 
+/* Both GPU maps: every loop's latest gpu_state and each GPU's counters over CPUs. */
+static int read_gpus(struct top_session *s, struct top_sample *out)
+{
+	struct vyre_bpf_loop loops[VYRE_BPF_MAX_LOOPS];
+	struct vyre_bpf_gpu per_gpu[VYRE_BPF_MAX_GPUS];
+	const struct vyre_bpf_gpu *v = s->percpu;
+	int loops_fd = bpf_map__fd(s->skel->maps.loops), gpus_fd = bpf_map__fd(s->skel->maps.gpus);
+
+	for (uint32_t l = 0; l < VYRE_BPF_MAX_LOOPS; l++)
+		if (bpf_map_lookup_elem(loops_fd, &l, &loops[l]) != 0)
+			return -errno;
+	memset(per_gpu, 0, sizeof(per_gpu));
+	for (uint32_t g = 0; g < VYRE_BPF_MAX_GPUS; g++) {
+		if (bpf_map_lookup_elem(gpus_fd, &g, s->percpu) != 0)
+			return -errno;
+		for (int cpu = 0; cpu < s->ncpus; cpu++)
+			top_gpu_counters_add(&per_gpu[g], &v[cpu]);
+	}
+	top_gpus_merge(out, loops, VYRE_BPF_MAX_LOOPS, per_gpu);
+	return 0;
+}
+
 int top_session_sample(struct top_session *s, struct top_sample *out)
 {
 	uint32_t key = 0;
@@ -272,6 +298,8 @@ int top_session_sample(struct top_session *s, struct top_sample *out)
 		return err;
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.gauges), &key, &out->g) != 0)
 		return -errno;
+	if ((err = read_gpus(s, out)) != 0)
+		return err;
 	return read_clients(s, out);
 }
 

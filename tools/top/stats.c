@@ -12,7 +12,7 @@ const char *const top_counter_names[TOP_N_COUNTERS] = {
     "launches_avoided", "frontier_splits", "bytes_avoided", "plan_ns",	    "dispatches",
     "dispatch_ns",	"dispatch_errors", "latency_ns",    "errors",	    "backpressure",
     "arena_shrinks",	"connects",	   "disconnects",   "slow_batches", "slow_dropped",
-    "layout_errors",	"readback_bytes",
+    "layout_errors",	"readback_bytes",  "gpu_states",
 };
 
 _Static_assert(sizeof(struct vyre_bpf_counters) % sizeof(uint64_t) == 0, "counters are u64s");
@@ -31,20 +31,26 @@ const char *top_sort_name(enum top_sort s)
 	return (unsigned)s < TOP_SORT_COUNT ? names[s] : "?";
 }
 
+const char *top_backend_word(uint32_t backend)
+{
+	return backend == VYRE_TM_BACKEND_CUDA	? "cuda"
+	       : backend == VYRE_TM_BACKEND_CPU ? "cpu"
+						: "?";
+}
+
 const char *top_backend_name(const struct vyre_bpf_gauges *g)
 {
-	if (!g->have_backend)
-		return "-";
-	return g->backend == VYRE_TM_BACKEND_CUDA  ? "cuda"
-	       : g->backend == VYRE_TM_BACKEND_CPU ? "cpu"
-						   : "?";
+	return g->have_backend ? top_backend_word(g->backend) : "-";
 }
 
 const char *top_mode_name(const struct vyre_bpf_gauges *g)
 {
-	if (!g->have_backend)
-		return "-";
-	switch (g->mode) {
+	return g->have_backend ? top_mode_word(g->mode) : "-";
+}
+
+const char *top_mode_word(uint32_t mode)
+{
+	switch (mode) {
 	case VYRE_TM_MODE_PERSISTENT:
 		return "persistent";
 	case VYRE_TM_MODE_LAUNCH:
@@ -189,6 +195,32 @@ static void build_rows(struct top_view *v, const struct top_sample *prev,
 		qsort_r(rows, cur->n_clients, sizeof(*rows), row_cmp, &sort);
 }
 
+static const struct top_gpu *find_gpu(const struct top_sample *s, uint32_t gpu)
+{
+	for (uint32_t i = 0; i < s->n_gpus; i++)
+		if (s->gpus[i].gpu == gpu)
+			return &s->gpus[i];
+	return NULL;
+}
+
+static void build_gpu_rows(struct top_view *v, const struct top_sample *prev,
+			   const struct top_sample *cur)
+{
+	struct vyre_bpf_hist d, none;
+
+	memset(&none, 0, sizeof(none));
+	v->n_gpus = cur->n_gpus;
+	for (uint32_t i = 0; i < cur->n_gpus; i++) {
+		const struct top_gpu *g = &cur->gpus[i];
+		const struct top_gpu *p = find_gpu(prev, g->gpu);
+		struct top_gpu_row *r = &v->gpus[i];
+		r->g = *g;
+		r->items_per_s = per_second(g->c.items, p ? p->c.items : 0, v->interval_s);
+		hist_delta(&d, &g->c.latency, p ? &p->c.latency : &none);
+		top_hist_percentiles(&d, &r->latency);
+	}
+}
+
 void top_view_build(struct top_view *v, const struct top_sample *prev, const struct top_sample *cur,
 		    struct top_client_row *rows, enum top_sort sort)
 {
@@ -216,6 +248,7 @@ void top_view_build(struct top_view *v, const struct top_sample *prev, const str
 	v->n_slow = cur->n_slow;
 	v->slow_events = cur->slow_events;
 	build_rows(v, prev, cur, rows, sort);
+	build_gpu_rows(v, prev, cur);
 }
 
 void top_sample_free(struct top_sample *s)

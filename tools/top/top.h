@@ -6,8 +6,10 @@
  *                read its maps into a struct top_sample
  *   privilege.c  say which capability or kernel feature is missing
  *   findpid.c    find the vyred that listens on a unix socket path
+ *   gpus.c       one struct top_gpu per GPU from the loops' gpu_state
+ *                records and the per-GPU counters: pure, unit-tested
  *   stats.c      turn two samples into a struct top_view (rates, ratios,
- *                percentiles, sorted client rows): pure, unit-tested
+ *                percentiles, sorted client and GPU rows): pure, unit-tested
  *   refresh.c    the two samples a view is built from
  *   print.c      a view as plain text (-b) or one JSON object (--json)
  *   ui.c         the interactive ncurses screen
@@ -38,6 +40,28 @@ struct top_client {
 	uint64_t drains;
 	uint64_t errors;
 	uint64_t backpressure;
+	uint32_t gpu; /* client_connect's GPU index, valid when flags has CONNECTED */
+};
+
+/*
+ * One GPU: the latest gpu_state of each of its loops summed (slots, running,
+ * domains, clients, batches and items since vyred started), the GPU-wide
+ * figures of its newest record, and its batches since attach.
+ */
+struct top_gpu {
+	uint32_t gpu;
+	uint32_t loops; /* loops that sent a gpu_state; 0: only counters seen */
+	uint32_t loops_per_gpu;
+	uint32_t ordinal;
+	uint32_t backend; /* VYRE_TM_BACKEND_* */
+	uint32_t mode;	  /* VYRE_TM_MODE_* */
+	uint32_t lost;	  /* any of its loops says so */
+	uint32_t slots, running, domains, clients;
+	uint64_t batches_total, items_total;
+	uint64_t device_bytes_used, device_bytes_max;
+	uint64_t updated_ns; /* of its newest record */
+	char name[VYRE_TM_GPU_NAME_MAX];
+	struct vyre_bpf_gpu c; /* since attach, summed over CPUs */
 };
 
 struct top_sample {
@@ -50,7 +74,9 @@ struct top_sample {
 	uint32_t cap_clients;
 	struct vyre_bpf_slow_batch slow[TOP_SLOW_KEEP]; /* events since the previous sample */
 	uint32_t n_slow;
-	uint64_t slow_events; /* events since the previous sample, kept or not */
+	uint64_t slow_events;			/* events since the previous sample, kept or not */
+	struct top_gpu gpus[VYRE_BPF_MAX_GPUS]; /* by index */
+	uint32_t n_gpus;
 };
 
 /* Release a sample's client array. */
@@ -98,6 +124,18 @@ int top_unix_listener_inode(FILE *net_unix, const char *path, unsigned long *ino
 /* The process holding the listening socket at @path. Returns 0 or -errno with @why. */
 int top_find_socket_owner(const char *path, pid_t *pid, char *why, size_t why_len);
 
+/* ---- gpus.c ---- */
+
+/*
+ * Fill @s->gpus from @n_loops entries of the loops map and the
+ * VYRE_BPF_MAX_GPUS per-GPU counters (already summed over CPUs): a GPU is
+ * listed once a loop of it sent a gpu_state or a batch of it completed.
+ */
+void top_gpus_merge(struct top_sample *s, const struct vyre_bpf_loop *loops, uint32_t n_loops,
+		    const struct vyre_bpf_gpu *per_gpu);
+/* Add @src into @dst field by field (one CPU's share of a per-GPU counter). */
+void top_gpu_counters_add(struct vyre_bpf_gpu *dst, const struct vyre_bpf_gpu *src);
+
 /* ---- stats.c ---- */
 
 enum top_sort {
@@ -136,6 +174,12 @@ struct top_client_row {
 	int connected; /* 0 once client_disconnect was seen */
 };
 
+struct top_gpu_row {
+	struct top_gpu g;
+	double items_per_s;		/* completed, over the interval */
+	struct top_percentiles latency; /* this interval */
+};
+
 struct top_view {
 	pid_t pid;
 	const char *exe;
@@ -157,6 +201,8 @@ struct top_view {
 	const struct vyre_bpf_slow_batch *slow; /* this interval's events */
 	uint32_t n_slow;
 	uint64_t slow_events;
+	struct top_gpu_row gpus[VYRE_BPF_MAX_GPUS]; /* by index */
+	uint32_t n_gpus;
 };
 
 /*
@@ -168,6 +214,9 @@ void top_view_build(struct top_view *v, const struct top_sample *prev, const str
 		    struct top_client_row *rows, enum top_sort sort);
 const char *top_backend_name(const struct vyre_bpf_gauges *g);
 const char *top_mode_name(const struct vyre_bpf_gauges *g);
+/* VYRE_TM_BACKEND_* and VYRE_TM_MODE_* as words. */
+const char *top_backend_word(uint32_t backend);
+const char *top_mode_word(uint32_t mode);
 
 /* ---- print.c ---- */
 

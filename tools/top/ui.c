@@ -73,7 +73,8 @@ static void draw(const struct top_state *st, int have_view, int paused, int help
 				*next++ = '\0';
 			else
 				next = line + strlen(line);
-			int strong = row == 0 || strncmp(line, "  CLIENT", 8) == 0;
+			int strong = row == 0 || strncmp(line, "  CLIENT", 8) == 0 ||
+				     strncmp(line, "     GPU", 8) == 0;
 			if (strong)
 				attron(A_REVERSE);
 			mvaddnstr(row, 0, line, COLS);

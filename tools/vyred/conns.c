@@ -36,7 +36,7 @@ int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, 
 	c->state = VYRE_CONN_ACTIVE;
 	c->active_pos = d->n_active;
 	d->active[d->n_active++] = c->slot;
-	vyre_trace_connect(c);
+	vyre_trace_connect(d, c);
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 
 #include "daemon.h"
 #include "gpus.h"
+#include "trace.h"
 
 /* --gpus LIST against the usable devices; the CPU backend takes any ordinal as a label. */
 static int take_list(struct vyre_shared *sh, const struct vyre_daemon_config *cfg,
@@ -273,6 +274,7 @@ void vyre_gpus_lost(struct vyre_daemon *d, const char *why)
 			if (l != d->loop_index && sh->loops[l].inbox_fd >= 0)
 				eventfd_write(sh->loops[l].inbox_fd, 1);
 	}
+	vyre_trace_gpu_state(d);
 	if (!newly)
 		return;
 	for (uint32_t g = 0; g < sh->n_gpus; g++)
@@ -293,6 +295,7 @@ void vyre_gpus_check(struct vyre_daemon *d)
 		if (!lost(&d->sh->gpus[d->gpu]))
 			return;
 		d->gpu_down = 1;
+		vyre_trace_gpu_state(d);
 	}
 	if (d->n_running)
 		return;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "trace.h"
 #include "sd.h"
 
 #ifndef IORING_OP_FUTEX_WAIT
@@ -50,6 +51,7 @@ enum op_kind {
 	OP_TICK,
 	OP_BACKEND,
 	OP_INBOX,
+	OP_GPU_TICK,
 	OP_WATCHDOG,
 };
 
@@ -148,6 +150,30 @@ void vyre_loop_arm_tick(struct vyre_daemon *d)
 	io_uring_prep_timeout(sqe, &d->tick, 0, 0);
 	io_uring_sqe_set_data64(sqe, op_data(OP_TICK, 0));
 	d->tick_armed = 1;
+}
+
+/*
+ * The gpu_state probe's clock: one timeout a second per loop, always armed,
+ * since a tracer that attaches cannot wake a sleeping loop. It is the only
+ * wake-up an idle loop gets; untraced it costs that and a semaphore load.
+ * The kernel copies the timespec when the timeout is submitted.
+ */
+static void arm_gpu_tick(struct vyre_daemon *d)
+{
+	static struct __kernel_timespec period = {.tv_sec = 1};
+	struct io_uring_sqe *sqe;
+
+	if (d->stopping)
+		return;
+	sqe = get_sqe(d);
+	io_uring_prep_timeout(sqe, &period, 0, 0);
+	io_uring_sqe_set_data64(sqe, op_data(OP_GPU_TICK, 0));
+}
+
+static void on_gpu_tick(struct vyre_daemon *d)
+{
+	vyre_trace_gpu_state(d);
+	arm_gpu_tick(d);
 }
 
 /*
@@ -442,6 +468,8 @@ static void reap_cqes(struct vyre_daemon *d)
 			on_inbox(d);
 		else if (kind == OP_TICK)
 			on_tick(d);
+		else if (kind == OP_GPU_TICK)
+			on_gpu_tick(d);
 		else if (kind == OP_WATCHDOG)
 			on_watchdog(d);
 		else if (kind == OP_SIGNAL)
@@ -608,6 +636,7 @@ int vyre_loop_run(struct vyre_daemon *d)
 	arm_accept(d);
 	arm_signal(d);
 	arm_inbox(d);
+	arm_gpu_tick(d);
 	arm_watchdog(d);
 	io_uring_submit(&d->ring);
 	while (!d->stopping) {

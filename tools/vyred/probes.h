@@ -43,7 +43,8 @@
 	X(error)                                                                                   \
 	X(backpressure)                                                                            \
 	X(client_connect)                                                                          \
-	X(client_disconnect)
+	X(client_disconnect)                                                                       \
+	X(gpu_state)
 
 #if VYRE_PROBES
 
@@ -77,19 +78,23 @@ vyre_probe_complete_arg(const struct vyre_tm_complete *c)
 {
 	return c;
 }
+static inline const struct vyre_tm_gpu *vyre_probe_gpu_arg(const struct vyre_tm_gpu *g)
+{
+	return g;
+}
 
 #define VYRE_PROBE_BATCH_DRAINED(arg) STAP_PROBE1(vyre, batch_drained, vyre_probe_drain_arg(arg))
 #define VYRE_PROBE_DEDUPE(batch_id, items, deduped)                                                \
 	STAP_PROBE3(vyre, dedupe, (uint64_t)(batch_id), (uint32_t)(items), (uint32_t)(deduped))
 #define VYRE_PROBE_PLAN(arg)  STAP_PROBE1(vyre, plan, vyre_probe_plan_arg(arg))
 #define VYRE_PROBE_ARENA(arg) STAP_PROBE1(vyre, arena, vyre_probe_arena_arg(arg))
-#define VYRE_PROBE_DISPATCH_BEGIN(batch_id, launches, backend, mode)                               \
-	STAP_PROBE4(vyre, dispatch_begin, (uint64_t)(batch_id), (uint32_t)(launches),              \
-		    (uint32_t)(backend), (uint32_t)(mode))
-#define VYRE_PROBE_DISPATCH_END(batch_id, status, executed, dispatch_ns, backend, mode)            \
-	STAP_PROBE6(vyre, dispatch_end, (uint64_t)(batch_id), (int32_t)(status),                   \
+#define VYRE_PROBE_DISPATCH_BEGIN(batch_id, launches, backend, mode, gpu)                          \
+	STAP_PROBE5(vyre, dispatch_begin, (uint64_t)(batch_id), (uint32_t)(launches),              \
+		    (uint32_t)(backend), (uint32_t)(mode), (uint32_t)(gpu))
+#define VYRE_PROBE_DISPATCH_END(batch_id, status, executed, dispatch_ns, backend, mode, gpu)       \
+	STAP_PROBE7(vyre, dispatch_end, (uint64_t)(batch_id), (int32_t)(status),                   \
 		    (uint32_t)(executed), (uint64_t)(dispatch_ns), (uint32_t)(backend),            \
-		    (uint32_t)(mode))
+		    (uint32_t)(mode), (uint32_t)(gpu))
 #define VYRE_PROBE_COMPLETE(arg) STAP_PROBE1(vyre, complete, vyre_probe_complete_arg(arg))
 #define VYRE_PROBE_ERROR(client_id, pid, code, count)                                              \
 	STAP_PROBE4(vyre, error, (uint32_t)(client_id), (uint32_t)(pid), (int32_t)(code),          \
@@ -97,12 +102,13 @@ vyre_probe_complete_arg(const struct vyre_tm_complete *c)
 #define VYRE_PROBE_BACKPRESSURE(client_id, pid, reason, depth)                                     \
 	STAP_PROBE4(vyre, backpressure, (uint32_t)(client_id), (uint32_t)(pid),                    \
 		    (uint32_t)(reason), (uint32_t)(depth))
-#define VYRE_PROBE_CLIENT_CONNECT(client_id, pid, uid, domain_id)                                  \
-	STAP_PROBE4(vyre, client_connect, (uint32_t)(client_id), (uint32_t)(pid), (uint32_t)(uid), \
-		    (uint32_t)(domain_id))
+#define VYRE_PROBE_CLIENT_CONNECT(client_id, pid, uid, domain_id, gpu)                             \
+	STAP_PROBE5(vyre, client_connect, (uint32_t)(client_id), (uint32_t)(pid), (uint32_t)(uid), \
+		    (uint32_t)(domain_id), (uint32_t)(gpu))
 #define VYRE_PROBE_CLIENT_DISCONNECT(client_id, pid, reason)                                       \
 	STAP_PROBE3(vyre, client_disconnect, (uint32_t)(client_id), (uint32_t)(pid),               \
 		    (int32_t)(reason))
+#define VYRE_PROBE_GPU_STATE(arg) STAP_PROBE1(vyre, gpu_state, vyre_probe_gpu_arg(arg))
 
 #else /* !VYRE_PROBES */
 
@@ -117,19 +123,20 @@ static inline void vyre_probe_discard(int unused, ...)
 #define VYRE_PROBE_DEDUPE(batch_id, items, deduped) vyre_probe_discard(0, batch_id, items, deduped)
 #define VYRE_PROBE_PLAN(arg)			    vyre_probe_discard(0, arg)
 #define VYRE_PROBE_ARENA(arg)			    vyre_probe_discard(0, arg)
-#define VYRE_PROBE_DISPATCH_BEGIN(batch_id, launches, backend, mode)                               \
-	vyre_probe_discard(0, batch_id, launches, backend, mode)
-#define VYRE_PROBE_DISPATCH_END(batch_id, status, executed, dispatch_ns, backend, mode)            \
-	vyre_probe_discard(0, batch_id, status, executed, dispatch_ns, backend, mode)
+#define VYRE_PROBE_DISPATCH_BEGIN(batch_id, launches, backend, mode, gpu)                          \
+	vyre_probe_discard(0, batch_id, launches, backend, mode, gpu)
+#define VYRE_PROBE_DISPATCH_END(batch_id, status, executed, dispatch_ns, backend, mode, gpu)       \
+	vyre_probe_discard(0, batch_id, status, executed, dispatch_ns, backend, mode, gpu)
 #define VYRE_PROBE_COMPLETE(arg) vyre_probe_discard(0, arg)
 #define VYRE_PROBE_ERROR(client_id, pid, code, count)                                              \
 	vyre_probe_discard(0, client_id, pid, code, count)
 #define VYRE_PROBE_BACKPRESSURE(client_id, pid, reason, depth)                                     \
 	vyre_probe_discard(0, client_id, pid, reason, depth)
-#define VYRE_PROBE_CLIENT_CONNECT(client_id, pid, uid, domain_id)                                  \
-	vyre_probe_discard(0, client_id, pid, uid, domain_id)
+#define VYRE_PROBE_CLIENT_CONNECT(client_id, pid, uid, domain_id, gpu)                             \
+	vyre_probe_discard(0, client_id, pid, uid, domain_id, gpu)
 #define VYRE_PROBE_CLIENT_DISCONNECT(client_id, pid, reason)                                       \
 	vyre_probe_discard(0, client_id, pid, reason)
+#define VYRE_PROBE_GPU_STATE(arg) vyre_probe_discard(0, arg)
 
 #endif /* VYRE_PROBES */
 

@@ -121,7 +121,7 @@ void vyre_trace_dispatch_begin_fire(struct vyre_daemon *d, const struct vyre_bat
 {
 	uint32_t backend, mode;
 	backend_mode(d, &backend, &mode);
-	VYRE_PROBE_DISPATCH_BEGIN(b->stats.seq, b->plan.n_launches, backend, mode);
+	VYRE_PROBE_DISPATCH_BEGIN(b->stats.seq, b->plan.n_launches, backend, mode, d->gpu);
 }
 
 void vyre_trace_dispatch_end_fire(struct vyre_daemon *d, const struct vyre_batch *b, int status,
@@ -130,14 +130,17 @@ void vyre_trace_dispatch_end_fire(struct vyre_daemon *d, const struct vyre_batch
 	uint32_t backend, mode;
 	backend_mode(d, &backend, &mode);
 	VYRE_PROBE_DISPATCH_END(b->stats.seq, status, b->plan.n_order, vyre_now_ns() - start,
-				backend, mode);
+				backend, mode, d->gpu);
 }
 
-void vyre_trace_cqes_begin_fire(struct vyre_trace_cqes *t, uint64_t batch_id)
+void vyre_trace_cqes_begin_fire(struct vyre_trace_cqes *t, const struct vyre_daemon *d,
+				uint64_t batch_id)
 {
 	memset(&t->batch, 0, sizeof(t->batch));
 	t->batch.bytes = sizeof(t->batch);
 	t->batch.batch_id = batch_id;
+	t->batch.gpu = d->gpu;
+	t->batch.loop = d->loop_index;
 	t->client_errors = 0;
 	t->client_code = 0;
 }
@@ -148,4 +151,55 @@ void vyre_trace_client_done_fire(struct vyre_trace_cqes *t, const struct vyre_co
 		VYRE_PROBE_ERROR(c->id, c->pid, t->client_code, t->client_errors);
 	t->client_errors = 0;
 	t->client_code = 0;
+}
+
+static uint32_t live_domains(const struct vyre_daemon *d)
+{
+	uint32_t n = 0;
+	for (uint32_t s = 0; d->domains && s < d->cfg.max_domains; s++)
+		n += d->domains[s].live != 0;
+	return n;
+}
+
+/*
+ * The GPU's own figures (docs/design.md 8.8). A loop whose GPU table is not
+ * filled in (no --gpus list: a test's lone loop) reports zeros and its own
+ * view of the loss.
+ */
+static void gpu_figures(const struct vyre_daemon *d, struct vyre_tm_gpu *g)
+{
+	const struct vyre_shared *sh = d->sh;
+
+	g->lost = d->gpu_down != 0;
+	if (!sh || d->gpu >= sh->n_gpus)
+		return;
+	const struct vyre_gpu *gp = &sh->gpus[d->gpu];
+	g->ordinal = gp->ordinal;
+	g->loops_per_gpu = gp->n_loops;
+	g->lost |= __atomic_load_n(&gp->lost, __ATOMIC_RELAXED) != 0;
+	g->device_bytes_max = __atomic_load_n(&gp->device_bytes_max, __ATOMIC_RELAXED);
+	g->device_bytes_used = __atomic_load_n(&gp->device_bytes_used, __ATOMIC_RELAXED);
+	_Static_assert(sizeof(g->name) >= sizeof(gp->name), "GPU name fits the record");
+	memcpy(g->name, gp->name, sizeof(gp->name));
+	g->name[sizeof(g->name) - 1] = '\0';
+}
+
+void vyre_trace_gpu_state_fire(struct vyre_daemon *d)
+{
+	struct vyre_tm_gpu g;
+
+	memset(&g, 0, sizeof(g));
+	g.bytes = sizeof(g);
+	g.gpu = d->gpu;
+	g.loop = d->loop_index;
+	backend_mode(d, &g.backend, &g.mode);
+	g.slots = d->n_slots;
+	g.running = d->n_running;
+	g.domains = live_domains(d);
+	g.clients = d->n_active;
+	g.batches = d->batches;
+	g.items = d->items_total;
+	gpu_figures(d, &g);
+	g.time_ns = vyre_now_ns();
+	VYRE_PROBE_GPU_STATE(&g);
 }

@@ -76,10 +76,10 @@ static inline void vyre_trace_error(uint32_t client_id, pid_t pid, int code)
 		VYRE_PROBE_ERROR(client_id, pid, code, 1);
 }
 
-static inline void vyre_trace_connect(const struct vyre_conn *c)
+static inline void vyre_trace_connect(const struct vyre_daemon *d, const struct vyre_conn *c)
 {
 	if (VYRE_PROBE_ENABLED(client_connect))
-		VYRE_PROBE_CLIENT_CONNECT(c->id, c->pid, c->uid, c->domain->id);
+		VYRE_PROBE_CLIENT_CONNECT(c->id, c->pid, c->uid, c->domain->id, d->gpu);
 }
 
 static inline void vyre_trace_disconnect(const struct vyre_conn *c, int reason)
@@ -96,12 +96,14 @@ struct vyre_trace_cqes {
 	struct vyre_tm_complete batch;
 };
 
-void vyre_trace_cqes_begin_fire(struct vyre_trace_cqes *t, uint64_t batch_id);
-static inline void vyre_trace_cqes_begin(struct vyre_trace_cqes *t, uint64_t batch_id)
+void vyre_trace_cqes_begin_fire(struct vyre_trace_cqes *t, const struct vyre_daemon *d,
+				uint64_t batch_id);
+static inline void vyre_trace_cqes_begin(struct vyre_trace_cqes *t, const struct vyre_daemon *d,
+					 uint64_t batch_id)
 {
 	t->on = VYRE_PROBE_ENABLED(complete) || VYRE_PROBE_ENABLED(error);
 	if (t->on)
-		vyre_trace_cqes_begin_fire(t, batch_id);
+		vyre_trace_cqes_begin_fire(t, d, batch_id);
 }
 
 static inline void vyre_trace_cqe(struct vyre_trace_cqes *t, uint64_t submit_ns,
@@ -126,6 +128,18 @@ static inline void vyre_trace_cqes_end(struct vyre_trace_cqes *t)
 {
 	if (t->on && VYRE_PROBE_ENABLED(complete))
 		VYRE_PROBE_COMPLETE(&t->batch);
+}
+
+/*
+ * gpu_state: this loop's view of its GPU (struct vyre_tm_gpu). The loop
+ * calls it once a second from its timer; fault handling calls it at once
+ * when the GPU is lost, so a tracer sees the loss before the next tick.
+ */
+void vyre_trace_gpu_state_fire(struct vyre_daemon *d);
+static inline void vyre_trace_gpu_state(struct vyre_daemon *d)
+{
+	if (VYRE_PROBE_ENABLED(gpu_state))
+		vyre_trace_gpu_state_fire(d);
 }
 
 #endif /* VYRED_TRACE_H */
