@@ -108,7 +108,7 @@ static void draw(const struct gpus_fig *f, FILE *gp)
 		if (!f->panel[p].n)
 			continue;
 		fprintf(gp, "set title '%s'\nset ylabel '%s'\nset format y '%s'\n", titles[p],
-			ylabels[p], p == CLOSED_P50 ? "%g" : "%.0s%c");
+			ylabels[p], p == CLOSED_P50 ? "%g" : "%.1s%c");
 		fprintf(gp,
 			"plot 'gpus.%u.dat' using 2:xtic(1) lc 1 title '1 GPU (--gpus A)', "
 			"'' using 3 lc 2 title ",

@@ -126,6 +126,17 @@ tm_bpftrace_stop() {
 	}
 }
 
+# tm_items FILE...: the items the producers' JSON outputs (vyre-tm-producer) add up to.
+tm_items() {
+	python3 -c 'import json,sys; print(sum(json.load(open(a))["items"] for a in sys.argv[1:]))' "$@"
+}
+
+# tm_idle_top SOCKET OUT: one `vyre-top --json` refresh 1.5 s after it
+# attached (so at least one gpu_state of every loop) into OUT.
+tm_idle_top() {
+	"$TOP" --socket "$1" --json -n 1 -d 1.5 >"$2" 2>"$2.err" || fail "idle vyre-top: $(cat "$2.err")"
+}
+
 # tm_top_start OUT N D ARGS...: run `vyre-top -b -n N -d D ARGS...` in the
 # background, stdout to OUT, and wait until it has attached.
 tm_top_start() {

@@ -85,14 +85,7 @@ static int start(const char *const *args)
 
 static int stop(void)
 {
-	int st = vyre_test_daemon_stop(&dmn);
-
-	if (st != 0) {
-		vyre_test_daemon_dump_log(&dmn);
-		FAIL("vyred exited %d", st);
-	}
-	vyre_test_daemon_cleanup(&dmn);
-	return 0;
+	return vyre_test_daemon_finish(&dmn);
 }
 
 static int root_served(void)

@@ -337,22 +337,11 @@ static int bad_flags(void)
 
 int main(void)
 {
+	static int (*const with_daemon[])(void) = {placement, one_gpu_faults, every_gpu_faults};
 	int rc = bad_flags();
 
-	if (rc == 0) {
-		rc = placement();
-		if (rc != 0)
-			vyre_test_daemon_dump_log(&daemon_);
-		vyre_test_daemon_cleanup(&daemon_);
-	}
-	if (rc == 0) {
-		rc = one_gpu_faults();
-		if (rc != 0)
-			vyre_test_daemon_dump_log(&daemon_);
-		vyre_test_daemon_cleanup(&daemon_);
-	}
-	if (rc == 0) {
-		rc = every_gpu_faults();
+	for (size_t i = 0; rc == 0 && i < sizeof(with_daemon) / sizeof(with_daemon[0]); i++) {
+		rc = with_daemon[i]();
 		if (rc != 0)
 			vyre_test_daemon_dump_log(&daemon_);
 		vyre_test_daemon_cleanup(&daemon_);

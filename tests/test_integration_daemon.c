@@ -234,3 +234,15 @@ uint64_t vyre_test_scale(void)
 
 	return v ? v : 1;
 }
+
+int vyre_test_daemon_finish(struct vyre_test_daemon *d)
+{
+	const int st = vyre_test_daemon_stop(d);
+
+	if (st != 0) {
+		fprintf(stderr, "FAIL: vyred exited %d\n", st);
+		vyre_test_daemon_dump_log(d);
+	}
+	vyre_test_daemon_cleanup(d);
+	return st == 0 ? 0 : -1;
+}

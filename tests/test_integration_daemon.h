@@ -54,6 +54,12 @@ int vyre_test_daemon_start(struct vyre_test_daemon *d, const char *const *extra)
 /* SIGTERM, wait; returns the exit status (0 is a clean stop) or -1 if it was killed. */
 int vyre_test_daemon_stop(struct vyre_test_daemon *d);
 
+/*
+ * The end of a test's daemon: stop it; unless it exited 0, print why and
+ * its log. The directory is removed either way. Returns 0 or -1.
+ */
+int vyre_test_daemon_finish(struct vyre_test_daemon *d);
+
 /* SIGKILL and reap (for tests of a dying daemon). */
 void vyre_test_daemon_kill(struct vyre_test_daemon *d);
 

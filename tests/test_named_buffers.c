@@ -528,14 +528,7 @@ static int start(const char *const *extra)
 
 static int stop(void)
 {
-	int rc = vyre_test_daemon_stop(&dmn);
-
-	if (rc != 0) {
-		vyre_test_daemon_dump_log(&dmn);
-		FAIL("vyred exited %d", rc);
-	}
-	vyre_test_daemon_cleanup(&dmn);
-	return 0;
+	return vyre_test_daemon_finish(&dmn);
 }
 
 static int shared_suite(const char *const *extra, const char *what)

@@ -337,6 +337,47 @@ def views(sock):
     print("ok: memoryview and numpy views share the heap bytes")
 
 
+def named(sock):
+    """Named buffers (issue 14): two clients of one domain meet by name."""
+    with vyre.connect(sock, domain="py-named") as a, vyre.connect(sock, domain="py-named") as b:
+        made = a.create("py.counter", 16)
+        made.words[0] = 41
+        seen = b.open("py.counter")
+        check(seen.handle == made.handle and seen.nbytes == 16, f"open gave {seen}")
+        check(seen.words[0] == 41, "the opener does not see the creator's bytes")
+        b.submit((vyre.OP_ADD, seen.handle, seen.handle, 1))
+        got = b.wait()
+        check(got[0].ok and made.words[0] == 42, f"ADD through the opened handle: {got}")
+        a.create("py.b", 4, vyre.BUF_DEVICE)
+        names = b.names()
+        check([n[0] for n in names] == ["py.b", "py.counter"], f"names: {names}")
+        check(names[0][3] == vyre.BUF_DEVICE, f"the device buffer's flags: {names[0]}")
+        try:
+            a.create("py.counter", 4)
+            fail("a second buffer of one name")
+        except vyre.Exists:
+            pass
+        for bad in ("", ".x", "a/b", "x" * 49):
+            try:
+                a.create(bad, 4)
+                fail(f"the bad name {bad!r} was taken")
+            except vyre.Invalid:
+                pass
+        b.free_name("py.counter")
+        try:
+            a.open("py.counter")
+            fail("open after free_name")
+        except vyre.NoEntry:
+            pass
+    with vyre.connect(sock, domain="py-other") as other:
+        try:
+            other.open("py.b")
+            fail("a name seen from another domain")
+        except vyre.NoEntry:
+            pass
+    print("ok: named buffers: create, open, names, free_name; Exists, Invalid, NoEntry")
+
+
 def event_fd_and_death(d):
     c = vyre.connect(d.sock)
     fd = c.event_fd()
@@ -385,6 +426,7 @@ def main():
             chains(d.sock)
             errors(d.sock, tmp)
             views(d.sock)
+            named(d.sock)
             example(d.sock)
             event_fd_and_death(d)
             d.check_log()

@@ -38,15 +38,14 @@ EXE=$(readlink "/proc/$VYRED_PID/exe")
 
 ALL_ITEMS=0 # every item vyred completed, over both GPUs
 count_loads() {
-	ALL_ITEMS=$((ALL_ITEMS + $(python3 -c 'import json,sys; print(sum(json.load(open(a))["items"] for a in sys.argv[1:]))' "$@")))
+	ALL_ITEMS=$((ALL_ITEMS + $(tm_items "$@")))
 }
 
 # idle_look CLIENTS0 CLIENTS1 MIN0 MIN1: one refresh 1.5 s after attaching:
 # each GPU's clients and domains, at least MINi items since start on GPU i,
 # and every item of every load so far over both.
 idle_look() {
-	"$TOP" --socket "$SOCK" --json -n 1 -d 1.5 >"$TM_TMP/idle.json" 2>"$TM_TMP/idle.err" ||
-		fail "idle vyre-top: $(cat "$TM_TMP/idle.err")"
+	tm_idle_top "$SOCK" "$TM_TMP/idle.json"
 	python3 - "$TM_TMP/idle.json" "$@" "$ALL_ITEMS" <<'PY' || fail "the idle GPU rows"
 import json, sys
 o = json.loads(open(sys.argv[1]).read())
@@ -135,7 +134,7 @@ run_bt() {
 	"$PRODUCER" --socket "$SOCK" --pairs "$PAIRS" >"$TM_TMP/bt.2.json" || fail "a producer failed"
 	exec 8>&-
 	wait "$p1" || fail "the held producer failed"
-	ITEMS=$(python3 -c 'import json,sys; print(sum(json.load(open(a))["items"] for a in sys.argv[1:]))' "$TM_TMP"/bt.[12].json)
+	ITEMS=$(tm_items "$TM_TMP"/bt.[12].json)
 	sleep 1.2
 	tm_bpftrace_stop
 }

@@ -44,15 +44,14 @@ tm_track "$VYRED_PID"
 tm_wait_for "$TM_TMP/vyred.log" "ready \(pid $VYRED_PID\)" 30 || fail "vyred did not start"
 ALL_ITEMS=0 # every item vyred has completed: what its gpu_state records say
 count_load() {
-	ALL_ITEMS=$((ALL_ITEMS + $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["items"])' "$1")))
+	ALL_ITEMS=$((ALL_ITEMS + $(tm_items "$1")))
 }
 
 # idle_gpu_row CLIENTS: an idle vyre-top, one refresh 1.5 s after attaching,
 # shows GPU 0 from its loop's gpu_state alone: no batch since attach, every
 # item since vyred started, CLIENTS clients in as many private domains.
 idle_gpu_row() {
-	"$TOP" --socket "$SOCK" --json -n 1 -d 1.5 >"$TM_TMP/idle.json" 2>"$TM_TMP/idle.err" ||
-		fail "idle vyre-top: $(cat "$TM_TMP/idle.err")"
+	tm_idle_top "$SOCK" "$TM_TMP/idle.json"
 	python3 - "$TM_TMP/idle.json" "$ALL_ITEMS" "$1" <<'PY' || fail "the idle GPU row"
 import json, sys
 o = json.loads(open(sys.argv[1]).read())

@@ -23,7 +23,7 @@ import collections
 import ctypes
 import enum
 
-from ._lib import ConnectOptsC, CqeC, WorkItemC, lib
+from ._lib import BUFFER_NAME_MAX, BufferInfoC, ConnectOptsC, CqeC, WorkItemC, lib
 
 try:
     import numpy as _np
@@ -67,6 +67,8 @@ class Err(enum.IntEnum):
     TIMEDOUT = -7
     PROTO = -8
     CANCELED = -9
+    EXIST = -10
+    NOENT = -11
 
 
 globals().update({f"OP_{o.name}": o for o in Op})
@@ -139,6 +141,14 @@ class Canceled(VyreError):
     """VYRE_E_CANCELED"""
 
 
+class Exists(VyreError):
+    """VYRE_E_EXIST: the domain has a live buffer of that name."""
+
+
+class NoEntry(VyreError):
+    """VYRE_E_NOENT: the domain has no buffer of that name."""
+
+
 _SUBCLASS = {
     Err.INVAL: Invalid,
     Err.AGAIN: Again,
@@ -149,6 +159,8 @@ _SUBCLASS = {
     Err.TIMEDOUT: TimedOut,
     Err.PROTO: ProtocolError,
     Err.CANCELED: Canceled,
+    Err.EXIST: Exists,
+    Err.NOENT: NoEntry,
 }
 
 
@@ -294,6 +306,42 @@ class Client:
         if b is not None:
             b._raw = None
         _check(rc, "free")
+
+    def create(self, name, nbytes, flags=0):
+        """vyre_buffer_create: a zero-filled Buffer of nbytes named name in the domain."""
+        h = ctypes.c_uint32()
+        _check(
+            lib.vyre_buffer_create(self._live(), name.encode(), nbytes, flags, ctypes.byref(h)),
+            "create",
+        )
+        b = Buffer(self, h.value, nbytes, flags)
+        self._buffers[b.handle] = b
+        return b
+
+    def open(self, name):
+        """vyre_buffer_open: the Buffer another client of the domain created as name."""
+        h, n, f = ctypes.c_uint32(), ctypes.c_uint32(), ctypes.c_uint32()
+        _check(
+            lib.vyre_buffer_open(
+                self._live(), name.encode(), ctypes.byref(h), ctypes.byref(n), ctypes.byref(f)
+            ),
+            "open",
+        )
+        return self._buffers.get(h.value) or Buffer(self, h.value, n.value, f.value)
+
+    def names(self):
+        """vyre_buffer_list: [(name, handle, bytes, flags)] of the domain, in name order."""
+        cap = 64
+        while True:
+            out = (BufferInfoC * cap)()
+            n = _check(lib.vyre_buffer_list(self._live(), out, cap), "list")
+            if n <= cap:
+                return [(i.name.decode(), i.handle, i.bytes, i.flags) for i in out[:n]]
+            cap = n
+
+    def free_name(self, name):
+        """vyre_buffer_free_name: free the domain's buffer named name."""
+        _check(lib.vyre_buffer_free_name(self._live(), name.encode()), "free_name")
 
     def buffer(self, handle):
         """A Buffer for a handle of the domain (another client's, say); Invalid if unknown."""

@@ -39,6 +39,20 @@ class CqeC(ctypes.Structure):
     ]
 
 
+BUFFER_NAME_MAX = 48
+
+
+class BufferInfoC(ctypes.Structure):
+    """struct vyre_buffer_info: one named buffer of the domain."""
+
+    _fields_ = [
+        ("name", ctypes.c_char * (BUFFER_NAME_MAX + 1)),
+        ("handle", c_u32),
+        ("bytes", c_u32),
+        ("flags", c_u32),
+    ]
+
+
 class ConnectOptsC(ctypes.Structure):
     """struct vyre_connect_opts."""
 
@@ -100,6 +114,13 @@ def _declare(lib):
         "vyre_close": (None, [P]),
         "vyre_buffer_alloc": (I, [P, c_u32, c_u32, ctypes.POINTER(c_u32)]),
         "vyre_buffer_free": (I, [P, c_u32]),
+        "vyre_buffer_create": (I, [P, ctypes.c_char_p, c_u32, c_u32, ctypes.POINTER(c_u32)]),
+        "vyre_buffer_open": (
+            I,
+            [P, ctypes.c_char_p, ctypes.POINTER(c_u32), ctypes.POINTER(c_u32), ctypes.POINTER(c_u32)],
+        ),
+        "vyre_buffer_list": (I, [P, ctypes.POINTER(BufferInfoC), c_u32]),
+        "vyre_buffer_free_name": (I, [P, ctypes.c_char_p]),
         "vyre_buffer_ptr": (P, [P, c_u32, ctypes.POINTER(c_u32)]),
         "vyre_submit": (I, [P, ctypes.POINTER(WorkItemC), c_u64, c_u32]),
         "vyre_submit_batch": (I, [P, ctypes.POINTER(WorkItemC), ctypes.POINTER(c_u64), c_u32]),
