@@ -95,17 +95,24 @@ static int one_item(struct vyre_client *c, const struct vyre_work_item *it, unsi
 	return cqe.status == want ? 0 : VYRE_E_PROTO;
 }
 
-static int invalid(struct vyre_client *c, unsigned long k, struct tally *t)
+/* One round trip of @it, which must fail with VYRE_E_INVAL; @kind: where it is tallied. */
+static int one_invalid(struct vyre_client *c, const struct vyre_work_item *it, unsigned long k,
+		       struct tally *t, unsigned long *kind)
 {
-	const struct vyre_work_item it = {VYRE_OP_FILL, 0, BAD_HANDLE, 0};
-	int rc = one_item(c, &it, k, VYRE_E_INVAL);
+	int rc = one_item(c, it, k, VYRE_E_INVAL);
 	if (rc)
 		return rc;
 	t->items++;
 	t->errors++;
-	t->rejected++;
+	(*kind)++;
 	t->round_trips++;
 	return 0;
+}
+
+static int invalid(struct vyre_client *c, unsigned long k, struct tally *t)
+{
+	const struct vyre_work_item it = {VYRE_OP_FILL, 0, BAD_HANDLE, 0};
+	return one_invalid(c, &it, k, t, &t->rejected);
 }
 
 /* A DFA_SCAN of out[0] through the malformed table @table: fails when it runs. */
@@ -113,14 +120,7 @@ static int bad_table_scan(struct vyre_client *c, uint32_t table, const uint32_t 
 			  unsigned long k, struct tally *t)
 {
 	const struct vyre_work_item it = {VYRE_OP_DFA_SCAN, out[0], out[1 + k % (OUTS - 1)], table};
-	int rc = one_item(c, &it, k, VYRE_E_INVAL);
-	if (rc)
-		return rc;
-	t->items++;
-	t->errors++;
-	t->exec_invalid++;
-	t->round_trips++;
-	return 0;
+	return one_invalid(c, &it, k, t, &t->exec_invalid);
 }
 
 static int readback(struct vyre_client *c, uint32_t dev, const uint32_t *out, unsigned long k,
