@@ -250,7 +250,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc || (openmetrics && (listen_at || batch))) {
+	if (optind != argc || openmetrics + (listen_at != NULL) + batch > 1) {
 		usage(stderr);
 		return 2;
 	}
