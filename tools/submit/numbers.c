@@ -17,12 +17,14 @@ int vyre_submit_number(const char *s, uint64_t max, uint64_t *out)
 	for (; *s; s++) {
 		uint64_t d;
 
-		if (*s >= '0' && *s <= '9')
-			d = (uint64_t)(*s - '0');
-		else if (base == 16 && *s >= 'a' && *s <= 'f')
-			d = (uint64_t)(*s - 'a' + 10);
-		else if (base == 16 && *s >= 'A' && *s <= 'F')
-			d = (uint64_t)(*s - 'A' + 10);
+		const unsigned char c = (unsigned char)*s;
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (base == 16 && c >= 'a' && c <= 'f')
+			d = c - 'a' + 10u;
+		else if (base == 16 && c >= 'A' && c <= 'F')
+			d = c - 'A' + 10u;
 		else
 			return -1;
 		if (d > max || v > (max - d) / base)

@@ -169,12 +169,16 @@ void vyre_gpus_device_limit(struct vyre_daemon *d)
 			return;
 		}
 	}
+	/* every GPU naming this ordinal, this one included */
+	const uint32_t on_device = gpus_on_device(sh, gpu->ordinal);
+	const uint32_t sharing = on_device ? on_device : 1;
+
 	if (d->backend_ops->device_free_bytes)
 		free_bytes = d->backend_ops->device_free_bytes(d->backend);
 	if (d->cfg.device_bytes_set)
 		gpu->device_bytes_max = d->cfg.device_bytes_max;
 	else if (free_bytes)
-		gpu->device_bytes_max = free_bytes / 4 * 3 / gpus_on_device(sh, gpu->ordinal);
+		gpu->device_bytes_max = free_bytes / 4 * 3 / sharing;
 	else
 		gpu->device_bytes_max = 1ull << 30;
 	vyre_log("GPU %u (ordinal %u, %s): loops %u-%u, device buffers up to %llu bytes "
