@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "lex.h"
+#include "numbers.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,17 +10,6 @@
 static int is_blank(unsigned char c)
 {
 	return c == ' ' || c == '\t' || c == '\r';
-}
-
-static int hex_value(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 __attribute__((format(printf, 3, 4))) static int fail(struct vyre_submit_error *err, size_t pos,
@@ -92,8 +82,9 @@ static int lex_quoted(const char *line, size_t len, size_t *pos, char *out, size
 			out[n++] = '\0';
 			break;
 		case 'x': {
-			int hi = i < len ? hex_value((unsigned char)line[i]) : -1;
-			int lo = i + 1 < len ? hex_value((unsigned char)line[i + 1]) : -1;
+			int hi = i < len ? vyre_submit_hex_digit((unsigned char)line[i]) : -1;
+			int lo =
+			    i + 1 < len ? vyre_submit_hex_digit((unsigned char)line[i + 1]) : -1;
 
 			if (hi < 0 || lo < 0)
 				return fail(err, i - 2, "\\x needs two hex digits");

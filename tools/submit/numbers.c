@@ -4,6 +4,17 @@
 
 #include <string.h>
 
+int vyre_submit_hex_digit(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 int vyre_submit_number(const char *s, uint64_t max, uint64_t *out)
 {
 	uint64_t v = 0, base = 10;
@@ -15,18 +26,12 @@ int vyre_submit_number(const char *s, uint64_t max, uint64_t *out)
 	if (!*s)
 		return -1;
 	for (; *s; s++) {
-		uint64_t d;
+		const int digit = vyre_submit_hex_digit((unsigned char)*s);
 
-		const unsigned char c = (unsigned char)*s;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (base == 16 && c >= 'a' && c <= 'f')
-			d = c - 'a' + 10u;
-		else if (base == 16 && c >= 'A' && c <= 'F')
-			d = c - 'A' + 10u;
-		else
+		if (digit < 0 || (uint64_t)digit >= base)
 			return -1;
+		const uint64_t d = (uint64_t)digit;
+
 		if (d > max || v > (max - d) / base)
 			return -1;
 		v = v * base + d;

@@ -8,6 +8,9 @@
 
 #include <stdint.h>
 
+/* The value of hexadecimal digit @c (either case), or -1. */
+int vyre_submit_hex_digit(unsigned char c);
+
 /* Decimal, or hexadecimal after 0x, at most @max: 0, or -1 for anything else. */
 int vyre_submit_number(const char *s, uint64_t max, uint64_t *out);
 

@@ -232,17 +232,6 @@ static int add_buffer(struct parser *ps, const struct vyre_submit_token *t,
 	return add_stmt(ps, kind, p->n_buffers - 1, 0);
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decodes the initialiser tokens tok[first..n) of kind @kind into b->data. */
 static int buffer_data(struct parser *ps, struct vyre_submit_buffer *b, const char *kind,
 		       uint32_t first)
@@ -283,7 +272,8 @@ static int buffer_data(struct parser *ps, struct vyre_submit_buffer *b, const ch
 			if (t->quoted || t->len % 2)
 				return perr(ps, t, "hex needs an even number of hex digits");
 			for (uint32_t k = 0; k < t->len; k += 2) {
-				int hi = hex_digit(t->s[k]), lo = hex_digit(t->s[k + 1]);
+				int hi = vyre_submit_hex_digit((unsigned char)t->s[k]),
+				    lo = vyre_submit_hex_digit((unsigned char)t->s[k + 1]);
 
 				if (hi < 0 || lo < 0)
 					return perr(ps, t, "'%s' is not hex", t->s);
