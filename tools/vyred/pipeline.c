@@ -116,11 +116,15 @@ static void count_plan(struct vyre_plan_totals *t, const struct vyre_batch *b)
 	t->groups += b->plan.n_groups;
 	t->barriers += b->plan.n_groups ? b->plan.n_groups - 1 : 0;
 	t->launches += b->plan.n_launches;
-	for (uint32_t i = 0; i < b->n_accepted; i++) {
+	/* an accepted item ran, was satisfied by another, or was refused */
+	const uint32_t settled = b->plan.n_order + b->stats.deduped;
+
+	t->invalid += b->n_accepted > settled ? b->n_accepted - settled : 0;
+	/* per item only where something was deduplicated: the common batch pays nothing */
+	for (uint32_t i = 0; b->stats.deduped && i < b->n_accepted; i++) {
 		const struct vyre_exec_item *it = &b->exec[i];
 
-		t->invalid += b->status[i] != 0;
-		if (b->stats.deduped && b->status[i] == 0 && b->dedup_of[i] != VYRE_PLAN_NO_DEDUPE)
+		if (b->status[i] == 0 && b->dedup_of[i] != VYRE_PLAN_NO_DEDUPE)
 			t->bytes_deduped +=
 			    (uint64_t)it->in_bytes + it->out_bytes + it->table_bytes;
 	}
