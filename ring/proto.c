@@ -176,6 +176,7 @@ int vyre_msg_encode(const struct vyre_msg *m, uint8_t *buf, size_t cap)
 		put32(b + 8, r->domain_id);
 		put32(b + 12, r->sq_entries);
 		put32(b + 16, r->cq_entries);
+		put32(b + 20, r->restarted);
 		put64(b + 24, r->region_bytes);
 		put64(b + 32, r->heap_bytes);
 		break;
@@ -229,7 +230,7 @@ static int zero(const uint8_t *p, size_t n)
 /* Every VYRE_E_* value: the last one in enum vyre_error is the lowest. */
 static int status_ok(int32_t s)
 {
-	return s <= 0 && s >= VYRE_E_NOENT;
+	return s <= 0 && s >= VYRE_E_RESTARTED;
 }
 
 #define BUF_FLAGS (VYRE_BUF_DEVICE | VYRE_BUF_TRANSIENT)
@@ -316,7 +317,8 @@ int vyre_msg_decode(const uint8_t *buf, size_t len, struct vyre_msg *m)
 		r->cq_entries = get32(b + 16);
 		r->region_bytes = get64(b + 24);
 		r->heap_bytes = get64(b + 32);
-		return status_ok(r->status) && zero(b + 20, 4) ? 0 : VYRE_E_PROTO;
+		r->restarted = get32(b + 20);
+		return status_ok(r->status) ? 0 : VYRE_E_PROTO;
 	}
 	case VYRE_MSG_ALLOC:
 		m->u.buffer.bytes = get32(b);

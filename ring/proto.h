@@ -13,14 +13,22 @@
  *		off 10 u16 length       header + body, must equal the type's size
  *		off 12 u32 id           chosen by the client, echoed in the reply
  *
- *	HELLO (client -> vyred, 1 fd: the client's eventfd for vyre_event_fd)
+ *	HELLO (client -> vyred, 1 fd: the client's eventfd for vyre_event_fd;
+ *		with VYRE_HELLO_RESUME 4: it, then the region, heap and ledger
+ *		memfds the client kept)
  *		u32 sq_entries, u32 cq_entries (0 = defaults), u64 heap_bytes,
- *		u32 flags (0), u32 domain_len (0 = private domain, <= 64),
- *		u8 domain[64] (printable ASCII, zero padded)
+ *		u32 flags (VYRE_HELLO_*: bits 0-2, the priority class in bits
+ *		8-11; any other bit is refused with VYRE_E_INVAL), u32 domain_len
+ *		(0 = private domain, <= 64), u8 domain[64] (printable ASCII,
+ *		zero padded)
  *	HELLO_REPLY (vyred -> client; on success 3 fds: region memfd, heap
- *		memfd, the SQ eventfd vyred polls in eventfd doorbell mode)
+ *		memfd, the SQ eventfd vyred polls in eventfd doorbell mode; a
+ *		resumable connection's ledger memfd is a 4th)
  *		i32 status, u32 client_id, u32 domain_id, u32 sq_entries,
- *		u32 cq_entries, u32 zero, u64 region_bytes, u64 heap_bytes
+ *		u32 cq_entries, u32 restarted (a resume: items accepted by the
+ *		dead vyred and not completed, which this one completes with
+ *		VYRE_E_RESTARTED or runs again; else 0), u64 region_bytes,
+ *		u64 heap_bytes
  *	ALLOC	u32 bytes, u32 flags (0, VYRE_BUF_DEVICE or VYRE_BUF_TRANSIENT;
  *		any other value is refused with VYRE_E_INVAL in the reply)
  *	FREE	u32 handle, u32 zero
@@ -67,7 +75,16 @@
 #define VYRE_PROTO_MAGIC     0x43525956u /* "VYRC" little-endian */
 #define VYRE_MSG_HEADER_SIZE 16u
 #define VYRE_MSG_MAX_SIZE    128u
-#define VYRE_MSG_MAX_FDS     3u
+#define VYRE_MSG_MAX_FDS     4u
+
+/* HELLO flags (docs/design.md section 3) */
+#define VYRE_HELLO_RESUMABLE	  (1u << 0) /* keep a ledger fd and sq_accepted for a later resume */
+#define VYRE_HELLO_RESUME	  (1u << 1) /* adopt the region, heap and ledger passed (implies 0) */
+#define VYRE_HELLO_RERUN	  (1u << 2) /* run accepted, uncompleted items again */
+#define VYRE_HELLO_PRIORITY_SHIFT 8u
+#define VYRE_HELLO_PRIORITY_MASK  (0xfu << VYRE_HELLO_PRIORITY_SHIFT)
+#define VYRE_HELLO_VALID                                                                     \
+	(VYRE_HELLO_RESUMABLE | VYRE_HELLO_RESUME | VYRE_HELLO_RERUN | VYRE_HELLO_PRIORITY_MASK)
 
 enum vyre_msg_type {
 	VYRE_MSG_HELLO = 1,
@@ -98,6 +115,7 @@ struct vyre_msg_hello_reply {
 	uint32_t domain_id;
 	uint32_t sq_entries;
 	uint32_t cq_entries;
+	uint32_t restarted;
 	uint64_t region_bytes;
 	uint64_t heap_bytes;
 };

@@ -29,6 +29,8 @@ const char *vyre_strerror(int err)
 		return "a buffer of that name already exists in the domain";
 	case VYRE_E_NOENT:
 		return "no buffer of that name in the domain";
+	case VYRE_E_RESTARTED:
+		return "accepted by a vyred that died before completing it; it may have run";
 	default:
 		return "unknown vyre error";
 	}

@@ -65,6 +65,7 @@ enum vyre_error {
 	VYRE_E_CANCELED = -9, /* an earlier item of its chain failed */
 	VYRE_E_EXIST = -10,   /* a live buffer of the domain already has that name */
 	VYRE_E_NOENT = -11,   /* the domain has no buffer of that name */
+	VYRE_E_RESTARTED = -12, /* accepted by a vyred that died before completing it */
 };
 
 /* One unit of work; the same 16 bytes as vyre's MegakernelWorkItem. */
@@ -124,7 +125,9 @@ struct vyre_region_header {
 	uint8_t pad1[VYRE_CACHELINE - 4];
 	/* line 2: SQ head, written by vyred after consuming slots */
 	uint32_t sq_head;
-	uint8_t pad2[VYRE_CACHELINE - 4];
+	/* resumable connections: SQ position up to which vyred may have started items */
+	uint32_t sq_accepted;
+	uint8_t pad2[VYRE_CACHELINE - 8];
 	/* line 3: CQ tail, written by vyred after posting CQEs */
 	uint32_t cq_tail;
 	uint8_t pad3[VYRE_CACHELINE - 4];
@@ -161,6 +164,7 @@ _Static_assert(sizeof(struct vyre_region_header) == VYRE_REGION_HEADER_BYTES,
 	       "region header size");
 _Static_assert(offsetof(struct vyre_region_header, sq_tail) == 64, "sq_tail line");
 _Static_assert(offsetof(struct vyre_region_header, sq_head) == 128, "sq_head line");
+_Static_assert(offsetof(struct vyre_region_header, sq_accepted) == 132, "sq_accepted");
 _Static_assert(offsetof(struct vyre_region_header, cq_tail) == 192, "cq_tail line");
 _Static_assert(offsetof(struct vyre_region_header, cq_head) == 256, "cq_head line");
 _Static_assert(offsetof(struct vyre_region_header, sq_doorbell) == 320, "sq doorbell line");

@@ -41,7 +41,16 @@ struct vyre_connect_opts {
 	uint32_t sq_entries;	 /* 0: default; rounded up to a power of two */
 	uint32_t cq_entries;	 /* 0: default; rounded up to a power of two */
 	uint64_t heap_bytes;	 /* 0: default; used only if this call creates the domain */
+	uint32_t flags;		 /* VYRE_CONNECT_* */
+	uint32_t priority;	 /* class 0 (default) to VYRE_PRIORITY_MAX; higher is more urgent */
 };
+
+/* vyre_connect_opts.flags (docs/design.md sections 3 and 5) */
+#define VYRE_CONNECT_RESUMABLE (1u << 0) /* keep what a new vyred needs: vyre_reconnect() works */
+#define VYRE_CONNECT_RECONNECT (1u << 1) /* RESUMABLE, and calls that find vyred gone reconnect */
+#define VYRE_CONNECT_RERUN     (1u << 2) /* a resume runs accepted, uncompleted items again */
+#define VYRE_CONNECT_VALID     (VYRE_CONNECT_RESUMABLE | VYRE_CONNECT_RECONNECT | VYRE_CONNECT_RERUN)
+#define VYRE_PRIORITY_MAX      3u
 
 /* vyre_buffer_alloc() flags (docs/design.md sections 6.2 and 6.3); at most one. */
 #define VYRE_BUF_DEVICE	   (1u << 0) /* in the device's memory; not mappable */
@@ -172,6 +181,20 @@ int vyre_wait(struct vyre_client *c, struct vyre_cqe *out, uint32_t max, int64_t
  * start. The fd belongs to the connection.
  */
 int vyre_event_fd(struct vyre_client *c);
+
+/*
+ * vyre_reconnect - resume a resumable connection whose vyred is gone, or
+ * dropped it, with the next vyred on the same socket (docs/design.md
+ * section 3): it adopts this connection's region, heap and buffers, so
+ * handles and buffer pointers stay valid. Tries every 10 ms until
+ * @timeout_ns passes (negative: forever, 0: once). Returns how many items
+ * the dead vyred had accepted without completing them (each now completed
+ * with VYRE_E_RESTARTED, or run again with VYRE_CONNECT_RERUN), 0 at once on
+ * a live connection. Errors: VYRE_E_INVAL (not resumable), VYRE_E_TIMEDOUT,
+ * and the new vyred's refusals: VYRE_E_PERM, VYRE_E_EXIST, VYRE_E_PROTO,
+ * VYRE_E_NOMEM. Made by one thread at a time, like vyre_wait().
+ */
+int vyre_reconnect(struct vyre_client *c, int64_t timeout_ns);
 
 /* vyre_strerror - a static English description of a VYRE_E_* value. */
 const char *vyre_strerror(int err);
