@@ -88,6 +88,11 @@ static int send_hello(struct vyre_client *c, const struct vyre_connect_opts *o)
 		m.u.hello.sq_entries = o->sq_entries;
 		m.u.hello.cq_entries = o->cq_entries;
 		m.u.hello.heap_bytes = o->heap_bytes;
+		if ((o->flags & ~VYRE_CONNECT_VALID) || o->priority > VYRE_PRIORITY_MAX)
+			return VYRE_E_INVAL;
+		m.u.hello.flags = o->priority << VYRE_HELLO_PRIORITY_SHIFT;
+		if (o->flags & (VYRE_CONNECT_RESUMABLE | VYRE_CONNECT_RECONNECT))
+			m.u.hello.flags |= VYRE_HELLO_RESUMABLE;
 		if (o->domain) {
 			if (strlen(o->domain) > VYRE_DOMAIN_NAME_MAX || o->domain[0] == '\0')
 				return VYRE_E_INVAL;

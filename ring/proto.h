@@ -83,7 +83,7 @@
 #define VYRE_HELLO_RERUN	  (1u << 2) /* run accepted, uncompleted items again */
 #define VYRE_HELLO_PRIORITY_SHIFT 8u
 #define VYRE_HELLO_PRIORITY_MASK  (0xfu << VYRE_HELLO_PRIORITY_SHIFT)
-#define VYRE_HELLO_VALID                                                                     \
+#define VYRE_HELLO_VALID                                                                           \
 	(VYRE_HELLO_RESUMABLE | VYRE_HELLO_RESUME | VYRE_HELLO_RERUN | VYRE_HELLO_PRIORITY_MASK)
 
 enum vyre_msg_type {
@@ -108,6 +108,12 @@ struct vyre_msg_hello {
 	uint32_t flags;
 	char domain[VYRE_DOMAIN_NAME_MAX + 1]; /* NUL-terminated; "" = private */
 };
+
+/* The priority class a HELLO asks for (not bounded: vyred checks it). */
+static inline uint32_t vyre_hello_priority(const struct vyre_msg_hello *h)
+{
+	return (h->flags & VYRE_HELLO_PRIORITY_MASK) >> VYRE_HELLO_PRIORITY_SHIFT;
+}
 
 struct vyre_msg_hello_reply {
 	int32_t status;

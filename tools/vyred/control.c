@@ -72,7 +72,9 @@ static int check_hello(struct vyre_daemon *d, const struct vyre_conn *c, const s
 		return VYRE_E_PERM;
 	if (d->stopping)
 		return VYRE_E_DISCONNECTED;
-	if (m->u.hello.flags != 0 || nfds != 1 || !is_eventfd(fds[0]))
+	if ((m->u.hello.flags & ~VYRE_HELLO_VALID) ||
+	    vyre_hello_priority(&m->u.hello) > VYRE_PRIORITY_MAX || nfds != 1 ||
+	    !is_eventfd(fds[0]))
 		return VYRE_E_INVAL;
 	if (d->n_active >= d->cfg.max_clients) {
 		vyre_log("client %u: --max-clients %u reached", c->id, d->cfg.max_clients);
