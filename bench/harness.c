@@ -279,20 +279,11 @@ void vyre_bench_vyred_stop(struct vyre_bench_vyred *d, const char *suite, const 
 	rmdir(d->dir);
 }
 
-int vyre_bench_vyred_start(struct vyre_bench_vyred *d, const char *suite, const char *bin,
-			   const char *const *args)
+pid_t vyre_bench_vyred_exec(struct vyre_bench_vyred *d, const char *bin, const char *const *args)
 {
 	const char *argv[32];
 	unsigned n = 0;
 
-	snprintf(d->dir, sizeof(d->dir), "/tmp/vyre-bench-%s-XXXXXX", suite);
-	d->pid = -1;
-	if (!mkdtemp(d->dir)) {
-		fprintf(stderr, "%s: mkdtemp: %s\n", suite, strerror(errno));
-		return -1;
-	}
-	snprintf(d->sock, sizeof(d->sock), "%s/vyre.sock", d->dir);
-	snprintf(d->log, sizeof(d->log), "%s/vyred.log", d->dir);
 	argv[n++] = bin;
 	argv[n++] = "--socket";
 	argv[n++] = d->sock;
@@ -309,7 +300,22 @@ int vyre_bench_vyred_start(struct vyre_bench_vyred *d, const char *suite, const 
 		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
-	if (d->pid > 0 && vyre_bench_await_daemon(d->sock, &d->pid) == 0)
+	return d->pid;
+}
+
+int vyre_bench_vyred_start(struct vyre_bench_vyred *d, const char *suite, const char *bin,
+			   const char *const *args)
+{
+	snprintf(d->dir, sizeof(d->dir), "/tmp/vyre-bench-%s-XXXXXX", suite);
+	d->pid = -1;
+	if (!mkdtemp(d->dir)) {
+		fprintf(stderr, "%s: mkdtemp: %s\n", suite, strerror(errno));
+		return -1;
+	}
+	snprintf(d->sock, sizeof(d->sock), "%s/vyre.sock", d->dir);
+	snprintf(d->log, sizeof(d->log), "%s/vyred.log", d->dir);
+	if (vyre_bench_vyred_exec(d, bin, args) > 0 &&
+	    vyre_bench_await_daemon(d->sock, &d->pid) == 0)
 		return 0;
 	fprintf(stderr, "%s: vyred did not start:\n", suite);
 	vyre_bench_print_log(d->log, suite, NULL);

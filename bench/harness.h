@@ -72,6 +72,12 @@ struct vyre_bench_vyred {
 int vyre_bench_vyred_start(struct vyre_bench_vyred *d, const char *suite, const char *bin,
 			   const char *const *args);
 /*
+ * Fork and exec @bin --socket @d->sock @args with stderr to @d->log (truncated),
+ * not waiting for it: a new vyred on a socket a killed one left (the restart
+ * suite). Sets and returns @d->pid (-1 when fork failed).
+ */
+pid_t vyre_bench_vyred_exec(struct vyre_bench_vyred *d, const char *bin, const char *const *args);
+/*
  * SIGTERM it, wait, print the lines of its log that contain one of @show
  * (NULL-terminated; NULL: none) prefixed by "@suite:   ", remove its files.
  */

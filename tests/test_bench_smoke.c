@@ -11,7 +11,9 @@
  * the ratios when vyre-bench was built with libhs; the suite itself fails
  * when the two count different matches); `--quick --backend cpu gpus` gives
  * the trivial and closed-loop rows of a vyred with one CPU-backend GPU and
- * one with two, and their ratios (skipped while vyred has no --gpus). Not a
+ * one with two, and their ratios (skipped while vyred has no --gpus);
+ * `--quick --backend cpu restart` gives the pause of a restart without loss
+ * and the restarted items (the suite fails when a buffer lost bytes). Not a
  * performance assertion: only that figures exist and are sane.
  *
  * --plot DIR: those runs also draw their figures (openloop and closed from
@@ -611,6 +613,33 @@ static void test_quick_gpus_cpu(void **state)
 	remove_dir(dir);
 }
 
+/* The restart suite on the cpu backend: vyred killed once under 2 resumable producers. */
+static void test_quick_restart_cpu(void **state)
+{
+	(void)state;
+	struct scratch t;
+
+	scratch_make(&t);
+	const char *args[] = {"--quick", "--backend", "cpu", "--json", t.json, "restart", NULL};
+	const size_t table_rows = run_ok(args, t.out);
+	struct row rows[16];
+	const size_t n = load_rows(t.json, rows, 16);
+
+	assert_int_equal(table_rows, n + 1);
+	static const char *const names[] = {"kill->first completion 2p", "kill->ready"};
+	static const char *const metrics[] = {"p50", "max"};
+
+	for (size_t i = 0; i < 2; i++)
+		for (size_t m = 0; m < 2; m++)
+			expect_positive(rows, n, "restart", names[i], metrics[m], "ns");
+	const struct row *r = find(rows, n, "restart", "restarted items 2p 1r", "count");
+
+	if (!r || strcmp(r->unit, "items") != 0 || r->value < 0)
+		fail_msg("no row restart \"restarted items 2p 1r\" count in items");
+	assert_int_equal(n, 2 * 2 + 1); /* those rows and nothing else */
+	remove_dir(t.dir);
+}
+
 /* Without --json, --plot DIR keeps the rows it draws from in DIR/rows.json. */
 static void test_quick_plot_e2e(void **state)
 {
@@ -787,6 +816,7 @@ int main(void)
 	    cmocka_unit_test(test_quick_peers_cpu),
 	    cmocka_unit_test(test_quick_scan_cpu),
 	    cmocka_unit_test(test_quick_gpus_cpu),
+	    cmocka_unit_test(test_quick_restart_cpu),
 	    cmocka_unit_test(test_quick_plot_e2e),
 	    cmocka_unit_test(test_plot_from_fixture),
 	    cmocka_unit_test(test_plot_without_gnuplot),
