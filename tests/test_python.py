@@ -14,8 +14,12 @@ usage: test_python.py SRCDIR BUILDDIR   (run by tests/test_python.sh)
  - the memoryview and the numpy view are the same bytes;
  - the event fd: readable for a CQE, and within 2 s of vyred's SIGKILL, after
    which calls raise Disconnected;
+ - restart without loss: resumable connections survive a SIGKILLed vyred
+   (reconnect() and reconnect=True), their buffers keep bytes and views, a
+   connection that is not resumable cannot reconnect;
  - python/examples/producer.py runs.
 """
+import array
 import ctypes
 import os
 import random
@@ -54,7 +58,7 @@ def headers_match():
     text += open(os.path.join(SRC, "include/vyre/vyre.h")).read()
     want = {f"OP_{n}": int(v) for n, v in re.findall(r"VYRE_OP_(\w+) = (\d+)", text)}
     want.update({f"E_{n}": int(v) for n, v in re.findall(r"VYRE_E_(\w+) = (-\d+)", text)})
-    for n, v in re.findall(r"#define VYRE_((?:SQE|CQE|BUF)_\w+)\s+\(1u << (\d+)\)", text):
+    for n, v in re.findall(r"#define VYRE_((?:SQE|CQE|BUF|CONNECT)_\w+)\s+\(1u << (\d+)\)", text):
         want[n] = 1 << int(v)
     check(len(want) > 25, "abi.h/vyre.h: constants not found")
     for name, v in want.items():
@@ -71,6 +75,7 @@ def headers_match():
 
 class Daemon:
     def __init__(self, tmp):
+        """vyred on tmp/vyre.sock: a second one on the same tmp takes over a killed one's socket."""
         self.sock = os.path.join(tmp, "vyre.sock")
         self.log = os.path.join(tmp, "vyred.log")
         with open(self.log, "w") as log:
@@ -405,6 +410,49 @@ def event_fd_and_death(d):
     print(f"ok: the event fd woke for a CQE and {took * 1000:.0f} ms after vyred's SIGKILL")
 
 
+def resume(tmp):
+    """Restart without loss (issue 14): buffers and views survive a SIGKILLed vyred."""
+    rdir = os.path.join(tmp, "resume")
+    os.mkdir(rdir)
+    d = Daemon(rdir)
+    c = vyre.connect(d.sock, domain="py-resume", resumable=True)
+    auto = vyre.connect(d.sock, domain="py-resume", reconnect=True)
+    plain = vyre.connect(d.sock)
+    try:
+        check(c.reconnect(0) == 0, "reconnect on a live connection")
+        a = c.create("py.kept", 16)
+        a.words[:] = array.array("I", range(7, 11))
+        out = c.alloc(16)
+        c.submit((vyre.OP_ADD, a, out, 1), 1)
+        check(c.wait(timeout=10)[0].ok and list(out.words) == [8, 9, 10, 11], "ADD before the kill")
+        d.kill()
+        d = Daemon(rdir)
+        try:
+            c.submit((vyre.OP_NOP, 0, 0, 0))
+            fail("submit after vyred died did not raise")
+        except vyre.Disconnected:
+            pass
+        check(c.reconnect(10) == 0, "reconnect: no item was in flight")
+        check(list(a.words) == [7, 8, 9, 10], f"the buffer's bytes after the restart: {list(a.words)}")
+        c.submit((vyre.OP_ADD, a, out, 2), 2)
+        got = c.wait(timeout=10)
+        check(got[0].ok and list(out.words) == [9, 10, 11, 12], f"ADD after the restart: {got}")
+        seen = auto.open("py.kept")
+        check(seen.handle == a.handle and seen.words[0] == 7, "reconnect=True: open by name after the restart")
+        try:
+            plain.reconnect(0.05)
+            fail("a connection that is not resumable reconnected")
+        except vyre.Invalid:
+            pass
+        check(vyre.VyreError.of(vyre.E_RESTARTED).__class__ is vyre.Restarted, "E_RESTARTED raises Restarted")
+        d.check_log()
+    finally:
+        for x in (c, auto, plain):
+            x.close()
+        d.kill()
+    print("ok: restart without loss: reconnect(), reconnect=True, buffers and views kept")
+
+
 def example(sock):
     r = subprocess.run(
         [sys.executable, os.path.join(SRC, "python/examples/producer.py"), sock],
@@ -430,6 +478,7 @@ def main():
             example(d.sock)
             event_fd_and_death(d)
             d.check_log()
+            resume(tmp)
         except SystemExit:
             print(open(d.log).read()[-3000:], file=sys.stderr)
             raise

@@ -69,6 +69,7 @@ class Err(enum.IntEnum):
     CANCELED = -9
     EXIST = -10
     NOENT = -11
+    RESTARTED = -12
 
 
 globals().update({f"OP_{o.name}": o for o in Op})
@@ -82,6 +83,9 @@ SQE_VALID_FLAGS = SQE_FENCE | SQE_NODEDUPE | SQE_CHAIN
 CQE_DEDUPED = 1 << 0
 BUF_DEVICE = 1 << 0
 BUF_TRANSIENT = 1 << 1
+CONNECT_RESUMABLE = 1 << 0
+CONNECT_RECONNECT = 1 << 1
+CONNECT_RERUN = 1 << 2
 
 
 def strerror(code):
@@ -149,6 +153,10 @@ class NoEntry(VyreError):
     """VYRE_E_NOENT: the domain has no buffer of that name."""
 
 
+class Restarted(VyreError):
+    """VYRE_E_RESTARTED: accepted by a vyred that died before completing it (it may have run)."""
+
+
 _SUBCLASS = {
     Err.INVAL: Invalid,
     Err.AGAIN: Again,
@@ -161,6 +169,7 @@ _SUBCLASS = {
     Err.CANCELED: Canceled,
     Err.EXIST: Exists,
     Err.NOENT: NoEntry,
+    Err.RESTARTED: Restarted,
 }
 
 
@@ -249,16 +258,43 @@ class Buffer:
         self._client.free(self)
 
 
-class Client:
-    """One connection to vyred (vyre_connect); a context manager that closes it."""
+def _connect_flags(resumable, reconnect, rerun):
+    return (
+        (CONNECT_RESUMABLE if resumable else 0)
+        | (CONNECT_RECONNECT if reconnect else 0)
+        | (CONNECT_RERUN if rerun else 0)
+    )
 
-    def __init__(self, socket=None, domain=None, sq_entries=0, cq_entries=0, heap_bytes=0):
+
+class Client:
+    """One connection to vyred (vyre_connect); a context manager that closes it.
+
+    resumable keeps what a new vyred needs to take the connection over after
+    vyred died (reconnect() then works; buffers, their bytes, handles and
+    views survive); reconnect implies it and makes wait, reap and the buffer
+    calls reconnect by themselves; rerun runs the items the dead vyred had
+    accepted again instead of completing them with E_RESTARTED
+    (docs/design.md section 3).
+    """
+
+    def __init__(
+        self,
+        socket=None,
+        domain=None,
+        sq_entries=0,
+        cq_entries=0,
+        heap_bytes=0,
+        resumable=False,
+        reconnect=False,
+        rerun=False,
+    ):
         opts = ConnectOptsC(
             socket.encode() if isinstance(socket, str) else socket,
             domain.encode() if isinstance(domain, str) else domain,
             sq_entries,
             cq_entries,
             heap_bytes,
+            _connect_flags(resumable, reconnect, rerun),
         )
         handle = ctypes.c_void_p()
         _check(lib.vyre_connect(ctypes.byref(opts), ctypes.byref(handle)), "connect")
@@ -408,7 +444,31 @@ class Client:
         """
         return _check(lib.vyre_event_fd(self._live()), "event_fd")
 
+    def reconnect(self, timeout=None):
+        """vyre_reconnect: resume a resumable connection with the next vyred on its socket.
 
-def connect(socket=None, domain=None, sq_entries=0, cq_entries=0, heap_bytes=0):
-    """vyre_connect: socket None means $VYRE_SOCKET, else DEFAULT_SOCKET; domain None a private one."""
-    return Client(socket, domain, sq_entries, cq_entries, heap_bytes)
+        Tries every 10 ms until timeout seconds pass (None: forever, 0: once);
+        returns how many items the dead vyred had accepted without completing
+        them (each completes with E_RESTARTED, or runs again with rerun), 0 on
+        a live connection. Buffers and their views stay valid. Invalid when
+        the connection is not resumable, TimedOut when no vyred took it.
+        """
+        ns = -1 if timeout is None else max(0, int(timeout * 1e9))
+        return _check(lib.vyre_reconnect(self._live(), ns), "reconnect")
+
+
+def connect(
+    socket=None,
+    domain=None,
+    sq_entries=0,
+    cq_entries=0,
+    heap_bytes=0,
+    resumable=False,
+    reconnect=False,
+    rerun=False,
+):
+    """vyre_connect: socket None means $VYRE_SOCKET, else DEFAULT_SOCKET; domain None a private one.
+
+    resumable, reconnect and rerun: see Client.
+    """
+    return Client(socket, domain, sq_entries, cq_entries, heap_bytes, resumable, reconnect, rerun)

@@ -62,17 +62,22 @@ class ConnectOptsC(ctypes.Structure):
         ("sq_entries", c_u32),
         ("cq_entries", c_u32),
         ("heap_bytes", c_u64),
+        ("flags", c_u32),
+        ("priority", c_u32),
     ]
 
 
-# (structure, size, {field: offset}) as abi.h's static assertions pin them.
+_PTRS = 2 * ctypes.sizeof(ctypes.c_void_p)
+
+# (structure, size, {field: offset}) as abi.h's static assertions pin them,
+# and vyre_connect_opts as the C compiler lays it out.
 LAYOUT = [
     (WorkItemC, 16, {"op_handle": 0, "input_handle": 4, "output_handle": 8, "param": 12}),
     (CqeC, 32, {"user_data": 0, "status": 8, "flags": 12, "result": 16, "complete_ns": 24}),
     (
         ConnectOptsC,
-        8 + 2 * ctypes.sizeof(ctypes.c_void_p) + 8,
-        {"sq_entries": 2 * ctypes.sizeof(ctypes.c_void_p)},
+        _PTRS + 24,
+        {"sq_entries": _PTRS, "heap_bytes": _PTRS + 8, "flags": _PTRS + 16, "priority": _PTRS + 20},
     ),
 ]
 
@@ -127,6 +132,7 @@ def _declare(lib):
         "vyre_reap": (I, [P, ctypes.POINTER(CqeC), c_u32]),
         "vyre_wait": (I, [P, ctypes.POINTER(CqeC), c_u32, ctypes.c_int64]),
         "vyre_event_fd": (I, [P]),
+        "vyre_reconnect": (I, [P, ctypes.c_int64]),
         "vyre_strerror": (ctypes.c_char_p, [I]),
     }
     for name, (restype, argtypes) in sigs.items():
