@@ -328,8 +328,11 @@ static int submit_one(struct producer *p, uint32_t s)
 	return 0;
 }
 
-/* Fills idle slots; a half-submitted chain goes first (its second item must be next). */
-static int submit_more(struct producer *p)
+/*
+ * Submits a half-submitted chain's second item first (it must be the next
+ * one), then, with @fill, the next item of every idle slot.
+ */
+static int submit_more(struct producer *p, int fill)
 {
 	while (p->pending >= 0) {
 		const int rc = submit_one(p, (uint32_t)p->pending);
@@ -337,7 +340,7 @@ static int submit_more(struct producer *p)
 		if (rc)
 			return rc < 0 ? -1 : 0;
 	}
-	for (uint32_t s = 0; s < SLOTS && p->next_ud + 2 < MAX_ITEMS; s++) {
+	for (uint32_t s = 0; fill && s < SLOTS && p->next_ud + 2 < MAX_ITEMS; s++) {
 		if (p->slot[s].n)
 			continue;
 		generate(p, s);
@@ -365,8 +368,9 @@ static int run(struct producer *p)
 	struct vyre_cqe cqes[CQE_BATCH];
 	uint64_t last = rel_now_ns();
 
-	while (!__atomic_load_n(&p->pg->stop, __ATOMIC_ACQUIRE) || outstanding(p)) {
-		if (!__atomic_load_n(&p->pg->stop, __ATOMIC_ACQUIRE) && submit_more(p))
+	for (int stop;
+	     !(stop = __atomic_load_n(&p->pg->stop, __ATOMIC_ACQUIRE)) || outstanding(p);) {
+		if (submit_more(p, !stop))
 			return -1;
 		const int n = vyre_wait(p->c, cqes, CQE_BATCH, 100 * 1000000ll);
 
