@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vyre/vyre.h"
 
@@ -254,4 +255,23 @@ int rel_honest_run(const struct rel_honest_opts *o, struct rel_honest_result *r)
 	vyre_close(h.c);
 	free(h.shadow);
 	return rc;
+}
+
+pid_t rel_honest_spawn(const char *socket, uint64_t seed, const volatile int *stop)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct rel_honest_opts o = {
+		    .socket = socket, .seed = seed, .stop = stop, .wait_timeout_ns = 20000000000ll};
+		struct rel_honest_result r;
+		int rc = rel_honest_run(&o, &r);
+
+		printf("honest %d: %" PRIu64 " items: %s\n", (int)getpid(), r.submitted,
+		       rc ? r.why : "oracle ok");
+		fflush(stdout);
+		_exit(rc ? 1 : 0);
+	}
+	return pid;
 }

@@ -16,6 +16,7 @@
 #define VYRE_TEST_CRASH_HONEST_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 struct rel_honest_opts {
 	const char *socket;
@@ -36,5 +37,12 @@ struct rel_honest_result {
 
 /* Returns 0 when everything matched the oracle, else -1 with r->why set. */
 int rel_honest_run(const struct rel_honest_opts *o, struct rel_honest_result *r);
+
+/*
+ * Forks a producer that runs rel_honest_run on @socket until *@stop (a 20 s
+ * bound on each completion), prints its verdict and exits 0 when it matched
+ * the oracle, 1 otherwise. Returns its pid.
+ */
+pid_t rel_honest_spawn(const char *socket, uint64_t seed, const volatile int *stop);
 
 #endif /* VYRE_TEST_CRASH_HONEST_H */

@@ -675,27 +675,6 @@ static int random_connection(void)
 	return rc < 0 ? -1 : 0;
 }
 
-static pid_t start_honest(uint64_t seed, const volatile int *stop)
-{
-	fflush(stdout);
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		struct rel_honest_opts o = {.socket = sock_path,
-					    .seed = seed,
-					    .stop = stop,
-					    .wait_timeout_ns = 20000000000ll};
-		struct rel_honest_result r;
-		int rc = rel_honest_run(&o, &r);
-
-		printf("honest %d: %" PRIu64 " items: %s\n", (int)getpid(), r.submitted,
-		       rc ? r.why : "oracle ok");
-		fflush(stdout);
-		_exit(rc ? 1 : 0);
-	}
-	return pid;
-}
-
 int main(void)
 {
 	const char *extra[] = {"--backend", "cpu", NULL};
@@ -715,7 +694,7 @@ int main(void)
 		goto out;
 	}
 	for (uint32_t i = 0; i < HONEST; i++)
-		honest[i] = start_honest(rel_rand(&rng), stop);
+		honest[i] = rel_honest_spawn(sock_path, rel_rand(&rng), stop);
 	for (size_t i = 0; i < sizeof(fixed_cases) / sizeof(fixed_cases[0]); i++) {
 		struct conn c;
 

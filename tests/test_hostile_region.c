@@ -209,25 +209,6 @@ static int canary_check(struct canary *k)
 	return 0;
 }
 
-static pid_t start_honest(const char *socket, uint64_t seed, const volatile int *stop)
-{
-	fflush(stdout);
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		struct rel_honest_opts o = {
-		    .socket = socket, .seed = seed, .stop = stop, .wait_timeout_ns = 20000000000ll};
-		struct rel_honest_result r;
-		int rc = rel_honest_run(&o, &r);
-
-		printf("honest %d: %" PRIu64 " items: %s\n", (int)getpid(), r.submitted,
-		       rc ? r.why : "oracle ok");
-		fflush(stdout);
-		_exit(rc ? 1 : 0);
-	}
-	return pid;
-}
-
 /* One hostile client from fork to verdict; returns 0 when it went as promised. */
 static int run_hostile(struct vyre_test_daemon *d, uint32_t i, uint64_t seed,
 		       struct hostile_page *page, uint64_t *bytes, uint64_t *items,
@@ -283,7 +264,7 @@ int main(void)
 		goto out;
 	}
 	for (uint32_t i = 0; i < HONEST; i++)
-		honest[i] = start_honest(d.socket, rel_rand(&rng), stop);
+		honest[i] = rel_honest_spawn(d.socket, rel_rand(&rng), stop);
 	for (uint64_t i = 0; i < rounds && !failed; i++)
 		failed = run_hostile(&d, (uint32_t)i, rel_rand(&rng), page, &bytes, &items,
 				     &forced) != 0;

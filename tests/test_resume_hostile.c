@@ -500,27 +500,6 @@ static void perm_case(const struct vyre_test_daemon *d, const struct kept *k)
 	check(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "uid 65534 refused with PERM");
 }
 
-static pid_t start_honest(uint64_t seed, const volatile int *stop)
-{
-	fflush(stdout);
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		struct rel_honest_opts o = {.socket = sock_path,
-					    .seed = seed,
-					    .stop = stop,
-					    .wait_timeout_ns = 20000000000ll};
-		struct rel_honest_result r;
-		int rc = rel_honest_run(&o, &r);
-
-		printf("honest %d: %" PRIu64 " items: %s\n", (int)getpid(), r.submitted,
-		       rc ? r.why : "oracle ok");
-		fflush(stdout);
-		_exit(rc ? 1 : 0);
-	}
-	return pid;
-}
-
 int main(void)
 {
 	const char *first[] = {"--backend", "cpu", NULL};
@@ -550,7 +529,7 @@ int main(void)
 	close(sx);
 	close(sp);
 	for (uint32_t i = 0; i < HONEST; i++)
-		honest[i] = start_honest(rel_rand(&rng), stop);
+		honest[i] = rel_honest_spawn(sock_path, rel_rand(&rng), stop);
 	heap_cases(&b, &hx);
 	ledger_cases(&b, &hx);
 	region_cases(&b, &hx);
