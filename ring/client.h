@@ -42,7 +42,37 @@ struct vyre_client {
 	struct vyre_client_buffer *bufs; /* open addressing, linear probing */
 	uint32_t bufs_cap;		 /* a power of two */
 	uint32_t bufs_used;
+	/* what a resume needs (client_resume.c, docs/design.md section 3) */
+	uint32_t flags;	   /* VYRE_CONNECT_* */
+	uint32_t priority; /* its class, asked for again on a resume */
+	int heap_fd;	   /* -1 unless resumable */
+	int ledger_fd;	   /* -1 unless resumable */
+	char *socket_path;
+	char domain[VYRE_DOMAIN_NAME_MAX + 1];
 };
+
+/* A connected control socket (timeouts set), or VYRE_E_DISCONNECTED / PERM / INVAL. */
+int vyre_client_connect_socket(const char *path, int *out);
+/* Why vyred closed @sock at once after a HELLO: the queued ERROR's code, else DISCONNECTED. */
+int vyre_client_refusal(int sock);
+
+/* The HELLO flags of this connection (proto.h): its class, resumable, rerun. */
+static inline uint32_t vyre_client_hello_flags(const struct vyre_client *c)
+{
+	uint32_t f = c->priority << VYRE_HELLO_PRIORITY_SHIFT;
+
+	if (c->flags & VYRE_CONNECT_RESUMABLE)
+		f |= VYRE_HELLO_RESUMABLE;
+	if (c->flags & VYRE_CONNECT_RERUN)
+		f |= VYRE_HELLO_RERUN;
+	return f;
+}
+
+/*
+ * With VYRE_CONNECT_RECONNECT, one vyre_reconnect() try (@timeout_ns) for a
+ * call that found vyred gone: 1 when the connection lives again, else 0.
+ */
+int vyre_client_reconnect_auto(struct vyre_client *c, int64_t timeout_ns);
 
 /* One request/reply exchange on the control socket. */
 int vyre_client_call(struct vyre_client *c, struct vyre_msg *req, uint16_t reply_type,

@@ -19,7 +19,7 @@
 /* A daemon that stops answering control requests fails them instead of hanging us. */
 #define CONTROL_TIMEOUT_S 30
 
-int vyre_client_call(struct vyre_client *c, struct vyre_msg *req, uint16_t reply_type,
+static int call_once(struct vyre_client *c, struct vyre_msg *req, uint16_t reply_type,
 		     struct vyre_msg *reply)
 {
 	int fds[VYRE_MSG_MAX_FDS];
@@ -43,6 +43,17 @@ int vyre_client_call(struct vyre_client *c, struct vyre_msg *req, uint16_t reply
 	return 0;
 }
 
+int vyre_client_call(struct vyre_client *c, struct vyre_msg *req, uint16_t reply_type,
+		     struct vyre_msg *reply)
+{
+	int rc = call_once(c, req, reply_type, reply);
+
+	/* the request may or may not have been served by the dead vyred (design.md 3) */
+	if (rc == VYRE_E_DISCONNECTED && vyre_client_reconnect_auto(c, 0))
+		rc = call_once(c, req, reply_type, reply);
+	return rc;
+}
+
 int vyre_client_gone(struct vyre_client *c)
 {
 	struct pollfd p = {.fd = c->sock, .events = POLLIN | POLLRDHUP};
@@ -53,7 +64,7 @@ int vyre_client_gone(struct vyre_client *c)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR));
 }
 
-static int connect_socket(const char *path, int *out)
+int vyre_client_connect_socket(const char *path, int *out)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct timeval tv = {.tv_sec = CONTROL_TIMEOUT_S};
@@ -88,16 +99,8 @@ static int send_hello(struct vyre_client *c, const struct vyre_connect_opts *o)
 		m.u.hello.sq_entries = o->sq_entries;
 		m.u.hello.cq_entries = o->cq_entries;
 		m.u.hello.heap_bytes = o->heap_bytes;
-		if ((o->flags & ~VYRE_CONNECT_VALID) || o->priority > VYRE_PRIORITY_MAX)
-			return VYRE_E_INVAL;
-		m.u.hello.flags = o->priority << VYRE_HELLO_PRIORITY_SHIFT;
-		if (o->flags & (VYRE_CONNECT_RESUMABLE | VYRE_CONNECT_RECONNECT))
-			m.u.hello.flags |= VYRE_HELLO_RESUMABLE;
-		if (o->domain) {
-			if (strlen(o->domain) > VYRE_DOMAIN_NAME_MAX || o->domain[0] == '\0')
-				return VYRE_E_INVAL;
-			strcpy(m.u.hello.domain, o->domain);
-		}
+		m.u.hello.flags = vyre_client_hello_flags(c);
+		strcpy(m.u.hello.domain, c->domain);
 	}
 	int rc = vyre_msg_send(c->sock, &m, &c->event_fd, 1);
 
@@ -128,7 +131,7 @@ static int reply_status(const struct vyre_msg *m, unsigned nfds)
 		return VYRE_E_PROTO;
 	if (m->u.hello_reply.status != 0)
 		return m->u.hello_reply.status;
-	return nfds == 3 ? 0 : VYRE_E_PROTO;
+	return nfds == 3 || nfds == 4 ? 0 : VYRE_E_PROTO;
 }
 
 /* The hello reply: status, then the region, heap and SQ eventfd. Consumes @fds. */
@@ -148,11 +151,19 @@ static int accept_reply(struct vyre_client *c, const struct vyre_msg *m, int *fd
 	    (c->region.sq_entries != r->sq_entries || c->region.cq_entries != r->cq_entries ||
 	     c->region.hdr->client_id != r->client_id))
 		rc = VYRE_E_PROTO;
+	/* a resumable connection keeps its heap and its domain's ledger for a resume */
+	if (rc == 0 && (nfds == 4) != ((c->flags & VYRE_CONNECT_RESUMABLE) != 0))
+		rc = VYRE_E_PROTO;
 	if (rc == 0) {
 		c->sq_wake_fd = fds[2];
 		fds[2] = -1;
 		c->client_id = r->client_id;
 		c->domain_id = r->domain_id;
+		if (nfds == 4) {
+			c->heap_fd = fds[1];
+			c->ledger_fd = fds[3];
+			fds[1] = fds[3] = -1;
+		}
 	}
 	for (unsigned i = 0; i < nfds; i++)
 		if (fds[i] >= 0)
@@ -165,13 +176,13 @@ static int accept_reply(struct vyre_client *c, const struct vyre_msg *m, int *fd
  * at once: our HELLO then fails to send, or the reply read fails with the
  * reset the close caused, but the ERROR is still queued and says why.
  */
-static int refusal(struct vyre_client *c)
+int vyre_client_refusal(int sock)
 {
 	for (int attempt = 0; attempt < 2; attempt++) {
 		struct vyre_msg m;
 		int fds[VYRE_MSG_MAX_FDS];
 		unsigned nfds = 0;
-		int rc = vyre_msg_recv(c->sock, &m, fds, VYRE_MSG_MAX_FDS, &nfds, MSG_DONTWAIT);
+		int rc = vyre_msg_recv(sock, &m, fds, VYRE_MSG_MAX_FDS, &nfds, MSG_DONTWAIT);
 
 		for (unsigned i = 0; i < nfds; i++)
 			close(fds[i]);
@@ -197,19 +208,37 @@ int vyre_connect(const struct vyre_connect_opts *o, struct vyre_client **out)
 	if (!path || !*path)
 		path = VYRE_DEFAULT_SOCKET;
 	c->sock = c->event_fd = c->sq_wake_fd = c->region.fd = c->watch_stop_fd = -1;
+	c->heap_fd = c->ledger_fd = -1;
 	c->spin_ns = 20000;
+	if (o && ((o->flags & ~VYRE_CONNECT_VALID) || o->priority > VYRE_PRIORITY_MAX ||
+		  (o->domain && (strlen(o->domain) > VYRE_DOMAIN_NAME_MAX || !o->domain[0])))) {
+		rc = VYRE_E_INVAL;
+		goto fail;
+	}
+	if (o) {
+		c->flags = o->flags;
+		if (o->flags & VYRE_CONNECT_RECONNECT)
+			c->flags |= VYRE_CONNECT_RESUMABLE;
+		c->priority = o->priority;
+		if (o->domain)
+			strcpy(c->domain, o->domain);
+	}
+	if ((c->flags & VYRE_CONNECT_RESUMABLE) && !(c->socket_path = strdup(path))) {
+		rc = VYRE_E_NOMEM;
+		goto fail;
+	}
 	c->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->event_fd < 0) {
 		rc = VYRE_E_NOMEM;
 		goto fail;
 	}
-	rc = connect_socket(path, &c->sock);
+	rc = vyre_client_connect_socket(path, &c->sock);
 	if (rc == 0)
 		rc = send_hello(c, o);
 	if (rc == 0)
 		rc = vyre_msg_recv(c->sock, &m, fds, VYRE_MSG_MAX_FDS, &nfds, 0);
 	if (rc == VYRE_E_DISCONNECTED && c->sock >= 0)
-		rc = refusal(c);
+		rc = vyre_client_refusal(c->sock);
 	if (rc == 0)
 		rc = accept_reply(c, &m, fds, nfds);
 	if (rc != 0)
@@ -241,6 +270,11 @@ void vyre_close(struct vyre_client *c)
 		close(c->event_fd);
 	if (c->sq_wake_fd >= 0)
 		close(c->sq_wake_fd);
+	if (c->heap_fd >= 0)
+		close(c->heap_fd);
+	if (c->ledger_fd >= 0)
+		close(c->ledger_fd);
+	free(c->socket_path);
 	free(c->bufs);
 	free(c);
 }

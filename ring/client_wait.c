@@ -15,8 +15,8 @@
  * costs the machine little; sleeping instead would cost vyred's loop a
  * futex wake-up for every CQE, the dearest thing it does per item.
  */
-#define SPIN_MAX_NS	  200000u
-#define SPIN_MIN_NS	  1000u
+#define SPIN_MAX_NS 200000u
+#define SPIN_MIN_NS 1000u
 /*
  * A spin longer than this yields the CPU between looks: with more spinning
  * producers than cores, one that shares a core with vyred's event loop would
@@ -46,10 +46,10 @@ int vyre_reap(struct vyre_client *c, struct vyre_cqe *out, uint32_t max)
 		vyre_sq_kick(&c->sq);
 		return n;
 	}
-	if (n == 0 && vyre_client_closed(c))
-		return VYRE_E_DISCONNECTED;
-	if (n == 0 && ++c->empty_reaps % REAP_LIVENESS_EVERY == 0 && vyre_client_gone(c))
-		return VYRE_E_DISCONNECTED;
+	if (n == 0 && (vyre_client_closed(c) ||
+		       (++c->empty_reaps % REAP_LIVENESS_EVERY == 0 && vyre_client_gone(c))))
+		return vyre_client_reconnect_auto(c, 0) ? vyre_cq_reap(&c->cq, out, max)
+							: VYRE_E_DISCONNECTED;
 	return n;
 }
 
@@ -88,15 +88,10 @@ static void adapt_spin(struct vyre_client *c, uint64_t waited_ns)
 		c->spin_ns /= 2;
 }
 
-int vyre_wait(struct vyre_client *c, struct vyre_cqe *out, uint32_t max, int64_t timeout_ns)
+static int wait_until(struct vyre_client *c, struct vyre_cqe *out, uint32_t max, uint64_t start,
+		      uint64_t until)
 {
-	struct vyre_region_header *h;
-	uint64_t start = vyre_now_ns();
-	uint64_t until = timeout_ns < 0 ? UINT64_MAX : start + (uint64_t)timeout_ns;
-
-	if (!c || !out || max == 0)
-		return VYRE_E_INVAL;
-	h = c->region.hdr;
+	struct vyre_region_header *h = c->region.hdr;
 	int n = spin_reap(c, out, max, start, until);
 
 	while (n == 0) {
@@ -123,6 +118,26 @@ int vyre_wait(struct vyre_client *c, struct vyre_cqe *out, uint32_t max, int64_t
 	if (n > 0)
 		adapt_spin(c, vyre_now_ns() - start);
 	return n;
+}
+
+int vyre_wait(struct vyre_client *c, struct vyre_cqe *out, uint32_t max, int64_t timeout_ns)
+{
+	uint64_t start = vyre_now_ns();
+	uint64_t until = timeout_ns < 0 ? UINT64_MAX : start + (uint64_t)timeout_ns;
+
+	if (!c || !out || max == 0)
+		return VYRE_E_INVAL;
+	for (;;) {
+		int n = wait_until(c, out, max, start, until);
+		uint64_t now = vyre_now_ns();
+
+		/* with VYRE_CONNECT_RECONNECT a dead vyred is waited out, within the timeout */
+		if (n != VYRE_E_DISCONNECTED || !(c->flags & VYRE_CONNECT_RECONNECT))
+			return n;
+		if (!vyre_client_reconnect_auto(
+			c, until == UINT64_MAX ? -1 : (int64_t)(until > now ? until - now : 0)))
+			return VYRE_E_DISCONNECTED;
+	}
 }
 
 int vyre_event_fd(struct vyre_client *c)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The global handle table: slots with generations and a recycled-slot stack. */
+/* A loop's handle table: slots with generations and a recycled-slot queue. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,10 +27,12 @@ void vyre_handles_fini(struct vyre_handle_table *t)
 {
 	free(t->slots);
 	free(t->free);
+	free(t->alias);
 	memset(t, 0, sizeof(*t));
 }
 
-static int grow(struct vyre_handle_table *t)
+/* Room for one more slot; the recycled-slot queue keeps its order. */
+int vyre_handles_grow(struct vyre_handle_table *t)
 {
 	uint64_t cap = (uint64_t)t->cap * 2;
 
@@ -44,11 +46,15 @@ static int grow(struct vyre_handle_table *t)
 		return VYRE_E_NOMEM;
 	t->slots = slots;
 	memset(&slots[t->cap], 0, (size_t)(cap - t->cap) * sizeof(*slots));
-	uint32_t *fr = realloc(t->free, (size_t)cap * sizeof(*fr));
+	uint32_t *fr = malloc((size_t)cap * sizeof(*fr));
 
 	if (!fr)
 		return VYRE_E_NOMEM; /* slots grew; cap stays, so the next call retries */
+	for (uint32_t k = 0; k < t->n_free; k++)
+		fr[k] = t->free[(t->free_head + k) % t->cap];
+	free(t->free);
 	t->free = fr;
+	t->free_head = 0;
 	t->cap = (uint32_t)cap;
 	return 0;
 }
@@ -56,35 +62,42 @@ static int grow(struct vyre_handle_table *t)
 int vyre_handles_add(struct vyre_handle_table *t, const struct vyre_buffer_ref *ref,
 		     uint32_t *handle)
 {
-	uint32_t slot;
+	uint32_t slot = 0;
 
 	if (t->n_live >= t->max)
 		return VYRE_E_NOMEM;
-	if (t->n_free) {
+	/* a slot an adoption took is still queued until vyre_handles_adopt_done */
+	while (t->n_free && (slot == 0 || t->slots[slot].live)) {
 		slot = t->free[t->free_head];
 		t->free_head = (t->free_head + 1) % t->cap;
 		t->n_free--;
-	} else {
-		/* The queue is empty, so growing never has to unwrap it. */
-		t->free_head = 0;
-		if (t->n_slots == t->cap && grow(t) != 0)
+	}
+	if (slot == 0 || t->slots[slot].live) {
+		if (t->n_slots == t->cap && vyre_handles_grow(t) != 0)
 			return VYRE_E_NOMEM;
 		slot = t->n_slots++;
 		t->slots[slot].gen = 0;
 	}
 	struct vyre_handle_slot *s = &t->slots[slot];
 
-	s->gen = s->gen >= VYRE_HANDLE_GEN_MAX ? 1 : s->gen + 1;
+	/* a value an adopted domain knows under an alias is not given out again */
+	do {
+		s->gen = s->gen >= VYRE_HANDLE_GEN_MAX ? 1 : s->gen + 1;
+		*handle = (s->gen << VYRE_HANDLE_SLOT_BITS) | slot;
+	} while (t->n_alias && vyre_handles_alias_find(t, ref->domain, *handle));
 	s->ref = *ref;
-	s->live = 1;
+	s->live = VYRE_HANDLE_LIVE;
 	t->n_live++;
-	*handle = (s->gen << VYRE_HANDLE_SLOT_BITS) | slot;
 	return 0;
 }
 
 static void release_slot(struct vyre_handle_table *t, uint32_t slot)
 {
-	t->slots[slot].live = 0;
+	struct vyre_handle_slot *s = &t->slots[slot];
+
+	if (s->live == VYRE_HANDLE_LIVE_ALIASED)
+		vyre_handles_alias_del(t, s->ref.domain, s->alias);
+	s->live = 0;
 	t->free[(t->free_head + t->n_free) % t->cap] = slot;
 	t->n_free++;
 	t->n_live--;
@@ -93,9 +106,12 @@ static void release_slot(struct vyre_handle_table *t, uint32_t slot)
 int vyre_handles_remove(struct vyre_handle_table *t, uint32_t handle, uint32_t domain,
 			struct vyre_buffer_ref *out)
 {
-	if (vyre_handles_get(t, handle, domain, out) != 0)
+	uint32_t slot = vyre_handles_slot(t, handle, domain);
+
+	if (slot == 0)
 		return VYRE_E_INVAL;
-	release_slot(t, handle & VYRE_HANDLE_SLOT_MASK);
+	*out = t->slots[slot].ref;
+	release_slot(t, slot);
 	return 0;
 }
 
@@ -114,4 +130,54 @@ uint32_t vyre_handles_drop_domain(struct vyre_handle_table *t, uint32_t domain,
 		}
 	}
 	return dropped;
+}
+
+/* Aliases of adopted handles (handles_adopt.c makes them). */
+static uint32_t alias_hash(uint32_t domain, uint32_t handle)
+{
+	uint32_t h = domain * 0x9e3779b1u ^ handle * 0x85ebca6bu;
+
+	return h ^ (h >> 15);
+}
+
+/* Index of (domain, handle) in the alias table, or of the empty entry where it would go. */
+uint32_t vyre_handles_alias_index(const struct vyre_handle_table *t, uint32_t domain,
+				  uint32_t handle)
+{
+	uint32_t i = alias_hash(domain, handle) & (t->alias_cap - 1);
+
+	while (t->alias[i].domain && (t->alias[i].domain != domain || t->alias[i].handle != handle))
+		i = (i + 1) & (t->alias_cap - 1);
+	return i;
+}
+
+uint32_t vyre_handles_alias_find(const struct vyre_handle_table *t, uint32_t domain,
+				 uint32_t handle)
+{
+	if (t->alias_cap == 0)
+		return 0;
+	const struct vyre_handle_alias *a = &t->alias[vyre_handles_alias_index(t, domain, handle)];
+
+	return a->domain ? a->slot : 0;
+}
+
+void vyre_handles_alias_del(struct vyre_handle_table *t, uint32_t domain, uint32_t handle)
+{
+	uint32_t mask = t->alias_cap - 1;
+	uint32_t i = vyre_handles_alias_index(t, domain, handle);
+
+	if (!t->alias[i].domain)
+		return;
+	t->alias[i].domain = 0;
+	t->n_alias--;
+	/* backward shift: an entry after the hole moves into it unless it sits at its home */
+	for (uint32_t j = (i + 1) & mask; t->alias[j].domain; j = (j + 1) & mask) {
+		uint32_t home = alias_hash(t->alias[j].domain, t->alias[j].handle) & mask;
+
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			t->alias[i] = t->alias[j];
+			t->alias[j].domain = 0;
+			i = j;
+		}
+	}
 }

@@ -6,6 +6,13 @@
  * unique across domains; freeing a buffer bumps its slot's generation, so a
  * freed handle, a guessed one or one belonging to another domain never
  * resolves. Handle 0 is never issued (generations start at 1).
+ *
+ * A domain adopted after a restart (docs/design.md section 3) keeps its
+ * handles. Each goes to its own slot when this table never gave that slot a
+ * generation as high; otherwise (another domain holds the slot, or this
+ * vyred used it) the buffer takes a fresh slot and the table keeps an alias
+ * from (domain, handle) to it. Aliases cost nothing until one exists: the
+ * resolve path looks at them only after the slot did not match.
  */
 #ifndef VYRE_RING_HANDLES_H
 #define VYRE_RING_HANDLES_H
@@ -32,10 +39,21 @@ struct vyre_buffer_ref {
 	uint32_t flags; /* VYRE_BUF_DEVICE, VYRE_BUF_TRANSIENT (in the domain heap) or 0 */
 };
 
+#define VYRE_HANDLE_LIVE	 1u /* clients use the slot's own handle */
+#define VYRE_HANDLE_LIVE_ALIASED 2u /* clients use @alias; the slot's own handle is nobody's */
+
 struct vyre_handle_slot {
 	struct vyre_buffer_ref ref;
 	uint32_t gen;
-	uint32_t live;
+	uint32_t live;	 /* 0, VYRE_HANDLE_LIVE or VYRE_HANDLE_LIVE_ALIASED */
+	uint32_t alias;	 /* VYRE_HANDLE_LIVE_ALIASED: the handle its clients know */
+	uint32_t ledger; /* the owner's index of the buffer's ledger entry */
+};
+
+struct vyre_handle_alias {
+	uint32_t domain; /* 0: empty */
+	uint32_t handle;
+	uint32_t slot;
 };
 
 struct vyre_handle_table {
@@ -47,6 +65,9 @@ struct vyre_handle_table {
 	uint32_t free_head;
 	uint32_t n_free;
 	uint32_t n_live;
+	struct vyre_handle_alias *alias; /* open addressing, linear probing */
+	uint32_t alias_cap;		 /* 0 or a power of two */
+	uint32_t n_alias;
 };
 
 /* vyre_handles_init - an empty table of at most @max (<= VYRE_HANDLES_MAX) handles. */
@@ -61,20 +82,52 @@ int vyre_handles_add(struct vyre_handle_table *t, const struct vyre_buffer_ref *
  * vyre_handles_get - the buffer of @handle if it is live and belongs to
  * @domain; VYRE_E_INVAL otherwise. Constant time: the resolve hot path.
  */
+/* The slot behind an aliased @handle of @domain, or 0. */
+uint32_t vyre_handles_alias_find(const struct vyre_handle_table *t, uint32_t domain,
+				 uint32_t handle);
+void vyre_handles_alias_del(struct vyre_handle_table *t, uint32_t domain, uint32_t handle);
+/* Where (domain, handle) is in the alias table, or the empty entry where it would go. */
+uint32_t vyre_handles_alias_index(const struct vyre_handle_table *t, uint32_t domain,
+				  uint32_t handle);
+/* Room for one more slot (handles.c). */
+int vyre_handles_grow(struct vyre_handle_table *t);
+
+/* vyre_handles_slot - the slot that holds the live buffer @handle of @domain, or 0. */
+static inline uint32_t vyre_handles_slot(const struct vyre_handle_table *t, uint32_t handle,
+					 uint32_t domain)
+{
+	uint32_t slot = handle & VYRE_HANDLE_SLOT_MASK;
+
+	if (slot != 0 && slot < t->n_slots) {
+		const struct vyre_handle_slot *s = &t->slots[slot];
+
+		if (s->live == VYRE_HANDLE_LIVE && s->gen == handle >> VYRE_HANDLE_SLOT_BITS &&
+		    s->ref.domain == domain)
+			return slot;
+	}
+	return t->n_alias ? vyre_handles_alias_find(t, domain, handle) : 0;
+}
+
 static inline int vyre_handles_get(const struct vyre_handle_table *t, uint32_t handle,
 				   uint32_t domain, struct vyre_buffer_ref *out)
 {
-	uint32_t slot = handle & VYRE_HANDLE_SLOT_MASK;
-	const struct vyre_handle_slot *s;
+	uint32_t slot = vyre_handles_slot(t, handle, domain);
 
-	if (slot == 0 || slot >= t->n_slots)
+	if (slot == 0)
 		return VYRE_E_INVAL;
-	s = &t->slots[slot];
-	if (!s->live || s->gen != handle >> VYRE_HANDLE_SLOT_BITS || s->ref.domain != domain)
-		return VYRE_E_INVAL;
-	*out = s->ref;
+	*out = t->slots[slot].ref;
 	return 0;
 }
+
+/*
+ * vyre_handles_adopt - a buffer of an adopted domain, under the @handle its
+ * clients know (above). *slot is the slot that holds it. Errors:
+ * VYRE_E_INVAL (handle 0, or @handle already names a buffer of that
+ * domain), VYRE_E_NOMEM. Call vyre_handles_adopt_done after a domain's.
+ */
+int vyre_handles_adopt(struct vyre_handle_table *t, uint32_t handle,
+		       const struct vyre_buffer_ref *ref, uint32_t *slot);
+void vyre_handles_adopt_done(struct vyre_handle_table *t);
 
 /* vyre_handles_remove - forget @handle of @domain and return its buffer in *out. */
 int vyre_handles_remove(struct vyre_handle_table *t, uint32_t handle, uint32_t domain,

@@ -137,3 +137,45 @@ void vyre_heap_free(struct vyre_heap *h, uint64_t off, uint32_t bytes)
 	h->n_allocs--;
 	h->used -= size;
 }
+
+int vyre_heap_adopt(int fd, uint64_t bytes, const struct vyre_heap_extent *used, uint32_t n_used,
+		    struct vyre_heap *h)
+{
+	uint64_t at = 0;
+
+	memset(h, 0, sizeof(*h));
+	h->fd = -1;
+	if (bytes == 0 || bytes > SIZE_MAX || n_used > UINT32_MAX - 4)
+		return VYRE_E_INVAL;
+	h->cap_free = n_used + 4;
+	h->free = malloc((size_t)h->cap_free * sizeof(*h->free));
+	if (!h->free)
+		return VYRE_E_NOMEM;
+	/* the free list is what lies between the live buffers */
+	for (uint32_t i = 0; i <= n_used; i++) {
+		uint64_t end = i < n_used ? used[i].off : bytes;
+
+		if (i < n_used && (used[i].off < at || used[i].bytes > bytes - used[i].off)) {
+			vyre_heap_destroy(h);
+			return VYRE_E_INVAL;
+		}
+		if (end > at)
+			h->free[h->n_free++] =
+			    (struct vyre_heap_extent){.off = at, .bytes = end - at};
+		if (i < n_used) {
+			at = used[i].off + used[i].bytes;
+			h->used += used[i].bytes;
+			h->n_allocs += used[i].bytes != 0;
+		}
+	}
+	void *base = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (base == MAP_FAILED) {
+		vyre_heap_destroy(h);
+		return VYRE_E_NOMEM;
+	}
+	h->base = base;
+	h->bytes = bytes;
+	h->fd = fd;
+	return 0;
+}

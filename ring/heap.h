@@ -38,6 +38,16 @@ struct vyre_heap {
  */
 int vyre_heap_create(uint64_t bytes, struct vyre_heap *h);
 
+/*
+ * vyre_heap_adopt - map the heap memfd @fd of @bytes that a client handed
+ * over after a restart (the caller checked its seals and size), whose live
+ * buffers are @used: sorted by offset, sizes already aligned, none
+ * overlapping. On success the heap owns @fd. Errors: VYRE_E_INVAL (@used is
+ * not as said), VYRE_E_NOMEM.
+ */
+int vyre_heap_adopt(int fd, uint64_t bytes, const struct vyre_heap_extent *used, uint32_t n_used,
+		    struct vyre_heap *h);
+
 /* vyre_heap_destroy - unmap, close, free the list; safe on a zeroed heap. */
 void vyre_heap_destroy(struct vyre_heap *h);
 

@@ -37,15 +37,15 @@ enum vyre_op {
 	VYRE_OP_DFA_SCAN = 8,
 	VYRE_OP_BASE64_DECODE = 9, /* counted bytes in, counted bytes out (design.md 6.1) */
 	VYRE_OP_HEX_DECODE = 10,
-	VYRE_OP_BYTEMAP = 11,	   /* param: a 256-byte table buffer */
+	VYRE_OP_BYTEMAP = 11, /* param: a 256-byte table buffer */
 	VYRE_OP_DFA_SCAN_COUNTED = 12,
 };
 #define VYRE_OP_COUNT 13u
 
 /* vyre_sqe.flags */
-#define VYRE_SQE_FENCE    (1u << 0) /* CQE posted after every earlier item's of this client */
-#define VYRE_SQE_NODEDUPE (1u << 1) /* always execute, never satisfy from an earlier item */
-#define VYRE_SQE_CHAIN    (1u << 2) /* this item and the next one of the client are one chain */
+#define VYRE_SQE_FENCE	     (1u << 0) /* CQE posted after every earlier item's of this client */
+#define VYRE_SQE_NODEDUPE    (1u << 1) /* always execute, never satisfy from an earlier item */
+#define VYRE_SQE_CHAIN	     (1u << 2) /* this item and the next one of the client are one chain */
 #define VYRE_SQE_VALID_FLAGS (VYRE_SQE_FENCE | VYRE_SQE_NODEDUPE | VYRE_SQE_CHAIN)
 
 /* vyre_cqe.flags */
@@ -62,22 +62,22 @@ enum vyre_error {
 	VYRE_E_DEVICE = -6,
 	VYRE_E_TIMEDOUT = -7,
 	VYRE_E_PROTO = -8,
-	VYRE_E_CANCELED = -9, /* an earlier item of its chain failed */
-	VYRE_E_EXIST = -10,   /* a live buffer of the domain already has that name */
-	VYRE_E_NOENT = -11,   /* the domain has no buffer of that name */
+	VYRE_E_CANCELED = -9,	/* an earlier item of its chain failed */
+	VYRE_E_EXIST = -10,	/* a live buffer of the domain already has that name */
+	VYRE_E_NOENT = -11,	/* the domain has no buffer of that name */
 	VYRE_E_RESTARTED = -12, /* accepted by a vyred that died before completing it */
 };
 
 /* One unit of work; the same 16 bytes as vyre's MegakernelWorkItem. */
 struct vyre_work_item {
-	uint32_t op_handle;     /* enum vyre_op */
-	uint32_t input_handle;  /* buffer handle or 0 */
+	uint32_t op_handle;	/* enum vyre_op */
+	uint32_t input_handle;	/* buffer handle or 0 */
 	uint32_t output_handle; /* buffer handle or 0 */
-	uint32_t param;         /* immediate, or the DFA table handle for DFA_SCAN */
+	uint32_t param;		/* immediate, or the DFA table handle for DFA_SCAN */
 };
 
 struct vyre_sqe {
-	uint32_t seq;   /* publish marker: slot position + 1, stored last with release */
+	uint32_t seq;	/* publish marker: slot position + 1, stored last with release */
 	uint32_t flags; /* VYRE_SQE_* */
 	struct vyre_work_item item;
 	uint64_t user_data; /* echoed in the CQE */
@@ -143,13 +143,13 @@ struct vyre_region_header {
 	uint32_t cq_need_wakeup; /* bit 0: futex sleeper, bit 1: eventfd armed */
 	uint8_t pad6[VYRE_CACHELINE - 8];
 	/* line 7: set by vyred when it drops the client (protocol error, shutdown) */
-	uint32_t closed;     /* 0, or a VYRE_E_* value negated into a positive code */
+	uint32_t closed; /* 0, or a VYRE_E_* value negated into a positive code */
 	uint8_t pad7[VYRE_CACHELINE - 4];
 };
 
-#define VYRE_REGION_HEADER_BYTES   512u
-#define VYRE_CQ_WAKE_FUTEX         (1u << 0)
-#define VYRE_CQ_WAKE_EVENTFD       (1u << 1)
+#define VYRE_REGION_HEADER_BYTES 512u
+#define VYRE_CQ_WAKE_FUTEX	 (1u << 0)
+#define VYRE_CQ_WAKE_EVENTFD	 (1u << 1)
 
 _Static_assert(sizeof(struct vyre_work_item) == 16, "work item is 16 bytes");
 _Static_assert(sizeof(struct vyre_sqe) == 64, "SQE is one cache line");
@@ -160,8 +160,7 @@ _Static_assert(sizeof(struct vyre_cqe) == 32, "CQE is 32 bytes");
 _Static_assert(offsetof(struct vyre_cqe, status) == 8, "CQE status offset");
 _Static_assert(offsetof(struct vyre_cqe, result) == 16, "CQE result offset");
 _Static_assert(offsetof(struct vyre_cqe, complete_ns) == 24, "CQE complete_ns offset");
-_Static_assert(sizeof(struct vyre_region_header) == VYRE_REGION_HEADER_BYTES,
-	       "region header size");
+_Static_assert(sizeof(struct vyre_region_header) == VYRE_REGION_HEADER_BYTES, "region header size");
 _Static_assert(offsetof(struct vyre_region_header, sq_tail) == 64, "sq_tail line");
 _Static_assert(offsetof(struct vyre_region_header, sq_head) == 128, "sq_head line");
 _Static_assert(offsetof(struct vyre_region_header, sq_accepted) == 132, "sq_accepted");

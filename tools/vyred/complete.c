@@ -6,7 +6,12 @@
  * completed before this one was drained), and each client's CQ tail is
  * published with a wake-up if it sleeps.
  *
- * Release: each client's SQ head advances by what was accepted (the items
+ * Accept: a resumable client's sq_accepted covers its items of the batch
+ * before the backend may start one, so that a vyred that takes the client
+ * over after a crash knows what may have run (docs/design.md section 3).
+ *
+ * Release: each client's SQ head advances (a resumable client's only when
+ * its CQEs are posted) by what was accepted (the items
  * are copied), its cq_head is read and checked (the drain trusted the last
  * value), the first CQ slots of the batch are written with their user_data,
  * and --accept-log records the items in acceptance order, which is dispatch
@@ -57,6 +62,19 @@ static void fill_cqe(const struct vyre_batch *b, uint32_t i, uint64_t now, struc
 	}
 }
 
+void vyre_stage_accept(struct vyre_daemon *d, const struct vyre_batch *b)
+{
+	if (d->n_resumable == 0)
+		return;
+	for (uint32_t t = 0; t < b->n_touched; t++) {
+		struct vyre_conn *c = &d->conns[b->touched[t]];
+
+		if (c->resumable && c->batch_count)
+			__atomic_store_n(&c->region.hdr->sq_accepted, c->sq.head + c->batch_count,
+					 __ATOMIC_RELEASE);
+	}
+}
+
 /* CQEs per client whose slot lines vyre_stage_release brings in early. */
 #define STAGED_CQES 4u
 
@@ -71,7 +89,9 @@ void vyre_stage_release(struct vyre_daemon *d, struct vyre_batch *b)
 
 		if (n == 0)
 			continue;
-		vyre_sq_release(&c->sq, n);
+		/* a resumable client's SQEs stay until their CQEs are posted (section 3) */
+		if (!c->resumable)
+			vyre_sq_release(&c->sq, n);
 		c->cq_garbage = vyre_cq_space(&c->cq) < 0;
 		for (uint32_t k = 0; k < n && k < STAGED_CQES; k++)
 			vyre_cq_stage(&c->cq, k, b->sqes[c->batch_first + k].user_data);
@@ -129,6 +149,8 @@ void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t n
 		c->items_done += n;
 		if (vyre_cq_flush(&c->cq) & VYRE_CQ_WAKE_EVENTFD)
 			vyre_conn_wake_later(d, c);
+		if (c->resumable)
+			vyre_sq_release(&c->sq, n);
 	}
 	vyre_trace_cqes_end(&tc);
 }

@@ -22,11 +22,18 @@ int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, 
 
 	if (rc != 0)
 		return rc;
-	c->sq_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (c->sq_efd < 0) {
+	rc = vyre_conn_start(d, c, dom, event_fd);
+	if (rc != 0)
 		vyre_region_unmap(&c->region);
+	return rc;
+}
+
+int vyre_conn_start(struct vyre_daemon *d, struct vyre_conn *c, struct vyre_domain *dom,
+		    int event_fd)
+{
+	c->sq_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->sq_efd < 0)
 		return VYRE_E_NOMEM;
-	}
 	c->domain = dom;
 	c->event_fd = event_fd;
 	vyre_sq_consumer_init(&c->sq, &c->region);
@@ -36,6 +43,8 @@ int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, 
 	c->state = VYRE_CONN_ACTIVE;
 	c->active_pos = d->n_active;
 	d->active[d->n_active++] = c->slot;
+	d->n_resumable += c->resumable != 0;
+	vyre_region_id_set(d, c, 1);
 	vyre_trace_connect(d, c);
 	return 0;
 }
@@ -92,6 +101,8 @@ void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason)
 			c->has_deferred = 0;
 			d->n_deferred--;
 		}
+		d->n_resumable -= c->resumable != 0;
+		vyre_region_id_set(d, c, 0);
 		/* the last active slot takes this one's place */
 		const uint32_t last = d->active[--d->n_active];
 		d->active[c->active_pos] = last;

@@ -22,7 +22,8 @@
 /* Messages handled per readiness, so one chatty client cannot hold up the batch loop. */
 #define MESSAGES_PER_WAKE 64
 
-static int reply_hello(struct vyre_conn *c, uint32_t id, int status, const int *fds, unsigned nfds)
+static int reply_hello(struct vyre_conn *c, uint32_t id, int status, const int *fds, unsigned nfds,
+		       uint32_t restarted)
 {
 	struct vyre_msg m;
 
@@ -37,6 +38,7 @@ static int reply_hello(struct vyre_conn *c, uint32_t id, int status, const int *
 		m.u.hello_reply.cq_entries = c->region.cq_entries;
 		m.u.hello_reply.region_bytes = c->region.bytes;
 		m.u.hello_reply.heap_bytes = c->domain->heap.bytes;
+		m.u.hello_reply.restarted = restarted;
 	}
 	return vyre_msg_send(c->sock, &m, fds, nfds);
 }
@@ -72,14 +74,57 @@ static int check_hello(struct vyre_daemon *d, const struct vyre_conn *c, const s
 		return VYRE_E_PERM;
 	if (d->stopping)
 		return VYRE_E_DISCONNECTED;
-	if ((m->u.hello.flags & ~VYRE_HELLO_VALID) ||
-	    vyre_hello_priority(&m->u.hello) > VYRE_PRIORITY_MAX || nfds != 1 ||
-	    !is_eventfd(fds[0]))
+	const uint32_t flags = m->u.hello.flags;
+
+	if ((flags & ~VYRE_HELLO_VALID) || vyre_hello_priority(&m->u.hello) > VYRE_PRIORITY_MAX ||
+	    nfds != ((flags & VYRE_HELLO_RESUME) ? 4 : 1) || !is_eventfd(fds[0]))
 		return VYRE_E_INVAL;
 	if (d->n_active >= d->cfg.max_clients) {
 		vyre_log("client %u: --max-clients %u reached", c->id, d->cfg.max_clients);
 		return VYRE_E_NOMEM;
 	}
+	return 0;
+}
+
+/* A new connection's region in the domain it names. Takes fds[0] on success. */
+static int join(struct vyre_daemon *d, struct vyre_conn *c, const char *name, uint64_t heap,
+		uint32_t sq, uint32_t cq, int *fds)
+{
+	struct vyre_domain *dom;
+	int rc = vyre_domain_join(d, c, name, heap, &dom);
+
+	if (rc == 0) {
+		rc = vyre_conn_activate(d, c, sq, cq, dom, fds[0]);
+		if (rc != 0)
+			vyre_domain_leave(d, dom);
+		else
+			fds[0] = -1; /* the connection owns the client's eventfd now */
+	}
+	return rc;
+}
+
+/*
+ * A RESUME: fds are the client's eventfd, region, heap and ledger (docs/
+ * design.md section 3). Takes what it keeps, setting it to -1.
+ */
+static int resume(struct vyre_daemon *d, struct vyre_conn *c, const char *name, int *fds,
+		  uint32_t *restarted)
+{
+	struct vyre_domain *dom;
+	int rc;
+
+	if (vyre_conn_region_live(d, fds[1]))
+		return VYRE_E_PROTO;
+	rc = vyre_domain_adopt(d, c, name, &fds[2], fds[3], &dom);
+	if (rc != 0)
+		return rc;
+	rc = vyre_conn_resume(d, c, fds[1], dom, fds[0], restarted);
+	fds[1] = -1;
+	if (rc != 0) {
+		vyre_domain_leave(d, dom);
+		return rc;
+	}
+	fds[0] = -1;
 	return 0;
 }
 
@@ -91,6 +136,7 @@ static void handle_hello(struct vyre_daemon *d, struct vyre_conn *c, const struc
 	uint32_t cq = ring_size(h->cq_entries, VYRE_DEFAULT_CQ_ENTRIES, d->cfg.cq_entries_max);
 	uint64_t heap = h->heap_bytes ? h->heap_bytes : VYRE_DEFAULT_HEAP_BYTES;
 	struct vyre_domain *dom = NULL;
+	uint32_t restarted = 0;
 	int rc = check_hello(d, c, m, (int)nfds, fds);
 
 	if (rc == 0 && !h->heap_bytes && heap > d->cfg.heap_bytes_max)
@@ -106,34 +152,40 @@ static void handle_hello(struct vyre_daemon *d, struct vyre_conn *c, const struc
 		    (rc = vyre_handoff(d, c, loop, m, fds, nfds)) == 0)
 			return;
 	}
-	if (rc == 0)
-		rc = vyre_domain_join(d, c, h->domain, heap, &dom);
-	if (rc == 0) {
-		rc = vyre_conn_activate(d, c, sq, cq, dom, fds[0]);
-		if (rc != 0)
-			vyre_domain_leave(d, dom);
-		else
-			fds[0] = -1; /* the connection owns the client's eventfd now */
-	}
+	c->resumable = (h->flags & (VYRE_HELLO_RESUMABLE | VYRE_HELLO_RESUME)) != 0;
+	c->rerun = (h->flags & VYRE_HELLO_RERUN) != 0;
+	if (rc == 0 && (h->flags & VYRE_HELLO_RESUME))
+		rc = resume(d, c, h->domain, fds, &restarted);
+	else if (rc == 0)
+		rc = join(d, c, h->domain, heap, sq, cq, fds);
 	for (unsigned i = 0; i < nfds; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	if (rc != 0) {
-		vyre_log("client %u (pid %d uid %u gid %u) refused: %s", c->id, (int)c->pid,
-			 (unsigned)c->uid, (unsigned)c->gid, vyre_strerror(rc));
-		reply_hello(c, m->id, rc, NULL, 0);
+		vyre_log("client %u (pid %d uid %u gid %u) refused%s: %s", c->id, (int)c->pid,
+			 (unsigned)c->uid, (unsigned)c->gid,
+			 (h->flags & VYRE_HELLO_RESUME) ? " to resume" : "", vyre_strerror(rc));
+		reply_hello(c, m->id, rc, NULL, 0, 0);
 		vyre_conn_close(d, c, rc);
 		return;
 	}
-	int out[3] = {c->region.fd, c->domain->heap.fd, c->sq_efd};
+	dom = c->domain;
+	sq = c->region.sq_entries;
+	cq = c->region.cq_entries;
+	int out[4] = {c->region.fd, dom->heap.fd, c->sq_efd, dom->ledger.fd};
 
-	if (reply_hello(c, m->id, 0, out, 3) != 0) {
+	if (reply_hello(c, m->id, 0, out, c->resumable ? 4 : 3, restarted) != 0) {
 		vyre_conn_close(d, c, VYRE_E_DISCONNECTED);
 		return;
 	}
-	vyre_log("client %u (pid %d uid %u) joined domain %u%s%s%s: sq %u cq %u heap %llu", c->id,
-		 (int)c->pid, (unsigned)c->uid, dom->id, dom->name[0] ? " '" : " (private)",
-		 dom->name, dom->name[0] ? "'" : "", sq, cq, (unsigned long long)dom->heap.bytes);
+	vyre_log("client %u (pid %d uid %u) %s domain %u%s%s%s: sq %u cq %u heap %llu%s", c->id,
+		 (int)c->pid, (unsigned)c->uid,
+		 (h->flags & VYRE_HELLO_RESUME) ? "resumed in" : "joined", dom->id,
+		 dom->name[0] ? " '" : " (private)", dom->name, dom->name[0] ? "'" : "", sq, cq,
+		 (unsigned long long)dom->heap.bytes, c->resumable ? ", resumable" : "");
+	if (restarted)
+		vyre_log("client %u: %u items the last vyred accepted without completing them %s",
+			 c->id, restarted, c->rerun ? "run again" : "completed VYRE_E_RESTARTED");
 }
 
 static void buffer_reply(struct vyre_msg *rep, int status, uint32_t handle,
@@ -198,10 +250,17 @@ static void handle_alloc(struct vyre_daemon *d, struct vyre_conn *c, uint32_t by
 			vyre_log("client %u: --max-buffers %u reached", c->id, d->cfg.max_buffers);
 		}
 	}
+	if (rc == 0 &&
+	    vyre_domain_record(d, dom, handle, handle & VYRE_HANDLE_SLOT_MASK, &ref, name) != 0) {
+		vyre_handles_remove(&d->handles, handle, dom->id, &ref);
+		release(d, dom, &ref);
+		rc = VYRE_E_NOMEM;
+	}
 	if (rc == 0 && (ref.flags & VYRE_BUF_TRANSIENT))
 		dom->n_transient++;
 	if (rc == 0 && name) {
-		vyre_names_add(&d->names, dom->id, name, len, handle);
+		vyre_names_add(&d->names, dom->id, name, len, handle,
+			       handle & VYRE_HANDLE_SLOT_MASK);
 		dom->n_names++;
 	}
 	buffer_reply(rep, rc, handle, &ref);
@@ -211,15 +270,17 @@ static void handle_alloc(struct vyre_daemon *d, struct vyre_conn *c, uint32_t by
 static int free_buffer(struct vyre_daemon *d, struct vyre_conn *c, uint32_t handle)
 {
 	struct vyre_buffer_ref ref;
-	int rc = vyre_handles_remove(&d->handles, handle, c->domain->id, &ref);
+	uint32_t slot = vyre_handles_slot(&d->handles, handle, c->domain->id);
 
-	if (rc != 0)
-		return rc;
+	if (slot == 0)
+		return VYRE_E_INVAL;
+	vyre_ledger_remove(&c->domain->ledger, d->handles.slots[slot].ledger);
+	if (vyre_names_remove(&d->names, slot))
+		c->domain->n_names--;
+	vyre_handles_remove(&d->handles, handle, c->domain->id, &ref);
 	release(d, c->domain, &ref);
 	if (ref.flags & VYRE_BUF_TRANSIENT)
 		c->domain->n_transient--;
-	if (vyre_names_remove(&d->names, handle))
-		c->domain->n_names--;
 	return 0;
 }
 
@@ -320,7 +381,7 @@ static int handle_one(struct vyre_daemon *d, struct vyre_conn *c)
 	struct vyre_msg m;
 	int fds[VYRE_MSG_MAX_FDS];
 	unsigned nfds = 0;
-	int rc = vyre_msg_recv(c->sock, &m, fds, 1, &nfds, MSG_DONTWAIT);
+	int rc = vyre_msg_recv(c->sock, &m, fds, VYRE_MSG_MAX_FDS, &nfds, MSG_DONTWAIT);
 
 	if (rc == VYRE_E_AGAIN)
 		return 2;

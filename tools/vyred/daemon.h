@@ -22,6 +22,7 @@
 #include "../../gpu/backend.h"
 #include "../../ring/handles.h"
 #include "../../ring/heap.h"
+#include "../../ring/ledger.h"
 #include "../../ring/proto.h"
 #include "../../ring/ring.h"
 #include "config.h"
@@ -45,6 +46,9 @@ struct vyre_domain {
 	uint32_t n_transient; /* live VYRE_BUF_TRANSIENT buffers: resolve checks their rules */
 	uint32_t n_names;     /* its named buffers (names.h) */
 	struct vyre_heap heap;
+	struct vyre_ledger ledger; /* what a new vyred needs to adopt it (docs/design.md 3) */
+	dev_t heap_dev;		   /* the heap memfd's identity: a resuming client must name it */
+	ino_t heap_ino;
 };
 
 enum vyre_conn_state {
@@ -101,6 +105,8 @@ struct vyre_conn {
 	int chain_cancel_was;	/* chain_cancel before its take: back to it if none is accepted */
 	uint32_t routed;	/* 1 + the loop it counts against (loops.h), 0: none */
 	uint32_t route;		/* 1 + its named domain's route, 0: none */
+	int resumable;		/* sq_accepted and a late sq_head (docs/design.md 3) */
+	int rerun;		/* a resume runs accepted, uncompleted items again */
 };
 
 /*
@@ -177,7 +183,13 @@ struct vyre_daemon {
 	uint32_t n_wake;
 	uint32_t *drop;
 	uint32_t n_drop;
-	uint32_t n_deferred; /* connections with a deferred control message */
+	uint32_t n_deferred;  /* connections with a deferred control message */
+	uint32_t n_resumable; /* active connections with c->resumable */
+	/* per connection slot, under sh->lock: its region memfd's identity, 0 when none */
+	struct vyre_region_id {
+		dev_t dev;
+		ino_t ino;
+	} * region_ids;
 	struct vyre_plan_stage *plan_stage;
 	FILE *accept_log;
 
@@ -213,6 +225,20 @@ void vyre_server_accepted(struct vyre_daemon *d, int fd);
 /* conns.c: connection lifecycle. */
 int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, uint32_t cq,
 		       struct vyre_domain *dom, int event_fd);
+/*
+ * resume.c: a RESUME hello: adopt the client's region (@region_fd) in @dom
+ * and complete or rerun what the dead vyred accepted; *restarted says how
+ * many. On success the connection owns @region_fd and @event_fd.
+ */
+int vyre_conn_resume(struct vyre_daemon *d, struct vyre_conn *c, int region_fd,
+		     struct vyre_domain *dom, int event_fd, uint32_t *restarted);
+/* Whether a live connection of any loop has the region memfd @fd. */
+int vyre_conn_region_live(const struct vyre_daemon *d, int fd);
+/* Enter (@live 1) or take out @c's region in what vyre_conn_region_live sees. */
+void vyre_region_id_set(struct vyre_daemon *d, const struct vyre_conn *c, int live);
+/* The rest of activating @c once c->region is mapped; unmaps nothing on failure. */
+int vyre_conn_start(struct vyre_daemon *d, struct vyre_conn *c, struct vyre_domain *dom,
+		    int event_fd);
 void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason);
 void vyre_conn_op_done(struct vyre_daemon *d, struct vyre_conn *c);
 /* @c went to another loop (vyre_handoff): its slot is freed, nothing closed. */
@@ -233,6 +259,24 @@ void vyre_conn_wake_later(struct vyre_daemon *d, struct vyre_conn *c);
 /* domains.c: named and private domains and their heaps. */
 int vyre_domain_join(struct vyre_daemon *d, const struct vyre_conn *c, const char *name,
 		     uint64_t heap_bytes, struct vyre_domain **out);
+/* The live named domain @name of this loop, or NULL. */
+struct vyre_domain *vyre_domain_find(struct vyre_daemon *d, const char *name);
+/* Whether @c may join @dom (its creator's uid or gid, or root). */
+int vyre_domain_may_join(const struct vyre_conn *c, const struct vyre_domain *dom);
+/* A free domain slot, or NULL (logged). */
+struct vyre_domain *vyre_domain_slot(struct vyre_daemon *d, const struct vyre_conn *c);
+/*
+ * The domain at @dom, whose heap and ledger are set, goes live: its heap
+ * registered with the backend, a fresh id. On failure both are destroyed.
+ */
+int vyre_domain_open(struct vyre_daemon *d, struct vyre_domain *dom, uid_t uid, gid_t gid,
+		     const char *name, struct vyre_domain **out);
+/* domain_adopt.c: a domain a resuming client hands over (docs/design.md 3). */
+int vyre_domain_adopt(struct vyre_daemon *d, const struct vyre_conn *c, const char *name,
+		      int *heap_fd, int ledger_fd, struct vyre_domain **out);
+/* Record a new buffer in its domain's ledger (@slot: its handle-table slot). */
+int vyre_domain_record(struct vyre_daemon *d, struct vyre_domain *dom, uint32_t handle,
+		       uint32_t slot, const struct vyre_buffer_ref *ref, const char *name);
 void vyre_domain_leave(struct vyre_daemon *d, struct vyre_domain *dom);
 
 /* control.c: control messages of one connection (readable socket). */

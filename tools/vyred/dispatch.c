@@ -48,6 +48,7 @@ int vyre_stage_dispatch(struct vyre_daemon *d, struct vyre_batch *b)
 		vyre_stage_release(d, b);
 		return 0;
 	}
+	vyre_stage_accept(d, b);
 	vyre_trace_dispatch_begin(d, b);
 	int rc = d->backend_ops->submit(d->backend, b->slot, &b->exec_batch);
 

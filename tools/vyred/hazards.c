@@ -21,12 +21,18 @@ void vyre_hazards_fini(struct vyre_hazards *h)
 	h->n_slots = 0;
 }
 
-/* The slot of @handle, or 0 (never issued, so never counted) for none. */
+/*
+ * The counters of @handle, 0 for none. A domain adopted after a restart
+ * keeps handles whose slots may lie past the table: they share counters
+ * with others, which can only make an item wait, never miss a hazard.
+ */
 static uint32_t slot_of(const struct vyre_hazards *h, uint32_t handle)
 {
 	uint32_t s = handle & VYRE_HANDLE_SLOT_MASK;
 
-	return handle && s < h->n_slots ? s : 0;
+	if (handle == 0)
+		return 0;
+	return s < h->n_slots ? s : 1 + s % (h->n_slots - 1);
 }
 
 int vyre_hazards_conflict(const struct vyre_hazards *h, const struct vyre_work_item *it)

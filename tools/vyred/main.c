@@ -21,7 +21,8 @@ static int setup_tables(struct vyre_daemon *d)
 	d->active = calloc(d->n_conn_slots, sizeof(*d->active));
 	d->active_snapshot = calloc(d->n_conn_slots, sizeof(*d->active_snapshot));
 	d->domains = calloc(d->cfg.max_domains, sizeof(*d->domains));
-	if (!d->conns || !d->active || !d->active_snapshot || !d->domains)
+	d->region_ids = calloc(d->n_conn_slots, sizeof(*d->region_ids));
+	if (!d->conns || !d->active || !d->active_snapshot || !d->domains || !d->region_ids)
 		return VYRE_E_NOMEM;
 	for (uint32_t s = 0; s < d->n_conn_slots; s++) {
 		d->conns[s].slot = s;
@@ -102,6 +103,7 @@ static void teardown(struct vyre_daemon *d)
 	free(d->active);
 	free(d->active_snapshot);
 	free(d->domains);
+	free(d->region_ids);
 }
 
 /* Tables, backend and io_uring of one loop; 0 or -1 (logged). */

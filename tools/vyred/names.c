@@ -62,9 +62,8 @@ uint32_t vyre_names_find(const struct vyre_names *t, uint32_t domain, const char
 }
 
 void vyre_names_add(struct vyre_names *t, uint32_t domain, const char *name, uint32_t len,
-		    uint32_t handle)
+		    uint32_t handle, uint32_t s)
 {
-	uint32_t s = handle & VYRE_HANDLE_SLOT_MASK;
 	uint32_t *head = &t->chain[hash(t, domain, name, len)];
 	struct vyre_name_entry *e = &t->slot[s];
 
@@ -76,11 +75,9 @@ void vyre_names_add(struct vyre_names *t, uint32_t domain, const char *name, uin
 	*head = s;
 }
 
-int vyre_names_remove(struct vyre_names *t, uint32_t handle)
+int vyre_names_remove(struct vyre_names *t, uint32_t s)
 {
-	uint32_t s = handle & VYRE_HANDLE_SLOT_MASK;
-
-	if (s == 0 || s >= t->n_slots || t->slot[s].domain == 0 || t->slot[s].handle != handle)
+	if (s == 0 || s >= t->n_slots || t->slot[s].domain == 0)
 		return 0;
 	struct vyre_name_entry *e = &t->slot[s];
 	uint32_t *link = &t->chain[hash(t, e->domain, e->name, e->len)];
@@ -117,6 +114,6 @@ uint32_t vyre_names_drop_domain(struct vyre_names *t, uint32_t domain, uint32_t 
 		limit = t->n_slots;
 	for (uint32_t s = 1; s < limit; s++)
 		if (t->slot[s].domain == domain)
-			dropped += (uint32_t)vyre_names_remove(t, t->slot[s].handle);
+			dropped += (uint32_t)vyre_names_remove(t, s);
 	return dropped;
 }

@@ -5,7 +5,7 @@
  *
  * A name belongs to one live buffer and is unique within its domain, so the
  * table is keyed by (domain id, name) and holds one entry per handle slot:
- * a buffer's entry sits at its handle's slot, which makes forgetting the
+ * a buffer's entry sits at its handle-table slot, which makes forgetting the
  * name of a freed buffer constant time and bounds the table by
  * --max-buffers. Both arrays are allocated at start-up; requests never
  * allocate. Lookups hash the key into chains threaded through the entries.
@@ -41,14 +41,16 @@ uint32_t vyre_names_find(const struct vyre_names *t, uint32_t domain, const char
 			 uint32_t len);
 
 /*
- * vyre_names_add - name the live buffer @handle of @domain. The caller has
- * checked that the domain has no buffer of that name (vyre_names_find).
+ * vyre_names_add - name the live buffer @handle of @domain, which the handle
+ * table holds at @slot (vyre_handles_slot; not always the handle's own
+ * after a restart). The caller has checked that the domain has no buffer of
+ * that name (vyre_names_find).
  */
 void vyre_names_add(struct vyre_names *t, uint32_t domain, const char *name, uint32_t len,
-		    uint32_t handle);
+		    uint32_t handle, uint32_t slot);
 
-/* vyre_names_remove - forget the name of @handle; 1 when it had one. */
-int vyre_names_remove(struct vyre_names *t, uint32_t handle);
+/* vyre_names_remove - forget the name of the buffer at handle-table @slot; 1 when it had one. */
+int vyre_names_remove(struct vyre_names *t, uint32_t slot);
 
 /*
  * vyre_names_next - the first named buffer of @domain at a slot from

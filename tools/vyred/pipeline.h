@@ -135,6 +135,8 @@ int vyre_stage_dispatch(struct vyre_daemon *d, struct vyre_batch *b);
 void vyre_stage_finish(struct vyre_daemon *d, struct vyre_batch *b, int status);
 /* Advance SQ heads and stage CQ slots (complete.c); once per batch. */
 void vyre_stage_release(struct vyre_daemon *d, struct vyre_batch *b);
+/* Before the backend starts @b: resumable clients' sq_accepted (complete.c). */
+void vyre_stage_accept(struct vyre_daemon *d, const struct vyre_batch *b);
 /* @now: the completion time every CQE of the batch carries */
 void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t now);
 

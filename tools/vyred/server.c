@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -42,8 +43,16 @@ static int make_parent(const char *path)
 	return mkdir(dir, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* A socket file nobody listens on (a crashed vyred) is replaced; a live one is not. */
-static int stale_socket(const struct sockaddr_un *sa)
+/*
+ * How long a socket that takes connections but may belong to a vyred that
+ * was just killed is watched: the kernel tears a dead process's io_uring
+ * down after the process is gone, and until then its pending accept keeps
+ * the socket listening (measured: a few milliseconds).
+ */
+#define STALE_TRIES    200
+#define STALE_PAUSE_NS 10000000l
+
+static int refused(const struct sockaddr_un *sa)
 {
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	int stale;
@@ -53,6 +62,19 @@ static int stale_socket(const struct sockaddr_un *sa)
 	stale = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) != 0 && errno == ECONNREFUSED;
 	close(fd);
 	return stale;
+}
+
+/* A socket file nobody listens on (a crashed vyred) is replaced; a live one is not. */
+static int stale_socket(const struct sockaddr_un *sa)
+{
+	for (int i = 0; i < STALE_TRIES; i++) {
+		struct timespec pause = {.tv_nsec = STALE_PAUSE_NS};
+
+		if (refused(sa))
+			return 1;
+		nanosleep(&pause, NULL);
+	}
+	return 0;
 }
 
 int vyre_server_listen(struct vyre_daemon *d)

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A client resuming with the region a vyred that died left it (docs/design.md
+ * section 3): the region is checked, the rings pick up where they stood, and
+ * what the dead vyred accepted without completing is reported exactly once:
+ * a VYRE_E_RESTARTED CQE each, or, for a client that asked to rerun, it is
+ * taken again like any queued item.
+ */
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "trace.h"
+
+static int region_id(int fd, struct vyre_region_id *id)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0)
+		return -1;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	return 0;
+}
+
+void vyre_region_id_set(struct vyre_daemon *d, const struct vyre_conn *c, int live)
+{
+	struct vyre_region_id id = {0, 0};
+
+	if (live && region_id(c->region.fd, &id) != 0)
+		return;
+	pthread_mutex_lock(&d->sh->lock);
+	d->region_ids[c->slot] = id;
+	pthread_mutex_unlock(&d->sh->lock);
+}
+
+int vyre_conn_region_live(const struct vyre_daemon *d, int fd)
+{
+	const struct vyre_shared *sh = d->sh;
+	struct vyre_region_id id;
+	int live = 0;
+
+	if (region_id(fd, &id) != 0)
+		return 1;
+	pthread_mutex_lock(&d->sh->lock);
+	for (uint32_t l = 0; l < sh->n_made && !live; l++) {
+		const struct vyre_daemon *o = &sh->loops[l];
+
+		for (uint32_t s = 0; s < o->n_conn_slots && !live; s++)
+			live = o->region_ids[s].ino == id.ino && o->region_ids[s].dev == id.dev;
+	}
+	pthread_mutex_unlock(&d->sh->lock);
+	return live;
+}
+
+/* One VYRE_E_RESTARTED CQE per item in [done, accepted); their SQEs are intact (section 3). */
+static void post_restarted(struct vyre_daemon *d, struct vyre_conn *c,
+			   const struct vyre_ring_resume *rs)
+{
+	uint64_t now = vyre_now_ns();
+
+	for (uint32_t pos = rs->done; pos != rs->accepted; pos++) {
+		const struct vyre_sqe *s = &c->region.sq[pos & (c->region.sq_entries - 1)];
+		struct vyre_cqe cqe = {
+		    .user_data = s->user_data, .status = VYRE_E_RESTARTED, .complete_ns = now};
+
+		vyre_cq_post(&c->cq, &cqe);
+	}
+	vyre_sq_release(&c->sq, rs->accepted - rs->done);
+	if (vyre_cq_flush(&c->cq) & VYRE_CQ_WAKE_EVENTFD)
+		vyre_conn_wake_later(d, c);
+}
+
+int vyre_conn_resume(struct vyre_daemon *d, struct vyre_conn *c, int region_fd,
+		     struct vyre_domain *dom, int event_fd, uint32_t *restarted)
+{
+	struct vyre_ring_resume rs;
+	int rc =
+	    vyre_region_adopt(region_fd, d->cfg.sq_entries_max, d->cfg.cq_entries_max, &c->region);
+
+	if (rc != 0) {
+		close(region_fd);
+		return rc;
+	}
+	rc = vyre_ring_resume(&c->region, &rs);
+	if (rc == 0)
+		rc = vyre_conn_start(d, c, dom, event_fd);
+	if (rc != 0) {
+		vyre_region_unmap(&c->region);
+		return rc;
+	}
+	struct vyre_region_header *h = c->region.hdr;
+
+	h->client_id = c->id;
+	h->domain_id = dom->id;
+	vyre_ring_resume_at(&c->sq, &c->cq, &rs);
+	*restarted = rs.accepted - rs.done;
+	if (c->rerun || rs.accepted == rs.done)
+		__atomic_store_n(&h->sq_accepted, rs.done, __ATOMIC_RELEASE);
+	else
+		post_restarted(d, c, &rs);
+	__atomic_store_n(&h->closed, 0, __ATOMIC_RELEASE);
+	return 0;
+}
