@@ -44,10 +44,10 @@
 #define KILLS	   2u
 #define SLOTS	   16u
 #define INPUTS	   3u
-#define BUF_BYTES  1024u
-#define MAX_ITEMS  (1u << 20) /* user_data values a producer may use */
+#define BUF_BYTES  (64u << 10) /* big enough that a kill finds batches running */
+#define MAX_ITEMS  (1u << 20)  /* user_data values a producer may use */
 #define CQE_BATCH  64u
-#define HEAP_BYTES (4u << 20)
+#define HEAP_BYTES (16u << 20)
 #define STALL_NS   (30 * 1000000000ll) /* no completion for this long: a hang */
 #define FLAGS_RS   VYRE_CONNECT_RESUMABLE
 #define FLAGS_RC   VYRE_CONNECT_RECONNECT
@@ -499,7 +499,15 @@ static void edge_cases(const char *socket, struct vyre_test_daemon *d)
 	}
 	check(vyre_reconnect(c, 0) == 0, "vyre_reconnect on a live connection returns 0");
 	vyre_test_daemon_kill(d);
-	int rc = vyre_reconnect(n, 50 * 1000000ll);
+	/* the socket hangs up some time after the kill: until then the connection looks live */
+	struct vyre_cqe q;
+	int rc;
+
+	for (int i = 0; i < 100 && (rc = vyre_wait(c, &q, 1, 100 * 1000000ll)) == VYRE_E_TIMEDOUT;
+	     i++)
+		;
+	check(rc == VYRE_E_DISCONNECTED, "the connection sees the kill");
+	rc = vyre_reconnect(n, 50 * 1000000ll);
 
 	snprintf(line, sizeof(line), "vyre_reconnect of a connection not resumable: %s",
 		 vyre_strerror(rc));
