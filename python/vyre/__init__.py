@@ -457,18 +457,9 @@ class Client:
         return _check(lib.vyre_reconnect(self._live(), ns), "reconnect")
 
 
-def connect(
-    socket=None,
-    domain=None,
-    sq_entries=0,
-    cq_entries=0,
-    heap_bytes=0,
-    resumable=False,
-    reconnect=False,
-    rerun=False,
-):
+def connect(socket=None, domain=None, **opts):
     """vyre_connect: socket None means $VYRE_SOCKET, else DEFAULT_SOCKET; domain None a private one.
 
-    resumable, reconnect and rerun: see Client.
+    opts: sq_entries, cq_entries, heap_bytes, resumable, reconnect, rerun (see Client).
     """
-    return Client(socket, domain, sq_entries, cq_entries, heap_bytes, resumable, reconnect, rerun)
+    return Client(socket, domain, **opts)
