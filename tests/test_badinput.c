@@ -342,7 +342,7 @@ static int bad_hellos(void)
 	hello(&m, 0, 0, 0);
 	EXPECT(hello_status(&m, -1, &type) == VYRE_E_INVAL, "HELLO without an eventfd");
 	EXPECT(hello_status(&m, pipefd[0], &type) == VYRE_E_INVAL, "HELLO with a pipe");
-	m.u.hello.flags = 4;
+	m.u.hello.flags = 1u << 31; /* outside VYRE_HELLO_VALID */
 	EXPECT(hello_status(&m, efd, &type) == VYRE_E_INVAL, "unknown HELLO flags");
 
 	/* Through the library: the same refusals, with the documented codes. */

@@ -288,7 +288,7 @@ static int case_hello_flags(struct conn *c)
 	int efd = eventfd(0, EFD_CLOEXEC);
 
 	hello_msg(&m);
-	m.u.hello.flags = 1;
+	m.u.hello.flags = 1u << 31; /* outside VYRE_HELLO_VALID */
 	int rc = send_msg(c, &m, &efd, 1);
 
 	close(efd);
