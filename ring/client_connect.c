@@ -245,6 +245,9 @@ int vyre_connect(const struct vyre_connect_opts *o, struct vyre_client **out)
 		goto fail;
 	vyre_sq_producer_init(&c->sq, &c->region, c->sq_wake_fd);
 	vyre_cq_consumer_init(&c->cq, &c->region);
+	/* a resumable client learns at once that vyred died: its pause is vyred's start-up */
+	if ((c->flags & VYRE_CONNECT_RESUMABLE) && (rc = vyre_client_watch_start(c)) != 0)
+		goto fail;
 	*out = c;
 	return 0;
 fail:

@@ -40,6 +40,9 @@ static void *watch(void *arg)
 		if (p[0].revents) {
 			__atomic_store_n(&c->hung_up, 1, __ATOMIC_RELEASE);
 			eventfd_write(c->event_fd, 1); /* EAGAIN: already readable */
+			/* a vyre_wait asleep on the CQ doorbell learns it now, not at its next look */
+			__atomic_fetch_add(&c->region.hdr->cq_doorbell, 1, __ATOMIC_SEQ_CST);
+			vyre_futex_wake(&c->region.hdr->cq_doorbell);
 			return NULL;
 		}
 	}

@@ -12,9 +12,8 @@
  * regular file for the heap, a ledger with a bad magic, an entry outside
  * the heap, two overlapping entries, a handle twice, a bad name, another
  * domain's name; a region whose sq_tail is more than a ring ahead, whose
- * sq_accepted is behind cq_tail, whose size is not its header's; and too
- * few descriptors must get VYRE_E_INVAL, as a HELLO without its eventfd
- * does. Then the genuine RESUME is taken (its buffers resolve to the
+ * sq_accepted is behind cq_tail, whose size is not its header's; too few
+ * descriptors. Then the genuine RESUME is taken (its buffers resolve to the
  * same offsets and its name opens), the same region again is refused with
  * VYRE_E_PROTO (it belongs to a live connection), copies of the region and
  * heap for the live domain with VYRE_E_EXIST, and, as root, uid 65534
@@ -436,10 +435,9 @@ static void region_cases(const struct vyre_test_daemon *d, const struct kept *k)
 	expect_resume(d, "region larger than its header says", "hx", fd, k->heap, k->ledger, 3,
 		      VYRE_E_PROTO);
 	close(fd);
-	/* a HELLO short of its descriptors is VYRE_E_INVAL, as one without its eventfd */
 	expect_resume(d, "RESUME with 2 descriptors", "hx", k->region, k->heap, -1, 2,
-		      VYRE_E_INVAL);
-	expect_resume(d, "RESUME with the eventfd alone", "hx", -1, -1, -1, 0, VYRE_E_INVAL);
+		      VYRE_E_PROTO);
+	expect_resume(d, "RESUME with the eventfd alone", "hx", -1, -1, -1, 0, VYRE_E_PROTO);
 }
 
 /* The genuine resume, then the same region again, then copies for the live domain. */

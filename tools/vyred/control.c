@@ -77,8 +77,11 @@ static int check_hello(struct vyre_daemon *d, const struct vyre_conn *c, const s
 	const uint32_t flags = m->u.hello.flags;
 
 	if ((flags & ~VYRE_HELLO_VALID) || vyre_hello_priority(&m->u.hello) > VYRE_PRIORITY_MAX ||
-	    nfds != ((flags & VYRE_HELLO_RESUME) ? 4 : 1) || !is_eventfd(fds[0]))
+	    nfds < 1 || !is_eventfd(fds[0]))
 		return VYRE_E_INVAL;
+	/* a plain HELLO's extra descriptors are closed unread; a RESUME needs its four */
+	if ((flags & VYRE_HELLO_RESUME) && nfds != 4)
+		return VYRE_E_PROTO;
 	if (d->n_active >= d->cfg.max_clients) {
 		vyre_log("client %u: --max-clients %u reached", c->id, d->cfg.max_clients);
 		return VYRE_E_NOMEM;
