@@ -109,7 +109,11 @@ int vyre_reconnect(struct vyre_client *c, int64_t timeout_ns)
 	vyre_client_watch_stop(c);
 	for (;;) {
 		rc = resume_once(c, &restarted);
-		if (rc != VYRE_E_DISCONNECTED || vyre_now_ns() >= until)
+		/*
+		 * DEVICE: the domain is still routed to a GPU that was lost, until its
+		 * last client there is gone; then it is adopted on another (8.5)
+		 */
+		if ((rc != VYRE_E_DISCONNECTED && rc != VYRE_E_DEVICE) || vyre_now_ns() >= until)
 			break;
 		struct timespec pause = {.tv_nsec = RETRY_NS};
 

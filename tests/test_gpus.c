@@ -15,6 +15,8 @@
  *    disconnected, a client of a domain pinned there is refused with
  *    VYRE_E_DEVICE, GPU 0's clients go on and new domains go to GPU 0;
  *    vyred logs the loss and exits 0 at SIGTERM;
+ *  - a resumable client of GPU 1 reconnects after the fault and its domain
+ *    is adopted on GPU 0 with its named buffer intact (8.5);
  *  - faults on every GPU: vyred exits 1 by itself;
  *  - bad --gpus and --domain-gpu values are refused with exit 2.
  */
@@ -168,6 +170,21 @@ static int placement(void)
 	return 0;
 }
 
+/* @c's next calls see vyred gone within a few seconds. */
+static int sees_gone(struct vyre_client *c)
+{
+	int rc = 0;
+
+	for (int tries = 0; tries < 1000 && rc != VYRE_E_DISCONNECTED; tries++) {
+		struct timespec ts = {0, 5000000};
+		uint32_t h;
+
+		nanosleep(&ts, NULL);
+		rc = vyre_buffer_alloc(c, 4, 0, &h);
+	}
+	return rc == VYRE_E_DISCONNECTED ? 0 : -1;
+}
+
 static int one_gpu_faults(void)
 {
 	static const char *const args[] = {
@@ -236,19 +253,64 @@ static int one_gpu_faults(void)
 	return 0;
 }
 
-/* @c's next calls see vyred gone within a few seconds. */
-static int sees_gone(struct vyre_client *c)
+/*
+ * Fault containment (docs/design.md 8.5): a resumable client of a domain on
+ * the GPU that faults is disconnected like the others, reconnects to the
+ * same vyred, and its domain is adopted on the GPU still serving, its named
+ * buffer's handle and bytes intact.
+ */
+static int fault_resumes_elsewhere(void)
 {
-	int rc = 0;
+	static const char *const args[] = {"--backend", "cpu", "--gpus", "0,1",
+					   "--loops",	"2",   NULL};
+	struct vyre_connect_opts o = {
+	    .socket_path = daemon_.socket, .domain = "kept", .flags = VYRE_CONNECT_RESUMABLE};
+	struct vyre_client *a, *k;
+	uint32_t data, again;
+	int rc;
 
-	for (int tries = 0; tries < 1000 && rc != VYRE_E_DISCONNECTED; tries++) {
-		struct timespec ts = {0, 5000000};
-		uint32_t h;
+	setenv("VYRE_CPU_INJECT", "fault", 1);
+	setenv("VYRE_INJECT_DEVICE", "1", 1);
+	rc = vyre_test_daemon_start(&daemon_, args);
+	unsetenv("VYRE_CPU_INJECT");
+	unsetenv("VYRE_INJECT_DEVICE");
+	if (rc != 0)
+		return -1;
+	o.socket_path = daemon_.socket;
+	if ((rc = connect_to(NULL, &a)) != 0 || (rc = vyre_connect(&o, &k)) != 0)
+		FAIL("connect: %s", vyre_strerror(rc));
+	if (logged_gpu(1) != 0 || logged_gpu(2) != 1)
+		FAIL("clients on GPUs %d and %d, want 0 and 1", logged_gpu(1), logged_gpu(2));
+	if ((rc = vyre_buffer_create(k, "data", WORDS * 4, 0, &data)) != 0)
+		FAIL("create: %s", vyre_strerror(rc));
+	uint32_t *w = vyre_buffer_ptr(k, data, NULL);
 
-		nanosleep(&ts, NULL);
-		rc = vyre_buffer_alloc(c, 4, 0, &h);
-	}
-	return rc == VYRE_E_DISCONNECTED ? 0 : -1;
+	for (uint32_t i = 0; i < WORDS; i++)
+		w[i] = 0x5eed0000u + i;
+	if ((rc = add_round(k, 2)) != VYRE_E_DEVICE)
+		FAIL("the item GPU 1 faulted on: %s, want VYRE_E_DEVICE",
+		     rc ? vyre_strerror(rc) : "ok");
+	if (sees_gone(k) != 0)
+		FAIL("the resumable client of the lost GPU was not disconnected");
+	if ((rc = vyre_reconnect(k, WAIT_NS)) < 0)
+		FAIL("reconnect after the fault: %s", vyre_strerror(rc));
+	if ((rc = add_round(k, 9)) != 0)
+		FAIL("the resumed domain does not run on GPU 0: %s", vyre_strerror(rc));
+	if ((rc = vyre_buffer_open(k, "data", &again, NULL, NULL)) != 0 || again != data ||
+	    vyre_buffer_ptr(k, data, NULL) != w)
+		FAIL("the named buffer after the resume: %s, handle %#x want %#x",
+		     vyre_strerror(rc), again, data);
+	for (uint32_t i = 0; i < WORDS; i++)
+		if (w[i] != 0x5eed0000u + i)
+			FAIL("word %u of the kept buffer is %#x after the resume", i, w[i]);
+	if ((rc = add_round(a, 3)) != 0)
+		FAIL("GPU 0's own client after the resume: %s", vyre_strerror(rc));
+	vyre_close(a);
+	vyre_close(k);
+	if ((rc = vyre_test_daemon_stop(&daemon_)) != 0)
+		FAIL("vyred exit %d after SIGTERM, want 0", rc);
+	printf("a fault on GPU 1: its resumable client resumes on GPU 0 with its buffers\n");
+	return 0;
 }
 
 static int every_gpu_faults(void)
@@ -337,7 +399,8 @@ static int bad_flags(void)
 
 int main(void)
 {
-	static int (*const with_daemon[])(void) = {placement, one_gpu_faults, every_gpu_faults};
+	static int (*const with_daemon[])(void) = {placement, one_gpu_faults,
+						   fault_resumes_elsewhere, every_gpu_faults};
 	int rc = bad_flags();
 
 	for (size_t i = 0; rc == 0 && i < sizeof(with_daemon) / sizeof(with_daemon[0]); i++) {
