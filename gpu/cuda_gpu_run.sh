@@ -49,6 +49,11 @@ grep -E 'mean ns per batch' "$O/bench.log"
 # device, rows "2lanes"); about 20 s at 0.5 s a measurement
 step gpus "${GPUS_LIMIT:-240}" ./vyre-bench --seconds "${BENCH_SECONDS:-0.5}" gpus
 grep -E '^gpus(: (the two-GPU|skipped|no GPU)| )' "$O/gpus.log" | grep -v p999
+# restart without loss on the CUDA backend: SIGKILL under load, resume, every
+# item once against the oracle; then the pause it costs (design.md 3, 11)
+VYRE_TEST_BACKEND=cuda step resume 200 ./tests/test_resume
+step restart 200 ./vyre-bench restart
+grep -E '^restart' "$O/restart.log" | head -20
 # the same host's CPU-backend end to end, for what vyred itself costs there
 step e2e-cpu 120 ./vyre-bench --seconds "${BENCH_SECONDS:-0.5}" e2e
 S=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)

@@ -529,7 +529,9 @@ out:
 
 int main(void)
 {
-	const char *first[] = {"--backend", "cpu", NULL};
+	/* the GPU machine runs it on the CUDA backend: VYRE_TEST_BACKEND=cuda */
+	const char *backend = getenv("VYRE_TEST_BACKEND") ? getenv("VYRE_TEST_BACKEND") : "cpu";
+	const char *first[] = {"--backend", backend, NULL};
 	struct vyre_test_daemon d[KILLS + 1];
 	struct page *pages = rel_shared_alloc(PRODUCERS * sizeof(struct page));
 	uint64_t rng = rel_seed("test_resume"), base[PRODUCERS];
@@ -539,7 +541,7 @@ int main(void)
 	memset(d, 0, sizeof(d));
 	if (!pages || vyre_test_daemon_start(&d[0], first) != 0)
 		return 1;
-	const char *again[] = {"--backend", "cpu", "--socket", d[0].socket, NULL};
+	const char *again[] = {"--backend", backend, "--socket", d[0].socket, NULL};
 
 	for (unsigned k = 0; k < PRODUCERS; k++) {
 		const uint64_t seed = rel_rand(&rng);
