@@ -36,6 +36,7 @@ int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, 
 	c->state = VYRE_CONN_ACTIVE;
 	c->active_pos = d->n_active;
 	d->active[d->n_active++] = c->slot;
+	vyre_classes_join(&d->classes, c->priority);
 	vyre_trace_connect(d, c);
 	return 0;
 }
@@ -96,6 +97,7 @@ void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason)
 		const uint32_t last = d->active[--d->n_active];
 		d->active[c->active_pos] = last;
 		d->conns[last].active_pos = c->active_pos;
+		vyre_classes_leave(&d->classes, c->priority);
 	}
 	c->state = VYRE_CONN_CLOSING;
 	/* The peer sees the hang-up now, not when the cancellations come back. */

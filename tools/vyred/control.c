@@ -76,6 +76,12 @@ static int check_hello(struct vyre_daemon *d, const struct vyre_conn *c, const s
 	    vyre_hello_priority(&m->u.hello) > VYRE_PRIORITY_MAX || nfds != 1 ||
 	    !is_eventfd(fds[0]))
 		return VYRE_E_INVAL;
+	if (vyre_hello_priority(&m->u.hello) > vyre_priority_bound(&d->cfg, c)) {
+		vyre_log(
+		    "client %u: priority class %u above its bound %u (--priority-max, --priority)",
+		    c->id, vyre_hello_priority(&m->u.hello), vyre_priority_bound(&d->cfg, c));
+		return VYRE_E_PERM;
+	}
 	if (d->n_active >= d->cfg.max_clients) {
 		vyre_log("client %u: --max-clients %u reached", c->id, d->cfg.max_clients);
 		return VYRE_E_NOMEM;
@@ -92,6 +98,8 @@ static void handle_hello(struct vyre_daemon *d, struct vyre_conn *c, const struc
 	uint64_t heap = h->heap_bytes ? h->heap_bytes : VYRE_DEFAULT_HEAP_BYTES;
 	struct vyre_domain *dom = NULL;
 	int rc = check_hello(d, c, m, (int)nfds, fds);
+
+	c->priority = vyre_hello_priority(h);
 
 	if (rc == 0 && !h->heap_bytes && heap > d->cfg.heap_bytes_max)
 		heap = d->cfg.heap_bytes_max;

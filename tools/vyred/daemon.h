@@ -32,6 +32,7 @@
 #include "names.h"
 #include "pipeline.h"
 #include "plan_stage.h"
+#include "priority.h"
 #include "transient.h"
 
 struct vyre_domain {
@@ -101,6 +102,7 @@ struct vyre_conn {
 	int chain_cancel_was;	/* chain_cancel before its take: back to it if none is accepted */
 	uint32_t routed;	/* 1 + the loop it counts against (loops.h), 0: none */
 	uint32_t route;		/* 1 + its named domain's route, 0: none */
+	uint32_t priority;	/* its class (priority.h), from its HELLO */
 };
 
 /*
@@ -149,7 +151,8 @@ struct vyre_daemon {
 	uint32_t *active;
 	uint32_t *active_snapshot; /* drain's copy of @active */
 	uint32_t next_client_id;
-	uint32_t rr_cursor; /* where the next drain starts, for fairness */
+	uint32_t rr_cursor;	     /* where the next drain starts, for fairness */
+	struct vyre_classes classes; /* the ACTIVE connections per priority class */
 
 	struct vyre_domain *domains;
 	uint32_t next_domain_id;
