@@ -15,8 +15,8 @@
  * - ready clients are spread over the free slots, and when a batch takes
  *   several clients each gets a fair share of it, so one that floods cannot
  *   fill every batch;
- * - with clients of several priority classes in the loop, the classes are
- *   taken highest first (take_classes).
+ * - with clients of several priority classes in the loop, a batch takes
+ *   the highest class that has items ready (take_classes).
  *
  * Chains (docs/design.md section 6.3) are taken whole: a client's take ends
  * where a chain ends, and a chain whose last item is not published yet is
@@ -242,50 +242,39 @@ static uint32_t ready_clients(struct vyre_daemon *d, uint32_t n)
 }
 
 /*
- * Clients of several priority classes in this loop (priority.h): the ready
- * ones are taken class by class, the highest first, each class by the rules
- * of shares() within the room the classes above it left. Below the loop's
- * top class a batch takes at most --priority-batch items, so an item of a
- * higher class never waits long for the batch ahead of it; and a batch with
- * nothing above the lowest class present does not take the last free slot
- * (unless the loop has one only): that one is kept for a higher class.
+ * Clients of several priority classes in this loop (priority.h): a batch
+ * holds one class, the highest whose ready clients give it items, taken by
+ * the rules of shares(); a lower class gets the batch only when the classes
+ * above it leave it empty. Below the loop's top class a batch takes at most
+ * --priority-batch items, so an item of a higher class never waits long for
+ * the batch ahead of it; and a batch of the lowest class present does not
+ * take the last free slot (unless the loop has one only): that one is kept
+ * for a higher class.
  */
 static void take_classes(struct vyre_daemon *d, struct vyre_batch *b, uint32_t ready)
 {
 	const struct vyre_classes *k = &d->classes;
-	const uint32_t cap_lower = d->cfg.priority_batch;
 	uint32_t n_ready[VYRED_CLASSES] = {0};
-	uint32_t lower = 0; /* items taken below the top class */
 
 	for (uint32_t i = 0; i < ready; i++)
 		n_ready[d->conns[d->active_snapshot[i]].priority]++;
-	for (uint32_t cls = k->top + 1; cls-- > k->low;) {
+	for (uint32_t cls = k->top + 1; cls-- > k->low && b->n == 0;) {
 		if (!n_ready[cls])
 			continue;
-		if (cls == k->low && b->n == 0 && d->n_slots - d->n_running == 1 && d->n_slots > 1)
+		if (cls == k->low && d->n_slots - d->n_running == 1 && d->n_slots > 1)
 			return;
-		uint32_t room = b->cap - b->n;
-
-		if (cls < k->top)
-			room = lower >= cap_lower	  ? 0
-			       : room < cap_lower - lower ? room
-							  : cap_lower - lower;
-		if (room == 0)
-			return;
-		const uint32_t start = b->n, touched = b->n_touched;
+		const uint32_t room =
+		    cls < k->top && d->cfg.priority_batch < b->cap ? d->cfg.priority_batch : b->cap;
 		uint32_t clients, share;
 
 		shares(d, n_ready[cls], room, &clients, &share);
-		for (uint32_t i = 0;
-		     i < ready && b->n - start < room && b->n_touched - touched < clients; i++) {
+		b->priority = cls;
+		for (uint32_t i = 0; i < ready && b->n < room && b->n_touched < clients; i++) {
 			struct vyre_conn *c = &d->conns[d->active_snapshot[i]];
-			const uint32_t left = room - (b->n - start);
 
 			if (c->priority == cls)
-				take(d, b, c, share < left ? share : left);
+				take(d, b, c, share < room - b->n ? share : room - b->n);
 		}
-		if (cls < k->top)
-			lower += b->n - start;
 	}
 }
 
@@ -296,6 +285,7 @@ void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b)
 	b->n = 0;
 	b->n_touched = 0;
 	b->n_accepted = 0;
+	b->priority = d->classes.top;
 	if (d->rr_cursor >= n)
 		d->rr_cursor = 0;
 	/*
