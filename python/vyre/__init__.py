@@ -34,6 +34,7 @@ ABI_VERSION = 1
 DEFAULT_SOCKET = "/run/vyre/vyre.sock"
 DOMAIN_NAME_MAX = 64
 MAX_RING_ENTRIES = 1 << 20
+PRIORITY_MAX = 3
 
 
 class Op(enum.IntEnum):
@@ -252,13 +253,15 @@ class Buffer:
 class Client:
     """One connection to vyred (vyre_connect); a context manager that closes it."""
 
-    def __init__(self, socket=None, domain=None, sq_entries=0, cq_entries=0, heap_bytes=0):
+    def __init__(self, socket=None, domain=None, sq_entries=0, cq_entries=0, heap_bytes=0, priority=0):
         opts = ConnectOptsC(
             socket.encode() if isinstance(socket, str) else socket,
             domain.encode() if isinstance(domain, str) else domain,
             sq_entries,
             cq_entries,
             heap_bytes,
+            0,
+            priority,
         )
         handle = ctypes.c_void_p()
         _check(lib.vyre_connect(ctypes.byref(opts), ctypes.byref(handle)), "connect")
@@ -409,6 +412,10 @@ class Client:
         return _check(lib.vyre_event_fd(self._live()), "event_fd")
 
 
-def connect(socket=None, domain=None, sq_entries=0, cq_entries=0, heap_bytes=0):
-    """vyre_connect: socket None means $VYRE_SOCKET, else DEFAULT_SOCKET; domain None a private one."""
-    return Client(socket, domain, sq_entries, cq_entries, heap_bytes)
+def connect(socket=None, domain=None, sq_entries=0, cq_entries=0, heap_bytes=0, priority=0):
+    """vyre_connect: socket None means $VYRE_SOCKET, else DEFAULT_SOCKET; domain None a private one.
+
+    priority: the connection's class, 0 to PRIORITY_MAX; vyred refuses one above what its
+    --priority-max and --priority rules allow this uid and its groups with vyre.Permission.
+    """
+    return Client(socket, domain, sq_entries, cq_entries, heap_bytes, priority)

@@ -62,6 +62,8 @@ class ConnectOptsC(ctypes.Structure):
         ("sq_entries", c_u32),
         ("cq_entries", c_u32),
         ("heap_bytes", c_u64),
+        ("flags", c_u32),
+        ("priority", c_u32),
     ]
 
 
@@ -71,8 +73,12 @@ LAYOUT = [
     (CqeC, 32, {"user_data": 0, "status": 8, "flags": 12, "result": 16, "complete_ns": 24}),
     (
         ConnectOptsC,
-        8 + 2 * ctypes.sizeof(ctypes.c_void_p) + 8,
-        {"sq_entries": 2 * ctypes.sizeof(ctypes.c_void_p)},
+        16 + 2 * ctypes.sizeof(ctypes.c_void_p) + 8,
+        {
+            "sq_entries": 2 * ctypes.sizeof(ctypes.c_void_p),
+            "flags": 16 + 2 * ctypes.sizeof(ctypes.c_void_p),
+            "priority": 20 + 2 * ctypes.sizeof(ctypes.c_void_p),
+        },
     ),
 ]
 
