@@ -125,7 +125,8 @@ pid_t vyre_bench_spawn(int cpu, int (*fn)(void *arg), void *arg)
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		vyre_bench_pin(cpu);
+		if (cpu >= 0)
+			vyre_bench_pin(cpu);
 		_exit(fn(arg));
 	}
 	return pid;

@@ -43,7 +43,10 @@ uint64_t vyre_bench_ticks(void);
 double vyre_bench_ticks_to_ns(uint64_t ticks);
 void vyre_bench_clock_calibrate(void);
 
-/* fork() a child that pins itself to @cpu and runs @fn(@arg), exiting with its return. */
+/*
+ * fork() a child that pins itself to @cpu (unpinned when @cpu < 0) and runs
+ * @fn(@arg), exiting with its return.
+ */
 pid_t vyre_bench_spawn(int cpu, int (*fn)(void *arg), void *arg);
 
 /* Wait for @pid; returns its exit status, or -1 when it died from a signal. */

@@ -92,6 +92,13 @@ struct {
 } gpus SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VYRE_BPF_CLASSES);
+	__type(key, uint32_t);
+	__type(value, struct vyre_bpf_class);
+} classes SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, VYRE_BPF_MAX_LOOPS);
 	__type(key, uint32_t);
@@ -351,6 +358,15 @@ int BPF_USDT(vyre_complete, const struct vyre_tm_complete *arg)
 		for (uint32_t b = 0; b < VYRE_TM_LAT_BUCKETS; b++)
 			ADD(per_gpu->latency.bucket[b], c->lat[b]);
 	}
+	uint32_t cls = c->priority;
+	struct vyre_bpf_class *per_class = bpf_map_lookup_elem(&classes, &cls);
+	if (per_class) {
+		ADD(per_class->batches, 1);
+		ADD(per_class->items, c->items);
+		ADD(per_class->latency_ns, c->sum_ns);
+		for (uint32_t b = 0; b < VYRE_TM_LAT_BUCKETS; b++)
+			ADD(per_class->latency.bucket[b], c->lat[b]);
+	}
 	if (c->max_ns >= slow_batch_ns) {
 		ADD(ctr->slow_batches, 1);
 		report_slow(c, ctr);
@@ -399,7 +415,7 @@ int BPF_USDT(vyre_backpressure, uint32_t client_id, uint32_t pid, uint32_t reaso
 
 SEC("usdt")
 int BPF_USDT(vyre_client_connect, uint32_t client_id, uint32_t pid, uint32_t uid,
-	     uint32_t domain_id, uint32_t gpu)
+	     uint32_t domain_id, uint32_t gpu, uint32_t priority)
 {
 	struct vyre_bpf_counters *ctr = counters_get();
 	if (!ctr)
@@ -412,6 +428,7 @@ int BPF_USDT(vyre_client_connect, uint32_t client_id, uint32_t pid, uint32_t uid
 	c->uid = uid;
 	c->domain_id = domain_id;
 	c->gpu = gpu;
+	c->priority = priority;
 	c->flags |= VYRE_BPF_CLIENT_CONNECTED;
 	return 0;
 }

@@ -15,6 +15,8 @@
  *             loaded with
  *   gpus      per-CPU array, one struct vyre_bpf_gpu per GPU index (the gpu
  *             of complete and dispatch_end): sum over CPUs
+ *   classes   per-CPU array, one struct vyre_bpf_class per priority class
+ *             (complete's priority): sum over CPUs
  *   loops     array, one struct vyre_bpf_loop per event loop: the latest
  *             gpu_state record of that loop; readers sum a GPU's loops
  * Counting starts when the program is attached, not when vyred started.
@@ -32,6 +34,7 @@
 #define VYRE_BPF_SLOW_RING    (256u * 1024u)
 #define VYRE_BPF_MAX_GPUS     16u /* vyred's --gpus takes at most 16 */
 #define VYRE_BPF_MAX_LOOPS    64u /* and at most 64 loops in all */
+#define VYRE_BPF_CLASSES      4u  /* priority classes 0 to VYRE_PRIORITY_MAX */
 
 enum vyre_bpf_hist_id {
 	VYRE_BPF_HIST_LATENCY = 0,  /* submit -> complete ns, per item */
@@ -107,7 +110,9 @@ struct vyre_bpf_client {
 	uint32_t sq_depth;
 	uint32_t sq_entries;
 	uint32_t cq_free;
-	uint32_t gpu; /* client_connect: the GPU of its domain */
+	uint32_t gpu;	   /* client_connect: the GPU of its domain */
+	uint32_t priority; /* client_connect: its priority class */
+	uint32_t pad;
 };
 
 struct vyre_bpf_slow_batch {
@@ -140,6 +145,15 @@ struct vyre_bpf_gpu {
 	struct vyre_bpf_hist latency; /* complete: items per log2 bucket */
 };
 
+/* Per priority class (docs/design.md 8.9), from complete: a batch holds one class. */
+struct vyre_bpf_class {
+	uint64_t batches;
+	uint64_t items;	     /* CQEs posted */
+	uint64_t latency_ns; /* sum of submit -> complete */
+	uint64_t pad;
+	struct vyre_bpf_hist latency; /* items per log2 bucket */
+};
+
 /* One loop's latest gpu_state; state.bytes is 0 until the loop sent one. */
 struct vyre_bpf_loop {
 	struct vyre_tm_gpu state;
@@ -151,7 +165,9 @@ _Static_assert(sizeof(struct vyre_bpf_gpu) == (6 + VYRE_BPF_HIST_BUCKETS) * 8,
 	       "vyre_bpf_gpu layout");
 _Static_assert(sizeof(struct vyre_bpf_loop) == 144, "vyre_bpf_loop layout");
 _Static_assert(sizeof(struct vyre_bpf_gauges) == 64, "vyre_bpf_gauges layout");
-_Static_assert(sizeof(struct vyre_bpf_client) == 72, "vyre_bpf_client layout");
+_Static_assert(sizeof(struct vyre_bpf_client) == 80, "vyre_bpf_client layout");
+_Static_assert(sizeof(struct vyre_bpf_class) == (4 + VYRE_BPF_HIST_BUCKETS) * 8,
+	       "vyre_bpf_class layout");
 _Static_assert(sizeof(struct vyre_bpf_slow_batch) == 88, "vyre_bpf_slow_batch layout");
 
 #endif /* VYRE_BPF_H */

@@ -8,8 +8,8 @@
 void tm_fire_connect(void)
 {
 	if (VYRE_PROBE_ENABLED(client_connect)) {
-		VYRE_PROBE_CLIENT_CONNECT(1, TM_PID1, 1000, 1, 0);
-		VYRE_PROBE_CLIENT_CONNECT(2, TM_PID2, 1000, 2, 1);
+		VYRE_PROBE_CLIENT_CONNECT(1, TM_PID1, 1000, 1, 0, 0);
+		VYRE_PROBE_CLIENT_CONNECT(2, TM_PID2, 1000, 2, 1, TM_CLASS2);
 	}
 }
 
@@ -58,6 +58,7 @@ static void fire_complete(uint64_t k)
 	c.sum_ns = 4 * 1500 + 3 * 20000 + c.max_ns;
 	c.gpu = (uint32_t)(k % 2);
 	c.loop = k % 2 ? 2 : 0;
+	c.priority = k % 2 ? TM_CLASS2 : 0;
 	VYRE_PROBE_COMPLETE(&c);
 }
 

@@ -13,7 +13,8 @@
  * k % 4 == 0; latencies: 4 items in bucket 11,
  * 3 in bucket 15, and one in bucket 25 (20 ms: a slow batch) when k is even,
  * else in bucket 15. Even batches run on GPU 0 (loop 0), odd ones on GPU 1
- * (loop 2). Client 1 connects on GPU 0, client 2 on GPU 1.
+ * (loop 2), and even ones are of priority class 0, odd ones of class 2.
+ * Client 1 connects on GPU 0 in class 0, client 2 on GPU 1 in class 2.
  *
  * tm_fire_gpu_state fires one gpu_state per loop of two GPUs:
  *   loop 0, GPU 0 (ordinal 3, "Fixture GPU A", CUDA persistent): 4 slots,
@@ -31,6 +32,7 @@
 
 #define TM_PID1		 4101u
 #define TM_PID2		 4102u
+#define TM_CLASS2	 2u
 #define TM_ITEMS1	 3u
 #define TM_ITEMS2	 5u
 #define TM_DEPTH1	 5u

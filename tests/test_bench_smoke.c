@@ -640,6 +640,39 @@ static void test_quick_restart_cpu(void **state)
 	remove_dir(t.dir);
 }
 
+/* The priority suite on the CPU backend: every row of both runs, nothing else. */
+static void test_quick_priority_cpu(void **state)
+{
+	(void)state;
+	struct scratch t;
+	char name[96];
+
+	scratch_make(&t);
+	const char *args[] = {"--quick", "--backend", "cpu", "--json", t.json, "priority", NULL};
+	const size_t table_rows = run_ok(args, t.out);
+	struct row rows[64];
+	const size_t n = load_rows(t.json, rows, 64);
+	static const char *const configs[] = {"classes", "one_class"};
+	static const char *const phases[] = {"alone", "flooded"};
+	static const char *const quantiles[] = {"p50", "p99", "p999"};
+
+	assert_int_equal(table_rows, n + 1);
+	for (size_t c = 0; c < 2; c++) {
+		for (size_t p = 0; p < 2; p++)
+			for (size_t q = 0; q < 3; q++) {
+				snprintf(name, sizeof(name), "%s_producer_%s", configs[c],
+					 phases[p]);
+				expect_positive(rows, n, "priority", name, quantiles[q], "ns");
+			}
+		snprintf(name, sizeof(name), "%s_p99_flooded_vs_alone", configs[c]);
+		expect_positive(rows, n, "priority", name, "ratio", "x");
+		snprintf(name, sizeof(name), "%s_flood", configs[c]);
+		expect_positive(rows, n, "priority", name, "items/s", "items/s");
+	}
+	assert_int_equal(n, 2 * (2 * 3 + 2));
+	remove_dir(t.dir);
+}
+
 /* Without --json, --plot DIR keeps the rows it draws from in DIR/rows.json. */
 static void test_quick_plot_e2e(void **state)
 {
@@ -817,6 +850,7 @@ int main(void)
 	    cmocka_unit_test(test_quick_scan_cpu),
 	    cmocka_unit_test(test_quick_gpus_cpu),
 	    cmocka_unit_test(test_quick_restart_cpu),
+	    cmocka_unit_test(test_quick_priority_cpu),
 	    cmocka_unit_test(test_quick_plot_e2e),
 	    cmocka_unit_test(test_plot_from_fixture),
 	    cmocka_unit_test(test_plot_without_gnuplot),

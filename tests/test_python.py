@@ -61,6 +61,8 @@ def headers_match():
     for n, v in re.findall(r"#define VYRE_((?:SQE|CQE|BUF|CONNECT)_\w+)\s+\(1u << (\d+)\)", text):
         want[n] = 1 << int(v)
     check(len(want) > 25, "abi.h/vyre.h: constants not found")
+    m = re.search(r"#define VYRE_PRIORITY_MAX\s+(\d+)u", text)
+    check(m is not None and vyre.PRIORITY_MAX == int(m.group(1)), "vyre.PRIORITY_MAX")
     for name, v in want.items():
         check(getattr(vyre, name, None) == v, f"vyre.{name} is {getattr(vyre, name, None)}, C says {v}")
     structs = {"vyre_work_item": WorkItemC, "vyre_cqe": CqeC}
@@ -296,6 +298,13 @@ def errors(sock, tmp):
         fail("connect to a missing socket did not raise")
     except vyre.Disconnected as e:
         check(e.code == vyre.E_DISCONNECTED and e.text == vyre.strerror(-5), f"{e!r}")
+    try:
+        vyre.connect(sock, priority=1)
+        fail("class 1 was allowed by a vyred without --priority-max")
+    except vyre.Permission as e:
+        check(e.code == vyre.E_PERM, f"{e!r}")
+    with vyre.connect(sock, priority=0) as c:
+        pass
     with vyre.connect(sock) as c:
         for call, exc in [
             (lambda: c.submit((vyre.OP_NOP, 0, 0, 0), 1, 1 << 7), vyre.Invalid),

@@ -144,6 +144,16 @@ static void check_gpus(const struct top_sample *s)
 	check_gpu_batches(g0, 25);
 	check_gpu_batches(g1, 15);
 	assert_int_equal(g0->c.latency_ns, BATCHES / 2 * (4 * 1500 + 3 * 20000 + TM_SLOW_NS));
+	/* per class, as per GPU: even batches class 0, odd ones class 2 */
+	for (uint32_t k = 0; k < VYRE_BPF_CLASSES; k++) {
+		const struct vyre_bpf_class *c = &s->classes[k];
+		const uint64_t n = k == 0 || k == TM_CLASS2 ? BATCHES / 2 : 0;
+
+		assert_int_equal(c->batches, n);
+		assert_int_equal(c->items, n * (TM_ITEMS1 + TM_ITEMS2));
+		assert_int_equal(c->latency.bucket[11], 4 * n);
+		assert_int_equal(c->latency.bucket[25], k == 0 ? n : 0);
+	}
 	/* two loops of GPU 0 summed; GPU-wide figures once */
 	assert_int_equal(g0->loops, 2);
 	assert_int_equal(g0->loops_per_gpu, 2);
@@ -206,6 +216,8 @@ static void check_clients(const struct top_sample *s)
 	assert_int_equal(c1->flags, VYRE_BPF_CLIENT_CONNECTED);
 	assert_int_equal(c1->gpu, 0);
 	assert_int_equal(c2->gpu, 1);
+	assert_int_equal(c1->priority, 0);
+	assert_int_equal(c2->priority, TM_CLASS2);
 	assert_int_equal(c2->pid, TM_PID2);
 	assert_int_equal(c2->items, BATCHES * TM_ITEMS2);
 	assert_int_equal(c2->errors, 0);

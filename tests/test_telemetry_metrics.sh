@@ -105,7 +105,9 @@ client = "vyre_client" if fmt == "openmetrics" else "vyre_client_info"
 rows = fams[client].samples
 assert len(rows) == 1 and rows[0].labels["pid"] == str(load["pid"]), rows
 cid = rows[0].labels["client"]
-assert rows[0].labels["gpu"] == "0", rows[0].labels
+assert rows[0].labels["gpu"] == "0" and rows[0].labels["class"] == "0", rows[0].labels
+assert one("vyre_class_completed_items", **{"class": "0"}) == load["items"]
+histogram("vyre_class_item_latency_seconds", load["items"], **{"class": "0"})
 assert one("vyre_client_items", client=cid, pid=str(load["pid"])) == load["items"]
 assert one("vyre_client_errors", client=cid, pid=str(load["pid"])) == load["errors"]
 assert one("vyre_client_connected", client=cid, pid=str(load["pid"])) == 0

@@ -56,6 +56,11 @@ assert (c1["pid"], c1["items"], c1["errors"], c1["backpressure"], c1["sq_depth"]
 assert (c2["pid"], c2["items"], c2["errors"], c2["backpressure"], c2["sq_depth"]) == (4102, 50, 0, 10, 48), c2
 assert c1["uid"] == 1000 and c2["domain"] == 2 and c1["connected"] and c2["connected"]
 assert (c1["gpu"], c2["gpu"]) == (0, 1), (c1, c2)
+assert (c1["class"], c2["class"]) == (0, 2), (c1, c2)
+k2, k0 = last["classes"]
+assert (k2["class"], k2["clients"], k2["items"]) == (2, 1, 40), k2
+assert (k0["class"], k0["clients"], k0["items"]) == (0, 1, 40), k0
+assert k0["latency_ns"]["count"] + k2["latency_ns"]["count"] <= 80
 g0, g1 = last["gpus"]
 for k, v in dict(gpu=0, have_state=True, ordinal=3, name="Fixture GPU A", backend="cuda",
                  mode="persistent", state="ok", lost=False, loops=2, loops_per_gpu=2, slots=8,
@@ -98,7 +103,8 @@ for want in "^vyre-top  pid $FIX_PID vyre-tm-fixture  backend cpu  mode none  pr
 	"^items 32 .* batches 4 " "^dedupe 25.0% \(8 deduped\)" "launches 8 .* avoided 4 " \
 	"^latency p50 2.0us p99 33.55ms" "^arena 1.0MiB / 4.0MiB" "slow batches 2 " \
 	"^read-back [0-9.]+[KMG]?i?B/s \(8.0KiB\)" \
-	"^ +2 +4102 .* +20 +48 +64 +0 +4 +live +-$" "^ +1 +4101 .* +12 +5 +64 +4 +0 +live +-$" \
+	"^ +2 +4102 .* +20 +48 +64 +0 +4 +live +- +-$" "^ +1 +4101 .* +12 +5 +64 +4 +0 +live +- +-$" \
+	"^ +CLASS +CLIENTS +ITEMS/S +ITEMS +LAT p50 +LAT p99$" "^ +2 +0 +[0-9.k]+ +16 +2.0us +32.8us$" \
 	"^ +GPU +ORD +ITEMS/S +ITEMS +LAT p50 +INFLIGHT +DOMAINS +CLIENTS +MODE +DEVICE MEMORY +STATE +NAME$" \
 	"^ +0 +3 +[0-9.k]+ +16 +2.0us +3/8 +3 +4 +cuda/persistent +1.0MiB/1.0GiB +ok +Fixture GPU A$" \
 	"^ +1 +5 +[0-9.k]+ +16 +2.0us +0/8 +0 +0 +cuda/persistent +0B/2.0GiB +LOST +Fixture GPU B$"; do

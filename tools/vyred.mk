@@ -24,6 +24,11 @@ TESTS += test_inflight
 TEST_EXTRA_OBJS_test_inflight := $(BUILD)/obj/tests/test_integration_daemon.o
 $(BUILD)/tests/test_inflight: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
 
+# priority classes: per-uid/gid bounds, a class-2 item never behind more than one flood batch
+TESTS += test_priority
+TEST_EXTRA_OBJS_test_priority := $(BUILD)/obj/tests/test_integration_daemon.o
+$(BUILD)/tests/test_priority: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
+
 # several event loops: routing by domain, a shared domain in one loop, limits over all loops
 TESTS += test_loops
 TEST_EXTRA_OBJS_test_loops := $(BUILD)/obj/tests/test_integration_daemon.o

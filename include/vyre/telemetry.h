@@ -35,7 +35,8 @@
  * and outside batches:
  *
  *   backpressure       u32 client_id, u32 pid, u32 reason, u32 depth
- *   client_connect     u32 client_id, u32 pid, u32 uid, u32 domain_id, u32 gpu
+ *   client_connect     u32 client_id, u32 pid, u32 uid, u32 domain_id, u32 gpu,
+ *                      u32 priority (its class, docs/design.md 8.9)
  *   client_disconnect  u32 client_id, u32 pid, s32 reason (0 or a VYRE_E_*)
  *   gpu_state          const struct vyre_tm_gpu *   each loop once a second,
  *                                                   and when its GPU is lost
@@ -144,7 +145,7 @@ struct vyre_tm_complete {
 	 * earlier item wrote malformed. plan's invalid counts the others.
 	 */
 	uint32_t exec_invalid;
-	uint32_t pad;
+	uint32_t priority; /* the priority class of its items: a batch holds one (8.9) */
 };
 
 /* gpu_state: one loop's view of its GPU, once a second and when the GPU is lost. */

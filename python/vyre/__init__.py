@@ -34,6 +34,7 @@ ABI_VERSION = 1
 DEFAULT_SOCKET = "/run/vyre/vyre.sock"
 DOMAIN_NAME_MAX = 64
 MAX_RING_ENTRIES = 1 << 20
+PRIORITY_MAX = 3
 
 
 class Op(enum.IntEnum):
@@ -274,7 +275,9 @@ class Client:
     views survive); reconnect implies it and makes wait, reap and the buffer
     calls reconnect by themselves; rerun runs the items the dead vyred had
     accepted again instead of completing them with E_RESTARTED
-    (docs/design.md section 3).
+    (docs/design.md section 3). priority is the connection's class, 0 to
+    PRIORITY_MAX; vyred refuses one above what its --priority-max and
+    --priority rules allow this uid and its groups with vyre.Permission.
     """
 
     def __init__(
@@ -287,6 +290,7 @@ class Client:
         resumable=False,
         reconnect=False,
         rerun=False,
+        priority=0,
     ):
         opts = ConnectOptsC(
             socket.encode() if isinstance(socket, str) else socket,
@@ -295,6 +299,7 @@ class Client:
             cq_entries,
             heap_bytes,
             _connect_flags(resumable, reconnect, rerun),
+            priority,
         )
         handle = ctypes.c_void_p()
         _check(lib.vyre_connect(ctypes.byref(opts), ctypes.byref(handle)), "connect")
@@ -460,6 +465,6 @@ class Client:
 def connect(socket=None, domain=None, **opts):
     """vyre_connect: socket None means $VYRE_SOCKET, else DEFAULT_SOCKET; domain None a private one.
 
-    opts: sq_entries, cq_entries, heap_bytes, resumable, reconnect, rerun (see Client).
+    opts: sq_entries, cq_entries, heap_bytes, resumable, reconnect, rerun, priority (see Client).
     """
     return Client(socket, domain, **opts)

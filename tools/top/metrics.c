@@ -381,17 +381,21 @@ static void clients(const struct om *w, const struct top_view *v)
 {
 	if (v->n_rows == 0)
 		return;
-	family(w, "vyre_client", OM_INFO, NULL, "A client seen since attach: uid, domain, GPU.");
+	family(w, "vyre_client", OM_INFO, NULL,
+	       "A client seen since attach: uid, domain, GPU, priority class.");
 	for (uint32_t i = 0; i < v->n_rows; i++) {
 		const struct top_client *c = &v->rows[i].c;
 		char lb[192];
 		size_t u = client_labels(lb, sizeof(lb), c);
 		u = label_u(lb, sizeof(lb), u, "uid", c->uid);
 		u = label_u(lb, sizeof(lb), u, "domain", c->domain_id);
-		if (c->flags & VYRE_BPF_CLIENT_CONNECTED)
-			label_u(lb, sizeof(lb), u, "gpu", c->gpu);
-		else
-			label(lb, sizeof(lb), u, "gpu", "");
+		if (c->flags & VYRE_BPF_CLIENT_CONNECTED) {
+			u = label_u(lb, sizeof(lb), u, "gpu", c->gpu);
+			label_u(lb, sizeof(lb), u, "class", c->priority);
+		} else {
+			u = label(lb, sizeof(lb), u, "gpu", "");
+			label(lb, sizeof(lb), u, "class", "");
+		}
 		sample_u(w, "vyre_client", "_info", lb, 1);
 	}
 	CLIENT_FAMILY(w, v, "vyre_client_connected", OM_GAUGE, "1 until the client disconnects.",
@@ -412,6 +416,29 @@ static void clients(const struct om *w, const struct top_view *v)
 		      r->c.cq_free);
 }
 
+/* Per priority class (docs/design.md 8.9): the classes in use since attach. */
+static void classes(const struct om *w, const struct top_view *v)
+{
+	char lb[32];
+
+	if (v->n_classes == 0)
+		return;
+	family(w, "vyre_class_completed_items", OM_COUNTER, NULL,
+	       "CQEs posted for items of the priority class.");
+	for (uint32_t i = 0; i < v->n_classes; i++) {
+		label_u(lb, sizeof(lb), 0, "class", v->classes[i].cls);
+		sample_u(w, "vyre_class_completed_items", "_total", lb, v->classes[i].items);
+	}
+	family(w, "vyre_class_item_latency_seconds", OM_HISTOGRAM, "seconds",
+	       "Item latency of the priority class, submit to complete.");
+	for (uint32_t i = 0; i < v->n_classes; i++) {
+		const struct vyre_bpf_class *c = &v->class_totals[v->classes[i].cls];
+
+		label_u(lb, sizeof(lb), 0, "class", v->classes[i].cls);
+		histogram(w, "vyre_class_item_latency_seconds", lb, &c->latency, c->latency_ns, 1);
+	}
+}
+
 void top_print_metrics(FILE *f, const struct top_view *v, int openmetrics)
 {
 	struct om w = {f, openmetrics};
@@ -420,6 +447,7 @@ void top_print_metrics(FILE *f, const struct top_view *v, int openmetrics)
 	gauges(&w, v);
 	gpus(&w, v);
 	clients(&w, v);
+	classes(&w, v);
 	if (openmetrics)
 		fputs("# EOF\n", f);
 }

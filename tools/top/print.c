@@ -122,6 +122,25 @@ static void text_gpus(FILE *f, const struct top_view *v)
 	}
 }
 
+/* One line per priority class, once a class above 0 is in use (docs/design.md 8.9). */
+static void text_classes(FILE *f, const struct top_view *v)
+{
+	if (!v->classes_used)
+		return;
+	fprintf(f, "%8s %7s %9s %10s %8s %8s\n", "CLASS", "CLIENTS", "ITEMS/S", "ITEMS", "LAT p50",
+		"LAT p99");
+	for (uint32_t i = 0; i < v->n_classes; i++) {
+		const struct top_class_row *r = &v->classes[i];
+		char rate[24], p50[24] = "-", p99[24] = "-";
+		if (r->latency.count) {
+			top_fmt_ns(p50, sizeof(p50), r->latency.p50);
+			top_fmt_ns(p99, sizeof(p99), r->latency.p99);
+		}
+		fprintf(f, "%8u %7u %9s %10" PRIu64 " %8s %8s\n", r->cls, r->clients,
+			top_fmt_count(rate, sizeof(rate), r->items_per_s), r->items, p50, p99);
+	}
+}
+
 void top_print_text(FILE *f, const struct top_view *v)
 {
 	char a[24], b[24], c[24], d[24];
@@ -188,8 +207,9 @@ void top_print_text(FILE *f, const struct top_view *v)
 		fprintf(f, "  LAYOUT ERRORS %" PRIu64, t->layout_errors);
 	fputc('\n', f);
 	text_gpus(f, v);
-	fprintf(f, "%8s %8s %9s %10s %7s %7s %7s %7s  %-5s %4s   (sort: %s)\n", "CLIENT", "PID",
-		"ITEMS/S", "ITEMS", "QDEPTH", "QCAP", "ERRORS", "BP", "STATE", "GPU",
+	text_classes(f, v);
+	fprintf(f, "%8s %8s %9s %10s %7s %7s %7s %7s  %-5s %4s %5s   (sort: %s)\n", "CLIENT", "PID",
+		"ITEMS/S", "ITEMS", "QDEPTH", "QCAP", "ERRORS", "BP", "STATE", "GPU", "CLASS",
 		top_sort_name(v->sort));
 	uint32_t hidden = 0;
 	for (uint32_t i = 0; i < v->n_rows; i++) {
@@ -199,14 +219,17 @@ void top_print_text(FILE *f, const struct top_view *v)
 			hidden++;
 			continue;
 		}
-		char gpu[16] = "-";
-		if (r->c.flags & VYRE_BPF_CLIENT_CONNECTED)
+		char gpu[16] = "-", cls[16] = "-";
+		if (r->c.flags & VYRE_BPF_CLIENT_CONNECTED) {
 			snprintf(gpu, sizeof(gpu), "%u", r->c.gpu);
+			snprintf(cls, sizeof(cls), "%u", r->c.priority);
+		}
 		fprintf(f,
-			"%8u %8u %9s %10" PRIu64 " %7u %7u %7" PRIu64 " %7" PRIu64 "  %-5s %4s\n",
+			"%8u %8u %9s %10" PRIu64 " %7u %7u %7" PRIu64 " %7" PRIu64
+			"  %-5s %4s %5s\n",
 			r->c.id, r->c.pid, top_fmt_count(a, sizeof(a), r->items_per_s), r->c.items,
 			r->c.sq_depth, r->c.sq_entries, r->c.errors, r->c.backpressure,
-			r->connected ? "live" : "gone", gpu);
+			r->connected ? "live" : "gone", gpu, cls);
 	}
 	if (hidden)
 		fprintf(f, "%8s (%u disconnected clients idle this interval)\n", "", hidden);
@@ -346,9 +369,20 @@ void top_print_json(FILE *f, const struct top_view *v, uint64_t wall_ns)
 			r->c.backpressure);
 		/* the GPU its domain runs on, when its connect was seen */
 		if (r->c.flags & VYRE_BPF_CLIENT_CONNECTED)
-			fprintf(f, ",\"gpu\":%u}", r->c.gpu);
+			fprintf(f, ",\"gpu\":%u,\"class\":%u}", r->c.gpu, r->c.priority);
 		else
-			fputs(",\"gpu\":null}", f);
+			fputs(",\"gpu\":null,\"class\":null}", f);
+	}
+	fputs("],\"classes\":[", f);
+	for (uint32_t i = 0; i < v->n_classes; i++) {
+		const struct top_class_row *r = &v->classes[i];
+		fprintf(f, "%s{\"class\":%u,\"clients\":%u,\"items\":%" PRIu64 ",\"items_per_s\":",
+			i ? "," : "", r->cls, r->clients, r->items);
+		json_double(f, r->items_per_s);
+		fprintf(f,
+			",\"latency_ns\":{\"count\":%" PRIu64 ",\"p50\":%" PRIu64
+			",\"p99\":%" PRIu64 "}}",
+			r->latency.count, r->latency.p50, r->latency.p99);
 	}
 	fputs("],\"gpus\":[", f);
 	for (uint32_t i = 0; i < v->n_gpus; i++) {

@@ -112,6 +112,8 @@ int top_session_open(struct top_session **out, pid_t pid, uint64_t slow_ns, char
 	else
 		s->exe_path[n] = '\0';
 	s->ncpus = libbpf_num_possible_cpus();
+	_Static_assert(sizeof(struct vyre_bpf_class) <= sizeof(struct vyre_bpf_gpu),
+		       "per-CPU buffer holds a class");
 	size_t biggest = sizeof(struct vyre_bpf_gpu) > sizeof(struct vyre_bpf_hist)
 			     ? sizeof(struct vyre_bpf_gpu)
 			     : sizeof(struct vyre_bpf_hist);
@@ -208,8 +210,10 @@ static void merge_client(struct top_client *c, uint32_t id, const struct vyre_bp
 			c->pid = p->pid;
 		if (p->uid)
 			c->uid = p->uid;
-		if (p->flags & VYRE_BPF_CLIENT_CONNECTED)
+		if (p->flags & VYRE_BPF_CLIENT_CONNECTED) {
 			c->gpu = p->gpu;
+			c->priority = p->priority;
+		}
 		if (p->domain_id)
 			c->domain_id = p->domain_id;
 		if (p->updated_ns && p->updated_ns >= newest) {
@@ -283,6 +287,28 @@ static int read_gpus(struct top_session *s, struct top_sample *out)
 	return 0;
 }
 
+static int read_classes(struct top_session *s, struct top_sample *out)
+{
+	const struct vyre_bpf_class *v = s->percpu;
+	int fd = bpf_map__fd(s->skel->maps.classes);
+
+	memset(out->classes, 0, sizeof(out->classes));
+	for (uint32_t k = 0; k < VYRE_BPF_CLASSES; k++) {
+		struct vyre_bpf_class *o = &out->classes[k];
+
+		if (bpf_map_lookup_elem(fd, &k, s->percpu) != 0)
+			return -errno;
+		for (int cpu = 0; cpu < s->ncpus; cpu++) {
+			o->batches += v[cpu].batches;
+			o->items += v[cpu].items;
+			o->latency_ns += v[cpu].latency_ns;
+			for (uint32_t b = 0; b < VYRE_BPF_HIST_BUCKETS; b++)
+				o->latency.bucket[b] += v[cpu].latency.bucket[b];
+		}
+	}
+	return 0;
+}
+
 int top_session_sample(struct top_session *s, struct top_sample *out)
 {
 	uint32_t key = 0;
@@ -298,7 +324,7 @@ int top_session_sample(struct top_session *s, struct top_sample *out)
 		return err;
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.gauges), &key, &out->g) != 0)
 		return -errno;
-	if ((err = read_gpus(s, out)) != 0)
+	if ((err = read_gpus(s, out)) != 0 || (err = read_classes(s, out)) != 0)
 		return err;
 	return read_clients(s, out);
 }

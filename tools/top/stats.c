@@ -221,6 +221,40 @@ static void build_gpu_rows(struct top_view *v, const struct top_sample *prev,
 	}
 }
 
+/* Classes highest first: those with items since attach or a connected client. */
+static void build_class_rows(struct top_view *v, const struct top_sample *prev,
+			     const struct top_sample *cur)
+{
+	uint32_t clients[VYRE_BPF_CLASSES] = {0};
+	struct vyre_bpf_hist d;
+
+	for (uint32_t i = 0; i < cur->n_clients; i++) {
+		const struct top_client *c = &cur->clients[i];
+
+		if ((c->flags & VYRE_BPF_CLIENT_CONNECTED) &&
+		    !(c->flags & VYRE_BPF_CLIENT_DISCONNECTED) && c->priority < VYRE_BPF_CLASSES)
+			clients[c->priority]++;
+	}
+	v->n_classes = 0;
+	v->classes_used = 0;
+	v->class_totals = cur->classes;
+	for (uint32_t k = VYRE_BPF_CLASSES; k-- > 0;) {
+		const struct vyre_bpf_class *c = &cur->classes[k], *p = &prev->classes[k];
+		struct top_class_row *r = &v->classes[v->n_classes];
+
+		if (!c->items && !clients[k])
+			continue;
+		v->classes_used |= k > 0;
+		r->cls = k;
+		r->clients = clients[k];
+		r->items = c->items;
+		r->items_per_s = per_second(c->items, p->items, v->interval_s);
+		hist_delta(&d, &c->latency, &p->latency);
+		top_hist_percentiles(&d, &r->latency);
+		v->n_classes++;
+	}
+}
+
 void top_view_build(struct top_view *v, const struct top_sample *prev, const struct top_sample *cur,
 		    struct top_client_row *rows, enum top_sort sort)
 {
@@ -250,6 +284,7 @@ void top_view_build(struct top_view *v, const struct top_sample *prev, const str
 	v->slow_events = cur->slow_events;
 	build_rows(v, prev, cur, rows, sort);
 	build_gpu_rows(v, prev, cur);
+	build_class_rows(v, prev, cur);
 }
 
 void top_sample_free(struct top_sample *s)

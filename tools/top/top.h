@@ -44,7 +44,8 @@ struct top_client {
 	uint64_t drains;
 	uint64_t errors;
 	uint64_t backpressure;
-	uint32_t gpu; /* client_connect's GPU index, valid when flags has CONNECTED */
+	uint32_t gpu;	   /* client_connect's GPU index, valid when flags has CONNECTED */
+	uint32_t priority; /* client_connect's priority class, valid likewise */
 };
 
 /*
@@ -81,6 +82,7 @@ struct top_sample {
 	uint64_t slow_events;			/* events since the previous sample, kept or not */
 	struct top_gpu gpus[VYRE_BPF_MAX_GPUS]; /* by index */
 	uint32_t n_gpus;
+	struct vyre_bpf_class classes[VYRE_BPF_CLASSES]; /* by class, summed over CPUs */
 };
 
 /* Release a sample's client array. */
@@ -196,6 +198,15 @@ struct top_gpu_row {
 	struct top_percentiles latency; /* this interval */
 };
 
+/* A priority class that completed items since attach or has a connected client. */
+struct top_class_row {
+	uint32_t cls;
+	uint32_t clients;		/* connected, as client_connect said */
+	uint64_t items;			/* since attach */
+	double items_per_s;		/* this interval */
+	struct top_percentiles latency; /* this interval */
+};
+
 struct top_view {
 	pid_t pid;
 	const char *exe;
@@ -219,7 +230,11 @@ struct top_view {
 	uint64_t slow_events;
 	struct top_gpu_row gpus[VYRE_BPF_MAX_GPUS]; /* by index */
 	uint32_t n_gpus;
-	const struct vyre_bpf_hist *hists; /* the current sample's, since attach */
+	struct top_class_row classes[VYRE_BPF_CLASSES]; /* by class, highest first */
+	uint32_t n_classes;
+	int classes_used; /* a class above 0 has items or a client: worth showing */
+	const struct vyre_bpf_class *class_totals; /* the current sample's, since attach */
+	const struct vyre_bpf_hist *hists;	   /* the current sample's, since attach */
 };
 
 /*

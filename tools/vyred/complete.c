@@ -109,7 +109,7 @@ void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t n
 	struct vyre_trace_cqes tc;
 
 	vyre_stage_release(d, b);
-	vyre_trace_cqes_begin(&tc, d, b->stats.seq);
+	vyre_trace_cqes_begin(&tc, d, b);
 	for (uint32_t t = 0; t < b->n_touched; t++) {
 		struct vyre_conn *c = &d->conns[b->touched[t]];
 		uint32_t n = c->batch_count;

@@ -45,6 +45,9 @@ enum {
 	OPT_MAX_DEVICE_BUFFERS,
 	OPT_GPUS,
 	OPT_DOMAIN_GPU,
+	OPT_PRIORITY,
+	OPT_PRIORITY_MAX,
+	OPT_PRIORITY_BATCH,
 };
 
 static const struct option options[] = {
@@ -78,6 +81,9 @@ static const struct option options[] = {
     {"max-device-buffers", required_argument, NULL, OPT_MAX_DEVICE_BUFFERS},
     {"gpus", required_argument, NULL, OPT_GPUS},
     {"domain-gpu", required_argument, NULL, OPT_DOMAIN_GPU},
+    {"priority", required_argument, NULL, OPT_PRIORITY},
+    {"priority-max", required_argument, NULL, OPT_PRIORITY_MAX},
+    {"priority-batch", required_argument, NULL, OPT_PRIORITY_BATCH},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -125,6 +131,16 @@ static void usage(FILE *f)
 		"                         run named domain NAME on the GPU at position INDEX\n"
 		"                         of --gpus (repeatable); other domains go to the\n"
 		"                         least loaded GPU when they are made\n"
+		"  --priority-max N       the highest priority class (0-3) any client may\n"
+		"                         ask for (default 0)\n"
+		"  --priority uid:U=N|gid:G=N\n"
+		"                         let user U, or members of group G (primary or\n"
+		"                         supplementary), ask for class N (0-3; U and G a\n"
+		"                         number or a name; repeatable; the highest bound\n"
+		"                         that applies wins)\n"
+		"  --priority-batch N     while a loop has a client of a higher class, a\n"
+		"                         lower class's batch takes at most N items\n"
+		"                         (default %u)\n"
 		"  --min-share N          when several clients have work, each gets an equal\n"
 		"                         share of a batch, but never fewer than N items\n"
 		"                         (default %u)\n"
@@ -161,8 +177,9 @@ static void usage(FILE *f)
 		"                         what --max-batch needs); a smaller one plans shorter\n"
 		"                         batches\n"
 		"  -h, --help             this text\n",
-		VYRE_DEFAULT_SOCKET, VYRED_DEFAULT_INFLIGHT, VYRED_DEFAULT_MIN_SHARE,
-		VYRE_MAX_RING_ENTRIES, VYRE_MAX_RING_ENTRIES, VYRED_DEFAULT_DEVICE_BUFFERS);
+		VYRE_DEFAULT_SOCKET, VYRED_DEFAULT_INFLIGHT, VYRED_DEFAULT_PRIORITY_BATCH,
+		VYRED_DEFAULT_MIN_SHARE, VYRE_MAX_RING_ENTRIES, VYRE_MAX_RING_ENTRIES,
+		VYRED_DEFAULT_DEVICE_BUFFERS);
 }
 
 static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -190,7 +207,7 @@ static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
 	return 0;
 }
 
-static int parse_uid(const char *s, uid_t *out)
+int vyre_config_uid(const char *s, uid_t *out)
 {
 	uint64_t v;
 	const struct passwd *pw;
@@ -206,7 +223,7 @@ static int parse_uid(const char *s, uid_t *out)
 	return 0;
 }
 
-static int parse_gid(const char *s, gid_t *out)
+int vyre_config_gid(const char *s, gid_t *out)
 {
 	uint64_t v;
 	const struct group *gr;
@@ -233,6 +250,7 @@ static void defaults(struct vyre_daemon_config *cfg)
 	cfg->inflight = VYRED_DEFAULT_INFLIGHT;
 	cfg->loops = 0;
 	cfg->min_share = VYRED_DEFAULT_MIN_SHARE;
+	cfg->priority_batch = VYRED_DEFAULT_PRIORITY_BATCH;
 	cfg->max_clients = 256;
 	cfg->max_domains = 256;
 	cfg->max_buffers = 262144;
@@ -312,13 +330,13 @@ static int parse_one(int opt, const char *arg, struct vyre_daemon_config *cfg)
 		return 0;
 	case OPT_ALLOW_UID:
 		if (cfg->n_allow_uid == VYRED_MAX_ALLOW ||
-		    parse_uid(arg, &cfg->allow_uid[cfg->n_allow_uid]) != 0)
+		    vyre_config_uid(arg, &cfg->allow_uid[cfg->n_allow_uid]) != 0)
 			return bad("allow-uid", arg);
 		cfg->n_allow_uid++;
 		return 0;
 	case OPT_ALLOW_GID:
 		if (cfg->n_allow_gid == VYRED_MAX_ALLOW ||
-		    parse_gid(arg, &cfg->allow_gid[cfg->n_allow_gid]) != 0)
+		    vyre_config_gid(arg, &cfg->allow_gid[cfg->n_allow_gid]) != 0)
 			return bad("allow-gid", arg);
 		cfg->n_allow_gid++;
 		return 0;
@@ -342,6 +360,16 @@ static int parse_one(int opt, const char *arg, struct vyre_daemon_config *cfg)
 		return vyre_config_gpus(arg, cfg);
 	case OPT_DOMAIN_GPU:
 		return vyre_config_domain_gpu(arg, cfg);
+	case OPT_PRIORITY:
+		return vyre_config_priority(arg, cfg);
+	case OPT_PRIORITY_MAX:
+		return parse_u32(arg, 0, VYRE_PRIORITY_MAX, &cfg->priority_max)
+			   ? bad("priority-max", arg)
+			   : 0;
+	case OPT_PRIORITY_BATCH:
+		return parse_u32(arg, 1, 1u << 20, &cfg->priority_batch)
+			   ? bad("priority-batch", arg)
+			   : 0;
 	case OPT_MIN_SHARE:
 		return parse_u32(arg, 1, 1u << 20, &cfg->min_share) ? bad("min-share", arg) : 0;
 	case OPT_MAX_CLIENTS:

@@ -12,6 +12,7 @@
 
 #include "../../gpu/backend.h"
 #include "loops.h"
+#include "priority.h"
 
 #define VYRED_MAX_ALLOW		32u
 #define VYRED_MAX_INFLIGHT	64u
@@ -59,7 +60,11 @@ struct vyre_daemon_config {
 	uint32_t n_gpus;	       /* 0: all */
 	struct vyre_domain_pin pins[VYRED_MAX_PINS];
 	uint32_t n_pins;
-	uint32_t min_share; /* fewest items a client's share of a batch may be */
+	uint32_t min_share;	 /* fewest items a client's share of a batch may be */
+	uint32_t priority_max;	 /* the class every client may ask for (docs/design.md 8.9) */
+	uint32_t priority_batch; /* longest lower-class batch beside a higher class */
+	struct vyre_priority_rule priority_rules[VYRED_MAX_PRIORITY_RULES];
+	uint32_t n_priority_rules;
 	uint32_t max_clients;
 	uint32_t max_domains;
 	uint32_t max_buffers;
@@ -87,6 +92,10 @@ struct vyre_daemon_config {
  * --help was printed, -1 after printing a usage error to stderr.
  */
 int vyre_daemon_config_parse(int argc, char **argv, struct vyre_daemon_config *cfg);
+
+/* A uid or gid as a number or a name; 0 or -1. */
+int vyre_config_uid(const char *s, uid_t *out);
+int vyre_config_gid(const char *s, gid_t *out);
 
 /* config_gpus.c: --gpus all|LIST and --domain-gpu NAME=INDEX; 0 or -1 (said on stderr). */
 int vyre_config_gpus(const char *arg, struct vyre_daemon_config *cfg);

@@ -45,6 +45,7 @@ int vyre_conn_start(struct vyre_daemon *d, struct vyre_conn *c, struct vyre_doma
 	d->active[d->n_active++] = c->slot;
 	d->n_resumable += c->resumable != 0;
 	vyre_region_id_set(d, c, 1);
+	vyre_classes_join(&d->classes, c->priority);
 	vyre_trace_connect(d, c);
 	return 0;
 }
@@ -107,6 +108,7 @@ void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason)
 		const uint32_t last = d->active[--d->n_active];
 		d->active[c->active_pos] = last;
 		d->conns[last].active_pos = c->active_pos;
+		vyre_classes_leave(&d->classes, c->priority);
 	}
 	c->state = VYRE_CONN_CLOSING;
 	/* The peer sees the hang-up now, not when the cancellations come back. */

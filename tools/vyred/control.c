@@ -82,6 +82,12 @@ static int check_hello(struct vyre_daemon *d, const struct vyre_conn *c, const s
 	/* a plain HELLO's extra descriptors are closed unread; a RESUME needs its four */
 	if ((flags & VYRE_HELLO_RESUME) && nfds != 4)
 		return VYRE_E_PROTO;
+	if (vyre_hello_priority(&m->u.hello) > vyre_priority_bound(&d->cfg, c)) {
+		vyre_log(
+		    "client %u: priority class %u above its bound %u (--priority-max, --priority)",
+		    c->id, vyre_hello_priority(&m->u.hello), vyre_priority_bound(&d->cfg, c));
+		return VYRE_E_PERM;
+	}
 	if (d->n_active >= d->cfg.max_clients) {
 		vyre_log("client %u: --max-clients %u reached", c->id, d->cfg.max_clients);
 		return VYRE_E_NOMEM;
@@ -141,6 +147,8 @@ static void handle_hello(struct vyre_daemon *d, struct vyre_conn *c, const struc
 	struct vyre_domain *dom = NULL;
 	uint32_t restarted = 0;
 	int rc = check_hello(d, c, m, (int)nfds, fds);
+
+	c->priority = vyre_hello_priority(h);
 
 	if (rc == 0 && !h->heap_bytes && heap > d->cfg.heap_bytes_max)
 		heap = d->cfg.heap_bytes_max;

@@ -33,6 +33,7 @@
 #include "names.h"
 #include "pipeline.h"
 #include "plan_stage.h"
+#include "priority.h"
 #include "transient.h"
 
 struct vyre_domain {
@@ -107,6 +108,7 @@ struct vyre_conn {
 	uint32_t route;		/* 1 + its named domain's route, 0: none */
 	int resumable;		/* sq_accepted and a late sq_head (docs/design.md 3) */
 	int rerun;		/* a resume runs accepted, uncompleted items again */
+	uint32_t priority;	/* its class (priority.h), from its HELLO */
 };
 
 /*
@@ -155,7 +157,8 @@ struct vyre_daemon {
 	uint32_t *active;
 	uint32_t *active_snapshot; /* drain's copy of @active */
 	uint32_t next_client_id;
-	uint32_t rr_cursor; /* where the next drain starts, for fairness */
+	uint32_t rr_cursor;	     /* where the next drain starts, for fairness */
+	struct vyre_classes classes; /* the ACTIVE connections per priority class */
 
 	struct vyre_domain *domains;
 	uint32_t next_domain_id;

@@ -14,7 +14,9 @@
  *   acceptance order;
  * - ready clients are spread over the free slots, and when a batch takes
  *   several clients each gets a fair share of it, so one that floods cannot
- *   fill every batch.
+ *   fill every batch;
+ * - with clients of several priority classes in the loop, a batch takes
+ *   the highest class that has items ready (take_classes).
  *
  * Chains (docs/design.md section 6.3) are taken whole: a client's take ends
  * where a chain ends, and a chain whose last item is not published yet is
@@ -194,29 +196,20 @@ static int may_take(const struct vyre_conn *c)
 }
 
 /*
- * Which clients are ready (their next SQE published, no batch in flight),
- * how many of them this batch takes, and each one's share of it. Ready
- * clients are spread over the free slots (this one included), so that small
- * items of different clients run side by side, each batch small enough for
- * the backend's fast path, rather than wait for each other in one batch;
- * not where every batch costs a launch of its own (d->spread).
- * Within a batch of several clients each gets an equal part of it, but
- * never less than --min-share items; a lone client may fill it.
+ * How many of @ready clients a batch with room for @cap items takes, and
+ * each one's share of it. Ready clients are spread over the free slots
+ * (this one included), so that small items of different clients run side
+ * by side, each batch small enough for the backend's fast path, rather than
+ * wait for each other in one batch; not where every batch costs a launch of
+ * its own (d->spread). Within a batch of several clients each gets an equal
+ * part of it, but never less than --min-share items; a lone client may fill
+ * it.
  */
-static uint32_t plan_shares(struct vyre_daemon *d, uint32_t cap, uint32_t n, uint32_t *clients,
-			    uint32_t *share)
+static void shares(const struct vyre_daemon *d, uint32_t ready, uint32_t cap, uint32_t *clients,
+		   uint32_t *share)
 {
 	const uint32_t free_slots = d->n_slots - d->n_running;
-	uint32_t ready = 0;
 
-	/* the ready ones move to the front of the snapshot, in order: only they are taken from */
-	for (uint32_t k = 0; k < n; k++) {
-		const uint32_t slot = d->active_snapshot[k];
-		const struct vyre_conn *c = &d->conns[slot];
-
-		if (may_take(c) && vyre_sq_published(&c->sq))
-			d->active_snapshot[ready++] = slot;
-	}
 	*clients = ready > free_slots ? ready / free_slots + (ready % free_slots != 0) : 1;
 	if (!d->spread)
 		*clients = ready;
@@ -227,7 +220,62 @@ static uint32_t plan_shares(struct vyre_daemon *d, uint32_t cap, uint32_t n, uin
 
 		*share = even > d->cfg.min_share ? even : d->cfg.min_share;
 	}
+}
+
+/*
+ * Which clients are ready (their next SQE published, no batch in flight):
+ * they move to the front of the snapshot, in order, and only they are taken
+ * from.
+ */
+static uint32_t ready_clients(struct vyre_daemon *d, uint32_t n)
+{
+	uint32_t ready = 0;
+
+	for (uint32_t k = 0; k < n; k++) {
+		const uint32_t slot = d->active_snapshot[k];
+		const struct vyre_conn *c = &d->conns[slot];
+
+		if (may_take(c) && vyre_sq_published(&c->sq))
+			d->active_snapshot[ready++] = slot;
+	}
 	return ready;
+}
+
+/*
+ * Clients of several priority classes in this loop (priority.h): a batch
+ * holds one class, the highest whose ready clients give it items, taken by
+ * the rules of shares(); a lower class gets the batch only when the classes
+ * above it leave it empty. Below the loop's top class a batch takes at most
+ * --priority-batch items, so an item of a higher class never waits long for
+ * the batch ahead of it; and a batch of the lowest class present does not
+ * take the last free slot (unless the loop has one only): that one is kept
+ * for a higher class.
+ */
+static void take_classes(struct vyre_daemon *d, struct vyre_batch *b, uint32_t ready)
+{
+	const struct vyre_classes *k = &d->classes;
+	uint32_t n_ready[VYRED_CLASSES] = {0};
+
+	for (uint32_t i = 0; i < ready; i++)
+		n_ready[d->conns[d->active_snapshot[i]].priority]++;
+	for (uint32_t cls = k->top + 1; cls-- > k->low && b->n == 0;) {
+		if (!n_ready[cls])
+			continue;
+		if (cls == k->low && d->n_slots - d->n_running == 1 && d->n_slots > 1)
+			return;
+		const uint32_t room =
+		    cls < k->top && d->cfg.priority_batch < b->cap ? d->cfg.priority_batch : b->cap;
+		uint32_t clients, share;
+
+		shares(d, n_ready[cls], room, &clients, &share);
+		b->priority = cls;
+		for (uint32_t i = 0; i < ready && b->n < room && b->n_touched < clients; i++) {
+			struct vyre_conn *c = &d->conns[d->active_snapshot[i]];
+
+			if (c->priority == cls)
+				take(d, b, c, share < room - b->n ? share : room - b->n);
+		}
+	}
 }
 
 void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b)
@@ -237,6 +285,7 @@ void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b)
 	b->n = 0;
 	b->n_touched = 0;
 	b->n_accepted = 0;
+	b->priority = d->classes.top;
 	if (d->rr_cursor >= n)
 		d->rr_cursor = 0;
 	/*
@@ -245,14 +294,20 @@ void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b)
 	 */
 	for (uint32_t k = 0; k < n; k++)
 		d->active_snapshot[k] = d->active[(d->rr_cursor + k) % n];
-	uint32_t clients, share;
-	const uint32_t ready = plan_shares(d, b->cap, n, &clients, &share);
+	const uint32_t ready = ready_clients(d, n);
 
 	/* timed from here: a pass that finds nobody ready (most, while polling) reads no clock */
 	if (ready)
 		b->drain_ns = vyre_now_ns();
-	for (uint32_t k = 0; k < ready && b->n < b->cap && b->n_touched < clients; k++)
-		take(d, b, &d->conns[d->active_snapshot[k]], share);
+	if (d->classes.mixed) {
+		take_classes(d, b, ready);
+	} else if (ready) {
+		uint32_t clients, share;
+
+		shares(d, ready, b->cap, &clients, &share);
+		for (uint32_t k = 0; k < ready && b->n < b->cap && b->n_touched < clients; k++)
+			take(d, b, &d->conns[d->active_snapshot[k]], share);
+	}
 	/* Start one client later next time, so a busy client cannot starve the others. */
 	d->rr_cursor++;
 	b->stats.items_in = b->n;

@@ -89,6 +89,7 @@ struct vyre_batch {
 	uint32_t *touched;   /* connection slots with items in this batch, in batch order */
 	uint32_t n_touched;
 	uint32_t n_accepted;
+	uint32_t priority;		   /* the class of its items: a batch holds one (drain.c) */
 	int released;			   /* vyre_stage_release ran for this batch */
 	struct vyre_exec_batch exec_batch; /* what the backend holds while the batch runs */
 	/* over the arrays below: the planner's own are reused by the next batch */

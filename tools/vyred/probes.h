@@ -102,9 +102,9 @@ static inline const struct vyre_tm_gpu *vyre_probe_gpu_arg(const struct vyre_tm_
 #define VYRE_PROBE_BACKPRESSURE(client_id, pid, reason, depth)                                     \
 	STAP_PROBE4(vyre, backpressure, (uint32_t)(client_id), (uint32_t)(pid),                    \
 		    (uint32_t)(reason), (uint32_t)(depth))
-#define VYRE_PROBE_CLIENT_CONNECT(client_id, pid, uid, domain_id, gpu)                             \
-	STAP_PROBE5(vyre, client_connect, (uint32_t)(client_id), (uint32_t)(pid), (uint32_t)(uid), \
-		    (uint32_t)(domain_id), (uint32_t)(gpu))
+#define VYRE_PROBE_CLIENT_CONNECT(client_id, pid, uid, domain_id, gpu, priority)                   \
+	STAP_PROBE6(vyre, client_connect, (uint32_t)(client_id), (uint32_t)(pid), (uint32_t)(uid), \
+		    (uint32_t)(domain_id), (uint32_t)(gpu), (uint32_t)(priority))
 #define VYRE_PROBE_CLIENT_DISCONNECT(client_id, pid, reason)                                       \
 	STAP_PROBE3(vyre, client_disconnect, (uint32_t)(client_id), (uint32_t)(pid),               \
 		    (int32_t)(reason))
@@ -132,8 +132,8 @@ static inline void vyre_probe_discard(int unused, ...)
 	vyre_probe_discard(0, client_id, pid, code, count)
 #define VYRE_PROBE_BACKPRESSURE(client_id, pid, reason, depth)                                     \
 	vyre_probe_discard(0, client_id, pid, reason, depth)
-#define VYRE_PROBE_CLIENT_CONNECT(client_id, pid, uid, domain_id, gpu)                             \
-	vyre_probe_discard(0, client_id, pid, uid, domain_id, gpu)
+#define VYRE_PROBE_CLIENT_CONNECT(client_id, pid, uid, domain_id, gpu, priority)                   \
+	vyre_probe_discard(0, client_id, pid, uid, domain_id, gpu, priority)
 #define VYRE_PROBE_CLIENT_DISCONNECT(client_id, pid, reason)                                       \
 	vyre_probe_discard(0, client_id, pid, reason)
 #define VYRE_PROBE_GPU_STATE(arg) vyre_probe_discard(0, arg)

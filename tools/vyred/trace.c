@@ -134,11 +134,12 @@ void vyre_trace_dispatch_end_fire(struct vyre_daemon *d, const struct vyre_batch
 }
 
 void vyre_trace_cqes_begin_fire(struct vyre_trace_cqes *t, const struct vyre_daemon *d,
-				uint64_t batch_id)
+				const struct vyre_batch *b)
 {
 	memset(&t->batch, 0, sizeof(t->batch));
 	t->batch.bytes = sizeof(t->batch);
-	t->batch.batch_id = batch_id;
+	t->batch.batch_id = b->stats.seq;
+	t->batch.priority = b->priority;
 	t->batch.gpu = d->gpu;
 	t->batch.loop = d->loop_index;
 	t->client_errors = 0;

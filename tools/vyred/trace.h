@@ -79,7 +79,8 @@ static inline void vyre_trace_error(uint32_t client_id, pid_t pid, int code)
 static inline void vyre_trace_connect(const struct vyre_daemon *d, const struct vyre_conn *c)
 {
 	if (VYRE_PROBE_ENABLED(client_connect))
-		VYRE_PROBE_CLIENT_CONNECT(c->id, c->pid, c->uid, c->domain->id, d->gpu);
+		VYRE_PROBE_CLIENT_CONNECT(c->id, c->pid, c->uid, c->domain->id, d->gpu,
+					  c->priority);
 }
 
 static inline void vyre_trace_disconnect(const struct vyre_conn *c, int reason)
@@ -97,13 +98,13 @@ struct vyre_trace_cqes {
 };
 
 void vyre_trace_cqes_begin_fire(struct vyre_trace_cqes *t, const struct vyre_daemon *d,
-				uint64_t batch_id);
+				const struct vyre_batch *b);
 static inline void vyre_trace_cqes_begin(struct vyre_trace_cqes *t, const struct vyre_daemon *d,
-					 uint64_t batch_id)
+					 const struct vyre_batch *b)
 {
 	t->on = VYRE_PROBE_ENABLED(complete) || VYRE_PROBE_ENABLED(error);
 	if (t->on)
-		vyre_trace_cqes_begin_fire(t, d, batch_id);
+		vyre_trace_cqes_begin_fire(t, d, b);
 }
 
 /* @ran: the planner let the item through (its failure, if any, came at execution). */

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/bench_priority.c - suite "priority": what priority classes buy a
+ * latency-critical producer beside bulk ones (docs/design.md 8.9, issue 14).
+ *
+ * One vyred (--loops 1). A closed-loop producer submits one trivial item at
+ * a time and measures submit -> CQE; K flooder processes submit open-loop
+ * batches of FLOOD_BATCH trivial items, keeping their SQs full. Phases
+ * alternate in rounds: "alone" (the flooders drained and idle) and
+ * "flooded". The whole is run twice, each with its own vyred: "classes"
+ * (vyred --priority-max 1, the producer in class 1, the flooders in 0) and
+ * "one_class" (everyone in class 0, the behaviour without priorities). Rows:
+ * the producer's p50/p99/p999 alone and flooded in each, the p99 ratio
+ * flooded / alone (the median of per-round ratios; the target is 1.5x with
+ * classes) and the flood's items/s.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vyre/vyre.h"
+#include "bench.h"
+#include "harness.h"
+
+#define FLOODERS       2u
+#define FLOOD_BATCH    1024u
+#define FLOOD_SQ       4096u
+#define ROUNDS	       4u
+#define QUICK_ROUNDS   2u
+#define SAMPLES	       (1u << 17) /* per phase, over the rounds */
+#define ITEM_BYTES     64u
+#define WAIT_NS	       (5ll * 1000000000ll)
+#define SETTLE_US      20000
+#define READY_TRIES    5000
+#define PHASES	       2u
+#define PHASE_STOP     PHASES
+#define PRODUCER_CLASS 1u
+
+enum phase { ALONE, FLOODED };
+
+struct line {
+	_Alignas(64) uint64_t v;
+};
+
+struct board {
+	struct line phase;     /* enum phase, or PHASE_STOP */
+	struct line measuring; /* the producer records while set */
+	struct line ready;
+	struct line failed;
+	struct line parked;	    /* the producer saw measuring cleared and records nothing */
+	struct line idle[FLOODERS]; /* the flooder drained and is idle */
+	struct line flood_items;
+	struct line n[PHASES];
+	uint64_t ticks[PHASES][SAMPLES];
+};
+
+struct child {
+	const char *socket;
+	struct board *b;
+	uint32_t priority;
+	unsigned id;
+};
+
+static void pause_us(long us)
+{
+	nanosleep(&(struct timespec){0, us * 1000}, NULL);
+}
+
+static uint64_t load(struct line *l)
+{
+	return __atomic_load_n(&l->v, __ATOMIC_ACQUIRE);
+}
+
+static void store(struct line *l, uint64_t v)
+{
+	__atomic_store_n(&l->v, v, __ATOMIC_RELEASE);
+}
+
+static int producer_main(void *arg)
+{
+	const struct child *a = arg;
+	struct board *b = a->b;
+	struct vyre_connect_opts o = {.socket_path = a->socket, .priority = a->priority};
+	struct vyre_client *c;
+	uint32_t in, out;
+	struct vyre_cqe cqe;
+
+	if (vyre_connect(&o, &c) || vyre_buffer_alloc(c, ITEM_BYTES, 0, &in) ||
+	    vyre_buffer_alloc(c, ITEM_BYTES, 0, &out))
+		return 1;
+	__atomic_fetch_add(&b->ready.v, 1, __ATOMIC_ACQ_REL);
+	for (uint64_t k = 1;; k++) {
+		const uint64_t phase = load(&b->phase);
+
+		if (phase == PHASE_STOP)
+			break;
+		if (!load(&b->measuring)) {
+			store(&b->parked, 1);
+			pause_us(100);
+			continue;
+		}
+		store(&b->parked, 0);
+		struct vyre_work_item it = {VYRE_OP_ADD, in, out, (uint32_t)k};
+		const uint64_t t0 = vyre_bench_ticks();
+		int rc = vyre_submit(c, &it, k, 0);
+
+		if (rc == 0)
+			rc = vyre_wait(c, &cqe, 1, WAIT_NS);
+		const uint64_t dt = vyre_bench_ticks() - t0;
+
+		if (rc != 1 || cqe.user_data != k || cqe.status != 0) {
+			store(&b->failed, 1);
+			break;
+		}
+		const uint64_t i = b->n[phase].v;
+
+		if (i < SAMPLES) {
+			b->ticks[phase][i] = dt;
+			store(&b->n[phase], i + 1);
+		}
+	}
+	vyre_close(c);
+	return 0;
+}
+
+/* Open loop: as many batches as the SQ takes, then what completed, never waiting long. */
+static int flooder_main(void *arg)
+{
+	const struct child *a = arg;
+	struct board *b = a->b;
+	struct vyre_connect_opts o = {
+	    .socket_path = a->socket, .sq_entries = FLOOD_SQ, .cq_entries = FLOOD_SQ};
+	static struct vyre_work_item its[FLOOD_BATCH];
+	static struct vyre_cqe cqes[FLOOD_SQ];
+	struct vyre_client *c;
+	uint64_t outstanding = 0;
+
+	if (vyre_connect(&o, &c))
+		return 1;
+	for (uint32_t i = 0; i < FLOOD_BATCH; i++)
+		its[i] = (struct vyre_work_item){VYRE_OP_NOP, 0, 0, i};
+	__atomic_fetch_add(&b->ready.v, 1, __ATOMIC_ACQ_REL);
+	for (int rc = 0; rc >= 0;) {
+		const uint64_t phase = load(&b->phase);
+
+		if (phase == PHASE_STOP)
+			break;
+		int sent = 0;
+
+		if (phase == FLOODED) {
+			store(&b->idle[a->id], 0);
+			sent = vyre_submit_batch(c, its, NULL, FLOOD_BATCH);
+			if (sent < 0) {
+				rc = sent;
+				break;
+			}
+			outstanding += (uint64_t)sent;
+			__atomic_fetch_add(&b->flood_items.v, (uint64_t)sent, __ATOMIC_RELAXED);
+		}
+		if (!outstanding) {
+			store(&b->idle[a->id], phase == ALONE);
+			pause_us(200);
+			continue;
+		}
+		rc = sent ? vyre_reap(c, cqes, FLOOD_SQ) : vyre_wait(c, cqes, FLOOD_SQ, 1000000);
+		if (rc == VYRE_E_TIMEDOUT)
+			rc = 0;
+		for (int k = 0; k < rc; k++)
+			if (cqes[k].status != 0)
+				rc = -1;
+		if (rc > 0)
+			outstanding -= (uint64_t)rc;
+	}
+	if (load(&b->phase) != PHASE_STOP)
+		store(&b->failed, 1);
+	vyre_close(c);
+	return 0;
+}
+
+static int wait_for(struct line *l, uint64_t want)
+{
+	for (int i = 0; i < READY_TRIES && load(l) != want; i++)
+		pause_us(1000);
+	return load(l) == want ? 0 : -1;
+}
+
+/*
+ * Rounds of alone / flooded; fills @pool per phase, @p99 per round and phase,
+ * and the flood's items and seconds over the flooded phases.
+ */
+static int rounds(struct vyre_bench_ctx *ctx, struct board *b, unsigned n,
+		  struct vyre_bench_samples *pool, double p99[PHASES][ROUNDS], double *flood_s,
+		  uint64_t *flood_items)
+{
+	const uint64_t phase_ns = (uint64_t)(ctx->seconds * 1e9 / (2.0 * n * PHASES));
+
+	*flood_s = 0;
+	*flood_items = 0;
+	for (unsigned r = 0; r < n; r++)
+		for (unsigned p = 0; p < PHASES; p++) {
+			store(&b->phase, p);
+			for (unsigned f = 0; p == ALONE && f < FLOODERS; f++)
+				if (wait_for(&b->idle[f], 1) != 0)
+					return -1;
+			pause_us(SETTLE_US);
+			const uint64_t items0 = load(&b->flood_items), t0 = vyre_bench_now_ns();
+
+			store(&b->measuring, 1);
+			while (vyre_bench_now_ns() - t0 < phase_ns && !load(&b->failed))
+				pause_us(1000);
+			if (p == FLOODED) {
+				*flood_s += (double)(vyre_bench_now_ns() - t0) / 1e9;
+				*flood_items += load(&b->flood_items) - items0;
+			}
+			store(&b->parked, 0);
+			store(&b->measuring, 0);
+			if (wait_for(&b->parked, 1) != 0)
+				return -1;
+			const size_t from = pool[p].n;
+			const uint64_t got = load(&b->n[p]);
+
+			for (uint64_t i = 0; i < got; i++)
+				vyre_bench_sample(&pool[p], b->ticks[p][i]);
+			store(&b->n[p], 0);
+			p99[p][r] = pool[p].n > from
+					? vyre_bench_quantile_ns_from(&pool[p], from, 0.99)
+					: 0;
+			if (load(&b->failed))
+				return -1;
+		}
+	return 0;
+}
+
+/* One vyred, one producer of class @priority, FLOODERS flooders; rows named after @config. */
+static int run_config(struct vyre_bench_ctx *ctx, const char *bin, const char *config,
+		      uint32_t priority)
+{
+	const unsigned n = ctx->quick ? QUICK_ROUNDS : ROUNDS;
+	struct vyre_bench_vyred_opts vo;
+	const char *args[8 + VYRE_BENCH_VYRED_OPTS_ARGS];
+	unsigned na = 0;
+	struct vyre_bench_vyred d;
+	struct board *b = vyre_bench_shared_alloc(sizeof(*b));
+	struct vyre_bench_samples pool[PHASES] = {0};
+	double p99[PHASES][ROUNDS], flood_s = 0;
+	uint64_t flood_items = 0;
+	struct child kids[1 + FLOODERS];
+	pid_t pids[1 + FLOODERS];
+	unsigned spawned = 0;
+	int rc = -1;
+
+	if (!b)
+		return -1;
+	vyre_bench_vyred_opts(ctx, "priority", bin, &vo);
+	if (ctx->cpu_only) {
+		args[na++] = "--backend";
+		args[na++] = "cpu";
+	}
+	args[na++] = "--loops";
+	args[na++] = "1";
+	args[na++] = "--priority-max";
+	args[na++] = priority ? "1" : "0";
+	na = vyre_bench_vyred_opts_args(&vo, args, na);
+	args[na] = NULL;
+	if (vyre_bench_vyred_start(&d, "priority", bin, args) != 0) {
+		vyre_bench_shared_free(b, sizeof(*b));
+		return -1;
+	}
+	for (; spawned < 1 + FLOODERS; spawned++) {
+		kids[spawned] = (struct child){d.sock, b, spawned ? 0 : priority, spawned - 1};
+		pids[spawned] =
+		    vyre_bench_spawn(-1, spawned ? flooder_main : producer_main, &kids[spawned]);
+		if (pids[spawned] < 0)
+			break;
+	}
+	if (spawned == 1 + FLOODERS && wait_for(&b->ready, spawned) == 0 &&
+	    vyre_bench_samples_init(&pool[ALONE], SAMPLES * (size_t)n) == 0 &&
+	    vyre_bench_samples_init(&pool[FLOODED], SAMPLES * (size_t)n) == 0)
+		rc = rounds(ctx, b, n, pool, p99, &flood_s, &flood_items);
+	store(&b->phase, PHASE_STOP);
+	for (unsigned i = 0; i < spawned; i++)
+		if (vyre_bench_reap(pids[i]) != 0)
+			rc = -1;
+	vyre_bench_vyred_stop(&d, "priority", NULL);
+	if (rc == 0) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s_producer_alone", config);
+		vyre_bench_report_latency(ctx, "priority", name, &pool[ALONE]);
+		snprintf(name, sizeof(name), "%s_producer_flooded", config);
+		vyre_bench_report_latency(ctx, "priority", name, &pool[FLOODED]);
+		snprintf(name, sizeof(name), "%s_p99_flooded_vs_alone", config);
+		vyre_bench_report(ctx, "priority", name, "ratio",
+				  vyre_bench_paired_ratio(p99[FLOODED], p99[ALONE], n), "x");
+		snprintf(name, sizeof(name), "%s_flood", config);
+		vyre_bench_report(ctx, "priority", name, "items/s",
+				  flood_s > 0 ? (double)flood_items / flood_s : 0, "items/s");
+	} else {
+		fprintf(stderr, "priority: %s: the producer or a flooder failed\n", config);
+	}
+	for (unsigned p = 0; p < PHASES; p++)
+		vyre_bench_samples_free(&pool[p]);
+	vyre_bench_shared_free(b, sizeof(*b));
+	return rc;
+}
+
+static int priority_suite(struct vyre_bench_ctx *ctx)
+{
+	char bin[PATH_MAX];
+
+	if (ctx->socket) {
+		fprintf(stderr, "priority: skipped: it starts its own vyreds (no --socket)\n");
+		return 0;
+	}
+	if (!vyre_bench_find_vyred(bin, sizeof(bin)) ||
+	    !vyre_bench_vyred_has_flag(bin, "--priority-max")) {
+		fprintf(stderr, "priority: skipped: no vyred with --priority-max next to "
+				"vyre-bench\n");
+		return 0;
+	}
+	vyre_bench_clock_calibrate();
+	if (run_config(ctx, bin, "classes", PRODUCER_CLASS) != 0)
+		return -1;
+	return run_config(ctx, bin, "one_class", 0);
+}
+
+VYRE_BENCH_SUITE(priority,
+		 "a class-1 producer's submit -> CQE latency alone and beside class-0 flooders, "
+		 "with classes and without",
+		 priority_suite)

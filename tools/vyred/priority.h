@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/vyred/priority.h - priority classes (docs/design.md 8.9).
+ *
+ * A connection's class is fixed at its HELLO and bounded per uid and gid
+ * (--priority-max, --priority uid:U=N|gid:G=N). Each loop counts its
+ * connected clients per class, so drain (drain.c) knows without a walk
+ * whether classes are mixed: when they are not (every client in one class,
+ * the common case), drain does exactly what it did before classes existed.
+ */
+#ifndef VYRED_PRIORITY_H
+#define VYRED_PRIORITY_H
+
+#include <stdint.h>
+
+#include "vyre/vyre.h"
+
+#define VYRED_MAX_PRIORITY_RULES     32u
+#define VYRED_DEFAULT_PRIORITY_BATCH 256u
+#define VYRED_CLASSES		     (VYRE_PRIORITY_MAX + 1u)
+
+/* --priority uid:U=N or gid:G=N */
+struct vyre_priority_rule {
+	uint32_t is_gid;
+	uint32_t id;
+	uint32_t max;
+};
+
+/* A loop's connected clients per class, and what drain needs from them. */
+struct vyre_classes {
+	uint32_t clients[VYRED_CLASSES];
+	uint32_t top; /* the highest class with a client */
+	uint32_t low; /* the lowest class with a client */
+	int mixed;    /* clients of more than one class */
+};
+
+struct vyre_daemon;
+struct vyre_daemon_config;
+struct vyre_conn;
+
+/* --priority's argument into @cfg; 0, or -1 after saying why on stderr. */
+int vyre_config_priority(const char *arg, struct vyre_daemon_config *cfg);
+
+/* The highest class @c's uid, gid or supplementary gids may ask for. */
+uint32_t vyre_priority_bound(const struct vyre_daemon_config *cfg, const struct vyre_conn *c);
+
+/* @c became ACTIVE in @d, or stopped being so: its class is counted, or not. */
+void vyre_classes_join(struct vyre_classes *k, uint32_t cls);
+void vyre_classes_leave(struct vyre_classes *k, uint32_t cls);
+
+#endif /* VYRED_PRIORITY_H */
