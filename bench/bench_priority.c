@@ -49,6 +49,7 @@ struct board {
 	struct line measuring; /* the producer records while set */
 	struct line ready;
 	struct line failed;
+	struct line why;	    /* the first failure: its error and who had it (fail()) */
 	struct line parked;	    /* the producer saw measuring cleared and records nothing */
 	struct line idle[FLOODERS]; /* the flooder drained and is idle */
 	struct line flood_items;
@@ -76,6 +77,16 @@ static uint64_t load(struct line *l)
 static void store(struct line *l, uint64_t v)
 {
 	__atomic_store_n(&l->v, v, __ATOMIC_RELEASE);
+}
+
+/* The first failure wins: @who is 0 for the producer, 1 + its index for a flooder. */
+static void fail(struct board *b, uint32_t who, int err)
+{
+	uint64_t none = 0;
+
+	__atomic_compare_exchange_n(&b->why.v, &none, (uint64_t)who << 32 | (uint32_t)err, 0,
+				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	store(&b->failed, 1);
 }
 
 static int producer_main(void *arg)
@@ -111,7 +122,7 @@ static int producer_main(void *arg)
 		const uint64_t dt = vyre_bench_ticks() - t0;
 
 		if (rc != 1 || cqe.user_data != k || cqe.status != 0) {
-			store(&b->failed, 1);
+			fail(b, 0, rc != 1 ? rc : cqe.status ? cqe.status : VYRE_E_PROTO);
 			break;
 		}
 		const uint64_t i = b->n[phase].v;
@@ -142,7 +153,9 @@ static int flooder_main(void *arg)
 	for (uint32_t i = 0; i < FLOOD_BATCH; i++)
 		its[i] = (struct vyre_work_item){VYRE_OP_NOP, 0, 0, i};
 	__atomic_fetch_add(&b->ready.v, 1, __ATOMIC_ACQ_REL);
-	for (int rc = 0; rc >= 0;) {
+	int rc = 0;
+
+	while (rc >= 0) {
 		const uint64_t phase = load(&b->phase);
 
 		if (phase == PHASE_STOP)
@@ -167,14 +180,14 @@ static int flooder_main(void *arg)
 		rc = sent ? vyre_reap(c, cqes, FLOOD_SQ) : vyre_wait(c, cqes, FLOOD_SQ, 1000000);
 		if (rc == VYRE_E_TIMEDOUT)
 			rc = 0;
-		for (int k = 0; k < rc; k++)
+		for (int k = 0, n = rc; k < n; k++)
 			if (cqes[k].status != 0)
-				rc = -1;
+				rc = cqes[k].status;
 		if (rc > 0)
 			outstanding -= (uint64_t)rc;
 	}
 	if (load(&b->phase) != PHASE_STOP)
-		store(&b->failed, 1);
+		fail(b, a->id + 1, rc < 0 ? rc : VYRE_E_PROTO);
 	vyre_close(c);
 	return 0;
 }
@@ -298,7 +311,11 @@ static int run_config(struct vyre_bench_ctx *ctx, const char *bin, const char *c
 		vyre_bench_report(ctx, "priority", name, "items/s",
 				  flood_s > 0 ? (double)flood_items / flood_s : 0, "items/s");
 	} else {
-		fprintf(stderr, "priority: %s: the producer or a flooder failed\n", config);
+		const uint64_t why = load(&b->why);
+
+		fprintf(stderr, "priority: %s: %s %u failed: %s\n", config,
+			why >> 32 ? "flooder" : "the producer", (unsigned)(why >> 32),
+			vyre_strerror((int)(int32_t)(uint32_t)why));
 	}
 	for (unsigned p = 0; p < PHASES; p++)
 		vyre_bench_samples_free(&pool[p]);

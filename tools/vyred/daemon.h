@@ -188,6 +188,7 @@ struct vyre_daemon {
 	uint32_t n_drop;
 	uint32_t n_deferred;  /* connections with a deferred control message */
 	uint32_t n_resumable; /* active connections with c->resumable */
+	uint32_t running_class[VYRED_CLASSES]; /* batches in flight of each priority class */
 	/* per connection slot, under sh->lock: its region memfd's identity, 0 when none */
 	struct vyre_region_id {
 		dev_t dev;

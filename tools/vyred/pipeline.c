@@ -168,6 +168,7 @@ static int reap(struct vyre_daemon *d, int64_t timeout_ns)
 		b->running = 0;
 		__atomic_sub_fetch(&d->inflight_items, b->n_accepted, __ATOMIC_RELAXED);
 		d->n_running--;
+		d->running_class[b->priority]--;
 		complete(d, b);
 		items += (int)b->n_accepted;
 	}
@@ -215,6 +216,7 @@ static int dispatch_one(struct vyre_daemon *d, struct vyre_batch *b)
 		__atomic_add_fetch(&d->inflight_items, b->n_accepted, __ATOMIC_RELAXED);
 		if (++d->n_running > d->most_running)
 			d->most_running = d->n_running;
+		d->running_class[b->priority]++;
 	} else {
 		complete(d, b);
 	}

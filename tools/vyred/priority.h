@@ -16,7 +16,7 @@
 #include "vyre/vyre.h"
 
 #define VYRED_MAX_PRIORITY_RULES     32u
-#define VYRED_DEFAULT_PRIORITY_BATCH 256u
+#define VYRED_DEFAULT_PRIORITY_BATCH 64u
 #define VYRED_CLASSES		     (VYRE_PRIORITY_MAX + 1u)
 
 /* --priority uid:U=N or gid:G=N */
