@@ -54,6 +54,9 @@ grep -E '^gpus(: (the two-GPU|skipped|no GPU)| )' "$O/gpus.log" | grep -v p999
 VYRE_TEST_BACKEND=cuda step resume 200 ./tests/test_resume
 step restart 200 ./vyre-bench restart
 grep -E '^restart' "$O/restart.log" | head -20
+# a class-1 producer beside a class-0 flood, with and without classes (design.md 8.9)
+step priority 200 ./vyre-bench --seconds "${BENCH_SECONDS:-0.5}" priority
+grep -E '^priority' "$O/priority.log" | grep -E 'p50|p99 |ratio|flood '
 # the same host's CPU-backend end to end, for what vyred itself costs there
 step e2e-cpu 120 ./vyre-bench --seconds "${BENCH_SECONDS:-0.5}" e2e
 S=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
