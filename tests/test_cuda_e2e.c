@@ -25,7 +25,11 @@
  *      new vyred serves; a device fault on GPU 1 while GPU 0 keeps serving
  *      (two devices only: on one device both GPUs share the context, so the
  *      fault loses both and vyred exits 1, which is checked instead); and
- *      test_integration's two-GPU run (1.) on those GPUs.
+ *      test_integration's two-GPU run (1.) on those GPUs;
+ *   7. fault containment (docs/design.md 8.5): resumable clients of two
+ *      domains, one of which faults the device; vyred exits 1, a new one
+ *      starts on the same socket, both clients resume with their named
+ *      buffers' handles and bytes, and both run items again.
  * Exits 77 without a GPU.
  */
 #include <errno.h>
@@ -316,6 +320,119 @@ static void device_fault(void)
 	new_vyred_serves(extra, "the device fault");
 }
 
+/* A resumable client of domain @name with a named buffer of 16 words 0x77000000 + i. */
+static int kept_client(const char *sock, const char *name, struct vyre_client **c, uint32_t *h)
+{
+	const struct vyre_connect_opts o = {
+	    .socket_path = sock, .domain = name, .flags = VYRE_CONNECT_RESUMABLE};
+	int err = vyre_connect(&o, c);
+
+	if (!err)
+		err = vyre_buffer_create(*c, "kept", 64, 0, h);
+	uint32_t *w = err ? NULL : vyre_buffer_ptr(*c, *h, NULL);
+
+	for (uint32_t i = 0; w && i < 16; i++)
+		w[i] = 0x77000000u + i;
+	return err;
+}
+
+/* ADD @k to the named buffer, waited for: the CQE status, or a negative error. */
+static int add_kept(struct vyre_client *c, uint32_t h, uint32_t k)
+{
+	const struct vyre_work_item it = {VYRE_OP_ADD, h, h, k};
+	struct vyre_cqe cqe;
+	int err = vyre_submit(c, &it, k, 0);
+
+	if (!err) {
+		const int n = vyre_wait(c, &cqe, 1, 10000000000ll);
+		err = n == 1 ? cqe.status : n < 0 ? n : VYRE_E_TIMEDOUT;
+	}
+	return err;
+}
+
+/* The named buffer resolves to @h at the same address, its words 0x77000000 + i + @added. */
+static int kept_intact(struct vyre_client *c, uint32_t h, uint32_t added)
+{
+	uint32_t again = 0;
+	const uint32_t *w = vyre_buffer_ptr(c, h, NULL);
+
+	if (vyre_buffer_open(c, "kept", &again, NULL, NULL) != 0 || again != h || !w)
+		return 0;
+	for (uint32_t i = 0; i < 16; i++)
+		if (w[i] != 0x77000000u + i + added)
+			return 0;
+	return 1;
+}
+
+static void fault_then_resume(void)
+{
+	const char *const extra[] = {"--backend", "cuda", "--mode", "persistent", NULL};
+	struct vyre_test_daemon d, next;
+	struct vyre_client *faulty = NULL, *bystander = NULL;
+	uint32_t hf = 0, hb = 0;
+	int ok = 1;
+
+	printf("== fault containment: resumable clients resume after a device fault\n");
+	setenv("VYRE_CUDA_INJECT", "fault", 1);
+	const int started = vyre_test_daemon_start(&d, extra);
+	unsetenv("VYRE_CUDA_INJECT");
+	if (started != 0) {
+		failures++;
+		return;
+	}
+	if (kept_client(d.socket, "faulty", &faulty, &hf) != 0 ||
+	    kept_client(d.socket, "bystander", &bystander, &hb) != 0) {
+		printf("FAIL: resumable clients could not set up\n");
+		ok = 0;
+	}
+	const int st = ok ? add_kept(faulty, hf, 1) : 0;
+	const int rc = exit_within(&d, 10000);
+	const char *const again[] = {"--backend", "cuda",   "--mode", "persistent",
+				     "--socket",  d.socket, NULL};
+	const double t0 = now_ms();
+
+	if (ok && (st != VYRE_E_DEVICE || rc != 1)) {
+		printf("FAIL: the faulting item: %s, vyred exit %d; want VYRE_E_DEVICE and 1\n",
+		       vyre_strerror(st), rc);
+		ok = 0;
+	}
+	if (ok && vyre_test_daemon_start(&next, again) != 0) {
+		printf("FAIL: no new vyred on the same socket\n");
+		failures++;
+		ok = 0;
+	} else if (ok) {
+		const int rf = vyre_reconnect(faulty, 10000000000ll);
+		const int rb = vyre_reconnect(bystander, 10000000000ll);
+		const double resumed_ms = now_ms() - t0;
+
+		/* the faulting ADD may have run before the fault: its words are + 0 or + 1 */
+		const uint32_t fa = kept_intact(faulty, hf, 0) ? 0 : 1;
+		if (rf < 0 || rb < 0 || !kept_intact(bystander, hb, 0) ||
+		    !kept_intact(faulty, hf, fa) || add_kept(bystander, hb, 2) != 0 ||
+		    add_kept(faulty, hf, 3) != 0 || !kept_intact(bystander, hb, 2) ||
+		    !kept_intact(faulty, hf, fa + 3)) {
+			printf("FAIL: after the fault: reconnect %d / %d, buffers or items wrong\n",
+			       rf, rb);
+			vyre_test_daemon_dump_log(&next);
+			ok = 0;
+		} else {
+			printf("fault containment: both domains resumed with their buffers %.0f ms "
+			       "after the new vyred was started\n",
+			       resumed_ms);
+		}
+		if (vyre_test_daemon_stop(&next) != 0)
+			ok = 0;
+		vyre_test_daemon_cleanup(&next);
+	}
+	if (!ok) {
+		vyre_test_daemon_dump_log(&d);
+		failures++;
+	}
+	vyre_close(faulty);
+	vyre_close(bystander);
+	vyre_test_daemon_cleanup(&d);
+}
+
 static void watchdog(void)
 {
 	const char *const extra[] = {"--backend", "cuda", "--mode", "persistent", NULL};
@@ -587,6 +704,7 @@ int main(void)
 		return skip;
 	kill_vyred();
 	device_fault();
+	fault_then_resume();
 	watchdog();
 	several_in_flight(0, "1");
 	several_in_flight(1, "1");
