@@ -3,13 +3,15 @@
  * bench/bench_priority.c - suite "priority": what priority classes buy a
  * latency-critical producer beside bulk ones (docs/design.md 8.9, issue 14).
  *
- * One vyred (--loops 1). A closed-loop producer submits one trivial item at
- * a time and measures submit -> CQE; K flooder processes submit open-loop
- * batches of FLOOD_BATCH trivial items, keeping their SQs full. Phases
- * alternate in rounds: "alone" (the flooders drained and idle) and
- * "flooded". The whole is run twice, each with its own vyred: "classes"
- * (vyred --priority-max 1, the producer in class 1, the flooders in 0) and
- * "one_class" (everyone in class 0, the behaviour without priorities). Rows:
+ * A closed-loop producer submits one trivial item at a time and measures
+ * submit -> CQE; K flooder processes submit open-loop batches of
+ * FLOOD_BATCH trivial items, keeping their SQs full. Phases alternate in
+ * rounds: "alone" (the flooders drained and idle) and "flooded". The whole
+ * is run three times, each with its own vyred: "classes" (vyred --loops 1
+ * --priority-max 1, the producer in class 1, the flooders in 0: what drain
+ * does within one loop), "one_class" (--loops 1, everyone in class 0, the
+ * behaviour without priorities) and "classes_loops2" (as "classes" with
+ * --loops 2: placement puts the producer on a loop of its own). Rows:
  * the producer's p50/p99/p999 alone and flooded in each, the p99 ratio
  * flooded / alone (the median of per-round ratios; the target is 1.5x with
  * classes) and the flood's items/s.
@@ -246,9 +248,12 @@ static int rounds(struct vyre_bench_ctx *ctx, struct board *b, unsigned n,
 	return 0;
 }
 
-/* One vyred, one producer of class @priority, FLOODERS flooders; rows named after @config. */
+/*
+ * One vyred of @loops loops, one producer of class @priority, FLOODERS
+ * flooders; rows named after @config.
+ */
 static int run_config(struct vyre_bench_ctx *ctx, const char *bin, const char *config,
-		      uint32_t priority)
+		      uint32_t priority, const char *loops)
 {
 	const unsigned n = ctx->quick ? QUICK_ROUNDS : ROUNDS;
 	struct vyre_bench_vyred_opts vo;
@@ -272,7 +277,7 @@ static int run_config(struct vyre_bench_ctx *ctx, const char *bin, const char *c
 		args[na++] = "cpu";
 	}
 	args[na++] = "--loops";
-	args[na++] = "1";
+	args[na++] = loops;
 	args[na++] = "--priority-max";
 	args[na++] = priority ? "1" : "0";
 	na = vyre_bench_vyred_opts_args(&vo, args, na);
@@ -338,12 +343,13 @@ static int priority_suite(struct vyre_bench_ctx *ctx)
 		return 0;
 	}
 	vyre_bench_clock_calibrate();
-	if (run_config(ctx, bin, "classes", PRODUCER_CLASS) != 0)
+	if (run_config(ctx, bin, "classes", PRODUCER_CLASS, "1") != 0 ||
+	    run_config(ctx, bin, "one_class", 0, "1") != 0)
 		return -1;
-	return run_config(ctx, bin, "one_class", 0);
+	return run_config(ctx, bin, "classes_loops2", PRODUCER_CLASS, "2");
 }
 
 VYRE_BENCH_SUITE(priority,
 		 "a class-1 producer's submit -> CQE latency alone and beside class-0 flooders, "
-		 "with classes and without",
+		 "with classes and without in one loop, and with classes over two loops",
 		 priority_suite)

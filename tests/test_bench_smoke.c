@@ -640,7 +640,7 @@ static void test_quick_restart_cpu(void **state)
 	remove_dir(t.dir);
 }
 
-/* The priority suite on the CPU backend: every row of both runs, nothing else. */
+/* The priority suite on the CPU backend: every row of the three runs, nothing else. */
 static void test_quick_priority_cpu(void **state)
 {
 	(void)state;
@@ -652,12 +652,12 @@ static void test_quick_priority_cpu(void **state)
 	const size_t table_rows = run_ok(args, t.out);
 	struct row rows[64];
 	const size_t n = load_rows(t.json, rows, 64);
-	static const char *const configs[] = {"classes", "one_class"};
+	static const char *const configs[] = {"classes", "one_class", "classes_loops2"};
 	static const char *const phases[] = {"alone", "flooded"};
 	static const char *const quantiles[] = {"p50", "p99", "p999"};
 
 	assert_int_equal(table_rows, n + 1);
-	for (size_t c = 0; c < 2; c++) {
+	for (size_t c = 0; c < 3; c++) {
 		for (size_t p = 0; p < 2; p++)
 			for (size_t q = 0; q < 3; q++) {
 				snprintf(name, sizeof(name), "%s_producer_%s", configs[c],
@@ -669,7 +669,7 @@ static void test_quick_priority_cpu(void **state)
 		snprintf(name, sizeof(name), "%s_flood", configs[c]);
 		expect_positive(rows, n, "priority", name, "items/s", "items/s");
 	}
-	assert_int_equal(n, 2 * (2 * 3 + 2));
+	assert_int_equal(n, 3 * (2 * 3 + 2));
 	remove_dir(t.dir);
 }
 

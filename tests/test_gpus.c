@@ -53,32 +53,10 @@ static int connect_to(const char *domain, struct vyre_client **c)
  */
 static int logged_gpu(uint32_t id)
 {
-	char line[512], want[32];
+	const uint32_t dom = vyre_test_logged_domain(&daemon_, id);
 
-	snprintf(want, sizeof(want), "client %u (pid", id);
-	for (int tries = 0; tries < 400; tries++) {
-		struct timespec ts = {0, 5000000};
-		FILE *f = fopen(daemon_.log, "r");
-		int gpu = -1;
-
-		while (f && gpu < 0 && fgets(line, sizeof(line), f)) {
-			const char *p = strstr(line, "joined domain ");
-
-			if (!p || !strstr(line, want))
-				continue;
-			/* loop L numbers its domains L + 1, L + 1 + loops, ... */
-			const unsigned long dom = strtoul(p + strlen("joined domain "), NULL, 10);
-
-			gpu =
-			    dom ? (int)(((dom - 1) % (LOOPS_PER_GPU * GPUS)) / LOOPS_PER_GPU) : -1;
-		}
-		if (f)
-			fclose(f);
-		if (gpu >= 0)
-			return gpu;
-		nanosleep(&ts, NULL);
-	}
-	return -1;
+	/* loop L numbers its domains L + 1, L + 1 + loops, ... */
+	return dom ? (int)(((dom - 1) % (LOOPS_PER_GPU * GPUS)) / LOOPS_PER_GPU) : -1;
 }
 
 /* ADD @param over a fresh buffer of 1s, waited for: the CQE status (0 when the words are right). */

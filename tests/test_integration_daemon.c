@@ -49,6 +49,30 @@ int vyre_test_log_has(const char *log, const char *what)
 	return found;
 }
 
+uint32_t vyre_test_logged_domain(const struct vyre_test_daemon *d, uint32_t id)
+{
+	char line[512], want[32];
+
+	snprintf(want, sizeof(want), "client %u (pid", id);
+	for (int tries = 0; tries < 400; tries++) {
+		FILE *f = fopen(d->log, "r");
+		uint32_t dom = 0;
+
+		while (f && !dom && fgets(line, sizeof(line), f)) {
+			const char *p = strstr(line, "joined domain ");
+
+			if (p && strstr(line, want))
+				dom = (uint32_t)strtoul(p + strlen("joined domain "), NULL, 10);
+		}
+		if (f)
+			fclose(f);
+		if (dom)
+			return dom;
+		usleep(5000);
+	}
+	return 0;
+}
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;

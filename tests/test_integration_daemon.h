@@ -35,6 +35,13 @@ struct vyre_test_daemon {
 int vyre_test_log_has(const char *log, const char *what);
 
 /*
+ * The domain id vyred logged client @id (numbered from 1 as they connect)
+ * as joining: waited for up to 2 s, since the loop a client is handed to
+ * logs after its HELLO reply. 0 when there is none.
+ */
+uint32_t vyre_test_logged_domain(const struct vyre_test_daemon *d, uint32_t id);
+
+/*
  * Waits up to @timeout_ns until the daemon's accept log names @user_data (its
  * item is in a dispatched batch). Returns 0, or -1 after printing why.
  */

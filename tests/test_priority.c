@@ -15,7 +15,15 @@
  *    short while the class-2 client is connected (the exit log's batch
  *    count); every result equals the sequential oracle's. The same run
  *    with both clients in class 0 (the control) lets whole SQs of flood
- *    in ahead of the item, so the check can fail.
+ *    in ahead of the item, so the check can fail;
+ *  - placement over loops (the loop of a client's domain from vyred's
+ *    log): with 2 loops and a class above 0 allowed, two class-0 private
+ *    clients, then a class-1 one: the class-1 domain is on a loop without
+ *    class-0 clients; a class-0 client made after it is not put beside it
+ *    although that loop has the fewest clients. With 3 loops, classes 1
+ *    and 2 first get a loop each and three class-0 clients share the third
+ *    (by the fewest clients the last would join class 2's). The control,
+ *    with no class above 0 allowed, alternates the loops as before.
  */
 #include <fcntl.h>
 #include <grp.h>
@@ -401,10 +409,72 @@ static int order(void)
 	return 0;
 }
 
+/* Clients of classes @cls[0..n) connect in turn to a vyred of @loops loops; @loop gets theirs. */
+static int place_clients(const uint32_t *cls, uint32_t n, uint32_t loops, int *loop)
+{
+	struct vyre_client *c[8];
+
+	if (n > 8)
+		FAIL("at most 8 clients");
+	for (uint32_t i = 0; i < n; i++)
+		if (try_connect(cls[i], &c[i]) != 0)
+			FAIL("class-%u client %u did not connect", cls[i], i);
+	for (uint32_t i = 0; i < n; i++) {
+		const uint32_t dom = vyre_test_logged_domain(&daemon_, i + 1);
+
+		if (!dom)
+			FAIL("vyred did not log client %u joining a domain", i + 1);
+		/* loop L numbers its domains L + 1, L + 1 + loops, ... */
+		loop[i] = (int)((dom - 1) % loops);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		vyre_close(c[i]);
+	return 0;
+}
+
+static int placement(void)
+{
+	const char *two[] = {"--backend", "cpu", "--loops", "2", "--priority-max", "1", NULL};
+	const char *three[] = {"--backend", "cpu", "--loops", "3", "--priority-max", "2", NULL};
+	const char *one_class[] = {"--backend", "cpu", "--loops", "2", NULL};
+	static const uint32_t mixed[] = {0, 0, 1, 0}, zeros[] = {0, 0, 0, 0},
+			      up[] = {1, 2, 0, 0, 0};
+	int loop[8];
+
+	if (start(two) || place_clients(mixed, 4, 2, loop) || finish())
+		return -1;
+	printf("2 loops, classes allowed: class 0 on loops %d and %d, class 1 on %d, then class "
+	       "0 on %d\n",
+	       loop[0], loop[1], loop[2], loop[3]);
+	if (loop[2] == loop[0] || loop[2] == loop[1])
+		FAIL("the class-1 domain is on loop %d, beside a class-0 client", loop[2]);
+	if (loop[3] == loop[2])
+		FAIL("a class-0 domain went to loop %d, beside the class-1 client", loop[3]);
+	/* the third class-0 client would go beside the class-2 one by the fewest clients */
+	if (start(three) || place_clients(up, 5, 3, loop) || finish())
+		return -1;
+	printf("3 loops: class 1 on loop %d, class 2 on %d, then class 0 on %d, %d and %d\n",
+	       loop[0], loop[1], loop[2], loop[3], loop[4]);
+	if (loop[1] == loop[0])
+		FAIL("classes 1 and 2 share loop %d with a loop free", loop[0]);
+	for (uint32_t i = 2; i < 5; i++)
+		if (loop[i] == loop[0] || loop[i] == loop[1])
+			FAIL("class-0 client %u is on loop %d, beside a higher class", i, loop[i]);
+	if (start(one_class) || place_clients(zeros, 4, 2, loop) || finish())
+		return -1;
+	for (uint32_t i = 0; i < 4; i++)
+		if (loop[i] != (int)(i % 2))
+			FAIL(
+			    "without classes, private domain %u is on loop %d, want %u (the fewest "
+			    "clients)",
+			    i, loop[i], i % 2);
+	return 0;
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
-	if (bounds() != 0 || bad_values() != 0 || order() != 0)
+	if (bounds() != 0 || bad_values() != 0 || placement() != 0 || order() != 0)
 		return 1;
 	printf("priorities: ok\n");
 	return 0;

@@ -242,14 +242,33 @@ uint32_t vyre_gpus_place(const struct vyre_daemon *d, const char *name)
 	return best;
 }
 
-uint32_t vyre_gpus_loop_of(const struct vyre_shared *sh, uint32_t gpu)
+/*
+ * A higher class beside a flood of a lower one in the same loop waits for
+ * the loop's time on the lower batches, which drain cannot preempt
+ * (docs/design.md 8.9): classes are kept apart where the loops allow.
+ */
+uint32_t vyre_gpus_loop_of(const struct vyre_daemon *d, uint32_t gpu, uint32_t cls)
 {
+	const struct vyre_shared *sh = d->sh;
 	const struct vyre_gpu *g = &sh->gpus[gpu];
-	uint32_t best = g->first_loop;
+	const uint32_t last = g->first_loop + g->n_loops - 1;
+	/* placement keeps no loop when no class above 0 may connect */
+	const int keep = g->n_loops > 1 && vyre_priority_allowed(&d->cfg);
+	uint32_t best = VYRED_MAX_LOOPS, best_other = 0;
 
-	for (uint32_t l = g->first_loop + 1; l < g->first_loop + g->n_loops; l++)
-		if (sh->load[l] < sh->load[best])
+	for (uint32_t k = 0; k < g->n_loops; k++) {
+		/* ties go to the first loop; for a higher class to the last, the one kept */
+		const uint32_t l = cls ? last - k : g->first_loop + k;
+		const uint32_t other = sh->load[l] - sh->load_class[l][cls];
+
+		if (keep && cls == 0 && l == last)
+			continue;
+		if (best == VYRED_MAX_LOOPS || other < best_other ||
+		    (other == best_other && sh->load[l] < sh->load[best])) {
 			best = l;
+			best_other = other;
+		}
+	}
 	return best;
 }
 

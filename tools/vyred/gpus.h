@@ -54,8 +54,15 @@ void vyre_gpus_device_limit(struct vyre_daemon *d);
  * VYRED_NO_GPU when its pin or every GPU is lost.
  */
 uint32_t vyre_gpus_place(const struct vyre_daemon *d, const char *name);
-/* The loop of @gpu with the fewest clients, under the shared lock. */
-uint32_t vyre_gpus_loop_of(const struct vyre_shared *sh, uint32_t gpu);
+/*
+ * The loop of @gpu for a new domain whose first client has priority class
+ * @cls, under the shared lock (docs/design.md 8.8, 8.9): the fewest clients
+ * of other classes, then the fewest clients. Where --priority-max or a
+ * --priority rule allows a class above 0 and @gpu has several loops, its
+ * last loop is kept for those classes: class 0 never goes there, and a
+ * higher class takes it on a tie. Without classes: the fewest clients.
+ */
+uint32_t vyre_gpus_loop_of(const struct vyre_daemon *d, uint32_t gpu, uint32_t cls);
 
 /*
  * @d's backend can run no more work (@why, for the log): its GPU (and every GPU of the same

@@ -15,11 +15,11 @@
 #include "daemon.h"
 
 /*
- * The route of @name; a new one, on the GPU placement picks, when there is
- * none. NULL when every route is taken (*rc VYRE_E_NOMEM) or no GPU may
- * take the domain (*rc VYRE_E_DEVICE).
+ * The route of @name; a new one, on the GPU and loop placement picks for a
+ * first client of class @cls, when there is none. NULL when every route is taken (*rc VYRE_E_NOMEM)
+ * or no GPU may take the domain (*rc VYRE_E_DEVICE).
  */
-static struct vyre_route *route_of(struct vyre_daemon *d, const char *name, int *rc)
+static struct vyre_route *route_of(struct vyre_daemon *d, const char *name, uint32_t cls, int *rc)
 {
 	struct vyre_shared *sh = d->sh;
 	struct vyre_route *free_route = NULL;
@@ -41,7 +41,7 @@ static struct vyre_route *route_of(struct vyre_daemon *d, const char *name, int 
 	if (gpu == VYRED_NO_GPU)
 		return NULL;
 	snprintf(free_route->name, sizeof(free_route->name), "%s", name);
-	free_route->loop = vyre_gpus_loop_of(sh, gpu);
+	free_route->loop = vyre_gpus_loop_of(d, gpu, cls);
 	sh->gpus[gpu].domains++;
 	return free_route;
 }
@@ -56,7 +56,7 @@ static int route_locked(struct vyre_daemon *d, struct vyre_conn *c, const char *
 	if (sh->clients >= d->cfg.max_clients)
 		return VYRE_E_NOMEM;
 	if (domain[0]) {
-		struct vyre_route *rt = route_of(d, domain, &rc);
+		struct vyre_route *rt = route_of(d, domain, c->priority, &rc);
 
 		if (!rt)
 			return rc;
@@ -72,7 +72,7 @@ static int route_locked(struct vyre_daemon *d, struct vyre_conn *c, const char *
 	if (gpu == VYRED_NO_GPU)
 		return VYRE_E_DEVICE;
 	sh->gpus[gpu].domains++;
-	*loop = vyre_gpus_loop_of(sh, gpu);
+	*loop = vyre_gpus_loop_of(d, gpu, c->priority);
 	return 0;
 }
 
@@ -89,6 +89,7 @@ int vyre_route_client(struct vyre_daemon *d, struct vyre_conn *c, const char *do
 	rc = route_locked(d, c, domain, loop);
 	if (rc == 0) {
 		sh->load[*loop]++;
+		sh->load_class[*loop][c->priority]++;
 		sh->clients++;
 		c->routed = *loop + 1;
 	}
@@ -103,7 +104,7 @@ int vyre_route_client(struct vyre_daemon *d, struct vyre_conn *c, const char *do
 	return rc;
 }
 
-static void unroute(struct vyre_shared *sh, uint32_t routed, uint32_t route)
+static void unroute(struct vyre_shared *sh, uint32_t routed, uint32_t route, uint32_t cls)
 {
 	if (!routed)
 		return;
@@ -111,6 +112,7 @@ static void unroute(struct vyre_shared *sh, uint32_t routed, uint32_t route)
 	struct vyre_gpu *gpu = &sh->gpus[sh->loops[routed - 1].gpu];
 
 	sh->load[routed - 1]--;
+	sh->load_class[routed - 1][cls]--;
 	sh->clients--;
 	/* a private domain leaves with its client, a named one with its route's last */
 	if (!route || --sh->routes[route - 1].refs == 0)
@@ -120,7 +122,7 @@ static void unroute(struct vyre_shared *sh, uint32_t routed, uint32_t route)
 
 void vyre_route_release(struct vyre_daemon *d, struct vyre_conn *c)
 {
-	unroute(d->sh, c->routed, c->route);
+	unroute(d->sh, c->routed, c->route, c->priority);
 	c->routed = c->route = 0;
 }
 
@@ -162,7 +164,7 @@ static void refuse(struct vyre_daemon *d, struct vyre_handoff *h)
 	close(h->conn.sock);
 	for (unsigned i = 0; i < h->nfds; i++)
 		close(h->fds[i]);
-	unroute(d->sh, d->loop_index + 1, h->conn.route);
+	unroute(d->sh, d->loop_index + 1, h->conn.route, h->conn.priority);
 }
 
 static void adopt(struct vyre_daemon *d, struct vyre_handoff *h)

@@ -9,7 +9,7 @@
  * its loop's. They wait for each other only where a shared GPU makes them:
  * a heap (un)registration stops every loop's grid (gpu/cuda_group.c). What they share is here: the
  * routing of new clients (a named domain to the loop that holds it, a
- * private one to the loop with the fewest clients), the stop flag, the
+ * new one to a loop of its GPU by placement, gpus.h), the stop flag, the
  * GPUs (gpus.h), and the exit figures.
  *
  * Loop 0 owns the listening socket and the signals and reads every HELLO.
@@ -26,6 +26,7 @@
 #include <sys/types.h>
 
 #include "../../ring/proto.h"
+#include "priority.h"
 
 #define VYRED_MAX_LOOPS	   64u /* in all; --loops N is per GPU, at most 16 */
 #define VYRED_MAX_GROUPS   64u
@@ -70,8 +71,9 @@ struct vyre_shared {
 	uint32_t place_next; /* where placement's tie-break starts (gpus.c), under the lock */
 	const struct vyre_backend_ops *backend_ops; /* what every loop runs (backend_select.c) */
 	uint32_t load[VYRED_MAX_LOOPS];		    /* clients routed to each loop, not yet gone */
-	uint32_t clients;			    /* all of them */
-	struct vyre_route *routes;		    /* --max-domains * loops entries */
+	uint32_t load_class[VYRED_MAX_LOOPS][VYRED_CLASSES]; /* of them, per priority class */
+	uint32_t clients;				     /* all of them */
+	struct vyre_route *routes;			     /* --max-domains * loops entries */
 	uint32_t n_routes;
 	int stopping; /* atomic: every loop drains and exits */
 };

@@ -65,6 +65,14 @@ uint32_t vyre_priority_bound(const struct vyre_daemon_config *cfg, const struct 
 	return bound;
 }
 
+int vyre_priority_allowed(const struct vyre_daemon_config *cfg)
+{
+	for (uint32_t i = 0; i < cfg->n_priority_rules; i++)
+		if (cfg->priority_rules[i].max > 0)
+			return 1;
+	return cfg->priority_max > 0;
+}
+
 static void classes_update(struct vyre_classes *k)
 {
 	uint32_t n = 0;

@@ -44,6 +44,9 @@ int vyre_config_priority(const char *arg, struct vyre_daemon_config *cfg);
 /* The highest class @c's uid, gid or supplementary gids may ask for. */
 uint32_t vyre_priority_bound(const struct vyre_daemon_config *cfg, const struct vyre_conn *c);
 
+/* 1 when some client may have a class above 0 (--priority-max, --priority). */
+int vyre_priority_allowed(const struct vyre_daemon_config *cfg);
+
 /* @c became ACTIVE in @d, or stopped being so: its class is counted, or not. */
 void vyre_classes_join(struct vyre_classes *k, uint32_t cls);
 void vyre_classes_leave(struct vyre_classes *k, uint32_t cls);
