@@ -401,8 +401,14 @@ static int order(void)
 	if (most > PRIO_BATCH)
 		FAIL("%u flood items were accepted ahead of a class-2 item: more than one batch",
 		     most);
-	if (run_order(0, CONTROL_RUNS, &most) != 0)
-		return -1;
+	/*
+	 * The control depends on the flood being ahead when the item comes, which a
+	 * slow build (ASan, TSan) misses now and then: it gets a few tries.
+	 */
+	most = 0;
+	for (int tries = 0; tries < 5 && most <= PRIO_BATCH; tries++)
+		if (run_order(0, CONTROL_RUNS, &most) != 0)
+			return -1;
 	if (most <= PRIO_BATCH)
 		FAIL("control: with one class, only %u flood items ahead (the check cannot fail)",
 		     most);
