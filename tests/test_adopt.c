@@ -299,11 +299,15 @@ static void test_heap_adopt_refused(void **state)
 	int fd = vyre_sealed_memfd("adopt", HEAP);
 	const struct vyre_heap_extent overlap[] = {{0, 512}, {256, 256}};
 	const struct vyre_heap_extent straddle[] = {{HEAP - 256, 512}};
+	const struct vyre_heap_extent past[] = {{0, 256}, {HEAP + 4096, 256}};
+	const struct vyre_heap_extent wraps[] = {{UINT64_MAX - 255, 512}};
 
 	(void)state;
 	assert_true(fd >= 0);
 	assert_int_equal(vyre_heap_adopt(fd, HEAP, overlap, 2, &h), VYRE_E_INVAL);
 	assert_int_equal(vyre_heap_adopt(fd, HEAP, straddle, 1, &h), VYRE_E_INVAL);
+	assert_int_equal(vyre_heap_adopt(fd, HEAP, past, 2, &h), VYRE_E_INVAL);
+	assert_int_equal(vyre_heap_adopt(fd, HEAP, wraps, 1, &h), VYRE_E_INVAL);
 	assert_int_equal(vyre_heap_adopt(fd, 0, NULL, 0, &h), VYRE_E_INVAL);
 	/* refused, the descriptor is still the caller's */
 	assert_int_equal(fcntl(fd, F_GETFD) >= 0, 1);
