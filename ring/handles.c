@@ -59,6 +59,12 @@ int vyre_handles_grow(struct vyre_handle_table *t)
 	return 0;
 }
 
+static void queue_slot(struct vyre_handle_table *t, uint32_t slot)
+{
+	t->free[(t->free_head + t->n_free) % t->cap] = slot;
+	t->n_free++;
+}
+
 int vyre_handles_add(struct vyre_handle_table *t, const struct vyre_buffer_ref *ref,
 		     uint32_t *handle)
 {
@@ -97,9 +103,11 @@ static void release_slot(struct vyre_handle_table *t, uint32_t slot)
 
 	if (s->live == VYRE_HANDLE_LIVE_ALIASED)
 		vyre_handles_alias_del(t, s->ref.domain, s->alias);
+	/* an adopted slot may still sit in the queue: out while live, so it is never there twice */
+	if (t->adopt_queued)
+		vyre_handles_adopt_done(t);
 	s->live = 0;
-	t->free[(t->free_head + t->n_free) % t->cap] = slot;
-	t->n_free++;
+	queue_slot(t, slot);
 	t->n_live--;
 }
 

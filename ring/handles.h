@@ -65,6 +65,7 @@ struct vyre_handle_table {
 	uint32_t free_head;
 	uint32_t n_free;
 	uint32_t n_live;
+	uint32_t adopt_queued; /* slots adopted since vyre_handles_adopt_done still queued */
 	struct vyre_handle_alias *alias; /* open addressing, linear probing */
 	uint32_t alias_cap;		 /* 0 or a power of two */
 	uint32_t n_alias;

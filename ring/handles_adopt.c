@@ -60,6 +60,8 @@ static void take_own_slot(struct vyre_handle_table *t, uint32_t handle,
 	}
 	if (t->n_slots == slot)
 		t->n_slots++;
+	else
+		t->adopt_queued++; /* a free slot below n_slots: queued until adopt_done */
 	t->slots[slot].gen = handle >> VYRE_HANDLE_SLOT_BITS;
 	t->slots[slot].ref = *ref;
 	t->slots[slot].live = VYRE_HANDLE_LIVE;
@@ -104,4 +106,5 @@ void vyre_handles_adopt_done(struct vyre_handle_table *t)
 			t->free[(t->free_head + kept++) % t->cap] = slot;
 	}
 	t->n_free = kept;
+	t->adopt_queued = 0;
 }

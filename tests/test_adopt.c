@@ -464,6 +464,30 @@ static void test_handles_adopt_limit(void **state)
 	vyre_handles_fini(&t);
 }
 
+/* A buffer adopted into a queued slot and freed before vyre_handles_adopt_done. */
+static void test_handles_adopt_remove_early(void **state)
+{
+	struct vyre_handle_table t;
+	struct vyre_buffer_ref a = {.domain = 1}, got;
+	uint32_t h, slot;
+
+	(void)state;
+	assert_int_equal(vyre_handles_init(&t, 16), 0);
+	assert_int_equal(vyre_handles_add(&t, &a, &h), 0);
+	assert_int_equal(vyre_handles_remove(&t, h, 1, &got), 0);
+	assert_int_equal(vyre_handles_adopt(&t, H(5, 1), &a, &slot), 0);
+	assert_int_equal(slot, 1);
+	assert_int_equal(vyre_handles_remove(&t, H(5, 1), 1, &got), 0);
+	vyre_handles_adopt_done(&t);
+	check_queue(&t);
+	for (int i = 0; i < 40; i++) {
+		assert_int_equal(vyre_handles_add(&t, &a, &h), 0);
+		assert_int_equal(vyre_handles_remove(&t, h, 1, &got), 0);
+	}
+	check_queue(&t);
+	vyre_handles_fini(&t);
+}
+
 /* Random adopts, adds and removes over two domains against a model of who holds what. */
 static void test_handles_adopt_model(void **state)
 {
@@ -532,6 +556,7 @@ int main(void)
 	    cmocka_unit_test(test_handles_adopt_paths),
 	    cmocka_unit_test(test_handles_adopt_used_generation),
 	    cmocka_unit_test(test_handles_adopt_limit),
+	    cmocka_unit_test(test_handles_adopt_remove_early),
 	    cmocka_unit_test(test_handles_adopt_model),
 	};
 
