@@ -488,6 +488,39 @@ static void test_handles_adopt_remove_early(void **state)
 	vyre_handles_fini(&t);
 }
 
+/*
+ * A forged ledger can name every generation of one slot: a new buffer of
+ * that domain must still get a value (or NOMEM), never loop for ever.
+ */
+static void test_handles_every_generation_aliased(void **state)
+{
+	struct vyre_handle_table t;
+	struct vyre_buffer_ref a = {.domain = 1}, b = {.domain = 2}, got;
+	uint32_t h1, h, slot;
+
+	(void)state;
+	assert_int_equal(vyre_handles_init(&t, VYRE_HANDLE_GEN_MAX + 8), 0);
+	assert_int_equal(vyre_handles_add(&t, &a, &h1), 0);
+	for (uint32_t g = 1; g <= VYRE_HANDLE_GEN_MAX; g++)
+		assert_int_equal(vyre_handles_adopt(&t, H(g, 1), &b, &slot), 0);
+	vyre_handles_adopt_done(&t);
+	assert_int_equal(vyre_handles_remove(&t, h1, 1, &got), 0);
+	/* slot 1 is next in the queue for domain 2: no value of it is free there */
+	int rc = vyre_handles_add(&t, &b, &h);
+
+	assert_true(rc == 0 || rc == VYRE_E_NOMEM);
+	if (rc == 0)
+		assert_int_not_equal(h & VYRE_HANDLE_SLOT_MASK, 1);
+	check_queue(&t);
+	/* another domain still gets slot 1 */
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(vyre_handles_add(&t, &a, &h), 0);
+		assert_int_equal(vyre_handles_get(&t, h, 1, &got), 0);
+	}
+	check_queue(&t);
+	vyre_handles_fini(&t);
+}
+
 /* Random adopts, adds and removes over two domains against a model of who holds what. */
 static void test_handles_adopt_model(void **state)
 {
@@ -557,6 +590,7 @@ int main(void)
 	    cmocka_unit_test(test_handles_adopt_used_generation),
 	    cmocka_unit_test(test_handles_adopt_limit),
 	    cmocka_unit_test(test_handles_adopt_remove_early),
+	    cmocka_unit_test(test_handles_every_generation_aliased),
 	    cmocka_unit_test(test_handles_adopt_model),
 	};
 
