@@ -111,9 +111,11 @@ int vyre_reconnect(struct vyre_client *c, int64_t timeout_ns)
 		rc = resume_once(c, &restarted);
 		/*
 		 * DEVICE: the domain is still routed to a GPU that was lost, until its
-		 * last client there is gone; then it is adopted on another (8.5)
+		 * last client there is gone; then it is adopted on another (8.5).
+		 * AGAIN: the vyred that dropped us still runs our last batch.
 		 */
-		if ((rc != VYRE_E_DISCONNECTED && rc != VYRE_E_DEVICE) || vyre_now_ns() >= until)
+		if ((rc != VYRE_E_DISCONNECTED && rc != VYRE_E_DEVICE && rc != VYRE_E_AGAIN) ||
+		    vyre_now_ns() >= until)
 			break;
 		struct timespec pause = {.tv_nsec = RETRY_NS};
 
@@ -126,7 +128,7 @@ int vyre_reconnect(struct vyre_client *c, int64_t timeout_ns)
 	/* started again even on failure: the old socket is still dead, so it reports at once */
 	if (watched && vyre_client_watch_start(c) != 0 && rc == 0)
 		rc = VYRE_E_NOMEM;
-	if (rc == VYRE_E_DISCONNECTED)
+	if (rc == VYRE_E_DISCONNECTED || rc == VYRE_E_AGAIN)
 		return VYRE_E_TIMEDOUT;
 	return rc == 0 ? (int)restarted : rc;
 }

@@ -5,19 +5,26 @@
  *
  * - a resumable client whose last batch had no item to run (every item
  *   failed when it was resolved) is still resumed by the next vyred: its
- *   region's indexes stay ordered (sq_head <= cq_tail <= sq_accepted).
+ *   region's indexes stay ordered (sq_head <= cq_tail <= sq_accepted);
+ * - a resumable client that vyred dropped (a malformed control message)
+ *   while its batch ran resumes into the same vyred only once that batch is
+ *   over: after vyre_reconnect reported the batch's items, nothing of it
+ *   still writes the heap.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "vyre/vyre.h"
 
 #include "test_crash_proc.h"
 #include "test_integration_daemon.h"
 
-#define SEC 1000000000ll
+#define SEC	 1000000000ll
+#define BIG	 (512u << 20) /* one FILL long enough to be caught running */
+#define BIG_HEAP (BIG + (1u << 20))
 
 static int failed;
 
@@ -102,11 +109,78 @@ out:
 	}
 }
 
+/* A few words of a buffer, to see whether anything still writes it. */
+static void sample(const uint32_t *p, uint32_t bytes, uint32_t *s)
+{
+	for (uint32_t k = 0; k < 16; k++)
+		s[k] = p[(uint64_t)(bytes / 4 - 1) * k / 15];
+}
+
+static void dropped_while_running(const char *backend)
+{
+	const char *args[] = {"--backend", backend, "--cpu-threads", "1", NULL};
+	struct vyre_test_daemon d;
+	struct vyre_client *c = NULL;
+	uint32_t big, before[16], after[16];
+	char line[200];
+
+	memset(&d, 0, sizeof(d));
+	if (vyre_test_daemon_start(&d, args) != 0) {
+		check(0, "vyred starts");
+		return;
+	}
+	struct vyre_connect_opts o = {
+	    .socket_path = d.socket, .heap_bytes = BIG_HEAP, .flags = VYRE_CONNECT_RESUMABLE};
+	struct vyre_work_item fill = {.op_handle = VYRE_OP_FILL, .param = 0x5a5a5a5au};
+	uint32_t bytes = 0;
+	const uint32_t *p;
+
+	if (vyre_connect(&o, &c) != 0 || vyre_buffer_alloc(c, BIG, 0, &big) != 0 ||
+	    !(p = vyre_buffer_ptr(c, big, &bytes))) {
+		check(0, "a resumable connection and a big buffer");
+		goto out;
+	}
+	fill.output_handle = big;
+	check(vyre_submit(c, &fill, 1, 0) == 0 && vyre_test_wait_dispatched(&d, 1, 10 * SEC) == 0,
+	      "a long item is dispatched");
+	/* a malformed control message: vyred drops us while the item runs */
+	check(send(rel_client_socket(c), "x", 1, MSG_NOSIGNAL) == 1 && see_gone(c) == 0,
+	      "dropped for a malformed message");
+	const uint64_t t0 = rel_now_ns();
+	int rc = vyre_reconnect(c, 10 * SEC);
+
+	sample(p, BIG, before);
+	snprintf(line, sizeof(line), "resumed into the same vyred after %.1f ms: %s (%d)",
+		 (double)(rel_now_ns() - t0) / 1e6, rc < 0 ? vyre_strerror(rc) : "ok", rc);
+	check(rc == 1, line);
+	rel_sleep_ns(3 * SEC);
+	sample(p, BIG, after);
+	check(memcmp(before, after, sizeof(before)) == 0,
+	      "nothing of the dropped connection's batch writes the heap after the resume");
+	struct vyre_cqe q;
+
+	check(rc == 1 && one(c, &q) == VYRE_E_RESTARTED && q.user_data == 1,
+	      "its item is reported VYRE_E_RESTARTED");
+	fill.param = 1;
+	check(rc == 1 && vyre_submit(c, &fill, 2, 0) == 0 && one(c, &q) == 0 && p[0] == 1,
+	      "an item runs after the resume");
+out:
+	if (c)
+		vyre_close(c);
+	if (failed && d.log[0])
+		vyre_test_daemon_dump_log(&d);
+	if (d.pid > 0)
+		vyre_test_daemon_finish(&d);
+	else
+		vyre_test_daemon_cleanup(&d);
+}
+
 int main(void)
 {
 	const char *backend = getenv("VYRE_TEST_BACKEND") ? getenv("VYRE_TEST_BACKEND") : "cpu";
 
 	last_batch_all_failed(backend);
+	dropped_while_running(backend);
 	printf("%s\n", failed ? "FAILED" : "ok");
 	return failed;
 }

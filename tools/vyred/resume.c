@@ -24,14 +24,19 @@ static int region_id(int fd, struct vyre_region_id *id)
 	return 0;
 }
 
-void vyre_region_id_set(struct vyre_daemon *d, const struct vyre_conn *c, int live)
+void vyre_region_id_set(struct vyre_daemon *d, const struct vyre_conn *c, int state)
 {
-	struct vyre_region_id id = {0, 0};
+	struct vyre_region_id id = {0, 0, VYRE_REGION_FREE};
 
-	if (live && region_id(c->region.fd, &id) != 0)
+	if (state == VYRE_REGION_LIVE && region_id(c->region.fd, &id) != 0)
 		return;
 	pthread_mutex_lock(&d->sh->lock);
-	d->region_ids[c->slot] = id;
+	if (state == VYRE_REGION_CLOSING) {
+		d->region_ids[c->slot].state = state;
+	} else {
+		id.state = state;
+		d->region_ids[c->slot] = id;
+	}
 	pthread_mutex_unlock(&d->sh->lock);
 }
 
@@ -39,19 +44,20 @@ int vyre_conn_region_live(const struct vyre_daemon *d, int fd)
 {
 	const struct vyre_shared *sh = d->sh;
 	struct vyre_region_id id;
-	int live = 0;
+	int held = VYRE_REGION_FREE;
 
 	if (region_id(fd, &id) != 0)
-		return 1;
+		return VYRE_REGION_LIVE;
 	pthread_mutex_lock(&d->sh->lock);
-	for (uint32_t l = 0; l < sh->n_made && !live; l++) {
+	for (uint32_t l = 0; l < sh->n_made && held == VYRE_REGION_FREE; l++) {
 		const struct vyre_daemon *o = &sh->loops[l];
 
-		for (uint32_t s = 0; s < o->n_conn_slots && !live; s++)
-			live = o->region_ids[s].ino == id.ino && o->region_ids[s].dev == id.dev;
+		for (uint32_t s = 0; s < o->n_conn_slots && held == VYRE_REGION_FREE; s++)
+			if (o->region_ids[s].ino == id.ino && o->region_ids[s].dev == id.dev)
+				held = o->region_ids[s].state;
 	}
 	pthread_mutex_unlock(&d->sh->lock);
-	return live;
+	return held;
 }
 
 /* One VYRE_E_RESTARTED CQE per item in [done, accepted); their SQEs are intact (section 3). */
