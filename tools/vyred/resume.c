@@ -73,9 +73,10 @@ static void post_restarted(struct vyre_daemon *d, struct vyre_conn *c,
 
 		vyre_cq_post(&c->cq, &cqe);
 	}
-	vyre_sq_release(&c->sq, rs->accepted - rs->done);
+	/* CQEs first, as complete does: sq_head never passes cq_tail */
 	if (vyre_cq_flush(&c->cq) & VYRE_CQ_WAKE_EVENTFD)
 		vyre_conn_wake_later(d, c);
+	vyre_sq_release(&c->sq, rs->accepted - rs->done);
 }
 
 int vyre_conn_resume(struct vyre_daemon *d, struct vyre_conn *c, int region_fd,
@@ -101,6 +102,8 @@ int vyre_conn_resume(struct vyre_daemon *d, struct vyre_conn *c, int region_fd,
 	h->client_id = c->id;
 	h->domain_id = dom->id;
 	vyre_ring_resume_at(&c->sq, &c->cq, &rs);
+	/* a vyred killed between a CQ flush and its SQ release left sq_head behind cq_tail */
+	__atomic_store_n(&h->sq_head, rs.done, __ATOMIC_RELEASE);
 	*restarted = rs.accepted - rs.done;
 	if (c->rerun || rs.accepted == rs.done)
 		__atomic_store_n(&h->sq_accepted, rs.done, __ATOMIC_RELEASE);
