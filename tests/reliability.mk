@@ -100,4 +100,5 @@ REL_PROCESS_TESTS := test_crash test_hostile_region test_hostile_control test_is
 	test_restart test_limits test_resume test_resume_hostile test_resume_edges
 TESTS += $(REL_PROCESS_TESTS)
 $(foreach t,$(REL_PROCESS_TESTS),$(eval TEST_EXTRA_OBJS_$(t) := $(REL_HELPERS)))
+TEST_LIBS_test_resume_edges := -lpthread
 $(addprefix $(BUILD)/tests/,$(REL_PROCESS_TESTS)): $(REL_HELPERS) $(BUILD)/vyred

@@ -9,13 +9,20 @@
  * - a resumable client that vyred dropped (a malformed control message)
  *   while its batch ran resumes into the same vyred only once that batch is
  *   over: after vyre_reconnect reported the batch's items, nothing of it
- *   still writes the heap.
+ *   still writes the heap;
+ * - a control call in flight when vyred dies returns VYRE_E_DISCONNECTED
+ *   even with VYRE_CONNECT_RECONNECT (the dead vyred may have served it: a
+ *   second ALLOC would leak a buffer, a second FREE fail), and the next
+ *   call resumes.
  */
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "vyre/vyre.h"
 
@@ -175,12 +182,78 @@ out:
 		vyre_test_daemon_cleanup(&d);
 }
 
+struct call {
+	struct vyre_client *c;
+	uint32_t handle;
+	int rc;
+};
+
+static void *alloc_thread(void *arg)
+{
+	struct call *k = arg;
+
+	k->rc = vyre_buffer_alloc(k->c, 4096, 0, &k->handle);
+	return NULL;
+}
+
+static void call_in_flight(const char *backend)
+{
+	const char *args[] = {"--backend", backend, NULL};
+	struct vyre_test_daemon d[2];
+	struct call k = {.rc = 1};
+	pthread_t th;
+	char line[160];
+
+	memset(d, 0, sizeof(d));
+	if (vyre_test_daemon_start(&d[0], args) != 0) {
+		check(0, "vyred starts");
+		return;
+	}
+	const char *again[] = {"--backend", backend, "--socket", d[0].socket, NULL};
+	struct vyre_connect_opts o = {.socket_path = d[0].socket, .flags = VYRE_CONNECT_RECONNECT};
+
+	if (vyre_connect(&o, &k.c) != 0) {
+		check(0, "a reconnecting connection");
+		goto out;
+	}
+	/* vyred stopped with our request unread; its successor listens on the same path */
+	kill(d[0].pid, SIGSTOP);
+	unlink(d[0].socket);
+	if (vyre_test_daemon_start(&d[1], again) != 0) {
+		check(0, "a new vyred beside the stopped one");
+		goto out;
+	}
+	if (pthread_create(&th, NULL, alloc_thread, &k) != 0) {
+		check(0, "a thread");
+		goto out;
+	}
+	rel_sleep_ns(SEC / 5);
+	vyre_test_daemon_kill(&d[0]);
+	pthread_join(th, NULL);
+	snprintf(line, sizeof(line), "an ALLOC in flight when vyred dies: %s",
+		 k.rc < 0 ? vyre_strerror(k.rc) : "served again");
+	check(k.rc == VYRE_E_DISCONNECTED, line);
+	check(vyre_buffer_alloc(k.c, 4096, 0, &k.handle) == 0, "the next ALLOC resumes and runs");
+out:
+	if (k.c)
+		vyre_close(k.c);
+	for (int i = 0; i < 2; i++) {
+		if (failed && d[i].log[0])
+			vyre_test_daemon_dump_log(&d[i]);
+		if (d[i].pid > 0)
+			vyre_test_daemon_finish(&d[i]);
+		else
+			vyre_test_daemon_cleanup(&d[i]);
+	}
+}
+
 int main(void)
 {
 	const char *backend = getenv("VYRE_TEST_BACKEND") ? getenv("VYRE_TEST_BACKEND") : "cpu";
 
 	last_batch_all_failed(backend);
 	dropped_while_running(backend);
+	call_in_flight(backend);
 	printf("%s\n", failed ? "FAILED" : "ok");
 	return failed;
 }
