@@ -129,6 +129,27 @@ static void test_ledger_roundtrip(void **state)
 	vyre_ledger_destroy(&l);
 }
 
+/* A daemon started with stdin closed gets descriptor 0 for a ledger: it is closed like any. */
+static void test_ledger_fd_zero(void **state)
+{
+	struct vyre_ledger l, zeroed;
+	int saved = dup(0);
+
+	(void)state;
+	assert_true(saved >= 0);
+	close(0);
+	assert_int_equal(vyre_ledger_create(4, "", HEAP, 0, 0, &l), 0);
+	assert_int_equal(l.fd, 0);
+	vyre_ledger_destroy(&l);
+	assert_true(fcntl(0, F_GETFD) < 0);
+	assert_int_equal(dup2(saved, 0), 0);
+	close(saved);
+	/* a zeroed (never created) ledger closes nothing */
+	memset(&zeroed, 0, sizeof(zeroed));
+	vyre_ledger_destroy(&zeroed);
+	assert_true(fcntl(0, F_GETFD) >= 0);
+}
+
 static void test_ledger_forged_header(void **state)
 {
 	struct vyre_ledger_header h = header(16, 0, "dom");
@@ -582,6 +603,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ledger_roundtrip),
+	    cmocka_unit_test(test_ledger_fd_zero),
 	    cmocka_unit_test(test_ledger_forged_header),
 	    cmocka_unit_test(test_ledger_forged_entries),
 	    cmocka_unit_test(test_heap_adopt),
