@@ -8,6 +8,7 @@
  */
 #include <fcntl.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,10 +79,14 @@ static int resume_once(struct vyre_client *c, uint32_t *restarted)
 		rc = vyre_client_refusal(sock);
 	if (rc == 0)
 		rc = check_reply(c, &m, fds, nfds);
-	if (rc == 0 &&
-	    (dup3(sock, c->sock, O_CLOEXEC) < 0 || dup3(fds[2], c->sq_wake_fd, O_CLOEXEC) < 0 ||
-	     dup3(fds[3], c->ledger_fd, O_CLOEXEC) < 0))
+	if (rc == 0 && dup3(sock, c->sock, O_CLOEXEC) < 0)
 		rc = VYRE_E_NOMEM;
+	if (rc == 0 && (dup3(fds[2], c->sq_wake_fd, O_CLOEXEC) < 0 ||
+			dup3(fds[3], c->ledger_fd, O_CLOEXEC) < 0)) {
+		/* vyred took us, we cannot use it: it must drop us, or the region stays live */
+		shutdown(c->sock, SHUT_RDWR);
+		rc = VYRE_E_NOMEM;
+	}
 	for (unsigned i = 0; i < nfds; i++)
 		close(fds[i]);
 	close(sock);
