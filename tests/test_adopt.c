@@ -150,6 +150,19 @@ static void test_ledger_fd_zero(void **state)
 	assert_true(fcntl(0, F_GETFD) >= 0);
 }
 
+/* vyre_ledger_read of a ledger of capacity 16 and no entries with header @h. */
+static int read_header(const struct vyre_ledger_header *h, uint32_t max, int seals)
+{
+	struct vyre_ledger_image im;
+	int fd = forged(h, NULL, 0, 256 + 16 * 80, seals);
+	int rc = vyre_ledger_read(fd, HEAP, max, &im);
+
+	close(fd);
+	if (rc == 0)
+		free(im.e);
+	return rc;
+}
+
 static void test_ledger_forged_header(void **state)
 {
 	struct vyre_ledger_header h = header(16, 0, "dom");
@@ -157,52 +170,31 @@ static void test_ledger_forged_header(void **state)
 	int fd;
 
 	(void)state;
-	fd = forged(&h, NULL, 0, 256 + 16 * 80, SEALS);
-	assert_int_equal(vyre_ledger_read(fd, HEAP, 16, &im), 0);
-	free(im.e);
-	close(fd);
+	assert_int_equal(read_header(&h, 16, SEALS), 0);
 	/* not sealed against shrinking: it could fault our mapping */
-	fd = forged(&h, NULL, 0, 256 + 16 * 80, F_SEAL_GROW);
-	assert_int_equal(vyre_ledger_read(fd, HEAP, 16, &im), VYRE_E_PROTO);
-	close(fd);
+	assert_int_equal(read_header(&h, 16, F_SEAL_GROW), VYRE_E_PROTO);
 	/* a capacity the file does not hold, one that overflows 32 bits times 80 */
 	h = header(17, 0, "dom");
-	fd = forged(&h, NULL, 0, 256 + 16 * 80, SEALS);
-	assert_int_equal(vyre_ledger_read(fd, HEAP, 16, &im), VYRE_E_PROTO);
-	close(fd);
+	assert_int_equal(read_header(&h, 16, SEALS), VYRE_E_PROTO);
 	h = header(0xffffffffu, 0, "dom");
-	fd = forged(&h, NULL, 0, 256 + 16 * 80, SEALS);
-	assert_int_equal(vyre_ledger_read(fd, HEAP, 16, &im), VYRE_E_PROTO);
-	close(fd);
+	assert_int_equal(read_header(&h, 16, SEALS), VYRE_E_PROTO);
 	/* high past the capacity, huge high, high past what we allow */
 	h = header(16, 17, "dom");
-	fd = forged(&h, NULL, 0, 256 + 16 * 80, SEALS);
-	assert_int_equal(vyre_ledger_read(fd, HEAP, 1024, &im), VYRE_E_PROTO);
-	close(fd);
+	assert_int_equal(read_header(&h, 1024, SEALS), VYRE_E_PROTO);
 	h = header(16, 0xffffffffu, "dom");
-	fd = forged(&h, NULL, 0, 256 + 16 * 80, SEALS);
-	assert_int_equal(vyre_ledger_read(fd, HEAP, 0xffffffffu, &im), VYRE_E_PROTO);
-	close(fd);
+	assert_int_equal(read_header(&h, 0xffffffffu, SEALS), VYRE_E_PROTO);
 	h = header(16, 16, "dom");
-	fd = forged(&h, NULL, 0, 256 + 16 * 80, SEALS);
-	assert_int_equal(vyre_ledger_read(fd, HEAP, 15, &im), VYRE_E_PROTO);
-	close(fd);
+	assert_int_equal(read_header(&h, 15, SEALS), VYRE_E_PROTO);
 	/* a domain name longer than its field, a bad magic, a bad version */
 	h = header(16, 0, "dom");
 	h.domain_len = VYRE_DOMAIN_NAME_MAX + 1;
-	fd = forged(&h, NULL, 0, 256 + 16 * 80, SEALS);
-	assert_int_equal(vyre_ledger_read(fd, HEAP, 16, &im), VYRE_E_PROTO);
-	close(fd);
+	assert_int_equal(read_header(&h, 16, SEALS), VYRE_E_PROTO);
 	h = header(16, 0, "dom");
 	h.magic ^= 1;
-	fd = forged(&h, NULL, 0, 256 + 16 * 80, SEALS);
-	assert_int_equal(vyre_ledger_read(fd, HEAP, 16, &im), VYRE_E_PROTO);
-	close(fd);
+	assert_int_equal(read_header(&h, 16, SEALS), VYRE_E_PROTO);
 	h = header(16, 0, "dom");
 	h.version = 2;
-	fd = forged(&h, NULL, 0, 256 + 16 * 80, SEALS);
-	assert_int_equal(vyre_ledger_read(fd, HEAP, 16, &im), VYRE_E_PROTO);
-	close(fd);
+	assert_int_equal(read_header(&h, 16, SEALS), VYRE_E_PROTO);
 	/* shorter than a header; a file that is not a memfd */
 	fd = memfd_create("short", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	assert_int_equal(ftruncate(fd, 100), 0);
@@ -360,6 +352,18 @@ static void check_queue(const struct vyre_handle_table *t)
 	free(seen);
 }
 
+/* @n buffers of @domain made and freed one after another. */
+static void churn(struct vyre_handle_table *t, uint32_t domain, int n)
+{
+	struct vyre_buffer_ref ref = {.domain = domain}, got;
+	uint32_t h;
+
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(vyre_handles_add(t, &ref, &h), 0);
+		assert_int_equal(vyre_handles_remove(t, h, domain, &got), 0);
+	}
+}
+
 #define H(gen, slot) (((uint32_t)(gen) << VYRE_HANDLE_SLOT_BITS) | (slot))
 
 static void test_handles_adopt_paths(void **state)
@@ -436,10 +440,7 @@ static void test_handles_adopt_used_generation(void **state)
 
 	(void)state;
 	assert_int_equal(vyre_handles_init(&t, 100), 0);
-	for (int i = 0; i < 3; i++) {
-		assert_int_equal(vyre_handles_add(&t, &a, &h), 0);
-		assert_int_equal(vyre_handles_remove(&t, h, 1, &got), 0);
-	}
+	churn(&t, 1, 3);
 	/* slot 1 went out at generations 1 to 3 in this table: generation 2 is an alias */
 	assert_int_equal(vyre_handles_adopt(&t, H(2, 1), &b, &slot), 0);
 	assert_int_equal(t.slots[slot].live, VYRE_HANDLE_LIVE_ALIASED);
@@ -490,21 +491,17 @@ static void test_handles_adopt_remove_early(void **state)
 {
 	struct vyre_handle_table t;
 	struct vyre_buffer_ref a = {.domain = 1}, got;
-	uint32_t h, slot;
+	uint32_t slot;
 
 	(void)state;
 	assert_int_equal(vyre_handles_init(&t, 16), 0);
-	assert_int_equal(vyre_handles_add(&t, &a, &h), 0);
-	assert_int_equal(vyre_handles_remove(&t, h, 1, &got), 0);
+	churn(&t, 1, 1); /* slot 1 is free and queued */
 	assert_int_equal(vyre_handles_adopt(&t, H(5, 1), &a, &slot), 0);
 	assert_int_equal(slot, 1);
 	assert_int_equal(vyre_handles_remove(&t, H(5, 1), 1, &got), 0);
 	vyre_handles_adopt_done(&t);
 	check_queue(&t);
-	for (int i = 0; i < 40; i++) {
-		assert_int_equal(vyre_handles_add(&t, &a, &h), 0);
-		assert_int_equal(vyre_handles_remove(&t, h, 1, &got), 0);
-	}
+	churn(&t, 1, 40);
 	check_queue(&t);
 	vyre_handles_fini(&t);
 }

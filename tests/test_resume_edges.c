@@ -60,6 +60,38 @@ static int see_gone(struct vyre_client *c)
 	return rc == VYRE_E_DISCONNECTED ? 0 : -1;
 }
 
+/* Starts @d[0]; the rest of @d are zeroed for daemons on its socket. 0, or -1 (reported). */
+static int start_first(struct vyre_test_daemon *d, unsigned n, const char *const *args)
+{
+	memset(d, 0, n * sizeof(*d));
+	if (vyre_test_daemon_start(&d[0], args) == 0)
+		return 0;
+	check(0, "vyred starts");
+	return -1;
+}
+
+/* A successor of @first on its socket. */
+static int start_next(struct vyre_test_daemon *next, const struct vyre_test_daemon *first,
+		      const char *backend)
+{
+	const char *args[] = {"--backend", backend, "--socket", first->socket, NULL};
+
+	return vyre_test_daemon_start(next, args);
+}
+
+/* Stops what still runs of @d, with its log when something failed. */
+static void finish_all(struct vyre_test_daemon *d, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (failed && d[i].log[0])
+			vyre_test_daemon_dump_log(&d[i]);
+		if (d[i].pid > 0)
+			vyre_test_daemon_finish(&d[i]);
+		else
+			vyre_test_daemon_cleanup(&d[i]);
+	}
+}
+
 static void last_batch_all_failed(const char *backend)
 {
 	const char *args[] = {"--backend", backend, NULL};
@@ -69,12 +101,8 @@ static void last_batch_all_failed(const char *backend)
 	uint32_t out;
 	char line[160];
 
-	memset(d, 0, sizeof(d));
-	if (vyre_test_daemon_start(&d[0], args) != 0) {
-		check(0, "vyred starts");
+	if (start_first(d, 2, args) != 0)
 		return;
-	}
-	const char *again[] = {"--backend", backend, "--socket", d[0].socket, NULL};
 	struct vyre_connect_opts o = {.socket_path = d[0].socket, .flags = VYRE_CONNECT_RESUMABLE};
 	const struct vyre_work_item fill = {.op_handle = VYRE_OP_FILL, .param = 7};
 	struct vyre_work_item bad = {.op_handle = VYRE_OP_COPY, .input_handle = 0x7ffff};
@@ -92,7 +120,7 @@ static void last_batch_all_failed(const char *backend)
 	      "an item with an unknown input fails");
 	vyre_test_daemon_kill(&d[0]);
 	check(see_gone(c) == 0, "the client sees the kill");
-	if (vyre_test_daemon_start(&d[1], again) != 0) {
+	if (start_next(&d[1], &d[0], backend) != 0) {
 		check(0, "a new vyred");
 		goto out;
 	}
@@ -106,14 +134,7 @@ static void last_batch_all_failed(const char *backend)
 out:
 	if (c)
 		vyre_close(c);
-	for (int i = 0; i < 2; i++) {
-		if (failed && d[i].log[0])
-			vyre_test_daemon_dump_log(&d[i]);
-		if (d[i].pid > 0)
-			vyre_test_daemon_finish(&d[i]);
-		else
-			vyre_test_daemon_cleanup(&d[i]);
-	}
+	finish_all(d, 2);
 }
 
 /* A few words of a buffer, to see whether anything still writes it. */
@@ -131,11 +152,8 @@ static void dropped_while_running(const char *backend)
 	uint32_t big, before[16], after[16];
 	char line[200];
 
-	memset(&d, 0, sizeof(d));
-	if (vyre_test_daemon_start(&d, args) != 0) {
-		check(0, "vyred starts");
+	if (start_first(&d, 1, args) != 0)
 		return;
-	}
 	struct vyre_connect_opts o = {
 	    .socket_path = d.socket, .heap_bytes = BIG_HEAP, .flags = VYRE_CONNECT_RESUMABLE};
 	struct vyre_work_item fill = {.op_handle = VYRE_OP_FILL, .param = 0x5a5a5a5au};
@@ -174,12 +192,7 @@ static void dropped_while_running(const char *backend)
 out:
 	if (c)
 		vyre_close(c);
-	if (failed && d.log[0])
-		vyre_test_daemon_dump_log(&d);
-	if (d.pid > 0)
-		vyre_test_daemon_finish(&d);
-	else
-		vyre_test_daemon_cleanup(&d);
+	finish_all(&d, 1);
 }
 
 struct call {
@@ -204,12 +217,8 @@ static void call_in_flight(const char *backend)
 	pthread_t th;
 	char line[160];
 
-	memset(d, 0, sizeof(d));
-	if (vyre_test_daemon_start(&d[0], args) != 0) {
-		check(0, "vyred starts");
+	if (start_first(d, 2, args) != 0)
 		return;
-	}
-	const char *again[] = {"--backend", backend, "--socket", d[0].socket, NULL};
 	struct vyre_connect_opts o = {.socket_path = d[0].socket, .flags = VYRE_CONNECT_RECONNECT};
 
 	if (vyre_connect(&o, &k.c) != 0) {
@@ -219,7 +228,7 @@ static void call_in_flight(const char *backend)
 	/* vyred stopped with our request unread; its successor listens on the same path */
 	kill(d[0].pid, SIGSTOP);
 	unlink(d[0].socket);
-	if (vyre_test_daemon_start(&d[1], again) != 0) {
+	if (start_next(&d[1], &d[0], backend) != 0) {
 		check(0, "a new vyred beside the stopped one");
 		goto out;
 	}
@@ -237,14 +246,7 @@ static void call_in_flight(const char *backend)
 out:
 	if (k.c)
 		vyre_close(k.c);
-	for (int i = 0; i < 2; i++) {
-		if (failed && d[i].log[0])
-			vyre_test_daemon_dump_log(&d[i]);
-		if (d[i].pid > 0)
-			vyre_test_daemon_finish(&d[i]);
-		else
-			vyre_test_daemon_cleanup(&d[i]);
-	}
+	finish_all(d, 2);
 }
 
 int main(void)
