@@ -118,6 +118,21 @@ int vyre_handles_add(struct vyre_handle_table *t, const struct vyre_buffer_ref *
 	return 0;
 }
 
+void vyre_handles_adopt_done(struct vyre_handle_table *t)
+{
+	uint32_t kept = 0;
+
+	/* slots taken by adoption leave the recycled queue, which keeps its order */
+	for (uint32_t k = 0; k < t->n_free; k++) {
+		uint32_t slot = t->free[(t->free_head + k) % t->cap];
+
+		if (!t->slots[slot].live)
+			t->free[(t->free_head + kept++) % t->cap] = slot;
+	}
+	t->n_free = kept;
+	t->adopt_queued = 0;
+}
+
 static void release_slot(struct vyre_handle_table *t, uint32_t slot)
 {
 	struct vyre_handle_slot *s = &t->slots[slot];
