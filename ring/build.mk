@@ -7,6 +7,8 @@ LIBVYRE_SRCS += ring/client_resume.c
 CORE_SRCS += ring/region_create.c ring/heap.c ring/handles.c ring/resolve.c ring/ledger.c
 CORE_SRCS += ring/region_adopt.c ring/handles_adopt.c
 TESTS += test_ring test_ring_buffers test_ring_proto
+# What a new vyred adopts after a restart: ledgers, heaps, handles (design.md 3).
+TESTS += test_adopt
 
 # Integration tests run the real vyred; they share the daemon harness.
 TESTS += test_integration

@@ -19,12 +19,14 @@
 /* A daemon that stops answering control requests fails them instead of hanging us. */
 #define CONTROL_TIMEOUT_S 30
 
+/* *sent: whether vyred may have the request (it was handed to the socket). */
 static int call_once(struct vyre_client *c, struct vyre_msg *req, uint16_t reply_type,
-		     struct vyre_msg *reply)
+		     struct vyre_msg *reply, int *sent)
 {
 	int fds[VYRE_MSG_MAX_FDS];
 	unsigned nfds;
 
+	*sent = 0;
 	if (vyre_client_closed(c))
 		return VYRE_E_DISCONNECTED;
 	req->id = ++c->next_id;
@@ -32,6 +34,7 @@ static int call_once(struct vyre_client *c, struct vyre_msg *req, uint16_t reply
 
 	if (rc != 0)
 		return rc == VYRE_E_AGAIN ? VYRE_E_DISCONNECTED : rc;
+	*sent = 1;
 	rc = vyre_msg_recv(c->sock, reply, fds, 0, &nfds, 0);
 	if (rc != 0)
 		return rc;
@@ -46,11 +49,16 @@ static int call_once(struct vyre_client *c, struct vyre_msg *req, uint16_t reply
 int vyre_client_call(struct vyre_client *c, struct vyre_msg *req, uint16_t reply_type,
 		     struct vyre_msg *reply)
 {
-	int rc = call_once(c, req, reply_type, reply);
+	int sent;
+	int rc = call_once(c, req, reply_type, reply, &sent);
 
-	/* the request may or may not have been served by the dead vyred (design.md 3) */
-	if (rc == VYRE_E_DISCONNECTED && vyre_client_reconnect_auto(c, 0))
-		rc = call_once(c, req, reply_type, reply);
+	/*
+	 * Only a request vyred never had is sent again: one in flight when it
+	 * died may have been served (design.md 3), and a second ALLOC would
+	 * leak a buffer, a second FREE fail. Its caller gets DISCONNECTED.
+	 */
+	if (rc == VYRE_E_DISCONNECTED && !sent && vyre_client_reconnect_auto(c, 0))
+		rc = call_once(c, req, reply_type, reply, &sent);
 	return rc;
 }
 

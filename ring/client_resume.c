@@ -8,6 +8,7 @@
  */
 #include <fcntl.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,10 +79,14 @@ static int resume_once(struct vyre_client *c, uint32_t *restarted)
 		rc = vyre_client_refusal(sock);
 	if (rc == 0)
 		rc = check_reply(c, &m, fds, nfds);
-	if (rc == 0 &&
-	    (dup3(sock, c->sock, O_CLOEXEC) < 0 || dup3(fds[2], c->sq_wake_fd, O_CLOEXEC) < 0 ||
-	     dup3(fds[3], c->ledger_fd, O_CLOEXEC) < 0))
+	if (rc == 0 && dup3(sock, c->sock, O_CLOEXEC) < 0)
 		rc = VYRE_E_NOMEM;
+	if (rc == 0 && (dup3(fds[2], c->sq_wake_fd, O_CLOEXEC) < 0 ||
+			dup3(fds[3], c->ledger_fd, O_CLOEXEC) < 0)) {
+		/* vyred took us, we cannot use it: it must drop us, or the region stays live */
+		shutdown(c->sock, SHUT_RDWR);
+		rc = VYRE_E_NOMEM;
+	}
 	for (unsigned i = 0; i < nfds; i++)
 		close(fds[i]);
 	close(sock);
@@ -111,9 +116,11 @@ int vyre_reconnect(struct vyre_client *c, int64_t timeout_ns)
 		rc = resume_once(c, &restarted);
 		/*
 		 * DEVICE: the domain is still routed to a GPU that was lost, until its
-		 * last client there is gone; then it is adopted on another (8.5)
+		 * last client there is gone; then it is adopted on another (8.5).
+		 * AGAIN: the vyred that dropped us still runs our last batch.
 		 */
-		if ((rc != VYRE_E_DISCONNECTED && rc != VYRE_E_DEVICE) || vyre_now_ns() >= until)
+		if ((rc != VYRE_E_DISCONNECTED && rc != VYRE_E_DEVICE && rc != VYRE_E_AGAIN) ||
+		    vyre_now_ns() >= until)
 			break;
 		struct timespec pause = {.tv_nsec = RETRY_NS};
 
@@ -126,7 +133,7 @@ int vyre_reconnect(struct vyre_client *c, int64_t timeout_ns)
 	/* started again even on failure: the old socket is still dead, so it reports at once */
 	if (watched && vyre_client_watch_start(c) != 0 && rc == 0)
 		rc = VYRE_E_NOMEM;
-	if (rc == VYRE_E_DISCONNECTED)
+	if (rc == VYRE_E_DISCONNECTED || rc == VYRE_E_AGAIN)
 		return VYRE_E_TIMEDOUT;
 	return rc == 0 ? (int)restarted : rc;
 }

@@ -59,10 +59,33 @@ int vyre_handles_grow(struct vyre_handle_table *t)
 	return 0;
 }
 
+/*
+ * The next generation of @slot whose handle @domain does not know as an
+ * alias, or 0 when an adopted ledger named every one (only a forged one can).
+ */
+static uint32_t next_gen(const struct vyre_handle_table *t, uint32_t slot, uint32_t domain)
+{
+	uint32_t gen = t->slots[slot].gen;
+
+	for (uint32_t tries = 0; tries < VYRE_HANDLE_GEN_MAX; tries++) {
+		gen = gen >= VYRE_HANDLE_GEN_MAX ? 1 : gen + 1;
+		if (!t->n_alias ||
+		    !vyre_handles_alias_find(t, domain, (gen << VYRE_HANDLE_SLOT_BITS) | slot))
+			return gen;
+	}
+	return 0;
+}
+
+static void queue_slot(struct vyre_handle_table *t, uint32_t slot)
+{
+	t->free[(t->free_head + t->n_free) % t->cap] = slot;
+	t->n_free++;
+}
+
 int vyre_handles_add(struct vyre_handle_table *t, const struct vyre_buffer_ref *ref,
 		     uint32_t *handle)
 {
-	uint32_t slot = 0;
+	uint32_t slot = 0, gen;
 
 	if (t->n_live >= t->max)
 		return VYRE_E_NOMEM;
@@ -81,14 +104,33 @@ int vyre_handles_add(struct vyre_handle_table *t, const struct vyre_buffer_ref *
 	struct vyre_handle_slot *s = &t->slots[slot];
 
 	/* a value an adopted domain knows under an alias is not given out again */
-	do {
-		s->gen = s->gen >= VYRE_HANDLE_GEN_MAX ? 1 : s->gen + 1;
-		*handle = (s->gen << VYRE_HANDLE_SLOT_BITS) | slot;
-	} while (t->n_alias && vyre_handles_alias_find(t, ref->domain, *handle));
+	gen = next_gen(t, slot, ref->domain);
+	if (gen == 0) {
+		/* the slot stays free for the other domains */
+		queue_slot(t, slot);
+		return VYRE_E_NOMEM;
+	}
+	s->gen = gen;
+	*handle = (gen << VYRE_HANDLE_SLOT_BITS) | slot;
 	s->ref = *ref;
 	s->live = VYRE_HANDLE_LIVE;
 	t->n_live++;
 	return 0;
+}
+
+void vyre_handles_adopt_done(struct vyre_handle_table *t)
+{
+	uint32_t kept = 0;
+
+	/* slots taken by adoption leave the recycled queue, which keeps its order */
+	for (uint32_t k = 0; k < t->n_free; k++) {
+		uint32_t slot = t->free[(t->free_head + k) % t->cap];
+
+		if (!t->slots[slot].live)
+			t->free[(t->free_head + kept++) % t->cap] = slot;
+	}
+	t->n_free = kept;
+	t->adopt_queued = 0;
 }
 
 static void release_slot(struct vyre_handle_table *t, uint32_t slot)
@@ -97,9 +139,11 @@ static void release_slot(struct vyre_handle_table *t, uint32_t slot)
 
 	if (s->live == VYRE_HANDLE_LIVE_ALIASED)
 		vyre_handles_alias_del(t, s->ref.domain, s->alias);
+	/* an adopted slot may still sit in the queue: out while live, so it is never there twice */
+	if (t->adopt_queued)
+		vyre_handles_adopt_done(t);
 	s->live = 0;
-	t->free[(t->free_head + t->n_free) % t->cap] = slot;
-	t->n_free++;
+	queue_slot(t, slot);
 	t->n_live--;
 }
 

@@ -65,6 +65,7 @@ struct vyre_handle_table {
 	uint32_t free_head;
 	uint32_t n_free;
 	uint32_t n_live;
+	uint32_t adopt_queued; /* slots adopted since vyre_handles_adopt_done still queued */
 	struct vyre_handle_alias *alias; /* open addressing, linear probing */
 	uint32_t alias_cap;		 /* 0 or a power of two */
 	uint32_t n_alias;
@@ -74,7 +75,11 @@ struct vyre_handle_table {
 int vyre_handles_init(struct vyre_handle_table *t, uint32_t max);
 void vyre_handles_fini(struct vyre_handle_table *t);
 
-/* vyre_handles_add - a new handle for @ref. Errors: VYRE_E_NOMEM (table full). */
+/*
+ * vyre_handles_add - a new handle for @ref. Errors: VYRE_E_NOMEM (table
+ * full, or, in a domain whose forged ledger named every generation of the
+ * next free slot, no value of that slot left for it).
+ */
 int vyre_handles_add(struct vyre_handle_table *t, const struct vyre_buffer_ref *ref,
 		     uint32_t *handle);
 

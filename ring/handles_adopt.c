@@ -60,6 +60,8 @@ static void take_own_slot(struct vyre_handle_table *t, uint32_t handle,
 	}
 	if (t->n_slots == slot)
 		t->n_slots++;
+	else
+		t->adopt_queued++; /* a free slot below n_slots: queued until adopt_done */
 	t->slots[slot].gen = handle >> VYRE_HANDLE_SLOT_BITS;
 	t->slots[slot].ref = *ref;
 	t->slots[slot].live = VYRE_HANDLE_LIVE;
@@ -90,18 +92,4 @@ int vyre_handles_adopt(struct vyre_handle_table *t, uint32_t handle,
 	    (struct vyre_handle_alias){.domain = ref->domain, .handle = handle, .slot = *slot};
 	t->n_alias++;
 	return 0;
-}
-
-void vyre_handles_adopt_done(struct vyre_handle_table *t)
-{
-	uint32_t kept = 0;
-
-	/* slots taken by adoption leave the recycled queue, which keeps its order */
-	for (uint32_t k = 0; k < t->n_free; k++) {
-		uint32_t slot = t->free[(t->free_head + k) % t->cap];
-
-		if (!t->slots[slot].live)
-			t->free[(t->free_head + kept++) % t->cap] = slot;
-	}
-	t->n_free = kept;
 }

@@ -155,7 +155,8 @@ int vyre_heap_adopt(int fd, uint64_t bytes, const struct vyre_heap_extent *used,
 	for (uint32_t i = 0; i <= n_used; i++) {
 		uint64_t end = i < n_used ? used[i].off : bytes;
 
-		if (i < n_used && (used[i].off < at || used[i].bytes > bytes - used[i].off)) {
+		if (i < n_used && (used[i].off < at || used[i].off > bytes ||
+				   used[i].bytes > bytes - used[i].off)) {
 			vyre_heap_destroy(h);
 			return VYRE_E_INVAL;
 		}

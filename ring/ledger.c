@@ -65,10 +65,11 @@ int vyre_ledger_create(uint32_t capacity, const char *domain, uint64_t heap_byte
 
 void vyre_ledger_destroy(struct vyre_ledger *l)
 {
-	if (l->hdr)
+	/* a created ledger is mapped, and its descriptor may be 0 (stdin closed at start) */
+	if (l->hdr) {
 		munmap(l->hdr, (size_t)l->bytes);
-	if (l->fd > 0)
 		close(l->fd);
+	}
 	free(l->free);
 	memset(l, 0, sizeof(*l));
 	l->fd = -1;

@@ -70,7 +70,7 @@ struct vyre_ledger {
 int vyre_ledger_create(uint32_t capacity, const char *domain, uint64_t heap_bytes, uid_t uid,
 		       gid_t gid, struct vyre_ledger *out);
 
-/* vyre_ledger_destroy - unmap and close; safe on a zeroed ledger (fd 0 is never one). */
+/* vyre_ledger_destroy - unmap and close; safe on a zeroed ledger (it closes nothing). */
 void vyre_ledger_destroy(struct vyre_ledger *l);
 
 /*

@@ -97,7 +97,8 @@ $(BUILD)/tests/test_fuzz_replay: $(FUZZ_REPLAY_OBJS) $(BUILD)/libvyre-submit.a \
 REL_HELPERS := $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/obj/tests/test_crash_proc.o \
 	$(BUILD)/obj/tests/test_crash_honest.o
 REL_PROCESS_TESTS := test_crash test_hostile_region test_hostile_control test_isolation \
-	test_restart test_limits test_resume test_resume_hostile
+	test_restart test_limits test_resume test_resume_hostile test_resume_edges
 TESTS += $(REL_PROCESS_TESTS)
 $(foreach t,$(REL_PROCESS_TESTS),$(eval TEST_EXTRA_OBJS_$(t) := $(REL_HELPERS)))
+TEST_LIBS_test_resume_edges := -lpthread
 $(addprefix $(BUILD)/tests/,$(REL_PROCESS_TESTS)): $(REL_HELPERS) $(BUILD)/vyred

@@ -9,12 +9,12 @@
  * on the same socket, with honest producers on it all along. Each forged
  * RESUME must be refused with VYRE_E_PROTO and a hang-up, and vyred must log
  * it: a heap memfd not sealed, a heap of another size than the ledger's, a
- * regular file for the heap, a ledger with a bad magic, an entry outside
- * the heap, two overlapping entries, a handle twice, a bad name, another
- * domain's name; a region whose sq_tail is more than a ring ahead, whose
- * sq_accepted is behind cq_tail, whose size is not its header's; too few
- * descriptors. Then the genuine RESUME is taken (its buffers resolve to the
- * same offsets and its name opens), the same region again is refused with
+ * regular file for the heap, a heap sealed against writing or handed over
+ * read-only, a heap (and ledger) of a size that is not a page multiple, a ledger with a bad magic,
+ * an entry outside the heap, two overlapping entries, a handle twice, a bad name, another domain's
+ * name; a region whose sq_tail is more than a ring ahead, whose sq_accepted is behind cq_tail,
+ * whose size is not its header's; too few descriptors. Then the genuine RESUME is taken (its
+ * buffers resolve to the same offsets and its name opens), the same region again is refused with
  * VYRE_E_PROTO (it belongs to a live connection), copies of the region and
  * heap for the live domain with VYRE_E_EXIST, and, as root, uid 65534
  * resuming root's domain "hp" with VYRE_E_PERM. vyred must be alive and the
@@ -371,6 +371,13 @@ static void edit_region(void *p, void *arg)
 	}
 }
 
+static void edit_heap_bytes(void *p, void *arg)
+{
+	struct vyre_ledger_header *h = p;
+
+	h->heap_bytes = *(const uint64_t *)arg;
+}
+
 /* ---- the cases ---- */
 
 static void heap_cases(const struct vyre_test_daemon *d, const struct kept *k)
@@ -403,6 +410,26 @@ static void heap_cases(const struct vyre_test_daemon *d, const struct kept *k)
 	expect_resume(d, "regular file for the heap", "hx", k->region, fd, k->ledger, 3,
 		      VYRE_E_PROTO);
 	close(fd);
+	/* vyred must write the heap: one sealed against writing, a read-only descriptor */
+	fd = clone_fd(k->heap, bytes, seals | F_SEAL_WRITE);
+	expect_resume(d, "heap sealed against writing", "hx", k->region, fd, k->ledger, 3,
+		      VYRE_E_PROTO);
+	close(fd);
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", k->heap);
+	fd = open(proc, O_RDONLY | O_CLOEXEC);
+	expect_resume(d, "read-only descriptor of the heap", "hx", k->region, fd, k->ledger, 3,
+		      VYRE_E_PROTO);
+	close(fd);
+	/* a heap (and its ledger) of a size that is not a page multiple */
+	uint64_t odd = bytes - 256;
+	int ledger = forge(k->ledger, edit_heap_bytes, &odd);
+
+	fd = clone_fd(k->heap, odd, seals);
+	expect_resume(d, "heap not a page multiple", "hx", k->region, fd, ledger, 3, VYRE_E_PROTO);
+	close(fd);
+	close(ledger);
 }
 
 static void ledger_cases(const struct vyre_test_daemon *d, const struct kept *k)

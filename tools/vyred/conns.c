@@ -44,7 +44,7 @@ int vyre_conn_start(struct vyre_daemon *d, struct vyre_conn *c, struct vyre_doma
 	c->active_pos = d->n_active;
 	d->active[d->n_active++] = c->slot;
 	d->n_resumable += c->resumable != 0;
-	vyre_region_id_set(d, c, 1);
+	vyre_region_id_set(d, c, VYRE_REGION_LIVE);
 	vyre_classes_join(&d->classes, c->priority);
 	vyre_trace_connect(d, c);
 	return 0;
@@ -55,6 +55,8 @@ static void conn_free(struct vyre_daemon *d, struct vyre_conn *c)
 	uint32_t slot = c->slot;
 
 	vyre_route_release(d, c);
+	if (c->region.hdr)
+		vyre_region_id_set(d, c, VYRE_REGION_FREE);
 	if (c->sock >= 0)
 		close(c->sock);
 	if (c->region.hdr)
@@ -103,7 +105,8 @@ void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason)
 			d->n_deferred--;
 		}
 		d->n_resumable -= c->resumable != 0;
-		vyre_region_id_set(d, c, 0);
+		/* its batch may still write the heap: no resume takes the region until conn_free */
+		vyre_region_id_set(d, c, VYRE_REGION_CLOSING);
 		/* the last active slot takes this one's place */
 		const uint32_t last = d->active[--d->n_active];
 		d->active[c->active_pos] = last;

@@ -122,8 +122,12 @@ static int resume(struct vyre_daemon *d, struct vyre_conn *c, const char *name, 
 	struct vyre_domain *dom;
 	int rc;
 
-	if (vyre_conn_region_live(d, fds[1]))
+	switch (vyre_conn_region_live(d, fds[1])) {
+	case VYRE_REGION_LIVE:
 		return VYRE_E_PROTO;
+	case VYRE_REGION_CLOSING:
+		return VYRE_E_AGAIN; /* its last batch still runs: vyre_reconnect tries again */
+	}
 	rc = vyre_domain_adopt(d, c, name, &fds[2], fds[3], &dom);
 	if (rc != 0)
 		return rc;

@@ -186,13 +186,14 @@ struct vyre_daemon {
 	uint32_t n_wake;
 	uint32_t *drop;
 	uint32_t n_drop;
-	uint32_t n_deferred;  /* connections with a deferred control message */
-	uint32_t n_resumable; /* active connections with c->resumable */
+	uint32_t n_deferred;		       /* connections with a deferred control message */
+	uint32_t n_resumable;		       /* active connections with c->resumable */
 	uint32_t running_class[VYRED_CLASSES]; /* batches in flight of each priority class */
 	/* per connection slot, under sh->lock: its region memfd's identity, 0 when none */
 	struct vyre_region_id {
 		dev_t dev;
 		ino_t ino;
+		int state; /* VYRE_REGION_* */
 	} * region_ids;
 	struct vyre_plan_stage *plan_stage;
 	FILE *accept_log;
@@ -236,10 +237,12 @@ int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, 
  */
 int vyre_conn_resume(struct vyre_daemon *d, struct vyre_conn *c, int region_fd,
 		     struct vyre_domain *dom, int event_fd, uint32_t *restarted);
-/* Whether a live connection of any loop has the region memfd @fd. */
+/* Who holds a region: nobody, a live connection, one being closed (its batch may still run). */
+enum { VYRE_REGION_FREE, VYRE_REGION_LIVE, VYRE_REGION_CLOSING };
+/* Which VYRE_REGION_* connection of any loop has the region memfd @fd (LIVE when unsure). */
 int vyre_conn_region_live(const struct vyre_daemon *d, int fd);
-/* Enter (@live 1) or take out @c's region in what vyre_conn_region_live sees. */
-void vyre_region_id_set(struct vyre_daemon *d, const struct vyre_conn *c, int live);
+/* Enter @c's region in what vyre_conn_region_live sees as @state, or take it out (FREE). */
+void vyre_region_id_set(struct vyre_daemon *d, const struct vyre_conn *c, int state);
 /* The rest of activating @c once c->region is mapped; unmaps nothing on failure. */
 int vyre_conn_start(struct vyre_daemon *d, struct vyre_conn *c, struct vyre_domain *dom,
 		    int event_fd);

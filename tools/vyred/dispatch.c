@@ -44,11 +44,15 @@ int vyre_stage_dispatch(struct vyre_daemon *d, struct vyre_batch *b)
 	    .plan = b->plan,
 	    .results = b->results,
 	};
+	/*
+	 * Before anything runs, and also when nothing does: a batch of failed
+	 * items completes at once, and its CQEs must not pass sq_accepted.
+	 */
+	vyre_stage_accept(d, b);
 	if (b->plan.n_order == 0) {
 		vyre_stage_release(d, b);
 		return 0;
 	}
-	vyre_stage_accept(d, b);
 	vyre_trace_dispatch_begin(d, b);
 	int rc = d->backend_ops->submit(d->backend, b->slot, &b->exec_batch);
 

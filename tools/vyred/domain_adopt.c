@@ -9,17 +9,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "daemon.h"
 
-/* The size of a heap memfd sealed so that it can never change under our mapping. */
+/*
+ * The size of a heap memfd sealed so that it can never change under our
+ * mapping, that we may map writable (not sealed against writing, not handed
+ * over read-only), a page multiple as every heap vyred makes.
+ */
 static int heap_size(const struct vyre_daemon *d, int fd, struct stat *st)
 {
-	int seals = fcntl(fd, F_GET_SEALS);
+	const int need = F_SEAL_SHRINK | F_SEAL_GROW, refuse = F_SEAL_WRITE | F_SEAL_FUTURE_WRITE;
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	int seals = fcntl(fd, F_GET_SEALS), mode = fcntl(fd, F_GETFL);
 
-	if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW) ||
-	    fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || st->st_size <= 0 ||
-	    (uint64_t)st->st_size > d->cfg.heap_bytes_max)
+	if (seals < 0 || (seals & need) != need || (seals & refuse) || mode < 0 ||
+	    (mode & O_ACCMODE) != O_RDWR || fstat(fd, st) != 0 || !S_ISREG(st->st_mode) ||
+	    st->st_size <= 0 || (uint64_t)st->st_size > d->cfg.heap_bytes_max ||
+	    (uint64_t)st->st_size % page)
 		return VYRE_E_PROTO;
 	return 0;
 }

@@ -24,14 +24,19 @@ static int region_id(int fd, struct vyre_region_id *id)
 	return 0;
 }
 
-void vyre_region_id_set(struct vyre_daemon *d, const struct vyre_conn *c, int live)
+void vyre_region_id_set(struct vyre_daemon *d, const struct vyre_conn *c, int state)
 {
-	struct vyre_region_id id = {0, 0};
+	struct vyre_region_id id = {0, 0, VYRE_REGION_FREE};
 
-	if (live && region_id(c->region.fd, &id) != 0)
+	if (state == VYRE_REGION_LIVE && region_id(c->region.fd, &id) != 0)
 		return;
 	pthread_mutex_lock(&d->sh->lock);
-	d->region_ids[c->slot] = id;
+	if (state == VYRE_REGION_CLOSING) {
+		d->region_ids[c->slot].state = state;
+	} else {
+		id.state = state;
+		d->region_ids[c->slot] = id;
+	}
 	pthread_mutex_unlock(&d->sh->lock);
 }
 
@@ -39,19 +44,20 @@ int vyre_conn_region_live(const struct vyre_daemon *d, int fd)
 {
 	const struct vyre_shared *sh = d->sh;
 	struct vyre_region_id id;
-	int live = 0;
+	int held = VYRE_REGION_FREE;
 
 	if (region_id(fd, &id) != 0)
-		return 1;
+		return VYRE_REGION_LIVE;
 	pthread_mutex_lock(&d->sh->lock);
-	for (uint32_t l = 0; l < sh->n_made && !live; l++) {
+	for (uint32_t l = 0; l < sh->n_made && held == VYRE_REGION_FREE; l++) {
 		const struct vyre_daemon *o = &sh->loops[l];
 
-		for (uint32_t s = 0; s < o->n_conn_slots && !live; s++)
-			live = o->region_ids[s].ino == id.ino && o->region_ids[s].dev == id.dev;
+		for (uint32_t s = 0; s < o->n_conn_slots && held == VYRE_REGION_FREE; s++)
+			if (o->region_ids[s].ino == id.ino && o->region_ids[s].dev == id.dev)
+				held = o->region_ids[s].state;
 	}
 	pthread_mutex_unlock(&d->sh->lock);
-	return live;
+	return held;
 }
 
 /* One VYRE_E_RESTARTED CQE per item in [done, accepted); their SQEs are intact (section 3). */
@@ -67,9 +73,10 @@ static void post_restarted(struct vyre_daemon *d, struct vyre_conn *c,
 
 		vyre_cq_post(&c->cq, &cqe);
 	}
-	vyre_sq_release(&c->sq, rs->accepted - rs->done);
+	/* CQEs first, as complete does: sq_head never passes cq_tail */
 	if (vyre_cq_flush(&c->cq) & VYRE_CQ_WAKE_EVENTFD)
 		vyre_conn_wake_later(d, c);
+	vyre_sq_release(&c->sq, rs->accepted - rs->done);
 }
 
 int vyre_conn_resume(struct vyre_daemon *d, struct vyre_conn *c, int region_fd,
@@ -95,6 +102,8 @@ int vyre_conn_resume(struct vyre_daemon *d, struct vyre_conn *c, int region_fd,
 	h->client_id = c->id;
 	h->domain_id = dom->id;
 	vyre_ring_resume_at(&c->sq, &c->cq, &rs);
+	/* a vyred killed between a CQ flush and its SQ release left sq_head behind cq_tail */
+	__atomic_store_n(&h->sq_head, rs.done, __ATOMIC_RELEASE);
 	*restarted = rs.accepted - rs.done;
 	if (c->rerun || rs.accepted == rs.done)
 		__atomic_store_n(&h->sq_accepted, rs.done, __ATOMIC_RELEASE);
