@@ -52,6 +52,7 @@ grep -E '^gpus(: (the two-GPU|skipped|no GPU)| )' "$O/gpus.log" | grep -v p999
 # restart without loss on the CUDA backend: SIGKILL under load, resume, every
 # item once against the oracle; then the pause it costs (design.md 3, 11)
 VYRE_TEST_BACKEND=cuda step resume 200 ./tests/test_resume
+VYRE_TEST_BACKEND=cuda step resume-edges 200 ./tests/test_resume_edges
 step restart 200 ./vyre-bench restart
 grep -E '^restart' "$O/restart.log" | head -20
 # a class-1 producer beside a class-0 flood, with and without classes (design.md 8.9)

@@ -17,8 +17,9 @@
  * buffers resolve to the same offsets and its name opens), the same region again is refused with
  * VYRE_E_PROTO (it belongs to a live connection), copies of the region and
  * heap for the live domain with VYRE_E_EXIST, and, as root, uid 65534
- * resuming root's domain "hp" with VYRE_E_PERM. vyred must be alive and the
- * honest producers must match the oracle at the end.
+ * resuming root's domain "hp" with VYRE_E_PERM, and with VYRE_E_PROTO when it
+ * hands over its own copy of root's ledger (a ledger vyred did not make). vyred must be alive and
+ * the honest producers must match the oracle at the end.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -521,6 +522,12 @@ static void perm_case(const struct vyre_test_daemon *d, const struct kept *k)
 			_exit(2);
 		expect_resume(d, "uid 65534 resumes root's domain", "hp", k->region, k->heap,
 			      k->ledger, 3, VYRE_E_PERM);
+		/* its own exact copy of root's ledger names root as the creator: not a vyred's */
+		const int copy =
+		    clone_fd(k->ledger, fd_bytes(k->ledger), fcntl(k->ledger, F_GET_SEALS));
+
+		expect_resume(d, "uid 65534 hands over a ledger it made", "hp", k->region, k->heap,
+			      copy, 3, VYRE_E_PROTO);
 		fflush(stdout);
 		_exit(failed);
 	}

@@ -32,6 +32,21 @@ static int heap_size(const struct vyre_daemon *d, int fd, struct stat *st)
 	return 0;
 }
 
+/*
+ * A ledger a vyred made: a memfd owned by our uid (no client can chown
+ * one) and sealed against writing. Without this a client of another uid
+ * could hand over a ledger naming a victim as the creator of a domain not
+ * yet resumed, and take its name with a heap of its own.
+ */
+static int ledger_ours(int fd)
+{
+	struct stat st;
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	return seals >= 0 && (seals & F_SEAL_FUTURE_WRITE) && fstat(fd, &st) == 0 &&
+	       st.st_uid == geteuid();
+}
+
 /* The heap ranges the ledger's buffers hold, sorted as the image is; NULL when out of memory. */
 static struct vyre_heap_extent *heap_extents(const struct vyre_ledger_image *im, uint32_t *n)
 {
@@ -151,6 +166,8 @@ int vyre_domain_adopt(struct vyre_daemon *d, const struct vyre_conn *c, const ch
 		*out = dom;
 		return 0;
 	}
+	if (!ledger_ours(ledger_fd))
+		return VYRE_E_PROTO;
 	rc = vyre_ledger_read(ledger_fd, (uint64_t)st.st_size, d->cfg.max_buffers, &im);
 	if (rc != 0)
 		return rc;
