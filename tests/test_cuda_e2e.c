@@ -278,6 +278,18 @@ static void new_vyred_serves(const char *const *extra, const char *what)
 	vyre_test_daemon_cleanup(&d);
 }
 
+/* vyred with @extra whose device faults on its first batch; a failure is counted. */
+static int start_faulting(struct vyre_test_daemon *d, const char *const *extra)
+{
+	setenv("VYRE_CUDA_INJECT", "fault", 1);
+	const int started = vyre_test_daemon_start(d, extra);
+
+	unsetenv("VYRE_CUDA_INJECT");
+	if (started != 0)
+		failures++;
+	return started;
+}
+
 static void device_fault(void)
 {
 	const char *const extra[] = {"--backend", "cuda", "--mode", "persistent", NULL};
@@ -285,13 +297,8 @@ static void device_fault(void)
 	struct vyre_client *c = NULL;
 
 	printf("== a device fault inside vyred\n");
-	setenv("VYRE_CUDA_INJECT", "fault", 1);
-	const int started = vyre_test_daemon_start(&d, extra);
-	unsetenv("VYRE_CUDA_INJECT");
-	if (started != 0) {
-		failures++;
+	if (start_faulting(&d, extra) != 0)
 		return;
-	}
 	const double t0 = now_ms();
 	const int status = one_item(d.socket, &c);
 	const int rc = exit_within(&d, 10000);
@@ -373,13 +380,8 @@ static void fault_then_resume(void)
 	int ok = 1;
 
 	printf("== fault containment: resumable clients resume after a device fault\n");
-	setenv("VYRE_CUDA_INJECT", "fault", 1);
-	const int started = vyre_test_daemon_start(&d, extra);
-	unsetenv("VYRE_CUDA_INJECT");
-	if (started != 0) {
-		failures++;
+	if (start_faulting(&d, extra) != 0)
 		return;
-	}
 	if (kept_client(d.socket, "faulty", &faulty, &hf) != 0 ||
 	    kept_client(d.socket, "bystander", &bystander, &hb) != 0) {
 		printf("FAIL: resumable clients could not set up\n");

@@ -163,11 +163,9 @@ static int sees_gone(struct vyre_client *c)
 	return rc == VYRE_E_DISCONNECTED ? 0 : -1;
 }
 
-static int one_gpu_faults(void)
+/* vyred with @args whose GPU 1 faults on its first batch (VYRE_CPU_INJECT). */
+static int start_gpu1_faults(const char *const *args)
 {
-	static const char *const args[] = {
-	    "--backend", "cpu", "--gpus", "0,1", "--loops", "2", "--domain-gpu", "pinned=1", NULL};
-	struct vyre_client *a, *b, *b2, *c, *p;
 	int rc;
 
 	setenv("VYRE_CPU_INJECT", "fault", 1);
@@ -175,7 +173,17 @@ static int one_gpu_faults(void)
 	rc = vyre_test_daemon_start(&daemon_, args);
 	unsetenv("VYRE_CPU_INJECT");
 	unsetenv("VYRE_INJECT_DEVICE");
-	if (rc != 0)
+	return rc;
+}
+
+static int one_gpu_faults(void)
+{
+	static const char *const args[] = {
+	    "--backend", "cpu", "--gpus", "0,1", "--loops", "2", "--domain-gpu", "pinned=1", NULL};
+	struct vyre_client *a, *b, *b2, *c, *p;
+	int rc;
+
+	if (start_gpu1_faults(args) != 0)
 		return -1;
 	/* a (client 1) on GPU 0, b and b2 (clients 2 and 3, one domain) on GPU 1 */
 	if ((rc = connect_to(NULL, &a)) != 0 || (rc = connect_to("doomed", &b)) != 0 ||
@@ -247,12 +255,7 @@ static int fault_resumes_elsewhere(void)
 	uint32_t data, again;
 	int rc;
 
-	setenv("VYRE_CPU_INJECT", "fault", 1);
-	setenv("VYRE_INJECT_DEVICE", "1", 1);
-	rc = vyre_test_daemon_start(&daemon_, args);
-	unsetenv("VYRE_CPU_INJECT");
-	unsetenv("VYRE_INJECT_DEVICE");
-	if (rc != 0)
+	if (start_gpu1_faults(args) != 0)
 		return -1;
 	o.socket_path = daemon_.socket;
 	if ((rc = connect_to(NULL, &a)) != 0 || (rc = vyre_connect(&o, &k)) != 0)
