@@ -171,7 +171,8 @@ int vyre_domain_adopt(struct vyre_daemon *d, const struct vyre_conn *c, const ch
 	rc = vyre_ledger_read(ledger_fd, (uint64_t)st.st_size, d->cfg.max_buffers, &im);
 	if (rc != 0)
 		return rc;
-	if (im.hdr.domain_len != strlen(name) || memcmp(im.hdr.domain, name, im.hdr.domain_len))
+	if (im.hdr.domain_len != strlen(name) ||
+	    memcmp(im.hdr.domain, name, im.hdr.domain_len) != 0)
 		rc = VYRE_E_PROTO;
 	if (rc == 0)
 		rc = adopt_new(d, c, name, heap_fd, (uint64_t)st.st_size, &im, out);
