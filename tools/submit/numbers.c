@@ -4,15 +4,13 @@
 
 #include <string.h>
 
+#include "../../gpu/digits.h"
+
 int vyre_submit_hex_digit(unsigned char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	const uint32_t v = vyre_hex_value(c);
+
+	return v == VYRE_NOT_A_DIGIT ? -1 : (int)v;
 }
 
 int vyre_submit_number(const char *s, uint64_t max, uint64_t *out)
