@@ -35,7 +35,7 @@ const char *vyre_test_vyred_path(char *buf, size_t len)
 	return buf;
 }
 
-int vyre_test_log_has(const char *log, const char *what)
+int vyre_test_log_count(const char *log, const char *what)
 {
 	char line[512];
 	int found = 0;
@@ -43,10 +43,15 @@ int vyre_test_log_has(const char *log, const char *what)
 
 	if (!f)
 		return 0;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, what) != NULL;
+	while (fgets(line, sizeof(line), f))
+		found += strstr(line, what) != NULL;
 	fclose(f);
 	return found;
+}
+
+int vyre_test_log_has(const char *log, const char *what)
+{
+	return vyre_test_log_count(log, what) > 0;
 }
 
 uint32_t vyre_test_logged_domain(const struct vyre_test_daemon *d, uint32_t id)
@@ -71,6 +76,30 @@ uint32_t vyre_test_logged_domain(const struct vyre_test_daemon *d, uint32_t id)
 		usleep(5000);
 	}
 	return 0;
+}
+
+int vyre_test_logged_gpu(const struct vyre_test_daemon *d, uint32_t id)
+{
+	char line[512], want[32];
+
+	snprintf(want, sizeof(want), "client %u (pid", id);
+	for (int tries = 0; tries < 400; tries++) {
+		FILE *f = fopen(d->log, "r");
+		int gpu = -1;
+
+		while (f && gpu == -1 && fgets(line, sizeof(line), f)) {
+			if (!strstr(line, want) || (!strstr(line, "joined domain ") &&
+						     !strstr(line, "resumed in domain ")))
+				continue;
+			gpu = strncmp(line, "vyred[gpu ", 10) == 0 ? atoi(line + 10) : -2;
+		}
+		if (f)
+			fclose(f);
+		if (gpu != -1)
+			return gpu;
+		usleep(5000);
+	}
+	return -1;
 }
 
 static uint64_t mono_ns(void)

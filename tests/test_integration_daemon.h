@@ -33,6 +33,8 @@ struct vyre_test_daemon {
 
 /* 1 when a line of the file @log contains @what (0 also when it cannot be read). */
 int vyre_test_log_has(const char *log, const char *what);
+/* The lines of @log that hold @what. */
+int vyre_test_log_count(const char *log, const char *what);
 
 /*
  * The domain id vyred logged client @id (numbered from 1 as they connect)
@@ -40,6 +42,13 @@ int vyre_test_log_has(const char *log, const char *what);
  * logs after its HELLO reply. 0 when there is none.
  */
 uint32_t vyre_test_logged_domain(const struct vyre_test_daemon *d, uint32_t id);
+/*
+ * Where vyred runs a process a device (docs/design.md 8.8): the index of
+ * the GPU whose worker logged client @id's join or resume ("vyred[gpu N]:"),
+ * -2 when that line came from a vyred of one process, -1 when none came
+ * (waited for, bounded).
+ */
+int vyre_test_logged_gpu(const struct vyre_test_daemon *d, uint32_t id);
 
 /*
  * Waits up to @timeout_ns until the daemon's accept log names @user_data (its

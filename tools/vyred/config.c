@@ -48,6 +48,7 @@ enum {
 	OPT_PRIORITY,
 	OPT_PRIORITY_MAX,
 	OPT_PRIORITY_BATCH,
+	OPT_GPU_WORKER,
 };
 
 static const struct option options[] = {
@@ -84,6 +85,7 @@ static const struct option options[] = {
     {"priority", required_argument, NULL, OPT_PRIORITY},
     {"priority-max", required_argument, NULL, OPT_PRIORITY_MAX},
     {"priority-batch", required_argument, NULL, OPT_PRIORITY_BATCH},
+    {"gpu-worker", required_argument, NULL, OPT_GPU_WORKER}, /* front.c's, not for users */
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -262,6 +264,7 @@ static void defaults(struct vyre_daemon_config *cfg)
 	cfg->max_device_buffers = VYRED_DEFAULT_DEVICE_BUFFERS;
 	cfg->spin_max_us = 200;
 	cfg->loop_cpu = -1;
+	cfg->worker_fd = -1;
 	cfg->hello_timeout_ms = 5000;
 }
 
@@ -362,6 +365,8 @@ static int parse_one(int opt, const char *arg, struct vyre_daemon_config *cfg)
 		return vyre_config_gpus(arg, cfg);
 	case OPT_DOMAIN_GPU:
 		return vyre_config_domain_gpu(arg, cfg);
+	case OPT_GPU_WORKER:
+		return vyre_config_gpu_worker(arg, cfg);
 	case OPT_PRIORITY:
 		return vyre_config_priority(arg, cfg);
 	case OPT_PRIORITY_MAX:
@@ -449,6 +454,8 @@ int vyre_daemon_config_parse(int argc, char **argv, struct vyre_daemon_config *c
 		return -1;
 	}
 	if (vyre_config_check_pins(cfg) != 0)
+		return -1;
+	if (cfg->worker_fd >= 0 && vyre_config_worker(cfg) != 0)
 		return -1;
 	if (cfg->n_allow_uid == 0 && cfg->n_allow_gid == 0) {
 		cfg->allow_uid[0] = geteuid();

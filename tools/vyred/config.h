@@ -58,6 +58,11 @@ struct vyre_daemon_config {
 	uint32_t loops;		       /* event loops per GPU (loops.h); 0: auto */
 	uint32_t gpus[VYRED_MAX_GPUS]; /* --gpus: device ordinals */
 	uint32_t n_gpus;	       /* 0: all */
+	/* a GPU worker (--gpu-worker FD:ORDINAL, made by front.c): its channel, else -1 */
+	int worker_fd;
+	uint32_t worker_ordinal;
+	uint32_t worker_first; /* the index in the supervisor's --gpus of its first GPU */
+	uint32_t gpus_total;   /* the supervisor's GPUs, for the loops' share of the CPUs */
 	struct vyre_domain_pin pins[VYRED_MAX_PINS];
 	uint32_t n_pins;
 	uint32_t min_share;	 /* fewest items a client's share of a batch may be */
@@ -100,6 +105,13 @@ int vyre_config_gid(const char *s, gid_t *out);
 /* config_gpus.c: --gpus all|LIST and --domain-gpu NAME=INDEX; 0 or -1 (said on stderr). */
 int vyre_config_gpus(const char *arg, struct vyre_daemon_config *cfg);
 int vyre_config_domain_gpu(const char *arg, struct vyre_daemon_config *cfg);
+/*
+ * A GPU worker's --gpu-worker FD:ORDINAL; after parsing, vyre_config_worker
+ * keeps of the supervisor's --gpus list (which it passes in full) the GPUs
+ * of ORDINAL and of --domain-gpu the pins to them, renumbered; 0 or -1.
+ */
+int vyre_config_gpu_worker(const char *arg, struct vyre_daemon_config *cfg);
+int vyre_config_worker(struct vyre_daemon_config *cfg);
 /* After parsing: every pin names a GPU of an explicit --gpus list; 0 or -1. */
 int vyre_config_check_pins(const struct vyre_daemon_config *cfg);
 

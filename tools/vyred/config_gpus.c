@@ -94,3 +94,52 @@ int vyre_config_check_pins(const struct vyre_daemon_config *cfg)
 	}
 	return 0;
 }
+
+int vyre_config_gpu_worker(const char *arg, struct vyre_daemon_config *cfg)
+{
+	const char *colon = strchr(arg, ':');
+	const long fd = colon ? number(arg, colon, 1l << 20) : -1;
+	const long ordinal = colon ? number(colon + 1, colon + strlen(colon), 1024) : -1;
+
+	if (fd < 0 || ordinal < 0)
+		return bad("gpu-worker", arg, "want FD:ORDINAL (made by vyred itself)");
+	cfg->worker_fd = (int)fd;
+	cfg->worker_ordinal = (uint32_t)ordinal;
+	return 0;
+}
+
+int vyre_config_worker(struct vyre_daemon_config *cfg)
+{
+	uint32_t local[VYRED_MAX_GPUS], n = 0;
+	uint32_t kept = 0;
+
+	if (cfg->n_gpus == 0) {
+		fprintf(stderr, "vyred: --gpu-worker needs the supervisor's --gpus list\n");
+		return -1;
+	}
+	for (uint32_t g = 0; g < cfg->n_gpus; g++) {
+		local[g] = VYRED_MAX_GPUS;
+		if (cfg->gpus[g] != cfg->worker_ordinal)
+			continue;
+		if (n == 0)
+			cfg->worker_first = g;
+		local[g] = n++;
+	}
+	if (n == 0) {
+		fprintf(stderr, "vyred: --gpu-worker: ordinal %u is not in --gpus\n",
+			cfg->worker_ordinal);
+		return -1;
+	}
+	for (uint32_t p = 0; p < cfg->n_pins; p++) {
+		if (local[cfg->pins[p].gpu] == VYRED_MAX_GPUS)
+			continue;
+		cfg->pins[kept] = cfg->pins[p];
+		cfg->pins[kept++].gpu = local[cfg->pins[p].gpu];
+	}
+	cfg->n_pins = kept;
+	cfg->gpus_total = cfg->n_gpus;
+	for (uint32_t g = 0; g < n; g++)
+		cfg->gpus[g] = cfg->worker_ordinal;
+	cfg->n_gpus = n;
+	return 0;
+}

@@ -57,8 +57,10 @@ static void conn_free(struct vyre_daemon *d, struct vyre_conn *c)
 	vyre_route_release(d, c);
 	if (c->region.hdr)
 		vyre_region_id_set(d, c, VYRE_REGION_FREE);
-	if (c->sock >= 0)
+	if (c->sock >= 0) {
 		close(c->sock);
+		vyre_link_gone(c->link_route);
+	}
 	if (c->region.hdr)
 		vyre_region_unmap(&c->region);
 	if (c->event_fd >= 0)

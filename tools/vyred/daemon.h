@@ -35,6 +35,7 @@
 #include "plan_stage.h"
 #include "priority.h"
 #include "transient.h"
+#include "worker_link.h"
 
 struct vyre_domain {
 	int live;
@@ -70,6 +71,7 @@ struct vyre_conn {
 	uint32_t slot;
 	uint32_t id;
 	int sock;
+	uint32_t link_route; /* a GPU worker: the supervisor's route of this connection */
 	int allowed; /* peer credentials passed the allow list */
 	pid_t pid;
 	uid_t uid;
@@ -139,6 +141,8 @@ struct vyre_daemon {
 	struct io_uring ring;
 	int listen_fd;
 	int listen_passed; /* by systemd (sd.h): its path is not ours to unlink */
+	int listen_link;   /* a GPU worker: listen_fd is its channel (worker_link.h) */
+	struct vyre_link_rx link_rx; /* the CONN being received on it */
 	int signal_fd;
 	int accept_armed;
 	int signal_armed;
@@ -221,11 +225,14 @@ struct vyre_daemon {
 
 /* Logging to stderr with a "vyred:" prefix. */
 void vyre_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A GPU worker's lines name its first GPU (the supervisor's index). */
+void vyre_log_set_gpu(uint32_t first_index);
 
 /* server.c: the listening socket and peer credentials. */
 int vyre_server_listen(struct vyre_daemon *d);
 void vyre_server_unlisten(struct vyre_daemon *d);
-void vyre_server_accepted(struct vyre_daemon *d, int fd);
+void vyre_server_accepted(struct vyre_daemon *d, int fd, uint32_t link_route,
+			  uint32_t link_id);
 
 /* conns.c: connection lifecycle. */
 int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, uint32_t cq,

@@ -108,13 +108,16 @@ uint32_t vyre_gpus_loops_per_gpu(const struct vyre_daemon_config *cfg,
 
 	if (n_gpus == 0)
 		return 1;
+	/* a GPU worker shares the host's CPUs with the supervisor's other workers */
+	const uint32_t sharing = cfg->gpus_total ? cfg->gpus_total : n_gpus;
+
 	if (!per) {
 		/*
 		 * Measured on a 16-CPU H100 host (bench/RESULTS.md): persistent
 		 * mode scales to 4 loops a GPU; launch mode does worse with more
 		 * than one.
 		 */
-		const long cpus_each = online / 4 / (long)n_gpus;
+		const long cpus_each = online / 4 / (long)sharing;
 
 		per = ops == &vyre_cpu_backend || cfg->mode != VYRE_CUDA_PERSISTENT ? 1
 		      : cpus_each >= 4						    ? 4
@@ -183,7 +186,7 @@ void vyre_gpus_device_limit(struct vyre_daemon *d)
 		gpu->device_bytes_max = 1ull << 30;
 	vyre_log("GPU %u (ordinal %u, %s): loops %u-%u, device buffers up to %llu bytes "
 		 "(--device-bytes-max%s), %u per loop (--max-device-buffers)",
-		 d->gpu, gpu->ordinal, gpu->name, gpu->first_loop,
+		 d->gpu + d->cfg.worker_first, gpu->ordinal, gpu->name, gpu->first_loop,
 		 gpu->first_loop + gpu->n_loops - 1, (unsigned long long)gpu->device_bytes_max,
 		 d->cfg.device_bytes_set ? ""
 		 : free_bytes		 ? ": 3/4 of the free GPU memory"
@@ -300,12 +303,19 @@ void vyre_gpus_lost(struct vyre_daemon *d, const char *why)
 	vyre_trace_gpu_state(d);
 	if (!newly)
 		return;
+	/* the supervisor routes no new client here from now on */
+	vyre_link_lost();
 	for (uint32_t g = 0; g < sh->n_gpus; g++)
 		left += !lost(&sh->gpus[g]);
 	vyre_log("GPU %u (ordinal %u, %s): device lost: %s; its in-flight items fail with "
 		 "VYRE_E_DEVICE and its clients are disconnected; %u of %u GPUs still serve",
-		 d->gpu, ordinal, sh->gpus[d->gpu].name, why, left, sh->n_gpus);
-	if (left == 0) {
+		 d->gpu + d->cfg.worker_first, ordinal, sh->gpus[d->gpu].name, why, left,
+		 sh->n_gpus);
+	if (left == 0 && vyre_link_active()) {
+		vyre_log("this GPU worker stops (exit status 1) once its clients are gone; the "
+			 "supervisor starts a new one");
+		vyre_loops_stop(d);
+	} else if (left == 0) {
 		vyre_log("no usable GPU is left: stopping (exit status 1) so that vyred can be "
 			 "restarted");
 		vyre_loops_stop(d);

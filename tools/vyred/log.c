@@ -2,16 +2,31 @@
 /* vyred logs to stderr, one line per event, as a systemd service should. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "daemon.h"
 
+/* "vyred: ", or a GPU worker's "vyred[gpu 1]: "; set before any thread starts */
+static char log_name[32] = "vyred: ";
+
+void vyre_log_set_gpu(uint32_t first_index)
+{
+	snprintf(log_name, sizeof(log_name), "vyred[gpu %u]: ", first_index);
+}
+
+/* One write a line: the GPU workers share the supervisor's stderr. */
 void vyre_log(const char *fmt, ...)
 {
+	char line[1024];
 	va_list ap;
+	int n = snprintf(line, sizeof(line), "%s", log_name);
 
 	va_start(ap, fmt);
-	fputs("vyred: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
 	va_end(ap);
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	if (write(STDERR_FILENO, line, (size_t)n) < 0)
+		return; /* nowhere to say it */
 }

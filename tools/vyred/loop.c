@@ -95,7 +95,13 @@ static void arm_accept(struct vyre_daemon *d)
 	if (d->accept_armed || d->listen_fd < 0)
 		return;
 	sqe = get_sqe(d);
-	io_uring_prep_accept(sqe, d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (d->listen_link) {
+		/* a GPU worker is handed its connections by the supervisor */
+		vyre_link_rx_prepare(&d->link_rx);
+		io_uring_prep_recvmsg(sqe, d->listen_fd, &d->link_rx.hdr, MSG_CMSG_CLOEXEC);
+	} else {
+		io_uring_prep_accept(sqe, d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	}
 	io_uring_sqe_set_data64(sqe, op_data(OP_ACCEPT, 0));
 	d->accept_armed = 1;
 }
@@ -382,13 +388,43 @@ int vyre_loop_init(struct vyre_daemon *d)
 	return 0;
 }
 
+/* A GPU worker's channel gave @res bytes: a connection, or the supervisor's end. */
+static void on_link(struct vyre_daemon *d, int res)
+{
+	uint32_t route = 0, id = 0;
+	const int fd = res > 0 ? vyre_link_rx_take(&d->link_rx, res, &route, &id) : -1;
+
+	d->accept_armed = 0;
+	if (res == 0) {
+		vyre_log("the supervisor closed its channel: stopping");
+		vyre_loops_stop(d);
+		return;
+	}
+	if (fd >= 0 && d->stopping) {
+		close(fd);
+		vyre_link_gone(route);
+	} else if (fd >= 0) {
+		vyre_server_accepted(d, fd, route, id);
+	} else if (res > 0) {
+		vyre_log("the supervisor's channel: a message that is no connection");
+	} else if (res != -EAGAIN && res != -EINTR && res != -ECANCELED) {
+		vyre_log("the supervisor's channel: %s", strerror(-res));
+	}
+	if (!d->stopping)
+		arm_accept(d);
+}
+
 static void on_accept(struct vyre_daemon *d, int res)
 {
+	if (d->listen_link) {
+		on_link(d, res);
+		return;
+	}
 	d->accept_armed = 0;
 	if (res >= 0 && d->stopping)
 		close(res);
 	else if (res >= 0)
-		vyre_server_accepted(d, res);
+		vyre_server_accepted(d, res, 0, 0);
 	else if (res != -EAGAIN && res != -EINTR && res != -ECANCELED && res != -ECONNABORTED)
 		vyre_log("accept: %s", strerror(-res));
 	if (!d->stopping)

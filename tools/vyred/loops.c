@@ -162,6 +162,7 @@ static void refuse(struct vyre_daemon *d, struct vyre_handoff *h)
 	m.u.hello_reply.status = VYRE_E_NOMEM;
 	vyre_msg_send(h->conn.sock, &m, NULL, 0);
 	close(h->conn.sock);
+	vyre_link_gone(h->conn.link_route);
 	for (unsigned i = 0; i < h->nfds; i++)
 		close(h->fds[i]);
 	unroute(d->sh, d->loop_index + 1, h->conn.route, h->conn.priority);
@@ -277,7 +278,9 @@ void vyre_loops_fini(struct vyre_shared *sh)
 static int pin(const struct vyre_daemon *d)
 {
 	cpu_set_t set;
-	const int cpu = d->cfg.loop_cpu + (int)d->loop_index;
+	/* a GPU worker's loops follow those of the GPUs before it */
+	const int cpu = d->cfg.loop_cpu + (int)(d->cfg.worker_first * d->sh->loops_per_gpu) +
+			(int)d->loop_index;
 
 	if (d->cfg.loop_cpu < 0)
 		return 0;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "front.h"
 #include "sd.h"
 
 static int setup_tables(struct vyre_daemon *d)
@@ -129,6 +130,10 @@ int main(int argc, char **argv)
 
 	if (rc != 0)
 		return rc > 0 ? 0 : 2;
+	if (loops[0].cfg.worker_fd >= 0) {
+		vyre_link_init(loops[0].cfg.worker_fd);
+		vyre_log_set_gpu(loops[0].cfg.worker_first);
+	}
 	/* before any thread: it unsets what systemd passed */
 	if (vyre_sd_init() != 0)
 		return 1;
@@ -149,6 +154,14 @@ int main(int argc, char **argv)
 		vyre_sd_fini();
 		return 1;
 	}
+	if (vyre_front_wanted(&loops[0].cfg, &sh)) {
+		/* several devices: a process each, under this one (front.h) */
+		rc = vyre_front_run(&loops[0].cfg, &sh, argc, argv);
+		if (accept_log)
+			fclose(accept_log);
+		vyre_sd_fini();
+		return rc;
+	}
 	rc = vyre_loops_init(&sh, loops, ops);
 	if (rc != 0)
 		vyre_log("out of memory setting up %u event loops", sh.n_made);
@@ -161,6 +174,7 @@ int main(int argc, char **argv)
 		rc = vyre_server_listen(&loops[0]);
 	if (rc == 0) {
 		announce_ready(&sh, &loops[0]);
+		vyre_link_ready();
 		rc = vyre_loops_run(&sh);
 	}
 	const int none_left = sh.n_gpus && vyre_gpus_none_left(&sh);

@@ -82,6 +82,13 @@ int vyre_server_listen(struct vyre_daemon *d)
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	const char *path = d->cfg.socket_path;
 
+	if (d->cfg.worker_fd >= 0) {
+		/* a GPU worker: the supervisor listens and hands connections over */
+		d->listen_fd = d->cfg.worker_fd;
+		d->listen_link = 1;
+		d->listen_passed = 1;
+		return 0;
+	}
 	d->listen_fd = vyre_sd_listen_fd();
 	if (d->listen_fd >= 0) {
 		/* the service manager owns the path: it made it and removes it */
@@ -165,7 +172,7 @@ static int read_credentials(struct vyre_conn *c)
 	return 0;
 }
 
-void vyre_server_accepted(struct vyre_daemon *d, int fd)
+void vyre_server_accepted(struct vyre_daemon *d, int fd, uint32_t link_route, uint32_t link_id)
 {
 	struct vyre_conn *c = NULL;
 
@@ -178,10 +185,13 @@ void vyre_server_accepted(struct vyre_daemon *d, int fd)
 
 		vyre_msg_send(fd, &m, NULL, 0);
 		close(fd);
+		vyre_link_gone(link_route);
 		return;
 	}
 	c->sock = fd;
-	c->id = ++d->next_client_id;
+	c->link_route = link_route;
+	/* a GPU worker's clients are numbered by the supervisor, across the workers */
+	c->id = link_id ? link_id : ++d->next_client_id;
 	c->state = VYRE_CONN_HANDSHAKE;
 	c->accepted_ns = vyre_now_ns();
 	if (read_credentials(c) != 0) {
