@@ -182,6 +182,12 @@ extern const char vyre_cuda_unavailable[];
  */
 int vyre_backend_inject_here(int device);
 int vyre_backend_inject_fault(const char *var, int device);
+/*
+ * VYRE_INJECT_AFTER=N: the hooked fault comes in the backend's batch N + 1,
+ * so that a test can fault a GPU while its batches run (default 0: the
+ * first).
+ */
+uint32_t vyre_backend_inject_after(void);
 
 /*
  * The on-chip handoffs (docs/design.md 7.6) the CUDA backend keeps, for the

@@ -100,6 +100,7 @@ struct vyre_backend {
 	uint32_t n_slot_cvs; /* slot condvars initialised, for teardown after a failed init */
 	int sync_ok;	     /* lock, work_cv and done_cv initialised */
 	int inject;	     /* VYRE_CPU_INJECT=fault: the next batch faults the backend */
+	uint32_t inject_after; /* VYRE_INJECT_AFTER: batches to run before that one */
 	atomic_int dead;     /* after an injected fault: unusable, as after a CUDA fault */
 
 	pthread_mutex_t lock;
@@ -401,7 +402,9 @@ static int cpu_submit(struct vyre_backend *b, uint32_t slot, const struct vyre_e
 	s->busy = 1;
 	s->status = 0;
 	b->active++;
-	if (b->inject && batch->plan.n_order > 0) {
+	if (b->inject && batch->plan.n_order > 0 && b->inject_after) {
+		b->inject_after--;
+	} else if (b->inject && batch->plan.n_order > 0) {
 		/* the test hook of docs/design.md 8.8: this batch fails as after a device fault */
 		b->inject = 0;
 		atomic_store(&b->dead, 1);
@@ -657,6 +660,7 @@ static int cpu_init(struct vyre_backend **out, const struct vyre_backend_config 
 	b->cfg = *cfg;
 	b->efd = -1;
 	b->inject = vyre_backend_inject_fault("VYRE_CPU_INJECT", cfg->device);
+	b->inject_after = vyre_backend_inject_after();
 	atomic_init(&b->dead, 0);
 	atomic_init(&b->work_seq, 0);
 	atomic_init(&b->done_seq, 0);

@@ -525,6 +525,7 @@ static int cuda_init(struct vyre_backend **out, const struct vyre_backend_config
 	b->watchdog_ms = env_ms("VYRE_CUDA_WATCHDOG_MS", WATCHDOG_DEFAULT);
 	b->max_blocks = env_ms("VYRE_CUDA_MAX_BLOCKS", 0);
 	b->inject = env_inject(cfg->device);
+	b->inject_after = vyre_backend_inject_after();
 	err = vyre_cuda_device_open(&b->dv, cfg->device, b->max_blocks, b->why, sizeof(b->why));
 	if (!err && cfg->cuda_grid_parts > 1)
 		b->dv.grid =
@@ -676,7 +677,9 @@ static int submit_locked(struct vyre_backend *b, uint32_t slot, const struct vyr
 	}
 	vyre_cuda_lower_fill(batch, b->heaps, s->cls, s->item_state, &s->lay, s->slab.host,
 			     grid_max, s->order_slot, s->launches);
-	if (b->inject && s->lay.n_launches > 0) {
+	if (b->inject && s->lay.n_launches > 0 && b->inject_after) {
+		b->inject_after--;
+	} else if (b->inject && s->lay.n_launches > 0) {
 		struct vyre_cuda_launch *l = &s->launches[0];
 
 		if (b->inject & VYRE_CUDA_INJECT_FAULT)

@@ -111,6 +111,7 @@ struct vyre_backend {
 	int in_group;
 
 	uint32_t inject;
+	uint32_t inject_after; /* batches to run before the injected one */
 	int dead;
 	struct vyre_cuda_stats stats;
 	char why[320];

@@ -180,7 +180,8 @@ static int session(const char *sock, int rounds)
 
 static void kill_vyred(void)
 {
-	const char *const extra[] = {"--backend", "cuda", "--mode", "persistent", NULL};
+	const char *const extra[] = {"--backend", "cuda", "--mode", "persistent",
+				     "--gpus",	  "0",	  NULL};
 	struct vyre_test_daemon d;
 	double t0;
 
@@ -292,7 +293,8 @@ static int start_faulting(struct vyre_test_daemon *d, const char *const *extra)
 
 static void device_fault(void)
 {
-	const char *const extra[] = {"--backend", "cuda", "--mode", "persistent", NULL};
+	const char *const extra[] = {"--backend", "cuda", "--mode", "persistent",
+				     "--gpus",	  "0",	  NULL};
 	struct vyre_test_daemon d;
 	struct vyre_client *c = NULL;
 
@@ -373,7 +375,8 @@ static int kept_intact(struct vyre_client *c, uint32_t h, uint32_t added)
 
 static void fault_then_resume(void)
 {
-	const char *const extra[] = {"--backend", "cuda", "--mode", "persistent", NULL};
+	const char *const extra[] = {"--backend", "cuda", "--mode", "persistent",
+				     "--gpus",	  "0",	  NULL};
 	struct vyre_test_daemon d, next;
 	struct vyre_client *faulty = NULL, *bystander = NULL;
 	uint32_t hf = 0, hb = 0;
@@ -389,8 +392,8 @@ static void fault_then_resume(void)
 	}
 	const int st = ok ? add_kept(faulty, hf, 1) : 0;
 	const int rc = exit_within(&d, 10000);
-	const char *const again[] = {"--backend", "cuda",   "--mode", "persistent",
-				     "--socket",  d.socket, NULL};
+	const char *const again[] = {"--backend", "cuda",     "--mode", "persistent", "--gpus",
+				     "0",	  "--socket", d.socket, NULL};
 	const double t0 = now_ms();
 
 	if (ok && (st != VYRE_E_DEVICE || rc != 1)) {
@@ -437,7 +440,8 @@ static void fault_then_resume(void)
 
 static void watchdog(void)
 {
-	const char *const extra[] = {"--backend", "cuda", "--mode", "persistent", NULL};
+	const char *const extra[] = {"--backend", "cuda", "--mode", "persistent",
+				     "--gpus",	  "0",	  NULL};
 	struct vyre_test_daemon d;
 	struct vyre_client *c = NULL;
 
@@ -569,8 +573,8 @@ static void fire(int gun)
  */
 static void several_in_flight(int fault, const char *loops)
 {
-	const char *const extra[] = {"--backend", "cuda",    "--mode", "persistent", "--inflight",
-				     "4",	  "--loops", loops,    NULL};
+	const char *const extra[] = {"--backend",  "cuda", "--mode",  "persistent", "--gpus", "0",
+				     "--inflight", "4",	   "--loops", loops,	    NULL};
 	struct vyre_test_daemon d;
 	pid_t kids[LOAD_PRODUCERS];
 	int gun, ok = 1;

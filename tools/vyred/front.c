@@ -606,6 +606,7 @@ static void forget_fault_hooks(void)
 	unsetenv("VYRE_CUDA_INJECT");
 	unsetenv("VYRE_CPU_INJECT");
 	unsetenv("VYRE_INJECT_DEVICE");
+	unsetenv("VYRE_INJECT_AFTER");
 }
 
 int vyre_front_run(const struct vyre_daemon_config *cfg, const struct vyre_shared *sh, int argc,
