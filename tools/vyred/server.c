@@ -133,6 +133,11 @@ void vyre_server_unlisten(struct vyre_daemon *d)
 {
 	if (d->listen_fd < 0)
 		return;
+	if (d->listen_link) {
+		/* a GPU worker's channel: it tells the supervisor of clients closed till the end */
+		d->listen_fd = -1;
+		return;
+	}
 	if (!d->listen_passed)
 		unlink(d->cfg.socket_path);
 	close(d->listen_fd);
