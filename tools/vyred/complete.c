@@ -20,7 +20,11 @@
  * while the device runs, not after; never before the doorbell, whose stores
  * would queue behind them.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "chains.h"
 #include "daemon.h"
@@ -75,11 +79,41 @@ void vyre_stage_accept(struct vyre_daemon *d, const struct vyre_batch *b)
 	}
 }
 
+/*
+ * --accept-log lines, written whole: the GPU workers of one vyred append
+ * to the same file, and a write() of whole lines to a file opened for
+ * appending never interleaves with another's.
+ */
+struct accept_lines {
+	int fd;
+	size_t len;
+	char buf[16384];
+};
+
+static void accept_flush(struct accept_lines *al)
+{
+	if (al->len && write(al->fd, al->buf, al->len) < 0)
+		vyre_log("--accept-log: %s", strerror(errno));
+	al->len = 0;
+}
+
+static void accept_line(struct accept_lines *al, uint32_t id, uint64_t user_data)
+{
+	if (al->len + 32 > sizeof(al->buf))
+		accept_flush(al);
+	al->len += (size_t)snprintf(al->buf + al->len, sizeof(al->buf) - al->len,
+				    "%" PRIu32 " %" PRIu64 "\n", id, user_data);
+}
+
 /* CQEs per client whose slot lines vyre_stage_release brings in early. */
 #define STAGED_CQES 4u
 
 void vyre_stage_release(struct vyre_daemon *d, struct vyre_batch *b)
 {
+	struct accept_lines al; /* its buffer is not cleared: a batch's lines fill it */
+
+	al.fd = d->accept_log ? fileno(d->accept_log) : -1;
+	al.len = 0;
 	if (b->released)
 		return;
 	b->released = 1;
@@ -96,11 +130,9 @@ void vyre_stage_release(struct vyre_daemon *d, struct vyre_batch *b)
 		for (uint32_t k = 0; k < n && k < STAGED_CQES; k++)
 			vyre_cq_stage(&c->cq, k, b->sqes[c->batch_first + k].user_data);
 		for (uint32_t k = 0; d->accept_log && k < n; k++)
-			fprintf(d->accept_log, "%" PRIu32 " %" PRIu64 "\n", c->id,
-				b->sqes[c->batch_first + k].user_data);
+			accept_line(&al, c->id, b->sqes[c->batch_first + k].user_data);
 	}
-	if (d->accept_log)
-		fflush(d->accept_log);
+	accept_flush(&al);
 }
 
 void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t now)
