@@ -13,7 +13,10 @@
  *            words at a time, 16 and 32 producers (--quick: 4 and 8),
  *            producer i in domain "gpus<i % 4>": items/s, p50, p99, p999
  *
- * then ratio rows "2gpu:1gpu" (items/s, and p50 for the closed loop).
+ * then ratio rows "2gpu:1gpu" (items/s, and p50 for the closed loop). On a
+ * host of four or more GPUs also `vyred --gpus A,B,C,D` ("4gpu", 8 domains:
+ * 2 a GPU as with two, the same trivial producers and closed-loop
+ * producers shared among them) and rows "4gpu:1gpu".
  *
  * With one usable GPU the second vyred is `--gpus A,A` (two GPUs of one
  * device, design.md 8.8), its rows "2lanes", and the suite says that the
@@ -191,8 +194,9 @@ struct plan {
 };
 
 struct side {
-	const char *label; /* "1gpu", "2gpu", "2lanes" */
+	const char *label; /* "1gpu", "2gpu", "2lanes", "4gpu" */
 	char gpus[32];	   /* --gpus */
+	unsigned spread;   /* domains = DOMAINS x spread, the trivial producers staying as many */
 	int trivial_ran, closed_ran[N_CLOSED];
 	struct vyre_peers_figures trivial, closed[N_CLOSED];
 };
@@ -202,6 +206,7 @@ static int start(struct vyre_bench_vyred *d, const struct plan *pl, const struct
 	const char *args[12 + VYRE_BENCH_VYRED_OPTS_ARGS];
 	char batch[16], buffers[16];
 	const uint64_t need = (uint64_t)DOMAINS * pl->per_domain * (pl->batch + 1u) + 1024u;
+	/* 4gpu: 2 domains a GPU, as 2gpu has */
 	unsigned n = 0;
 
 	snprintf(batch, sizeof(batch), "%u", pl->batch);
@@ -232,8 +237,12 @@ static const char *const summary_lines[] = {"stopped after", ": loop ", "GPU ", 
 static int run_side(struct vyre_bench_ctx *ctx, const struct plan *pl, struct side *s)
 {
 	struct vyre_bench_vyred d = {0};
+	const unsigned spread = s->spread ? s->spread : 1;
+	const unsigned domains = DOMAINS * spread;
+	/* as many trivial producers on every side: the domains share them */
+	const unsigned per_domain = pl->per_domain > spread ? pl->per_domain / spread : 1;
 	const struct trivial t = {pl->batch,
-				  (uint64_t)pl->per_domain * pl->batch * HEAP_ALIGN + (1u << 20)};
+				  (uint64_t)per_domain * pl->batch * HEAP_ALIGN + (1u << 20)};
 	char system[64], name[128];
 	int rc = 0;
 
@@ -253,7 +262,7 @@ static int run_side(struct vyre_bench_ctx *ctx, const struct plan *pl, struct si
 	for (unsigned i = 0; i < N_CLOSED; i++) {
 		snprintf(name, sizeof(name), "closed %s %up", system, pl->procs[i]);
 		const struct vyre_peers_load closed = {SUITE,	name, d.sock, DOMAIN_PREFIX,
-						       DOMAINS, NULL, NULL};
+						       domains, NULL, NULL};
 
 		if (vyre_peers_measure(ctx, &closed, pl->procs[i], &s->closed[i])) {
 			rc = -1;
@@ -293,9 +302,10 @@ static void ratios(struct vyre_bench_ctx *ctx, const struct plan *pl, const stru
 static int gpus_suite(struct vyre_bench_ctx *ctx)
 {
 	char bin[PATH_MAX], why[320];
-	int ordinals[2] = {0, 1}, usable = 0;
+	int ordinals[4] = {0, 1, 2, 3}, usable = 0;
 	struct plan pl = {.bin = bin, .backend = "cpu", .system = "vyre-cpu"};
-	struct side one = {.label = "1gpu"}, two = {.label = "2gpu"};
+	struct side one = {.label = "1gpu"}, two = {.label = "2gpu"},
+		    four = {.label = "4gpu", .spread = 2};
 
 	if (!vyre_bench_find_vyred(bin, sizeof(bin))) {
 		fprintf(stderr, "gpus: skipped: no vyred next to vyre-bench\n");
@@ -315,7 +325,7 @@ static int gpus_suite(struct vyre_bench_ctx *ctx)
 	if (ctx->cpu_only)
 		snprintf(why, sizeof(why), "--backend cpu");
 	else
-		usable = vyre_bench_gpus_usable(ordinals, 2, why, sizeof(why));
+		usable = vyre_bench_gpus_usable(ordinals, 4, why, sizeof(why));
 	if (usable <= 0) {
 		fprintf(
 		    stderr,
@@ -346,6 +356,13 @@ static int gpus_suite(struct vyre_bench_ctx *ctx)
 
 	rc |= run_side(ctx, &pl, &two);
 	ratios(ctx, &pl, &one, &two);
+	if (usable >= 4) {
+		/* a host of four: all four against one too, 2 domains a GPU */
+		snprintf(four.gpus, sizeof(four.gpus), "%d,%d,%d,%d", ordinals[0], ordinals[1],
+			 ordinals[2], ordinals[3]);
+		rc |= run_side(ctx, &pl, &four);
+		ratios(ctx, &pl, &one, &four);
+	}
 	return rc ? -1 : 0;
 }
 
