@@ -53,6 +53,9 @@ grep -E '^gpus(: (the two-GPU|skipped|no GPU)| )' "$O/gpus.log" | grep -v p999
 # item once against the oracle; then the pause it costs (design.md 3, 11)
 VYRE_TEST_BACKEND=cuda step resume 200 ./tests/test_resume
 VYRE_TEST_BACKEND=cuda step resume-edges 200 ./tests/test_resume_edges
+# a device fault on one GPU of two under load: the other serves on, the faulting
+# GPU's resumable producers resume (design.md 8.5, 8.8); needs two GPUs, else 77
+VYRE_TEST_BACKEND=cuda step fault-load 200 ./tests/test_gpu_fault_load
 step restart 200 ./vyre-bench restart
 grep -E '^restart' "$O/restart.log" | head -20
 # a class-1 producer beside a class-0 flood, with and without classes (design.md 8.9)

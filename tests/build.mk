@@ -43,6 +43,12 @@ $(BUILD)/tests/test_mk_fuse: tests/test_mk_fuse.cpp gpu/mk_fuse.cuh gpu/mk_decod
 TESTS += test_gpus
 TEST_EXTRA_OBJS_test_gpus := $(BUILD)/obj/tests/test_integration_daemon.o
 $(BUILD)/tests/test_gpus: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
+# A device fault on one GPU of two under load: only its worker's items and clients
+# notice, resumable ones go on; the other GPU serves on (docs/design.md 8.5, 8.8).
+TESTS += test_gpu_fault_load
+TEST_EXTRA_OBJS_test_gpu_fault_load := $(BUILD)/obj/tests/test_integration_daemon.o \
+	$(BUILD)/obj/tests/test_crash_proc.o $(BUILD)/obj/tests/test_crash_honest.o
+$(BUILD)/tests/test_gpu_fault_load: $(TEST_EXTRA_OBJS_test_gpu_fault_load) $(BUILD)/vyred
 # Named buffers (docs/design.md 5): create, open, list and free by name across processes,
 # domains, loops and uids, against a live vyred.
 TESTS += test_named_buffers
