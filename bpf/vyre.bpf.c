@@ -68,9 +68,16 @@ struct {
 	__type(value, struct vyre_bpf_client);
 } clients SEC(".maps");
 
-/* Per-batch figures between plan and complete, for slow-batch events. */
+/*
+ * Per-batch figures between plan and complete: the executed count (complete
+ * adds plan's executed less its exec_invalid) and slow-batch events. Not an
+ * LRU map: an LRU hash evicts live entries before it is full once CPUs hold
+ * its free nodes, and a lost entry would lose a batch's executed items.
+ * complete deletes each entry (vyre-top attaches complete before plan, so
+ * none is left behind); at most VYRE_BPF_MAX_INFLIGHT are live.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, VYRE_BPF_MAX_INFLIGHT);
 	__type(key, uint64_t);
 	__type(value, struct vyre_bpf_inflight);
@@ -226,8 +233,8 @@ int BPF_USDT(vyre_plan, const struct vyre_tm_plan *arg)
 	if (!ctr || read_arg(&p, sizeof(p), arg, ctr) != 0)
 		return 0;
 	ADD(ctr->deduped, p.deduped);
-	ADD(ctr->executed, p.executed);
-	ADD(ctr->invalid, p.invalid); /* complete adds those caught at execution */
+	/* complete adds executed and the invalid items caught at execution (count_ran) */
+	ADD(ctr->invalid, p.invalid);
 	ADD(ctr->groups, p.groups);
 	ADD(ctr->barriers, p.barriers);
 	ADD(ctr->launches, p.launches);
@@ -294,7 +301,35 @@ int BPF_USDT(vyre_dispatch_end, uint64_t batch_id, int32_t status, uint32_t exec
 	return 0;
 }
 
+/*
+ * Of @plan's executed items, the exec_invalid of @c ran into VYRE_E_INVAL:
+ * invalid, not executed (docs/design.md 9), so every item is one of
+ * deduped, invalid and executed, as in vyred's exit log.
+ */
+static __always_inline uint32_t ran_invalid(const struct vyre_tm_plan *plan,
+					    const struct vyre_tm_complete *c)
+{
+	return c->exec_invalid < plan->executed ? c->exec_invalid : plan->executed;
+}
+
+/*
+ * Counted at complete, when the outcome is known, so both counters only
+ * grow; only for a batch whose plan was counted (not one planned before
+ * the attach), like its deduped and rejected items.
+ */
+static __always_inline void count_ran(const struct vyre_bpf_inflight *f,
+				      const struct vyre_tm_complete *c,
+				      struct vyre_bpf_counters *ctr)
+{
+	if (!f || !f->have_plan)
+		return;
+	uint32_t bad = ran_invalid(&f->plan, c);
+	ADD(ctr->executed, f->plan.executed - bad);
+	ADD(ctr->invalid, bad);
+}
+
 static __always_inline void report_slow(const struct vyre_tm_complete *c,
+					const struct vyre_bpf_inflight *f,
 					struct vyre_bpf_counters *ctr)
 {
 	struct vyre_bpf_slow_batch *e = bpf_ringbuf_reserve(&slow, sizeof(*e), 0);
@@ -309,15 +344,13 @@ static __always_inline void report_slow(const struct vyre_tm_complete *c,
 	e->items = c->items;
 	e->errors = c->errors;
 	e->deduped = c->deduped;
-	uint64_t batch_id = c->batch_id;
-	struct vyre_bpf_inflight *f = bpf_map_lookup_elem(&inflight, &batch_id);
 	if (f) {
 		e->dispatch_ns = f->dispatch_ns;
 		if (f->have_plan) {
 			e->have_plan = 1;
 			e->plan_ns = f->plan.plan_ns;
 			e->bytes_avoided = f->plan.bytes_avoided;
-			e->executed = f->plan.executed;
+			e->executed = f->plan.executed - ran_invalid(&f->plan, c);
 			e->groups = f->plan.groups;
 			e->barriers = f->plan.barriers;
 			e->launches = f->plan.launches;
@@ -339,7 +372,9 @@ int BPF_USDT(vyre_complete, const struct vyre_tm_complete *arg)
 	ADD(ctr->batches, 1);
 	ADD(ctr->completed, c->items);
 	ADD(ctr->failed, c->errors);
-	ADD(ctr->invalid, c->exec_invalid);
+	uint64_t batch_id = c->batch_id;
+	struct vyre_bpf_inflight *f = bpf_map_lookup_elem(&inflight, &batch_id);
+	count_ran(f, c, ctr);
 	ADD(ctr->latency_ns, c->sum_ns);
 	hist_add(VYRE_BPF_HIST_BATCH, c->items);
 	uint32_t lat_id = VYRE_BPF_HIST_LATENCY;
@@ -369,10 +404,10 @@ int BPF_USDT(vyre_complete, const struct vyre_tm_complete *arg)
 	}
 	if (c->max_ns >= slow_batch_ns) {
 		ADD(ctr->slow_batches, 1);
-		report_slow(c, ctr);
+		report_slow(c, f, ctr);
 	}
-	uint64_t batch_id = c->batch_id;
-	bpf_map_delete_elem(&inflight, &batch_id);
+	if (f)
+		bpf_map_delete_elem(&inflight, &batch_id);
 	return 0;
 }
 

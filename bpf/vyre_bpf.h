@@ -30,7 +30,8 @@
 
 #define VYRE_BPF_HIST_BUCKETS 64u
 #define VYRE_BPF_MAX_CLIENTS  4096u
-#define VYRE_BPF_MAX_INFLIGHT 1024u
+/* batches between plan and complete: --inflight (at most 64) a loop, at most 64 loops */
+#define VYRE_BPF_MAX_INFLIGHT 4096u
 #define VYRE_BPF_SLOW_RING    (256u * 1024u)
 #define VYRE_BPF_MAX_GPUS     16u /* vyred's --gpus takes at most 16 */
 #define VYRE_BPF_MAX_LOOPS    64u /* and at most 64 loops in all */
@@ -55,7 +56,7 @@ struct vyre_bpf_counters {
 	uint64_t completed;	   /* complete: CQEs posted */
 	uint64_t failed;	   /* complete: CQEs with a negative status */
 	uint64_t deduped;	   /* plan */
-	uint64_t executed;	   /* plan */
+	uint64_t executed;	   /* complete: plan's executed less exec_invalid */
 	uint64_t invalid;	   /* plan (rejected) + complete (exec_invalid) */
 	uint64_t groups;	   /* plan */
 	uint64_t barriers;	   /* plan */

@@ -51,3 +51,8 @@ $(BUILD)/tests/test_telemetry_gpus: $(BUILD)/vyred $(TM_PRODUCER)
 # vyre-top --openmetrics and --listen under a counted load, read with prometheus_client.
 TESTS += test_telemetry_metrics
 $(BUILD)/tests/test_telemetry_metrics: $(BUILD)/vyred $(TM_PRODUCER)
+
+# Deduplicated + invalid + executed = items, the same in vyred's log, vyre-top --json and
+# --openmetrics, under a load with items that fail before planning and at execution.
+TESTS += test_telemetry_partition
+$(BUILD)/tests/test_telemetry_partition: $(BUILD)/vyred $(TM_PRODUCER)

@@ -44,6 +44,14 @@ tm_require_tool() {
 	command -v "$1" >/dev/null 2>&1 || fail "$1 is not installed (make setup installs it)"
 }
 
+# Fail unless Debian's python3-prometheus-client is there; PY is the python3
+# to parse expositions with (the module lives in /usr/lib/python3/dist-packages).
+tm_require_prometheus() {
+	PY=/usr/bin/python3
+	"$PY" -c 'import prometheus_client.openmetrics.parser' 2>/dev/null ||
+		fail "python3-prometheus-client is not installed (make setup installs it)"
+}
+
 # tm_wait_for FILE REGEX [SECONDS]: wait until FILE has a line matching REGEX.
 tm_wait_for() {
 	n=$(( ${3:-30} * 10 ))

@@ -17,10 +17,7 @@ BUILD=$(cd "$(dirname "$0")/.." && pwd)
 
 tm_require_bpf
 tm_require_tool curl
-# Debian's module lives in /usr/lib/python3/dist-packages: its own interpreter
-PY=/usr/bin/python3
-"$PY" -c 'import prometheus_client.openmetrics.parser' 2>/dev/null ||
-	fail "python3-prometheus-client is not installed (make setup installs it)"
+tm_require_prometheus
 
 VYRED="$BUILD/vyred"
 PRODUCER="$BUILD/tests/vyre-tm-producer"

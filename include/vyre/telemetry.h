@@ -140,9 +140,11 @@ struct vyre_tm_complete {
 	uint32_t gpu;			   /* the GPU's index in --gpus (docs/design.md 8.8) */
 	uint32_t loop;			   /* the event loop that ran the batch */
 	/*
-	 * CQEs with VYRE_E_INVAL of items the planner let through (or of
-	 * their duplicates): caught when the item ran, as a DFA table an
-	 * earlier item wrote malformed. plan's invalid counts the others.
+	 * CQEs with VYRE_E_INVAL of items the planner let through, not
+	 * deduplicated: caught when the item ran, as a DFA table an earlier
+	 * item wrote malformed. plan's invalid counts the others. These items
+	 * are among plan's executed; a reader counts them invalid instead
+	 * (docs/design.md 9), and a DEDUPED CQE stays deduplicated.
 	 */
 	uint32_t exec_invalid;
 	uint32_t priority; /* the priority class of its items: a batch holds one (8.9) */

@@ -61,8 +61,13 @@ static int attach_probes(struct top_session *s, pid_t pid, char *why, size_t why
 {
 	struct bpf_program *prog;
 	char missing[256] = "";
-	bpf_object__for_each_program(prog, s->skel->obj)
-	{
+	/*
+	 * Last program first: bpf/vyre.bpf.c defines them in a batch's probe
+	 * order, so complete is live before plan, and a batch whose plan is
+	 * counted is counted to its complete (which adds its executed items).
+	 */
+	for (prog = bpf_object__prev_program(s->skel->obj, NULL); prog;
+	     prog = bpf_object__prev_program(s->skel->obj, prog)) {
 		const char *name = bpf_program__name(prog);
 		if (strncmp(name, PROGRAM_PREFIX, strlen(PROGRAM_PREFIX)) != 0 ||
 		    s->n_programs >= MAX_PROBES)

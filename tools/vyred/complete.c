@@ -35,6 +35,16 @@ static uint32_t log2_bucket(uint64_t ns)
 	return ns ? 64u - (uint32_t)__builtin_clzll(ns) : 0;
 }
 
+/*
+ * An item the planner let through that ran into VYRE_E_INVAL (a DFA table
+ * found malformed): invalid, not executed (docs/design.md 9). A deduplicated
+ * item is deduplicated whatever its source's outcome.
+ */
+static int exec_invalid(const struct vyre_batch *b, uint32_t i, const struct vyre_cqe *cqe)
+{
+	return cqe->status == VYRE_E_INVAL && b->status[i] == 0 && !(cqe->flags & VYRE_CQE_DEDUPED);
+}
+
 /* The final status of item @i, which failed or ran (chained items are never deduplicated). */
 static int32_t outcome(const struct vyre_batch *b, uint32_t i)
 {
@@ -166,8 +176,11 @@ void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t n
 
 			fill_cqe(b, i, now, &cqe);
 			vyre_cq_post(&c->cq, &cqe);
-			vyre_trace_cqe(&tc, b->sqes[i].submit_ns, &cqe, b->status[i] == 0);
-			st->errors += cqe.status != 0;
+			vyre_trace_cqe(&tc, b->sqes[i].submit_ns, &cqe);
+			if (cqe.status != 0) {
+				st->errors++;
+				st->exec_invalid += exec_invalid(b, i, &cqe);
+			}
 			uint64_t lat = now > b->sqes[i].submit_ns ? now - b->sqes[i].submit_ns : 0;
 
 			uint32_t bucket = log2_bucket(lat);
@@ -184,5 +197,5 @@ void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t n
 		if (c->resumable)
 			vyre_sq_release(&c->sq, n);
 	}
-	vyre_trace_cqes_end(&tc);
+	vyre_trace_cqes_end(&tc, st->exec_invalid);
 }

@@ -110,8 +110,12 @@ void vyre_pipeline_fini(struct vyre_daemon *d)
 
 static void count_plan(struct vyre_plan_totals *t, const struct vyre_batch *b)
 {
+	/* of the items it ran, those that ran into VYRE_E_INVAL are invalid (docs/design.md 9) */
+	const uint32_t ran_invalid =
+	    b->stats.exec_invalid < b->plan.n_order ? b->stats.exec_invalid : b->plan.n_order;
+
 	t->items += b->n_accepted;
-	t->executed += b->plan.n_order;
+	t->executed += b->plan.n_order - ran_invalid;
 	t->deduped += b->stats.deduped;
 	t->groups += b->plan.n_groups;
 	t->barriers += b->plan.n_groups ? b->plan.n_groups - 1 : 0;
@@ -119,7 +123,7 @@ static void count_plan(struct vyre_plan_totals *t, const struct vyre_batch *b)
 	/* an accepted item ran, was satisfied by another, or was refused */
 	const uint32_t settled = b->plan.n_order + b->stats.deduped;
 
-	t->invalid += b->n_accepted > settled ? b->n_accepted - settled : 0;
+	t->invalid += (b->n_accepted > settled ? b->n_accepted - settled : 0) + ran_invalid;
 	/* per item only where something was deduplicated: the common batch pays nothing */
 	for (uint32_t i = 0; b->stats.deduped && i < b->n_accepted; i++) {
 		const struct vyre_exec_item *it = &b->exec[i];

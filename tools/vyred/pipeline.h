@@ -39,6 +39,8 @@ struct vyre_batch_stats {
 	uint32_t items_in; /* drained */
 	uint32_t accepted; /* the plan stage's prefix */
 	uint32_t errors;   /* CQEs with a non-zero status */
+	/* of them, VYRE_E_INVAL of items it ran, not deduplicated: invalid (docs/design.md 9) */
+	uint32_t exec_invalid;
 	uint32_t executed; /* items the backend ran */
 	uint32_t deduped;
 	uint32_t clients; /* clients with items in the batch */
@@ -56,11 +58,14 @@ struct vyre_batch_stats {
 	uint32_t latency_log2[VYRE_LATENCY_BUCKETS];
 };
 
-/* The planner's work summed over batches (the exit log; docs/design.md 10, vyre-demo). */
+/*
+ * The planner's work summed over batches (the exit log; docs/design.md 10,
+ * vyre-demo). Each item is one of deduped, invalid and executed (9).
+ */
 struct vyre_plan_totals {
 	uint64_t items;	   /* accepted */
-	uint64_t invalid;  /* refused before planning */
-	uint64_t executed; /* run by the backend */
+	uint64_t invalid;  /* refused before planning, or VYRE_E_INVAL when it ran */
+	uint64_t executed; /* run by the backend, less the invalid ones */
 	uint64_t deduped;
 	uint64_t groups;
 	uint64_t barriers;

@@ -107,14 +107,12 @@ static inline void vyre_trace_cqes_begin(struct vyre_trace_cqes *t, const struct
 		vyre_trace_cqes_begin_fire(t, d, b);
 }
 
-/* @ran: the planner let the item through (its failure, if any, came at execution). */
 static inline void vyre_trace_cqe(struct vyre_trace_cqes *t, uint64_t submit_ns,
-				  const struct vyre_cqe *cqe, int ran)
+				  const struct vyre_cqe *cqe)
 {
 	if (!t->on)
 		return;
 	vyre_tm_complete_add(&t->batch, submit_ns, cqe);
-	t->batch.exec_invalid += ran && cqe->status == VYRE_E_INVAL;
 	if (cqe->status != 0 && t->client_errors++ == 0)
 		t->client_code = cqe->status;
 }
@@ -127,10 +125,17 @@ static inline void vyre_trace_client_done(struct vyre_trace_cqes *t, const struc
 		vyre_trace_client_done_fire(t, c);
 }
 
-static inline void vyre_trace_cqes_end(struct vyre_trace_cqes *t)
+/*
+ * After the batch's CQEs: complete, whose exec_invalid is the complete
+ * stage's own count (the batch's stats.exec_invalid, which the exit log
+ * sums too), so every reader splits items the same way.
+ */
+static inline void vyre_trace_cqes_end(struct vyre_trace_cqes *t, uint32_t exec_invalid)
 {
-	if (t->on && VYRE_PROBE_ENABLED(complete))
+	if (t->on && VYRE_PROBE_ENABLED(complete)) {
+		t->batch.exec_invalid = exec_invalid;
 		VYRE_PROBE_COMPLETE(&t->batch);
+	}
 }
 
 /*
