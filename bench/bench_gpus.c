@@ -251,9 +251,9 @@ static int run_side(struct vyre_bench_ctx *ctx, const struct plan *pl, struct si
 	snprintf(system, sizeof(system), "%s %s%s", pl->system, s->label, pl->va.tag);
 	snprintf(name, sizeof(name), "trivial %u %s", pl->batch, system);
 	const struct vyre_peers_load trivial = {SUITE,	 name,	      d.sock, DOMAIN_PREFIX,
-						DOMAINS, trivial_run, &t};
+						domains, trivial_run, &t};
 
-	if (vyre_peers_measure(ctx, &trivial, DOMAINS * pl->per_domain, &s->trivial) == 0) {
+	if (vyre_peers_measure(ctx, &trivial, domains * per_domain, &s->trivial) == 0) {
 		s->trivial_ran = 1;
 		vyre_bench_report(ctx, SUITE, name, "items/s", s->trivial.items, "items/s");
 	} else {
@@ -332,8 +332,8 @@ static int gpus_suite(struct vyre_bench_ctx *ctx)
 		    "gpus: no GPU (%s): a smoke test on the CPU backend, its instances labelled "
 		    "as GPUs\n",
 		    why);
-		ordinals[0] = 0;
-		ordinals[1] = 1;
+		for (int i = 0; i < 4; i++)
+			ordinals[i] = i;
 	} else {
 		pl.backend = "cuda";
 		pl.system = "vyre";
@@ -356,8 +356,9 @@ static int gpus_suite(struct vyre_bench_ctx *ctx)
 
 	rc |= run_side(ctx, &pl, &two);
 	ratios(ctx, &pl, &one, &two);
-	if (usable >= 4) {
-		/* a host of four: all four against one too, 2 domains a GPU */
+	if (usable >= 4 || usable <= 0) {
+		/* a host of four (or the CPU smoke test): all four against one too, 2 domains a GPU
+		 */
 		snprintf(four.gpus, sizeof(four.gpus), "%d,%d,%d,%d", ordinals[0], ordinals[1],
 			 ordinals[2], ordinals[3]);
 		rc |= run_side(ctx, &pl, &four);
