@@ -14,6 +14,10 @@
  *   even with VYRE_CONNECT_RECONNECT (the dead vyred may have served it: a
  *   second ALLOC would leak a buffer, a second FREE fail), and the next
  *   call resumes.
+ *
+ * A step waits for the event it needs, within PATIENCE (scaled for sanitizer
+ * builds), never for a fixed time: a slow or loaded machine only slows it.
+ * The one sleep is the 3 s in which the heap must not change.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -21,8 +25,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <linux/sockios.h>
 
 #include "vyre/vyre.h"
 
@@ -33,6 +40,25 @@
 #define BIG	 (512u << 20) /* one FILL long enough to be caught running */
 #define BIG_HEAP (BIG + (1u << 20))
 
+/*
+ * How long a step waits for an event that must come. Sanitizer builds run
+ * the CPU backend's loops far slower: under TSan one FILL of BIG takes 10 s
+ * and more on two loaded cores (0.25 s plain), and vyre_reconnect into the
+ * vyred that dropped us waits out the rest of it. Only a broken step waits
+ * this long, so it is generous.
+ */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define SLOW 10
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define SLOW 10
+#endif
+#endif
+#ifndef SLOW
+#define SLOW 1
+#endif
+#define PATIENCE (10 * SEC * SLOW)
+
 static int failed;
 
 static void check(int ok, const char *what)
@@ -41,10 +67,10 @@ static void check(int ok, const char *what)
 	failed |= !ok;
 }
 
-/* One CQE within 10 s; its status, or the error. */
+/* One CQE within PATIENCE; its status, or the error. */
 static int one(struct vyre_client *c, struct vyre_cqe *q)
 {
-	int rc = vyre_wait(c, q, 1, 10 * SEC);
+	int rc = vyre_wait(c, q, 1, PATIENCE);
 
 	return rc == 1 ? q->status : (rc < 0 ? rc : VYRE_E_PROTO);
 }
@@ -55,7 +81,7 @@ static int see_gone(struct vyre_client *c)
 	struct vyre_cqe q;
 	int rc = VYRE_E_TIMEDOUT;
 
-	for (int i = 0; i < 100 && rc == VYRE_E_TIMEDOUT; i++)
+	for (int64_t i = 0; i < PATIENCE / (SEC / 10) && rc == VYRE_E_TIMEDOUT; i++)
 		rc = vyre_wait(c, &q, 1, SEC / 10);
 	return rc == VYRE_E_DISCONNECTED ? 0 : -1;
 }
@@ -124,7 +150,7 @@ static void last_batch_all_failed(const char *backend)
 		check(0, "a new vyred");
 		goto out;
 	}
-	int rc = vyre_reconnect(c, 5 * SEC);
+	int rc = vyre_reconnect(c, PATIENCE);
 
 	snprintf(line, sizeof(line), "resumed after a last batch that ran nothing: %s (%d)",
 		 rc < 0 ? vyre_strerror(rc) : "ok", rc);
@@ -149,7 +175,7 @@ static void dropped_while_running(const char *backend)
 	const char *args[] = {"--backend", backend, "--cpu-threads", "1", NULL};
 	struct vyre_test_daemon d;
 	struct vyre_client *c = NULL;
-	uint32_t big, before[16], after[16];
+	uint32_t big, small, before[16], after[16];
 	char line[200];
 
 	if (start_first(&d, 1, args) != 0)
@@ -158,21 +184,23 @@ static void dropped_while_running(const char *backend)
 	    .socket_path = d.socket, .heap_bytes = BIG_HEAP, .flags = VYRE_CONNECT_RESUMABLE};
 	struct vyre_work_item fill = {.op_handle = VYRE_OP_FILL, .param = 0x5a5a5a5au};
 	uint32_t bytes = 0;
-	const uint32_t *p;
+	const uint32_t *p, *sp;
 
 	if (vyre_connect(&o, &c) != 0 || vyre_buffer_alloc(c, BIG, 0, &big) != 0 ||
-	    !(p = vyre_buffer_ptr(c, big, &bytes))) {
-		check(0, "a resumable connection and a big buffer");
+	    !(p = vyre_buffer_ptr(c, big, &bytes)) || vyre_buffer_alloc(c, 4096, 0, &small) != 0 ||
+	    !(sp = vyre_buffer_ptr(c, small, NULL))) {
+		check(0, "a resumable connection, a big buffer and a small one");
 		goto out;
 	}
 	fill.output_handle = big;
-	check(vyre_submit(c, &fill, 1, 0) == 0 && vyre_test_wait_dispatched(&d, 1, 10 * SEC) == 0,
+	check(vyre_submit(c, &fill, 1, 0) == 0 && vyre_test_wait_dispatched(&d, 1, PATIENCE) == 0,
 	      "a long item is dispatched");
 	/* a malformed control message: vyred drops us while the item runs */
 	check(send(rel_client_socket(c), "x", 1, MSG_NOSIGNAL) == 1 && see_gone(c) == 0,
 	      "dropped for a malformed message");
 	const uint64_t t0 = rel_now_ns();
-	int rc = vyre_reconnect(c, 10 * SEC);
+	/* refused with VYRE_E_AGAIN, and retried, until the long item is over */
+	int rc = vyre_reconnect(c, PATIENCE);
 
 	sample(p, BIG, before);
 	snprintf(line, sizeof(line), "resumed into the same vyred after %.1f ms: %s (%d)",
@@ -186,8 +214,11 @@ static void dropped_while_running(const char *backend)
 
 	check(rc == 1 && one(c, &q) == VYRE_E_RESTARTED && q.user_data == 1,
 	      "its item is reported VYRE_E_RESTARTED");
+	/* a small item: its time is the resumed connection's, not another long FILL's */
 	fill.param = 1;
-	check(rc == 1 && vyre_submit(c, &fill, 2, 0) == 0 && one(c, &q) == 0 && p[0] == 1,
+	fill.output_handle = small;
+	check(rc == 1 && vyre_submit(c, &fill, 2, 0) == 0 && one(c, &q) == 0 && q.user_data == 2 &&
+		  sp[0] == 1,
 	      "an item runs after the resume");
 out:
 	if (c)
@@ -207,6 +238,18 @@ static void *alloc_thread(void *arg)
 
 	k->rc = vyre_buffer_alloc(k->c, 4096, 0, &k->handle);
 	return NULL;
+}
+
+/* Waits until a request of @c lies unread in its stopped vyred's socket. 0, or -1. */
+static int request_sent(struct vyre_client *c)
+{
+	const uint64_t until = rel_now_ns() + PATIENCE;
+	int queued = 0;
+
+	while (ioctl(rel_client_socket(c), SIOCOUTQ, &queued) == 0 && queued == 0 &&
+	       rel_now_ns() < until)
+		rel_sleep_ns(SEC / 1000);
+	return queued > 0 ? 0 : -1;
 }
 
 static void call_in_flight(const char *backend)
@@ -236,7 +279,7 @@ static void call_in_flight(const char *backend)
 		check(0, "a thread");
 		goto out;
 	}
-	rel_sleep_ns(SEC / 5);
+	check(request_sent(k.c) == 0, "the ALLOC is sent to the stopped vyred");
 	vyre_test_daemon_kill(&d[0]);
 	pthread_join(th, NULL);
 	snprintf(line, sizeof(line), "an ALLOC in flight when vyred dies: %s",
