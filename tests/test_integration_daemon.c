@@ -89,7 +89,7 @@ int vyre_test_logged_gpu(const struct vyre_test_daemon *d, uint32_t id)
 
 		while (f && gpu == -1 && fgets(line, sizeof(line), f)) {
 			if (!strstr(line, want) || (!strstr(line, "joined domain ") &&
-						     !strstr(line, "resumed in domain ")))
+						    !strstr(line, "resumed in domain ")))
 				continue;
 			gpu = strncmp(line, "vyred[gpu ", 10) == 0 ? atoi(line + 10) : -2;
 		}
@@ -208,6 +208,24 @@ int vyre_test_daemon_stop(struct vyre_test_daemon *d)
 		return WEXITSTATUS(st);
 	fprintf(stderr, "vyred died from signal %d\n", WIFSIGNALED(st) ? WTERMSIG(st) : -1);
 	return -1;
+}
+
+void vyre_test_daemon_signal(const struct vyre_test_daemon *d, int sig)
+{
+	char path[64];
+	FILE *f;
+	int child;
+
+	if (d->pid <= 0)
+		return;
+	/* a vyred of several devices serves from its GPU workers, its children */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)d->pid, (int)d->pid);
+	f = fopen(path, "r");
+	while (f && fscanf(f, "%d", &child) == 1)
+		kill(child, sig);
+	if (f)
+		fclose(f);
+	kill(d->pid, sig);
 }
 
 void vyre_test_daemon_kill(struct vyre_test_daemon *d)

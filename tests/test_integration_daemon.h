@@ -33,6 +33,8 @@ struct vyre_test_daemon {
 
 /* 1 when a line of the file @log contains @what (0 also when it cannot be read). */
 int vyre_test_log_has(const char *log, const char *what);
+/* @sig to vyred and to its GPU workers, if it has any (docs/design.md 8.8). */
+void vyre_test_daemon_signal(const struct vyre_test_daemon *d, int sig);
 /* The lines of @log that hold @what. */
 int vyre_test_log_count(const char *log, const char *what);
 

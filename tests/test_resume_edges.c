@@ -269,7 +269,7 @@ static void call_in_flight(const char *backend)
 		goto out;
 	}
 	/* vyred stopped with our request unread; its successor listens on the same path */
-	kill(d[0].pid, SIGSTOP);
+	vyre_test_daemon_signal(&d[0], SIGSTOP);
 	unlink(d[0].socket);
 	if (start_next(&d[1], &d[0], backend) != 0) {
 		check(0, "a new vyred beside the stopped one");

@@ -59,7 +59,7 @@ static void conn_free(struct vyre_daemon *d, struct vyre_conn *c)
 		vyre_region_id_set(d, c, VYRE_REGION_FREE);
 	if (c->sock >= 0) {
 		close(c->sock);
-		vyre_link_gone(c->link_route);
+		vyre_link_gone(c->link_route, c->id);
 	}
 	if (c->region.hdr)
 		vyre_region_unmap(&c->region);

@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -216,7 +217,9 @@ static void on_event(struct front *f, uint32_t k, const struct vyre_link_msg *m)
 			 "a new worker starts when this one exits",
 			 w->first, w->ordinal, w->pid, serving_words(f, words, sizeof(words)));
 	} else if (m->type == VYRE_LINK_GONE && w->state == VYRE_WORKER_READY) {
-		vyre_front_gone(&f->fr, k, m->route);
+		vyre_front_gone(&f->fr, k, m->route, m->client_id);
+	} else if (m->type == VYRE_LINK_REGION && w->state == VYRE_WORKER_READY) {
+		vyre_front_region(&f->fr, k, m->client_id, m->dev, m->ino);
 	}
 }
 
@@ -309,23 +312,34 @@ static void on_signals(struct front *f)
 	reap(f);
 }
 
-/* Close the descriptors a recvmsg into @mh installed. */
-static void close_passed(struct msghdr *mh)
+/*
+ * Close the descriptors a recvmsg into @mh installed; a RESUME's second one
+ * is its region memfd, whose identity goes to @region (st_ino 0 when none).
+ */
+static void close_passed(struct msghdr *mh, struct stat *region)
 {
+	int at = 0;
+
+	region->st_ino = 0;
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
 			continue;
-		for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+		for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++, at++) {
 			int got;
 
 			memcpy(&got, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (at == 1 && fstat(got, region) != 0)
+				region->st_ino = 0;
 			close(got);
 		}
 	}
 }
 
-/* The first message of @fd, peeked (@flags MSG_PEEK) or taken: its length, or -1. */
-static ssize_t first_message(int fd, uint8_t *buf, size_t len, int flags)
+/*
+ * The first message of @fd, peeked (@flags MSG_PEEK) or taken: its length,
+ * or -1; and the identity of the region memfd it passed, if any (@region).
+ */
+static ssize_t first_message(int fd, uint8_t *buf, size_t len, int flags, struct stat *region)
 {
 	union {
 		struct cmsghdr align;
@@ -339,8 +353,9 @@ static ssize_t first_message(int fd, uint8_t *buf, size_t len, int flags)
 	const ssize_t n = recvmsg(fd, &mh, flags | MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 
 	/* a peek installs the descriptors too; the worker receives its own */
+	region->st_ino = 0;
 	if (n >= 0)
-		close_passed(&mh);
+		close_passed(&mh, region);
 	return n;
 }
 
@@ -353,8 +368,9 @@ static void refuse(int fd, uint64_t hello_id, int rc)
 {
 	uint8_t buf[VYRE_MSG_MAX_SIZE];
 	struct vyre_msg m;
+	struct stat unused;
 
-	first_message(fd, buf, sizeof(buf), 0);
+	first_message(fd, buf, sizeof(buf), 0, &unused);
 	memset(&m, 0, sizeof(m));
 	m.type = VYRE_MSG_HELLO_REPLY;
 	m.id = hello_id;
@@ -396,7 +412,8 @@ static int try_place(struct front *f, struct pending *p, int late)
 {
 	uint8_t buf[VYRE_MSG_MAX_SIZE];
 	struct vyre_msg m;
-	const ssize_t n = first_message(p->fd, buf, sizeof(buf), MSG_PEEK);
+	struct stat region;
+	const ssize_t n = first_message(p->fd, buf, sizeof(buf), MSG_PEEK, &region);
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR) && !late)
 		return 0;
@@ -407,8 +424,17 @@ static int try_place(struct front *f, struct pending *p, int late)
 	/* no HELLO (late, or malformed): any worker answers it as vyred does */
 	const int hello =
 	    n > 0 && vyre_msg_decode(buf, (size_t)n, &m) == 0 && m.type == VYRE_MSG_HELLO;
-	uint32_t k, route;
-	const int rc = vyre_front_place(&f->fr, f->cfg, hello ? m.u.hello.domain : "", &k, &route);
+	uint32_t k = VYRE_FRONT_NO_WORKER, route;
+	int rc;
+
+	/* a RESUME of a region a worker still holds goes there (worker_link.h) */
+	if (hello && (m.u.hello.flags & VYRE_HELLO_RESUME) && region.st_ino)
+		k = vyre_front_region_worker(&f->fr, (uint64_t)region.st_dev,
+					     (uint64_t)region.st_ino);
+	if (k != VYRE_FRONT_NO_WORKER)
+		rc = vyre_front_place_on(&f->fr, m.u.hello.domain, k, &route);
+	else
+		rc = vyre_front_place(&f->fr, f->cfg, hello ? m.u.hello.domain : "", &k, &route);
 
 	if (rc == VYRE_E_AGAIN && !late)
 		return 0; /* a worker is starting: wait for it, up to the HELLO's deadline */
@@ -418,7 +444,7 @@ static int try_place(struct front *f, struct pending *p, int late)
 	}
 	if (hand_over(f, k, p->fd, route) != 0) {
 		vyre_log("handing a client to GPU %u: %s", f->workers[k].first, strerror(errno));
-		vyre_front_gone(&f->fr, k, route);
+		vyre_front_gone(&f->fr, k, route, 0);
 		refuse(p->fd, hello ? m.id : 0, VYRE_E_NOMEM);
 		return 1;
 	}

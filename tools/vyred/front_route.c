@@ -9,15 +9,50 @@
 int vyre_front_routes_init(struct vyre_front_routes *fr, uint32_t n_routes)
 {
 	fr->routes = calloc(n_routes, sizeof(*fr->routes));
-	fr->n_routes = fr->routes ? n_routes : 0;
-	return fr->routes ? 0 : VYRE_E_NOMEM;
+	fr->regions = calloc(n_routes, sizeof(*fr->regions));
+	if (!fr->routes || !fr->regions) {
+		vyre_front_routes_fini(fr);
+		return VYRE_E_NOMEM;
+	}
+	fr->n_routes = fr->n_regions = n_routes;
+	return 0;
 }
 
 void vyre_front_routes_fini(struct vyre_front_routes *fr)
 {
 	free(fr->routes);
+	free(fr->regions);
 	fr->routes = NULL;
-	fr->n_routes = 0;
+	fr->regions = NULL;
+	fr->n_routes = fr->n_regions = 0;
+}
+
+void vyre_front_region(struct vyre_front_routes *fr, uint32_t w, uint32_t client_id, uint64_t dev,
+		       uint64_t ino)
+{
+	struct vyre_front_region *free_rg = NULL;
+
+	for (uint32_t r = 0; r < fr->n_regions; r++) {
+		struct vyre_front_region *rg = &fr->regions[r];
+
+		if (rg->client_id == client_id && rg->worker == w)
+			free_rg = rg; /* a resume into the same connection slot: updated */
+		else if (!rg->client_id && !free_rg)
+			free_rg = rg;
+	}
+	/* a table of one entry a connection the workers can hold: never full */
+	if (!free_rg)
+		return;
+	*free_rg = (struct vyre_front_region){client_id, w, dev, ino};
+}
+
+uint32_t vyre_front_region_worker(const struct vyre_front_routes *fr, uint64_t dev, uint64_t ino)
+{
+	for (uint32_t r = 0; r < fr->n_regions; r++)
+		if (fr->regions[r].client_id && fr->regions[r].dev == dev &&
+		    fr->regions[r].ino == ino)
+			return fr->regions[r].worker;
+	return VYRE_FRONT_NO_WORKER;
 }
 
 uint32_t vyre_front_serving(const struct vyre_front_routes *fr)
@@ -82,24 +117,47 @@ static int none_serves(const struct vyre_front_routes *fr)
 	return starting(fr) ? VYRE_E_AGAIN : VYRE_E_DEVICE;
 }
 
-static int place_named(struct vyre_front_routes *fr, const struct vyre_daemon_config *cfg,
-		       const char *domain, uint32_t *worker, uint32_t *route)
+/* The live route of @domain, or NULL with the first free one in *@free_rt (NULL: none). */
+static struct vyre_front_route *find_route(struct vyre_front_routes *fr, const char *domain,
+					   struct vyre_front_route **free_rt)
 {
-	struct vyre_front_route *free_rt = NULL;
-	uint32_t w = VYRE_FRONT_NO_WORKER;
-
+	*free_rt = NULL;
 	for (uint32_t r = 0; r < fr->n_routes; r++) {
 		struct vyre_front_route *rt = &fr->routes[r];
 
-		if (rt->refs && !strcmp(rt->name, domain)) {
-			/* a route lives only on a serving worker (vyre_front_drop) */
-			rt->refs++;
-			*worker = rt->worker;
-			*route = r + 1;
-			return 0;
-		}
-		if (!rt->refs && !free_rt)
-			free_rt = rt;
+		if (rt->refs && !strcmp(rt->name, domain))
+			return rt;
+		if (!rt->refs && !*free_rt)
+			*free_rt = rt;
+	}
+	return NULL;
+}
+
+/* Route @rt, free, for @domain on worker @w with its first connection: its number. */
+static uint32_t take_route(struct vyre_front_routes *fr, struct vyre_front_route *rt,
+			   const char *domain, uint32_t w)
+{
+	memset(rt->name, 0, sizeof(rt->name));
+	memcpy(rt->name, domain, strnlen(domain, VYRE_DOMAIN_NAME_MAX));
+	rt->worker = w;
+	rt->refs = 1;
+	fr->workers[w].named++;
+	return (uint32_t)(rt - fr->routes) + 1;
+}
+
+static int place_named(struct vyre_front_routes *fr, const struct vyre_daemon_config *cfg,
+		       const char *domain, uint32_t *worker, uint32_t *route)
+{
+	struct vyre_front_route *free_rt;
+	struct vyre_front_route *rt = find_route(fr, domain, &free_rt);
+	uint32_t w = VYRE_FRONT_NO_WORKER;
+
+	if (rt) {
+		/* a route lives only on a serving worker (vyre_front_drop) */
+		rt->refs++;
+		*worker = rt->worker;
+		*route = (uint32_t)(rt - fr->routes) + 1;
+		return 0;
 	}
 	if (!free_rt)
 		return VYRE_E_NOMEM;
@@ -117,13 +175,8 @@ static int place_named(struct vyre_front_routes *fr, const struct vyre_daemon_co
 		w = least_loaded(fr);
 	if (w == VYRE_FRONT_NO_WORKER)
 		return none_serves(fr);
-	memset(free_rt->name, 0, sizeof(free_rt->name));
-	memcpy(free_rt->name, domain, strnlen(domain, VYRE_DOMAIN_NAME_MAX));
-	free_rt->worker = w;
-	free_rt->refs = 1;
-	fr->workers[w].named++;
 	*worker = w;
-	*route = (uint32_t)(free_rt - fr->routes) + 1;
+	*route = take_route(fr, free_rt, domain, w);
 	return 0;
 }
 
@@ -142,10 +195,13 @@ int vyre_front_place(struct vyre_front_routes *fr, const struct vyre_daemon_conf
 	return 0;
 }
 
-void vyre_front_gone(struct vyre_front_routes *fr, uint32_t w, uint32_t route)
+void vyre_front_gone(struct vyre_front_routes *fr, uint32_t w, uint32_t route, uint32_t client_id)
 {
 	struct vyre_worker *wk = &fr->workers[w];
 
+	for (uint32_t r = 0; client_id && r < fr->n_regions; r++)
+		if (fr->regions[r].client_id == client_id && fr->regions[r].worker == w)
+			fr->regions[r].client_id = 0;
 	if (route == 0) {
 		if (wk->privates)
 			wk->privates--;
@@ -167,6 +223,34 @@ void vyre_front_drop(struct vyre_front_routes *fr, uint32_t w)
 	for (uint32_t r = 0; r < fr->n_routes; r++)
 		if (fr->routes[r].refs && fr->routes[r].worker == w)
 			fr->routes[r].refs = 0;
+	for (uint32_t r = 0; r < fr->n_regions; r++)
+		if (fr->regions[r].worker == w)
+			fr->regions[r].client_id = 0;
 	fr->workers[w].named = 0;
 	fr->workers[w].privates = 0;
+}
+
+int vyre_front_place_on(struct vyre_front_routes *fr, const char *domain, uint32_t w,
+			uint32_t *route)
+{
+	struct vyre_front_route *free_rt;
+	struct vyre_front_route *rt;
+
+	if (!domain[0]) {
+		fr->workers[w].privates++;
+		*route = 0;
+		return 0;
+	}
+	rt = find_route(fr, domain, &free_rt);
+	if (rt && rt->worker != w)
+		return VYRE_E_AGAIN;
+	if (rt) {
+		rt->refs++;
+		*route = (uint32_t)(rt - fr->routes) + 1;
+		return 0;
+	}
+	if (!free_rt)
+		return VYRE_E_NOMEM;
+	*route = take_route(fr, free_rt, domain, w);
+	return 0;
 }

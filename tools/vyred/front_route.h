@@ -42,12 +42,21 @@ struct vyre_front_route {
 	uint32_t refs; /* connections handed over and not GONE; 0: free */
 };
 
+/* A live connection's region memfd, from the worker holding it (REGION, until GONE). */
+struct vyre_front_region {
+	uint32_t client_id; /* 0: free */
+	uint32_t worker;
+	uint64_t dev, ino;
+};
+
 struct vyre_front_routes {
 	struct vyre_worker *workers;
 	uint32_t n_workers;
 	struct vyre_front_route *routes;
 	uint32_t n_routes;
 	uint32_t place_next; /* where ties start, so idle workers take turns */
+	struct vyre_front_region *regions;
+	uint32_t n_regions;
 };
 
 int vyre_front_routes_init(struct vyre_front_routes *fr, uint32_t n_routes);
@@ -63,8 +72,20 @@ void vyre_front_routes_fini(struct vyre_front_routes *fr);
  */
 int vyre_front_place(struct vyre_front_routes *fr, const struct vyre_daemon_config *cfg,
 		     const char *domain, uint32_t *worker, uint32_t *route);
-/* Worker @w closed a connection counted in @route (GONE). */
-void vyre_front_gone(struct vyre_front_routes *fr, uint32_t w, uint32_t route);
+/*
+ * As vyre_front_place, on worker @w, which holds the region a RESUME names:
+ * there the worker itself refuses it while its old connection's batch runs.
+ * VYRE_E_AGAIN when @domain is named and lives on another worker.
+ */
+int vyre_front_place_on(struct vyre_front_routes *fr, const char *domain, uint32_t w,
+			uint32_t *route);
+/* Worker @w closed a connection counted in @route, of client @client_id (GONE). */
+void vyre_front_gone(struct vyre_front_routes *fr, uint32_t w, uint32_t route, uint32_t client_id);
+/* Worker @w's client @client_id has the region memfd (@dev, @ino) (REGION). */
+void vyre_front_region(struct vyre_front_routes *fr, uint32_t w, uint32_t client_id, uint64_t dev,
+		       uint64_t ino);
+/* The worker holding a connection of region memfd (@dev, @ino), or VYRE_FRONT_NO_WORKER. */
+uint32_t vyre_front_region_worker(const struct vyre_front_routes *fr, uint64_t dev, uint64_t ino);
 /* Worker @w serves no more: its routes and counts are dropped. */
 void vyre_front_drop(struct vyre_front_routes *fr, uint32_t w);
 /* Workers serving now. */

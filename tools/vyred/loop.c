@@ -402,7 +402,7 @@ static void on_link(struct vyre_daemon *d, int res)
 	}
 	if (fd >= 0 && d->stopping) {
 		close(fd);
-		vyre_link_gone(route);
+		vyre_link_gone(route, id);
 	} else if (fd >= 0) {
 		vyre_server_accepted(d, fd, route, id);
 	} else if (res > 0) {

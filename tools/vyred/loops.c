@@ -162,7 +162,7 @@ static void refuse(struct vyre_daemon *d, struct vyre_handoff *h)
 	m.u.hello_reply.status = VYRE_E_NOMEM;
 	vyre_msg_send(h->conn.sock, &m, NULL, 0);
 	close(h->conn.sock);
-	vyre_link_gone(h->conn.link_route);
+	vyre_link_gone(h->conn.link_route, h->conn.id);
 	for (unsigned i = 0; i < h->nfds; i++)
 		close(h->fds[i]);
 	unroute(d->sh, d->loop_index + 1, h->conn.route, h->conn.priority);

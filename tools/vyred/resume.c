@@ -30,6 +30,9 @@ void vyre_region_id_set(struct vyre_daemon *d, const struct vyre_conn *c, int st
 
 	if (state == VYRE_REGION_LIVE && region_id(c->region.fd, &id) != 0)
 		return;
+	/* the supervisor sends a RESUME of this region here while it is held */
+	if (state == VYRE_REGION_LIVE)
+		vyre_link_region(c->id, (uint64_t)id.dev, (uint64_t)id.ino);
 	pthread_mutex_lock(&d->sh->lock);
 	if (state == VYRE_REGION_CLOSING) {
 		d->region_ids[c->slot].state = state;

@@ -190,7 +190,7 @@ void vyre_server_accepted(struct vyre_daemon *d, int fd, uint32_t link_route, ui
 
 		vyre_msg_send(fd, &m, NULL, 0);
 		close(fd);
-		vyre_link_gone(link_route);
+		vyre_link_gone(link_route, link_id);
 		return;
 	}
 	c->sock = fd;

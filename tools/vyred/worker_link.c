@@ -20,15 +20,20 @@ int vyre_link_active(void)
 	return link_fd >= 0;
 }
 
+static void send_msg(const struct vyre_link_msg *m)
+{
+	if (link_fd < 0)
+		return;
+	/* a full channel (the supervisor stopped reading) must not stall a loop */
+	if (send(link_fd, m, sizeof(*m), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(*m))
+		vyre_log("telling the supervisor (event %u): %s", m->type, strerror(errno));
+}
+
 static void send_event(uint32_t type, uint32_t route)
 {
 	struct vyre_link_msg m = {.type = type, .route = route};
 
-	if (link_fd < 0)
-		return;
-	/* a full channel (the supervisor stopped reading) must not stall a loop */
-	if (send(link_fd, &m, sizeof(m), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(m))
-		vyre_log("telling the supervisor (event %u): %s", type, strerror(errno));
+	send_msg(&m);
 }
 
 void vyre_link_ready(void)
@@ -41,9 +46,20 @@ void vyre_link_lost(void)
 	send_event(VYRE_LINK_LOST, 0);
 }
 
-void vyre_link_gone(uint32_t route)
+void vyre_link_gone(uint32_t route, uint32_t client_id)
 {
-	send_event(VYRE_LINK_GONE, route);
+	const struct vyre_link_msg m = {
+	    .type = VYRE_LINK_GONE, .route = route, .client_id = client_id};
+
+	send_msg(&m);
+}
+
+void vyre_link_region(uint32_t client_id, uint64_t dev, uint64_t ino)
+{
+	const struct vyre_link_msg m = {
+	    .type = VYRE_LINK_REGION, .client_id = client_id, .dev = dev, .ino = ino};
+
+	send_msg(&m);
 }
 
 void vyre_link_rx_prepare(struct vyre_link_rx *rx)

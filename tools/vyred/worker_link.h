@@ -9,8 +9,11 @@
  * struct vyre_link_msg whose route names the domain route the supervisor
  * counted it in. Up the channel go struct vyre_link_msg events: READY once
  * the worker serves, LOST when its device faulted (it then finishes what it
- * holds and exits 1), GONE with the route of each connection it closed,
- * exactly once for each connection it was given.
+ * holds and exits 1), REGION with the identity of each connection's region
+ * once it is live, GONE with the route and client of each connection it
+ * closed, exactly once for each connection it was given, and only once no
+ * batch holds the connection's items: until then a RESUME of that region
+ * goes to this worker, which refuses it while the batch runs.
  */
 #ifndef VYRED_WORKER_LINK_H
 #define VYRED_WORKER_LINK_H
@@ -20,16 +23,19 @@
 #include <sys/uio.h>
 
 enum vyre_link_type {
-	VYRE_LINK_CONN = 1,  /* supervisor -> worker: a connection, with its descriptor */
-	VYRE_LINK_READY = 2, /* worker -> supervisor: serving */
-	VYRE_LINK_LOST = 3,  /* worker -> supervisor: its device is lost */
-	VYRE_LINK_GONE = 4,  /* worker -> supervisor: a connection given to it is closed */
+	VYRE_LINK_CONN = 1,   /* supervisor -> worker: a connection, with its descriptor */
+	VYRE_LINK_READY = 2,  /* worker -> supervisor: serving */
+	VYRE_LINK_LOST = 3,   /* worker -> supervisor: its device is lost */
+	VYRE_LINK_GONE = 4,   /* worker -> supervisor: a connection given to it is closed */
+	VYRE_LINK_REGION = 5, /* worker -> supervisor: a connection's region memfd, once live */
 };
 
 struct vyre_link_msg {
 	uint32_t type;
 	uint32_t route;	    /* CONN and GONE: the supervisor's route; 0 for a private domain */
-	uint32_t client_id; /* CONN: the client's number, unique among the workers */
+	uint32_t client_id; /* CONN, GONE, REGION: the client's number, unique among the workers */
+	uint32_t pad;
+	uint64_t dev, ino; /* REGION: the region memfd's identity (fstat) */
 };
 
 /* Where one received CONN lands: what io_uring's recvmsg fills. */
@@ -51,7 +57,8 @@ int vyre_link_active(void);
  * cannot be made is logged (the supervisor then sees the worker's exit instead). */
 void vyre_link_ready(void);
 void vyre_link_lost(void);
-void vyre_link_gone(uint32_t route);
+void vyre_link_gone(uint32_t route, uint32_t client_id);
+void vyre_link_region(uint32_t client_id, uint64_t dev, uint64_t ino);
 
 /* Prepare @rx for a recvmsg of one CONN. */
 void vyre_link_rx_prepare(struct vyre_link_rx *rx);
