@@ -93,8 +93,15 @@ static void teardown(struct vyre_daemon *d)
 		io_uring_queue_exit(&d->ring);
 	if (d->signal_fd >= 0)
 		close(d->signal_fd);
-	if (d->backend)
+	if (d->backend) {
+		const uint64_t t0 = vyre_now_ns();
+
 		d->backend_ops->shutdown(d->backend);
+		/* a device that does not answer: bounded by the backend, worth a line */
+		if (vyre_now_ns() - t0 > 1000000000ull)
+			vyre_log("loop %u: the backend took %.1f s to shut down", d->loop_index,
+				 (double)(vyre_now_ns() - t0) / 1e9);
+	}
 	vyre_plan_stage_destroy(d->plan_stage);
 	vyre_pipeline_fini(d);
 	vyre_handles_fini(&d->handles);
