@@ -18,6 +18,11 @@
  * No kernel types are used (arguments come through libbpf's USDT argument
  * specs and user memory reads), so the program needs no vmlinux.h and no
  * kernel BTF.
+ *
+ * It may be attached to several vyred processes at once (a supervisor's GPU
+ * workers, docs/design.md 8.8): batch ids are each process's own, so a
+ * batch in flight is keyed by its process too, and the GPU numbers a worker
+ * fires are turned into --gpus indexes through the workers map.
  */
 #include <stdbool.h>
 #include <linux/bpf.h>
@@ -79,7 +84,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, VYRE_BPF_MAX_INFLIGHT);
-	__type(key, uint64_t);
+	__type(key, struct vyre_bpf_batch_key);
 	__type(value, struct vyre_bpf_inflight);
 } inflight SEC(".maps");
 
@@ -111,6 +116,13 @@ struct {
 	__type(key, uint32_t);
 	__type(value, struct vyre_bpf_loop);
 } loops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VYRE_BPF_MAX_WORKERS);
+	__type(key, uint32_t);
+	__type(value, struct vyre_bpf_worker);
+} workers SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -182,14 +194,36 @@ static __always_inline struct vyre_bpf_client *client_get(uint32_t id)
 	return bpf_map_lookup_elem(&clients, &id);
 }
 
+static __always_inline uint32_t current_tgid(void)
+{
+	return (uint32_t)(bpf_get_current_pid_tgid() >> 32);
+}
+
+/* @gpu as the firing process numbers it, as its index in --gpus (struct vyre_bpf_worker) */
+static __always_inline uint32_t gpu_index(uint32_t gpu)
+{
+	uint32_t tgid = current_tgid();
+	const struct vyre_bpf_worker *w = bpf_map_lookup_elem(&workers, &tgid);
+	if (!w || gpu >= w->n_gpus || gpu >= VYRE_BPF_MAX_GPUS)
+		return gpu;
+	return w->gpu[gpu & (VYRE_BPF_MAX_GPUS - 1)];
+}
+
+static __always_inline struct vyre_bpf_batch_key batch_key(uint64_t batch_id)
+{
+	struct vyre_bpf_batch_key k = {.batch_id = batch_id, .tgid = current_tgid()};
+	return k;
+}
+
 static __always_inline struct vyre_bpf_inflight *inflight_get(uint64_t batch_id)
 {
-	struct vyre_bpf_inflight *f = bpf_map_lookup_elem(&inflight, &batch_id);
+	struct vyre_bpf_batch_key k = batch_key(batch_id);
+	struct vyre_bpf_inflight *f = bpf_map_lookup_elem(&inflight, &k);
 	if (f)
 		return f;
 	struct vyre_bpf_inflight fresh = {};
-	bpf_map_update_elem(&inflight, &batch_id, &fresh, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&inflight, &batch_id);
+	bpf_map_update_elem(&inflight, &k, &fresh, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&inflight, &k);
 }
 
 /* Copy a struct argument; 0 when it was readable and of our layout. */
@@ -217,6 +251,7 @@ int BPF_USDT(vyre_batch_drained, const struct vyre_tm_drain *arg)
 	ADD(c->items, d.items);
 	ADD(c->drains, 1);
 	c->pid = d.pid;
+	c->worker = current_tgid();
 	c->domain_id = d.domain_id;
 	c->sq_depth = d.sq_depth;
 	c->sq_entries = d.sq_entries;
@@ -276,7 +311,8 @@ int BPF_USDT(vyre_dispatch_end, uint64_t batch_id, int32_t status, uint32_t exec
 {
 	struct vyre_bpf_counters *ctr = counters_get();
 	struct vyre_bpf_gauges *g = gauges_get();
-	struct vyre_bpf_gpu *per_gpu = bpf_map_lookup_elem(&gpus, &gpu);
+	uint32_t index = gpu_index(gpu);
+	struct vyre_bpf_gpu *per_gpu = bpf_map_lookup_elem(&gpus, &index);
 	if (!ctr)
 		return 0;
 	ADD(ctr->dispatches, 1);
@@ -295,7 +331,8 @@ int BPF_USDT(vyre_dispatch_end, uint64_t batch_id, int32_t status, uint32_t exec
 		g->last_batch_id = batch_id;
 		g->updated_ns = bpf_ktime_get_ns();
 	}
-	struct vyre_bpf_inflight *f = bpf_map_lookup_elem(&inflight, &batch_id);
+	struct vyre_bpf_batch_key k = batch_key(batch_id);
+	struct vyre_bpf_inflight *f = bpf_map_lookup_elem(&inflight, &k);
 	if (f)
 		f->dispatch_ns = dispatch_ns;
 	return 0;
@@ -372,8 +409,8 @@ int BPF_USDT(vyre_complete, const struct vyre_tm_complete *arg)
 	ADD(ctr->batches, 1);
 	ADD(ctr->completed, c->items);
 	ADD(ctr->failed, c->errors);
-	uint64_t batch_id = c->batch_id;
-	struct vyre_bpf_inflight *f = bpf_map_lookup_elem(&inflight, &batch_id);
+	struct vyre_bpf_batch_key k = batch_key(c->batch_id);
+	struct vyre_bpf_inflight *f = bpf_map_lookup_elem(&inflight, &k);
 	count_ran(f, c, ctr);
 	ADD(ctr->latency_ns, c->sum_ns);
 	hist_add(VYRE_BPF_HIST_BATCH, c->items);
@@ -383,7 +420,7 @@ int BPF_USDT(vyre_complete, const struct vyre_tm_complete *arg)
 		for (uint32_t b = 0; b < VYRE_TM_LAT_BUCKETS; b++)
 			ADD(h->bucket[b], c->lat[b]);
 	}
-	uint32_t gpu = c->gpu;
+	uint32_t gpu = gpu_index(c->gpu);
 	struct vyre_bpf_gpu *per_gpu = bpf_map_lookup_elem(&gpus, &gpu);
 	if (per_gpu) {
 		ADD(per_gpu->batches, 1);
@@ -407,7 +444,7 @@ int BPF_USDT(vyre_complete, const struct vyre_tm_complete *arg)
 		report_slow(c, f, ctr);
 	}
 	if (f)
-		bpf_map_delete_elem(&inflight, &batch_id);
+		bpf_map_delete_elem(&inflight, &k);
 	return 0;
 }
 
@@ -462,8 +499,9 @@ int BPF_USDT(vyre_client_connect, uint32_t client_id, uint32_t pid, uint32_t uid
 	c->pid = pid;
 	c->uid = uid;
 	c->domain_id = domain_id;
-	c->gpu = gpu;
+	c->gpu = gpu_index(gpu);
 	c->priority = priority;
+	c->worker = current_tgid();
 	c->flags |= VYRE_BPF_CLIENT_CONNECTED;
 	return 0;
 }
@@ -492,6 +530,12 @@ int BPF_USDT(vyre_gpu_state, const struct vyre_tm_gpu *arg)
 	if (!ctr || read_arg(&l.state, sizeof(l.state), arg, ctr) != 0)
 		return 0;
 	ADD(ctr->gpu_states, 1);
+	/* a worker's loops and GPUs as numbered across the supervisor's --gpus */
+	uint32_t local = l.state.gpu, index = gpu_index(local);
+	uint32_t per = l.state.loops_per_gpu ? l.state.loops_per_gpu : 1;
+	if (index != local && l.state.loop >= local * per)
+		l.state.loop = index * per + (l.state.loop - local * per);
+	l.state.gpu = index;
 	uint32_t loop = l.state.loop;
 	if (loop >= VYRE_BPF_MAX_LOOPS)
 		return 0;

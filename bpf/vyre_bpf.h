@@ -19,7 +19,12 @@
  *             (complete's priority): sum over CPUs
  *   loops     array, one struct vyre_bpf_loop per event loop: the latest
  *             gpu_state record of that loop; readers sum a GPU's loops
+ *   workers   hash, pid -> struct vyre_bpf_worker, written by the reader
+ *             for each GPU worker process of a supervisor it attaches to
+ *             (docs/design.md 8.8 and 9)
  * Counting starts when the program is attached, not when vyred started.
+ * The program may be attached to several processes (a supervisor's GPU
+ * workers): every map then sums them all.
  */
 #ifndef VYRE_BPF_H
 #define VYRE_BPF_H
@@ -36,6 +41,7 @@
 #define VYRE_BPF_MAX_GPUS     16u /* vyred's --gpus takes at most 16 */
 #define VYRE_BPF_MAX_LOOPS    64u /* and at most 64 loops in all */
 #define VYRE_BPF_CLASSES      4u  /* priority classes 0 to VYRE_PRIORITY_MAX */
+#define VYRE_BPF_MAX_WORKERS  64u /* GPU worker processes followed at once */
 
 enum vyre_bpf_hist_id {
 	VYRE_BPF_HIST_LATENCY = 0,  /* submit -> complete ns, per item */
@@ -113,7 +119,7 @@ struct vyre_bpf_client {
 	uint32_t cq_free;
 	uint32_t gpu;	   /* client_connect: the GPU of its domain */
 	uint32_t priority; /* client_connect: its priority class */
-	uint32_t pad;
+	uint32_t worker;   /* the vyred process that serves it (its tgid) */
 };
 
 struct vyre_bpf_slow_batch {
@@ -161,6 +167,28 @@ struct vyre_bpf_loop {
 	uint64_t updated_ns; /* bpf_ktime_get_ns() when it arrived */
 };
 
+/*
+ * A GPU worker of a supervisor (vyred --gpus naming several devices) fires
+ * its probes with its own GPU numbering: local index 0 up to n_gpus - 1 for
+ * the GPUs of its device. gpu[] turns one into the GPU's index in the
+ * supervisor's --gpus, which every map is keyed by; a process without an
+ * entry (a one-process vyred) keeps its numbers. A local index at or above
+ * n_gpus is kept too, so a worker that fires --gpus indexes itself is
+ * mapped right wherever its device has one GPU.
+ */
+struct vyre_bpf_worker {
+	uint32_t n_gpus;
+	uint32_t pad;
+	uint32_t gpu[VYRE_BPF_MAX_GPUS];
+};
+
+/* The inflight map's key: a batch id is its process's own. */
+struct vyre_bpf_batch_key {
+	uint64_t batch_id;
+	uint32_t tgid; /* the vyred process */
+	uint32_t pad;
+};
+
 _Static_assert(sizeof(struct vyre_bpf_counters) == 28 * 8, "counters are u64s only");
 _Static_assert(sizeof(struct vyre_bpf_gpu) == (6 + VYRE_BPF_HIST_BUCKETS) * 8,
 	       "vyre_bpf_gpu layout");
@@ -170,5 +198,7 @@ _Static_assert(sizeof(struct vyre_bpf_client) == 80, "vyre_bpf_client layout");
 _Static_assert(sizeof(struct vyre_bpf_class) == (4 + VYRE_BPF_HIST_BUCKETS) * 8,
 	       "vyre_bpf_class layout");
 _Static_assert(sizeof(struct vyre_bpf_slow_batch) == 88, "vyre_bpf_slow_batch layout");
+_Static_assert(sizeof(struct vyre_bpf_worker) == (2 + VYRE_BPF_MAX_GPUS) * 4,
+	       "vyre_bpf_worker layout");
 
 #endif /* VYRE_BPF_H */

@@ -6,6 +6,9 @@
  * them, or after resolving symbolic links. Under systemd socket activation
  * PID 1 holds the same socket (and keeps it while vyred is not running), so
  * a process named vyred wins and PID 1 is never the answer.
+ *
+ * Where vyred is the supervisor of GPU workers, its children are found too
+ * (top_find_workers), and which GPUs each one serves.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -14,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "top.h"
@@ -144,4 +148,152 @@ int top_find_socket_owner(const char *path, pid_t *pid, char *why, size_t why_le
 	}
 	*pid = owners[best].pid;
 	return 0;
+}
+
+/*
+ * A supervisor's GPU workers (docs/design.md 8.8): vyred itself, started
+ * again by the supervisor with `--gpus LIST --gpu-worker FD:ORDINAL`
+ * appended to its command line (the last --gpus is the list as the
+ * supervisor resolved it). Its GPUs are the entries of LIST naming
+ * ORDINAL, numbered from 0 in the worker as vyred's config_gpus.c numbers
+ * them.
+ */
+
+/* The device ordinal (below 1024) that @s starts with, -1 if none; *@end after it. */
+static long ordinal_at(const char *s, const char **end)
+{
+	char *e;
+	*end = s;
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	unsigned long v = strtoul(s, &e, 10);
+	*end = e;
+	return errno || v >= 1024 ? -1 : (long)v;
+}
+
+/* The value of @word when it is --NAME=VALUE, or of the next word when it is --NAME. */
+static const char *option_value(const char *word, const char *next, const char *name)
+{
+	size_t n = strlen(name);
+	if (strncmp(word, "--", 2) != 0 || strncmp(word + 2, name, n) != 0)
+		return NULL;
+	if (word[2 + n] == '=')
+		return word + 3 + n;
+	return word[2 + n] == '\0' ? next : NULL;
+}
+
+int top_worker_gpus(const char *argv, size_t len, struct vyre_bpf_worker *w)
+{
+	const char *gpus = NULL, *spec = NULL;
+	const char *last = argv + len;
+	memset(w, 0, sizeof(*w));
+	for (const char *word = argv; word < last;) {
+		const char *stop = memchr(word, '\0', (size_t)(last - word));
+		if (!stop)
+			break;
+		const char *next = stop + 1 < last ? stop + 1 : NULL;
+		if (next && !memchr(next, '\0', (size_t)(last - next)))
+			next = NULL;
+		const char *v;
+		if ((v = option_value(word, next, "gpus")) != NULL)
+			gpus = v;
+		else if ((v = option_value(word, next, "gpu-worker")) != NULL)
+			spec = v;
+		word = stop + 1;
+	}
+	if (!spec)
+		return 0;
+	const char *colon = strchr(spec, ':'), *end = spec;
+	long ordinal = colon ? ordinal_at(colon + 1, &end) : -1;
+	if (ordinal < 0 || *end != '\0' || !gpus)
+		return -1;
+	/* "0,1,1": index 0 is ordinal 0, 1 and 2 ordinal 1 */
+	for (uint32_t index = 0; *gpus; index++) {
+		long o = ordinal_at(gpus, &end);
+		if (o < 0 || (*end != ',' && *end != '\0') || index >= VYRE_BPF_MAX_GPUS)
+			return -1;
+		if (o == ordinal)
+			w->gpu[w->n_gpus++] = index;
+		gpus = *end ? end + 1 : end;
+	}
+	return w->n_gpus ? 1 : -1;
+}
+
+int top_proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* after "pid (comm) ": state ppid, then 17 fields up to starttime (field 22) */
+	const char *p = strrchr(buf, ')');
+	int parent;
+	char state;
+	unsigned long long t;
+	if (!p || sscanf(p + 1,
+			 " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+			 "%*d %llu",
+			 &state, &parent, &t) != 3)
+		return -EINVAL;
+	if (state == 'Z' || state == 'X')
+		return -ESRCH; /* exited, not yet reaped */
+	if (ppid)
+		*ppid = (pid_t)parent;
+	if (start)
+		*start = t;
+	return 0;
+}
+
+int top_proc_cmdline(pid_t pid, char *buf, size_t cap, size_t *len)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	*len = fread(buf, 1, cap, f);
+	fclose(f);
+	return 0;
+}
+
+size_t top_find_workers(pid_t parent, struct top_worker_proc *out, size_t max)
+{
+	char path[64];
+	struct stat exe;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)parent);
+	if (stat(path, &exe) != 0)
+		return 0;
+	DIR *proc = opendir("/proc");
+	if (!proc)
+		return 0;
+	size_t n = 0;
+	struct dirent *e;
+	char cmdline[8192];
+	while (n < max && (e = readdir(proc)) != NULL) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		pid_t pid = (pid_t)strtol(e->d_name, NULL, 10), ppid;
+		unsigned long long start;
+		struct stat st;
+		size_t len;
+		if (top_proc_stat(pid, &ppid, &start) != 0 || ppid != parent)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+		if (stat(path, &st) != 0 || st.st_dev != exe.st_dev || st.st_ino != exe.st_ino)
+			continue;
+		/* a child not yet started again as a worker has the supervisor's command line */
+		if (top_proc_cmdline(pid, cmdline, sizeof(cmdline), &len) != 0 ||
+		    top_worker_gpus(cmdline, len, &out[n].gpus) != 1)
+			continue;
+		out[n].pid = pid;
+		out[n].start = start;
+		n++;
+	}
+	closedir(proc);
+	return n;
 }

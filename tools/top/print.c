@@ -147,9 +147,12 @@ void top_print_text(FILE *f, const struct top_view *v)
 	const struct vyre_bpf_counters *t = &v->total;
 	const struct vyre_bpf_gauges *g = &v->gauges;
 	const char *exe = v->exe ? strrchr(v->exe, '/') : NULL;
-	fprintf(f, "vyre-top  pid %d %s  backend %s  mode %s  probes %u/%u  interval %.2fs\n",
-		(int)v->pid, exe ? exe + 1 : "", top_backend_name(g), top_mode_name(g), v->probes,
-		v->probes_total, v->interval_s);
+	fprintf(f, "vyre-top  pid %d %s", (int)v->pid, exe ? exe + 1 : "");
+	/* a supervisor's GPU workers, whose probes these are */
+	for (uint32_t i = 0; i < v->n_workers; i++)
+		fprintf(f, "%s%d", i ? "," : "  workers ", (int)v->workers[i]);
+	fprintf(f, "  backend %s  mode %s  probes %u/%u  interval %.2fs\n", top_backend_name(g),
+		top_mode_name(g), v->probes, v->probes_total, v->interval_s);
 	fprintf(f,
 		"items %" PRIu64 " (%s/s)  batches %" PRIu64 " (%s/s)  completed %" PRIu64
 		"  failed %" PRIu64 "  invalid %" PRIu64 "\n",
@@ -316,7 +319,10 @@ static void json_gpu(FILE *f, const struct top_gpu_row *r)
 void top_print_json(FILE *f, const struct top_view *v, uint64_t wall_ns)
 {
 	const struct vyre_bpf_gauges *g = &v->gauges;
-	fprintf(f, "{\"time_ns\":%" PRIu64 ",\"pid\":%d,\"exe\":", wall_ns, (int)v->pid);
+	fprintf(f, "{\"time_ns\":%" PRIu64 ",\"pid\":%d,\"workers\":[", wall_ns, (int)v->pid);
+	for (uint32_t i = 0; i < v->n_workers; i++)
+		fprintf(f, "%s%d", i ? "," : "", (int)v->workers[i]);
+	fputs("],\"exe\":", f);
 	json_string(f, v->exe ? v->exe : "");
 	fprintf(f, ",\"probes\":%u,\"probes_total\":%u,\"interval_s\":", v->probes,
 		v->probes_total);

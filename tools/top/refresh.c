@@ -13,7 +13,10 @@ int top_state_init(struct top_state *st, struct top_session *s, pid_t pid)
 	st->view.pid = pid;
 	st->view.exe = top_session_exe(s);
 	st->view.probes = top_session_probes(s, &st->view.probes_total);
-	return top_session_sample(s, &st->sample[0]);
+	int err = top_session_sample(s, &st->sample[0]);
+	st->view.workers = st->sample[0].workers;
+	st->view.n_workers = st->sample[0].n_workers;
+	return err;
 }
 
 static int rebuild(struct top_state *st, enum top_sort sort)
@@ -28,6 +31,8 @@ static int rebuild(struct top_state *st, enum top_sort sort)
 		st->cap_rows = cur->n_clients;
 	}
 	top_view_build(&st->view, prev, cur, st->rows, sort);
+	st->view.workers = cur->workers;
+	st->view.n_workers = cur->n_workers;
 	return 0;
 }
 

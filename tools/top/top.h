@@ -2,10 +2,12 @@
 /*
  * tools/top/top.h - the parts of vyre-top.
  *
- *   session.c    load bpf/vyre.bpf.c's skeleton, attach it to one vyred, and
- *                read its maps into a struct top_sample
+ *   session.c    load bpf/vyre.bpf.c's skeleton, attach it to one vyred (and
+ *                to each GPU worker of a supervisor, followed at every
+ *                sample), and read its maps into a struct top_sample
  *   privilege.c  say which capability or kernel feature is missing
- *   findpid.c    find the vyred that listens on a unix socket path
+ *   findpid.c    find the vyred that listens on a unix socket path, and the
+ *                GPU worker processes of a supervisor
  *   gpus.c       one struct top_gpu per GPU from the loops' gpu_state
  *                records and the per-GPU counters: pure, unit-tested
  *   stats.c      turn two samples into a struct top_view (rates, ratios,
@@ -83,6 +85,8 @@ struct top_sample {
 	struct top_gpu gpus[VYRE_BPF_MAX_GPUS]; /* by index */
 	uint32_t n_gpus;
 	struct vyre_bpf_class classes[VYRE_BPF_CLASSES]; /* by class, summed over CPUs */
+	pid_t workers[VYRE_BPF_MAX_GPUS]; /* the GPU workers attached to, a supervisor's */
+	uint32_t n_workers;
 };
 
 /* Release a sample's client array. */
@@ -94,8 +98,9 @@ struct top_session;
 
 /*
  * Load the BPF program with @slow_ns as the slow-batch threshold and attach
- * every vyre probe found in process @pid's executable. Returns 0, or a
- * negative errno with a sentence in @why.
+ * every vyre probe found in process @pid's executable, in @pid and, where
+ * @pid is a supervisor, in each of its GPU workers (top_find_workers).
+ * Returns 0, or a negative errno with a sentence in @why.
  */
 int top_session_open(struct top_session **out, pid_t pid, uint64_t slow_ns, char *why,
 		     size_t why_len);
@@ -103,7 +108,12 @@ int top_session_open(struct top_session **out, pid_t pid, uint64_t slow_ns, char
 uint32_t top_session_probes(const struct top_session *s, uint32_t *total);
 /* The target's executable, as /proc/PID/exe points to it. */
 const char *top_session_exe(const struct top_session *s);
-/* Read every map and drain the slow-batch ring into @out. Returns 0 or -errno. */
+/*
+ * Follow the supervisor's workers (detach from those that exited, whose
+ * clients are then shown as gone; attach to new ones, such as a worker
+ * started again), then read every map and drain the slow-batch ring into
+ * @out. Returns 0 or -errno.
+ */
 int top_session_sample(struct top_session *s, struct top_sample *out);
 void top_session_close(struct top_session *s);
 /*
@@ -141,6 +151,32 @@ struct top_owner {
 int top_pick_owner(const struct top_owner *o, size_t n);
 /* The process holding the listening socket at @path. Returns 0 or -errno with @why. */
 int top_find_socket_owner(const char *path, pid_t *pid, char *why, size_t why_len);
+/*
+ * From a vyred command line (@len bytes of NUL-terminated words, as
+ * /proc/PID/cmdline holds them), the GPUs of a GPU worker: its last
+ * --gpus list and its --gpu-worker FD:ORDINAL give @w, each GPU of the
+ * worker (numbered from 0) with its index in the list. Returns 1 for a
+ * worker, 0 for a vyred without --gpu-worker, -1 when they cannot be read.
+ */
+int top_worker_gpus(const char *argv, size_t len, struct vyre_bpf_worker *w);
+/*
+ * The parent and start time (field 22) of /proc/PID/stat. Returns 0, or
+ * -errno (-ESRCH for a process that exited and is not reaped yet).
+ */
+int top_proc_stat(pid_t pid, pid_t *ppid, unsigned long long *start);
+/* Up to @cap bytes of /proc/PID/cmdline into @buf, their count in @len. Returns 0 or -errno. */
+int top_proc_cmdline(pid_t pid, char *buf, size_t cap, size_t *len);
+struct top_worker_proc {
+	pid_t pid;
+	unsigned long long start; /* tells a new process that got an old pid */
+	struct vyre_bpf_worker gpus;
+};
+/*
+ * The GPU workers of a supervisor @parent: its children that run the same
+ * executable (/proc/PID/exe) with a --gpu-worker command line. Returns how
+ * many were put in @out (at most @max).
+ */
+size_t top_find_workers(pid_t parent, struct top_worker_proc *out, size_t max);
 
 /* ---- gpus.c ---- */
 
@@ -231,6 +267,8 @@ struct top_view {
 	struct top_gpu_row gpus[VYRE_BPF_MAX_GPUS]; /* by index */
 	uint32_t n_gpus;
 	struct top_class_row classes[VYRE_BPF_CLASSES]; /* by class, highest first */
+	const pid_t *workers; /* the current sample's GPU workers: none for a one-process vyred */
+	uint32_t n_workers;
 	uint32_t n_classes;
 	int classes_used; /* a class above 0 has items or a client: worth showing */
 	const struct vyre_bpf_class *class_totals; /* the current sample's, since attach */
