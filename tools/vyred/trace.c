@@ -121,7 +121,8 @@ void vyre_trace_dispatch_begin_fire(struct vyre_daemon *d, const struct vyre_bat
 {
 	uint32_t backend, mode;
 	backend_mode(d, &backend, &mode);
-	VYRE_PROBE_DISPATCH_BEGIN(b->stats.seq, b->plan.n_launches, backend, mode, d->gpu);
+	VYRE_PROBE_DISPATCH_BEGIN(b->stats.seq, b->plan.n_launches, backend, mode,
+				  vyre_trace_gpu(d));
 }
 
 void vyre_trace_dispatch_end_fire(struct vyre_daemon *d, const struct vyre_batch *b, int status,
@@ -130,7 +131,7 @@ void vyre_trace_dispatch_end_fire(struct vyre_daemon *d, const struct vyre_batch
 	uint32_t backend, mode;
 	backend_mode(d, &backend, &mode);
 	VYRE_PROBE_DISPATCH_END(b->stats.seq, status, b->plan.n_order, vyre_now_ns() - start,
-				backend, mode, d->gpu);
+				backend, mode, vyre_trace_gpu(d));
 }
 
 void vyre_trace_cqes_begin_fire(struct vyre_trace_cqes *t, const struct vyre_daemon *d,
@@ -140,8 +141,8 @@ void vyre_trace_cqes_begin_fire(struct vyre_trace_cqes *t, const struct vyre_dae
 	t->batch.bytes = sizeof(t->batch);
 	t->batch.batch_id = b->stats.seq;
 	t->batch.priority = b->priority;
-	t->batch.gpu = d->gpu;
-	t->batch.loop = d->loop_index;
+	t->batch.gpu = vyre_trace_gpu(d);
+	t->batch.loop = vyre_trace_loop(d);
 	t->client_errors = 0;
 	t->client_code = 0;
 }
@@ -191,8 +192,8 @@ void vyre_trace_gpu_state_fire(struct vyre_daemon *d)
 
 	memset(&g, 0, sizeof(g));
 	g.bytes = sizeof(g);
-	g.gpu = d->gpu;
-	g.loop = d->loop_index;
+	g.gpu = vyre_trace_gpu(d);
+	g.loop = vyre_trace_loop(d);
 	backend_mode(d, &g.backend, &g.mode);
 	g.slots = d->n_slots;
 	g.running = d->n_running;

@@ -76,10 +76,25 @@ static inline void vyre_trace_error(uint32_t client_id, pid_t pid, int code)
 		VYRE_PROBE_ERROR(client_id, pid, code, 1);
 }
 
+/*
+ * The GPU and loop a probe names: indexes of the whole vyred (its --gpus
+ * list, its loops GPU by GPU), also in a GPU worker, whose own start at 0
+ * (docs/design.md 8.8, 9).
+ */
+static inline uint32_t vyre_trace_gpu(const struct vyre_daemon *d)
+{
+	return d->gpu + d->cfg.worker_first;
+}
+
+static inline uint32_t vyre_trace_loop(const struct vyre_daemon *d)
+{
+	return (d->sh ? d->cfg.worker_first * d->sh->loops_per_gpu : 0) + d->loop_index;
+}
+
 static inline void vyre_trace_connect(const struct vyre_daemon *d, const struct vyre_conn *c)
 {
 	if (VYRE_PROBE_ENABLED(client_connect))
-		VYRE_PROBE_CLIENT_CONNECT(c->id, c->pid, c->uid, c->domain->id, d->gpu,
+		VYRE_PROBE_CLIENT_CONNECT(c->id, c->pid, c->uid, c->domain->id, vyre_trace_gpu(d),
 					  c->priority);
 }
 
