@@ -19,12 +19,17 @@
  *    is adopted on GPU 0 with its named buffer intact (8.5);
  *  - faults on every GPU: each GPU's worker process exits and a new one
  *    serves, vyred itself goes on (a fault is sticky for its process);
+ *  - bad input at the supervisor: a connection closed before its HELLO,
+ *    garbage, silence past --hello-timeout-ms: answered or closed, and both
+ *    GPUs serve on;
  *  - bad --gpus and --domain-gpu values are refused with exit 2.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -152,6 +157,79 @@ static int placement(void)
 	    !vyre_test_log_has(daemon_.log, "2 GPUs, 2 worker processes") ||
 	    !vyre_test_log_has(daemon_.log, "1 GPU, 2 event loops"))
 		FAIL("vyred did not say it runs 2 GPUs in 2 workers of 2 loops");
+	return 0;
+}
+
+/* A raw connection to vyred's socket; -1 on failure. */
+static int raw_connect(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (strlen(daemon_.socket) >= sizeof(sa.sun_path)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	memcpy(sa.sun_path, daemon_.socket, strlen(daemon_.socket) + 1);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Bad input at the supervisor (docs/design.md 8.8): a connection that
+ * closes before its HELLO, one that sends garbage (answered and dropped by
+ * a worker) and one that says nothing for longer than --hello-timeout-ms;
+ * vyred serves a client on each GPU meanwhile and after.
+ */
+static int supervisor_bad_input(void)
+{
+	static const char *const args[] = {"--backend",		 "cpu", "--gpus", "0,1",
+					   "--hello-timeout-ms", "300", NULL};
+	static const char garbage[] = "not a vyre message at all, not even close";
+	struct vyre_client *a, *b;
+	char reply[256];
+	int rc;
+
+	if (vyre_test_daemon_start(&daemon_, args) != 0)
+		return -1;
+	const int quiet = raw_connect();
+	int gone = raw_connect();
+
+	if (quiet < 0 || gone < 0)
+		FAIL("raw connections to the supervisor");
+	close(gone);
+	gone = raw_connect();
+	if (gone < 0 || send(gone, garbage, sizeof(garbage), 0) != (ssize_t)sizeof(garbage))
+		FAIL("garbage sent");
+	/* answered (an ERROR) or closed: never left hanging */
+	struct timeval tv = {5, 0};
+
+	setsockopt(gone, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	const ssize_t n = recv(gone, reply, sizeof(reply), 0);
+
+	if (n < 0)
+		FAIL("a garbage HELLO got no answer in 5 s");
+	close(gone);
+	if ((rc = connect_to(NULL, &a)) != 0 || (rc = connect_to(NULL, &b)) != 0)
+		FAIL("clients beside the bad connections: %s", vyre_strerror(rc));
+	if ((rc = add_round(a, 1)) != 0 || (rc = add_round(b, 2)) != 0)
+		FAIL("items beside the bad connections: %s", vyre_strerror(rc));
+	/* the silent one is closed after the timeout, by a worker */
+	setsockopt(quiet, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (recv(quiet, reply, sizeof(reply), 0) < 0)
+		FAIL("a connection without HELLO was not closed within 5 s");
+	close(quiet);
+	if ((rc = add_round(a, 3)) != 0 || (rc = add_round(b, 4)) != 0)
+		FAIL("items after the bad connections: %s", vyre_strerror(rc));
+	vyre_close(a);
+	vyre_close(b);
+	if ((rc = vyre_test_daemon_stop(&daemon_)) != 0)
+		FAIL("vyred exit %d after SIGTERM, want 0", rc);
+	printf("bad input at the supervisor: answered or closed, both GPUs serve on\n");
 	return 0;
 }
 
@@ -400,7 +478,7 @@ static int bad_flags(void)
 
 int main(void)
 {
-	static int (*const with_daemon[])(void) = {placement, one_gpu_faults,
+	static int (*const with_daemon[])(void) = {placement, supervisor_bad_input, one_gpu_faults,
 						   fault_resumes_elsewhere, every_gpu_faults};
 	int rc = bad_flags();
 
