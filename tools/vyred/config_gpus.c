@@ -98,7 +98,7 @@ int vyre_config_check_pins(const struct vyre_daemon_config *cfg)
 int vyre_config_gpu_worker(const char *arg, struct vyre_daemon_config *cfg)
 {
 	const char *colon = strchr(arg, ':');
-	const long fd = colon ? number(arg, colon, 1l << 20) : -1;
+	const long fd = colon ? number(arg, colon, 1L << 20) : -1;
 	const long ordinal = colon ? number(colon + 1, colon + strlen(colon), 1024) : -1;
 
 	if (fd < 0 || ordinal < 0)

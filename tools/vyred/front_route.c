@@ -35,9 +35,8 @@ void vyre_front_region(struct vyre_front_routes *fr, uint32_t w, uint32_t client
 	for (uint32_t r = 0; r < fr->n_regions; r++) {
 		struct vyre_front_region *rg = &fr->regions[r];
 
-		if (rg->client_id == client_id && rg->worker == w)
-			free_rg = rg; /* a resume into the same connection slot: updated */
-		else if (!rg->client_id && !free_rg)
+		/* this client's own entry (updated) wins over the first free one */
+		if ((rg->client_id == client_id && rg->worker == w) || (!rg->client_id && !free_rg))
 			free_rg = rg;
 	}
 	/* a table of one entry a connection the workers can hold: never full */

@@ -2,6 +2,7 @@
 /* vyred logs to stderr, one line per event, as a systemd service should. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -18,12 +19,15 @@ void vyre_log_set_gpu(uint32_t first_index)
 void vyre_log(const char *fmt, ...)
 {
 	char line[1024];
+	const size_t name = strnlen(log_name, sizeof(log_name));
+	int n;
 	va_list ap;
-	int n = snprintf(line, sizeof(line), "%s", log_name);
 
 	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	memcpy(line, log_name, name);
+	n = vsnprintf(line + name, sizeof(line) - name, fmt, ap);
 	va_end(ap);
+	n = n < 0 ? (int)name : n + (int)name;
 	if (n > (int)sizeof(line) - 2)
 		n = (int)sizeof(line) - 2;
 	line[n++] = '\n';
