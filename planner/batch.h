@@ -42,6 +42,17 @@ struct vyre_planner {
 	uint32_t solo_dedup_from[1];
 };
 
+/*
+ * A wave's bytes for the memory budget (docs/design.md 7.4): a read-only
+ * operand (a byte range of a buffer the wave does not write) is a shared
+ * range, counted once per group; every other byte is the wave's own.
+ */
+struct wave_cost {
+	uint64_t reads;	    /* read bytes charged to this wave alone */
+	uint32_t out;	    /* output bytes */
+	uint32_t shared[2]; /* its shared ranges (buffer_map.ranges), or NONE */
+};
+
 /* Per-batch arrays, carved anew for every plan. */
 struct batch_scratch {
 	struct plan_tables *t;
@@ -49,9 +60,9 @@ struct batch_scratch {
 	uint32_t *node_next;
 	uint32_t *arm_of; /* [n] */
 	uint32_t *dedup_from;
-	uint32_t *wave_of;   /* item -> wave, NONE when not executed */
-	uint32_t *wave_item; /* wave -> item */
-	struct vyre_frontier_wave *fwaves;
+	uint32_t *wave_of;	/* item -> wave, NONE when not executed */
+	uint32_t *wave_item;	/* wave -> item */
+	struct wave_cost *cost; /* [waves] */
 	struct vyre_wave_dep *deps;
 	struct vyre_fusion_stage *stages;
 	uint32_t *order;

@@ -106,13 +106,46 @@ int buffer_map_reserve(struct vyre_arena *a, uint32_t max_buffers, struct buffer
 		return rc;
 	if (arena_u32(a, max_buffers, &m->last_write) || arena_u32(a, max_buffers, &m->readers))
 		return plan_err_reserve(err, where, "buffer state", max_buffers);
+	m->share_head = NULL;
+	m->ranges = NULL;
+	m->n_ranges = m->max_ranges = 0;
 	m->full = 0;
 	return 0;
+}
+
+int buffer_map_reserve_share(struct vyre_arena *a, struct buffer_map *m, uint32_t max_ranges,
+			     enum vyre_plan_component where, struct vyre_plan_error *err)
+{
+	void *p;
+
+	if (arena_u32(a, m->ids.max_ids, &m->share_head) ||
+	    vyre_arena_reserve(a, max_ranges, sizeof(struct share_range), &p))
+		return plan_err_reserve(err, where, "shared operands", max_ranges);
+	m->ranges = p;
+	m->max_ranges = max_ranges;
+	return 0;
+}
+
+uint32_t buffer_share_range(struct buffer_map *m, uint32_t slot, uint64_t off, uint32_t bytes)
+{
+	uint32_t depth = 0, r;
+
+	for (r = m->share_head[slot]; r != VYRE_PLAN_NONE; r = m->ranges[r].next, depth++)
+		if (m->ranges[r].off == off && m->ranges[r].bytes == bytes)
+			return r;
+	if (depth == SHARE_RANGES_PER_BUFFER || m->n_ranges == m->max_ranges)
+		return VYRE_PLAN_NONE;
+	r = m->n_ranges++;
+	m->ranges[r] = (struct share_range){
+	    .off = off, .bytes = bytes, .group = 0, .next = m->share_head[slot]};
+	m->share_head[slot] = r;
+	return r;
 }
 
 void buffer_map_begin(struct buffer_map *m, uint32_t max_buffers)
 {
 	id_map_begin(&m->ids, max_buffers);
+	m->n_ranges = 0;
 	m->full = 0;
 }
 
@@ -129,6 +162,8 @@ static uint32_t buffer_slot(struct buffer_map *m, uint32_t domain, uint32_t hand
 	} else if (added) {
 		m->last_write[slot] = VYRE_PLAN_NONE;
 		m->readers[slot] = VYRE_PLAN_NONE;
+		if (m->share_head)
+			m->share_head[slot] = VYRE_PLAN_NONE;
 	}
 	return slot;
 }
@@ -136,16 +171,21 @@ static uint32_t buffer_slot(struct buffer_map *m, uint32_t domain, uint32_t hand
 void item_slots_resolve(struct buffer_map *m, uint32_t domain, const struct vyre_work_item *it,
 			struct item_slots *s)
 {
-	struct vyre_op_access acc;
+	int mask = vyre_op_operands(it->op_handle);
 
-	vyre_op_access(it, &acc);
 	s->n_reads = 0;
-	s->read[0] = s->read[1] = VYRE_PLAN_NONE;
-	for (uint32_t i = 0; i < acc.n_reads; i++) {
-		uint32_t slot = buffer_slot(m, domain, acc.reads[i]);
-
-		if (slot != VYRE_PLAN_NONE && (s->n_reads == 0 || s->read[0] != slot))
-			s->read[s->n_reads++] = slot;
-	}
-	s->write = buffer_slot(m, domain, acc.write);
+	s->read[0] = s->read[1] = s->in = s->table = s->write = VYRE_PLAN_NONE;
+	if (mask <= 0)
+		return;
+	/* vyre_op_access's order: the input, the table, then the output */
+	if (mask & VYRE_OPERAND_IN)
+		s->in = buffer_slot(m, domain, it->input_handle);
+	if (mask & VYRE_OPERAND_TABLE)
+		s->table = buffer_slot(m, domain, it->param);
+	if (mask & VYRE_OPERAND_OUT)
+		s->write = buffer_slot(m, domain, it->output_handle);
+	if (s->in != VYRE_PLAN_NONE)
+		s->read[s->n_reads++] = s->in;
+	if (s->table != VYRE_PLAN_NONE && s->table != s->in)
+		s->read[s->n_reads++] = s->table;
 }

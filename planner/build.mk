@@ -5,6 +5,7 @@ CORE_SRCS += planner/arena.c planner/errors.c planner/barrier.c planner/frontier
 	     planner/context.c planner/plan.c planner/handoff.c
 
 TESTS += test_planner_goldens
+TESTS += test_planner_budget
 
 # The planner tests share a stand-in for vyred's data and loop.
 PLANNER_WORLD_OBJ := $(BUILD)/obj/tests/test_planner_world.o

@@ -31,6 +31,7 @@ int plan_tables_reserve(struct vyre_arena *a, const struct vyre_planner_config *
 
 	*t = (struct plan_tables){0};
 	if ((rc = buffer_map_reserve(a, 3 * n, &t->buffers, in, err)) ||
+	    (rc = buffer_map_reserve_share(a, &t->buffers, 2 * n, in, err)) ||
 	    (rc = dedupe_table_reserve(a, n, &t->dedupe, in, err)) ||
 	    (rc = id_map_reserve(a, arms, &t->arms, in, "client table", err)))
 		return rc;
@@ -78,9 +79,9 @@ int batch_scratch_reserve(struct vyre_arena *a, const struct vyre_planner_config
 	    arena_u32(a, n, &s->wave_of) || arena_u32(a, n, &s->wave_item) ||
 	    arena_u32(a, n, &s->order))
 		return plan_err_reserve(err, in, "per-item", n);
-	if ((rc = reserve_array(a, n, sizeof(*s->fwaves), &p, "frontier wave", err)))
+	if ((rc = reserve_array(a, n, sizeof(*s->cost), &p, "frontier wave", err)))
 		return rc;
-	s->fwaves = p;
+	s->cost = p;
 	if ((rc = reserve_array(a, s->deps_cap, sizeof(*s->deps), &p, "dependency", err)))
 		return rc;
 	s->deps = p;

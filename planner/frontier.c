@@ -38,11 +38,31 @@ size_t vyre_frontier_split_arena_bytes(uint32_t n_waves)
 	return vyre_arena_round(n_waves, sizeof(uint32_t));
 }
 
+void frontier_split_result(const struct vyre_barrier_plan *in, uint32_t *group_end,
+			   uint32_t n_groups, struct vyre_barrier_plan *out)
+{
+	uint32_t width = 0, start = 0;
+
+	for (uint32_t g = 0; g < n_groups; g++) {
+		if (group_end[g] - start > width)
+			width = group_end[g] - start;
+		start = group_end[g];
+	}
+	*out = (struct vyre_barrier_plan){
+	    .order = in->order,
+	    .group_end = group_end,
+	    .n_waves = in->n_waves,
+	    .n_groups = n_groups,
+	    .global_barriers = n_groups ? n_groups - 1 : 0,
+	    .max_group_width = width,
+	};
+}
+
 int vyre_frontier_split(struct vyre_arena *a, const struct vyre_frontier_wave *waves,
 			const struct vyre_barrier_plan *in, uint64_t group_budget_bytes, int clamp,
 			struct vyre_barrier_plan *out, struct vyre_plan_error *err)
 {
-	uint32_t *group_end, n_groups = 0, width = 0, start = 0;
+	uint32_t *group_end, n_groups = 0;
 
 	if (arena_u32(a, in->n_waves, &group_end))
 		return plan_err_reserve(err, IN_FRONTIER, "split barrier groups", in->n_waves);
@@ -75,19 +95,7 @@ int vyre_frontier_split(struct vyre_arena *a, const struct vyre_frontier_wave *w
 		if (in->group_end[g] > first)
 			group_end[n_groups++] = in->group_end[g];
 	}
-	for (uint32_t g = 0; g < n_groups; g++) {
-		if (group_end[g] - start > width)
-			width = group_end[g] - start;
-		start = group_end[g];
-	}
-	*out = (struct vyre_barrier_plan){
-	    .order = in->order,
-	    .group_end = group_end,
-	    .n_waves = in->n_waves,
-	    .n_groups = n_groups,
-	    .global_barriers = n_groups ? n_groups - 1 : 0,
-	    .max_group_width = width,
-	};
+	frontier_split_result(in, group_end, n_groups, out);
 	return 0;
 }
 

@@ -75,4 +75,8 @@ static inline int checked_add_u64(uint64_t a, uint64_t b, uint64_t *out)
 	return __builtin_add_overflow(a, b, out);
 }
 
+/* The split plan of @in with @n_groups groups ending at @group_end (its widths, barriers). */
+void frontier_split_result(const struct vyre_barrier_plan *in, uint32_t *group_end,
+			   uint32_t n_groups, struct vyre_barrier_plan *out);
+
 #endif /* VYRE_PLANNER_INTERNAL_H */

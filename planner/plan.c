@@ -24,6 +24,7 @@
  */
 #include <time.h>
 
+#include "../gpu/ops.h"
 #include "batch.h"
 
 static uint64_t now_ns(void)
@@ -125,6 +126,38 @@ static int chain_edge(struct batch_scratch *s, uint32_t k, uint32_t w, struct vy
 	return add_edge(s, s->wave_of[prev], w, err);
 }
 
+/*
+ * The bytes of one read operand: a shared range when the wave does not
+ * write its buffer, else the wave's own. An input that is also the table
+ * counts once.
+ */
+static void read_cost(struct buffer_map *m, uint32_t slot, uint32_t write, uint64_t off,
+		      uint32_t bytes, struct wave_cost *c, uint32_t i)
+{
+	uint32_t r;
+
+	if (bytes == 0)
+		return;
+	r = slot == VYRE_PLAN_NONE || slot == write ? VYRE_PLAN_NONE
+						    : buffer_share_range(m, slot, off, bytes);
+	if (r == VYRE_PLAN_NONE)
+		c->reads += bytes;
+	else if (i == 0 || c->shared[0] != r)
+		c->shared[i] = r;
+}
+
+/* What wave @c of an item resolved as @x (NULL: no bytes) counts against the budget. */
+static void wave_cost(struct buffer_map *m, const struct vyre_exec_item *x,
+		      const struct item_slots *sl, struct wave_cost *c)
+{
+	*c = (struct wave_cost){.shared = {VYRE_PLAN_NONE, VYRE_PLAN_NONE}};
+	if (!x)
+		return;
+	c->out = x->out_bytes;
+	read_cost(m, sl->in, sl->write, x->in_off, x->in_bytes, c, 0);
+	read_cost(m, sl->table, sl->write, x->table_off, x->table_bytes, c, 1);
+}
+
 struct pass_counts {
 	uint32_t n_waves;
 	uint32_t invalid;
@@ -193,13 +226,7 @@ static int analyse(struct vyre_planner *p, struct batch_scratch *s, const struct
 		w = c->n_waves++;
 		s->wave_item[w] = k;
 		s->wave_of[k] = w;
-		s->fwaves[w] = (struct vyre_frontier_wave){0};
-		if (b->exec)
-			s->fwaves[w] = (struct vyre_frontier_wave){
-			    .frontier_bytes =
-				(uint64_t)b->exec[k].in_bytes + b->exec[k].table_bytes,
-			    .output_bytes = b->exec[k].out_bytes,
-			};
+		wave_cost(&s->t->buffers, b->exec ? &b->exec[k] : NULL, &sl, &s->cost[w]);
 		if ((rc = buffer_edges(s, &sl, k, w, err)))
 			return rc;
 		if ((f & VYRE_SQE_FENCE) && (rc = fence_edges(s, arm, w, err)))
@@ -225,7 +252,80 @@ static uint32_t first_item_beyond(const struct batch_scratch *s, const struct vy
 	return s->wave_item[min_wave];
 }
 
-/* One fusion stage per group: its bytes, and a host boundary before a fence. */
+/* Bytes of shared range @r (0 for NONE). */
+static uint64_t shared_bytes(const struct share_range *ranges, uint32_t r)
+{
+	return r == VYRE_PLAN_NONE ? 0 : ranges[r].bytes;
+}
+
+/*
+ * vyre_frontier_split with the clamp, over a group's working set: each
+ * layer is split in order so that the bytes of a group fit the budget, a
+ * wave adding its own bytes and the shared operands the group does not
+ * count yet. A wave larger than the whole budget is clamped to it and
+ * shares nothing (it runs alone but for waves of no bytes, as before). The
+ * group's read and output bytes go to s->stages.
+ */
+static int split_groups(struct vyre_planner *p, struct batch_scratch *s,
+			const struct vyre_barrier_plan *in, struct vyre_barrier_plan *out,
+			struct vyre_plan_error *err)
+{
+	const uint64_t budget = p->group_budget;
+	struct share_range *share = s->t->buffers.ranges;
+	uint32_t *group_end, n_groups = 0;
+
+	if (arena_u32(&p->arena, in->n_waves, &group_end))
+		return plan_err_reserve(err, VYRE_PLAN_IN_FRONTIER, "split barrier groups",
+					in->n_waves);
+	for (uint32_t g = 0, first = 0; g < in->n_groups; first = in->group_end[g++]) {
+		uint64_t current = 0, reads = 0, outs = 0;
+		uint32_t current_start = first;
+
+		for (uint32_t pos = first; pos < in->group_end[g]; pos++) {
+			const struct wave_cost *c = &s->cost[in->order[pos]];
+			const uint32_t s0 = c->shared[0], s1 = c->shared[1], token = n_groups + 1;
+			uint64_t own = c->reads + shared_bytes(share, s0) + shared_bytes(share, s1);
+			uint64_t add = own + c->out;
+
+			if (add > budget) {
+				add = budget;
+			} else {
+				if (s0 != VYRE_PLAN_NONE && share[s0].group == token)
+					add -= share[s0].bytes;
+				if (s1 != VYRE_PLAN_NONE && share[s1].group == token)
+					add -= share[s1].bytes;
+			}
+			if (pos != current_start && current + add > budget) {
+				s->stages[n_groups] = (struct vyre_fusion_stage){
+				    .input_bytes = reads, .output_bytes = outs};
+				group_end[n_groups++] = pos;
+				current_start = pos;
+				current = reads = outs = 0;
+				add = own + c->out > budget ? budget : own + c->out;
+			}
+			current += add;
+			outs += c->out;
+			if (own + c->out > budget) {
+				reads += own;
+				continue;
+			}
+			reads += add - c->out;
+			if (s0 != VYRE_PLAN_NONE)
+				share[s0].group = n_groups + 1;
+			if (s1 != VYRE_PLAN_NONE)
+				share[s1].group = n_groups + 1;
+		}
+		if (in->group_end[g] > first) {
+			s->stages[n_groups] =
+			    (struct vyre_fusion_stage){.input_bytes = reads, .output_bytes = outs};
+			group_end[n_groups++] = in->group_end[g];
+		}
+	}
+	frontier_split_result(in, group_end, n_groups, out);
+	return 0;
+}
+
+/* One fusion stage per group (its bytes from split_groups), a host boundary before a fence. */
 static void build_stages(struct vyre_planner *p, struct batch_scratch *s,
 			 const struct vyre_plan_batch *b, const struct vyre_barrier_plan *g,
 			 struct vyre_plan_stats *st)
@@ -236,16 +336,13 @@ static void build_stages(struct vyre_planner *p, struct batch_scratch *s,
 		struct vyre_fusion_stage *stage = &s->stages[i];
 		uint64_t required;
 
-		*stage =
-		    (struct vyre_fusion_stage){.id = i, .layout_hash = VYRE_PLAN_LAYOUT_MEGAKERNEL};
-		for (uint32_t pos = start; pos < g->group_end[i]; pos++) {
-			uint32_t w = g->order[pos], k = s->wave_item[w];
-
-			stage->input_bytes += s->fwaves[w].frontier_bytes;
-			stage->output_bytes += s->fwaves[w].output_bytes;
-			if (b->flags && (b->flags[k] & VYRE_SQE_FENCE))
+		stage->id = i;
+		stage->layout_hash = VYRE_PLAN_LAYOUT_MEGAKERNEL;
+		for (uint32_t pos = start; b->flags && pos < g->group_end[i]; pos++)
+			if (b->flags[s->wave_item[g->order[pos]]] & VYRE_SQE_FENCE) {
 				stage->requires_host_materialization = 1;
-		}
+				break;
+			}
 		required = stage->input_bytes + stage->output_bytes;
 		st->peak_group_bytes =
 		    required > st->peak_group_bytes ? required : st->peak_group_bytes;
@@ -317,8 +414,7 @@ static int plan_prefix(struct vyre_planner *p, const struct vyre_plan_batch *b, 
 		return capacity_error(err, "barrier groups per plan", layers.n_groups,
 				      p->cfg.max_groups);
 	}
-	if ((rc = vyre_frontier_split(&p->arena, s.fwaves, &layers, p->group_budget, 1, &groups,
-				      err)))
+	if ((rc = split_groups(p, &s, &layers, &groups, err)))
 		return rc;
 	if (groups.n_groups > p->cfg.max_stages) {
 		*shrink = first_item_beyond(&s, &groups, p->cfg.max_stages);
@@ -356,6 +452,26 @@ static int plan_prefix(struct vyre_planner *p, const struct vyre_plan_batch *b, 
 	return 0;
 }
 
+/* The bytes item 0 counts against the budget alone (wave_cost without the map). */
+static uint64_t solo_bytes(const struct vyre_plan_batch *b)
+{
+	const struct vyre_work_item *it = &b->items[0];
+	const struct vyre_exec_item *x = b->exec;
+	const int mask = vyre_op_operands(it->op_handle);
+	uint64_t bytes;
+
+	if (!x)
+		return 0;
+	bytes = (uint64_t)x->in_bytes + x->table_bytes + x->out_bytes;
+	/* an input that is also the table, and not the output, is one operand */
+	if (mask > 0 && (mask & VYRE_OPERAND_IN) && (mask & VYRE_OPERAND_TABLE) &&
+	    it->input_handle && it->param == it->input_handle &&
+	    !((mask & VYRE_OPERAND_OUT) && it->output_handle == it->input_handle) &&
+	    x->table_off == x->in_off && x->table_bytes == x->in_bytes)
+		bytes -= x->table_bytes;
+	return bytes;
+}
+
 /* A lone item, planned without the arena: the progress guarantee. */
 static void plan_solo(struct vyre_planner *p, const struct vyre_plan_batch *b,
 		      struct vyre_plan *out)
@@ -380,6 +496,8 @@ static void plan_solo(struct vyre_planner *p, const struct vyre_plan_batch *b,
 	out->stats.invalid = invalid;
 	out->stats.executed = invalid ? 0 : 1;
 	out->stats.layers = out->stats.groups = out->stats.launches = invalid ? 0 : 1;
+	out->stats.peak_group_bytes = invalid ? 0 : solo_bytes(b);
+	out->stats.oversized = out->stats.peak_group_bytes > p->group_budget;
 }
 
 static int check_batch(const struct vyre_plan_batch *b, struct vyre_plan_error *err)

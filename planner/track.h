@@ -51,16 +51,43 @@ void id_map_begin(struct id_map *m, uint32_t max_ids);
 /* Id of @key; a new key gets the next id and sets *added. NONE when full. */
 uint32_t id_map_get(struct id_map *m, uint64_t key, int *added);
 
+/*
+ * A read-only operand for the memory budget (docs/design.md 7.4): a byte
+ * range of a buffer, counted once per group however many waves of the
+ * group read it. A buffer's ranges form a short list from its slot.
+ */
+struct share_range {
+	uint64_t off;
+	uint32_t bytes;
+	uint32_t group; /* 1 + the group that counted it last, 0: none yet */
+	uint32_t next;	/* the buffer's next range, or NONE */
+};
+
+/*
+ * Ranges of one buffer that count once per group; a wave reading a further
+ * one is charged for it alone (more bytes than it touches, never fewer).
+ */
+#define SHARE_RANGES_PER_BUFFER 4u
+
 struct buffer_map {
-	struct id_map ids;    /* (domain << 32) | handle -> slot */
-	uint32_t *last_write; /* slot -> item index of its last executed writer */
-	uint32_t *readers;    /* slot -> head of its reader list (a node index) */
-	int full;	      /* a buffer found no slot: the map was sized too small */
+	struct id_map ids;	    /* (domain << 32) | handle -> slot */
+	uint32_t *last_write;	    /* slot -> item index of its last executed writer */
+	uint32_t *readers;	    /* slot -> head of its reader list (a node index) */
+	uint32_t *share_head;	    /* slot -> its first shared range, or NULL: not tracked */
+	struct share_range *ranges; /* [max_ranges] */
+	uint32_t n_ranges;
+	uint32_t max_ranges;
+	int full; /* a buffer found no slot: the map was sized too small */
 };
 
 /* Room for @max_buffers distinct buffers. */
 int buffer_map_reserve(struct vyre_arena *a, uint32_t max_buffers, struct buffer_map *m,
 		       enum vyre_plan_component where, struct vyre_plan_error *err);
+/* Also track up to @max_ranges shared read-only operands (share_range), for the batch planner. */
+int buffer_map_reserve_share(struct vyre_arena *a, struct buffer_map *m, uint32_t max_ranges,
+			     enum vyre_plan_component where, struct vyre_plan_error *err);
+/* The shared range (@off, @bytes) of buffer @slot: its index, or NONE when it cannot be one. */
+uint32_t buffer_share_range(struct buffer_map *m, uint32_t slot, uint64_t off, uint32_t bytes);
 void buffer_map_begin(struct buffer_map *m, uint32_t max_buffers);
 
 /* The buffer slots an item touches; NONE where it has no such operand. */
@@ -68,6 +95,7 @@ struct item_slots {
 	uint32_t read[2];
 	uint32_t n_reads; /* distinct reads only */
 	uint32_t write;
+	uint32_t in, table; /* the input's and the table's slots */
 };
 
 void item_slots_resolve(struct buffer_map *m, uint32_t domain, const struct vyre_work_item *it,

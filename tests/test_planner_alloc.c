@@ -104,13 +104,15 @@ int main(void)
 	/* Warm-up: the first batch may touch lazily initialized library state. */
 	batch_generate(&b, &w, 1, BATCH, &mix_heavy);
 	world_run_oracle(&w, &b);
-	rc = world_run_planned(&w, &b, p, &vyre_cpu_backend, backend, NULL, "warm-up");
+	rc = world_run_planned(&w, &b, p, cfg.budget_bytes, &vyre_cpu_backend, backend, NULL,
+			       "warm-up");
 
 	atomic_store(&counting, 1);
 	for (uint64_t seed = 2; items < ITEMS && rc == 0; seed++) {
 		batch_generate(&b, &w, seed, BATCH, seed % 2 ? &mix_heavy : &mix_light);
 		world_run_oracle(&w, &b);
-		rc = world_run_planned(&w, &b, p, &vyre_cpu_backend, backend, &stats, "1M run");
+		rc = world_run_planned(&w, &b, p, cfg.budget_bytes, &vyre_cpu_backend, backend,
+				       &stats, "1M run");
 		if (rc == 0)
 			rc = world_compare(&w, &b, "1M run");
 		items += BATCH;

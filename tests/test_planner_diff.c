@@ -41,6 +41,7 @@ static void tally_byte_ops(const struct batch *b)
 struct setup {
 	const char *name;
 	struct vyre_planner *planner;
+	uint64_t group_budget; /* budget_bytes - resident_bytes */
 };
 
 static int run_seed(uint64_t seed, struct setup *setups, uint32_t n_setups,
@@ -51,7 +52,10 @@ static int run_seed(uint64_t seed, struct setup *setups, uint32_t n_setups,
 	uint64_t rng = seed;
 	uint32_t n = 1 + (uint32_t)(splitmix64(&rng) % MAX_BATCH);
 	const uint64_t roll = splitmix64(&rng) % 5;
-	const struct batch_mix *mix = roll == 0 ? &mix_light : roll == 1 ? &mix_chains : &mix_heavy;
+	const struct batch_mix *mix = roll == 0	  ? &mix_light
+				      : roll == 1 ? &mix_chains
+				      : roll == 2 ? &mix_tables
+						  : &mix_heavy;
 	struct setup *s = &setups[seed % n_setups];
 	int rc;
 
@@ -61,7 +65,8 @@ static int run_seed(uint64_t seed, struct setup *setups, uint32_t n_setups,
 	tally_byte_ops(b);
 	snprintf(what, sizeof(what), "seed %llu (%s planner, %u items)", (unsigned long long)seed,
 		 s->name, n);
-	rc = world_run_planned(&w, b, s->planner, &vyre_cpu_backend, backend, stats, what);
+	rc = world_run_planned(&w, b, s->planner, s->group_budget, &vyre_cpu_backend, backend,
+			       stats, what);
 	if (rc == 0)
 		rc = world_compare(&w, b, what);
 	world_fini(&w);
@@ -72,8 +77,9 @@ static int run_seed(uint64_t seed, struct setup *setups, uint32_t n_setups,
 
 int main(void)
 {
-	struct vyre_planner_config def, tight;
-	struct setup setups[3] = {{"default", NULL}, {"tight", NULL}, {"no-report", NULL}};
+	struct vyre_planner_config def, tight, shared;
+	struct setup setups[4] = {
+	    {"default", NULL, 0}, {"tight", NULL, 0}, {"no-report", NULL, 0}, {"shared", NULL, 0}};
 	struct vyre_backend_config bcfg = {
 	    .max_heaps = WORLD_DOMAINS,
 	    .max_items = 4096,
@@ -98,11 +104,19 @@ int main(void)
 	tight.max_stages = 6;
 	tight.budget_bytes = 2048 + 64;
 	tight.resident_bytes = 64;
+	/* a budget of one or two DFA tables and some buffers: groups share tables (7.4) */
+	shared = def;
+	shared.budget_bytes = 4096;
 	if (vyre_planner_create(&def, &setups[0].planner, NULL) ||
-	    vyre_planner_create(&tight, &setups[1].planner, NULL))
+	    vyre_planner_create(&tight, &setups[1].planner, NULL) ||
+	    vyre_planner_create(&shared, &setups[3].planner, NULL))
 		return 1;
+	setups[0].group_budget = def.budget_bytes - def.resident_bytes;
+	setups[1].group_budget = tight.budget_bytes - tight.resident_bytes;
+	setups[3].group_budget = shared.budget_bytes - shared.resident_bytes;
 	def.cross_arm_report = 0;
 	def.max_items = MAX_BATCH / 2;
+	setups[2].group_budget = def.budget_bytes - def.resident_bytes;
 	if (vyre_planner_create(&def, &setups[2].planner, NULL) || batch_alloc(&b, MAX_BATCH))
 		return 1;
 	if (vyre_cpu_backend.init(&backend, &bcfg, why, sizeof(why))) {
@@ -114,18 +128,19 @@ int main(void)
 		batches = 1;
 	}
 	for (uint64_t seed = first; seed < first + batches && rc == 0; seed++)
-		rc = run_seed(seed, setups, 3, backend, &b, &stats);
+		rc = run_seed(seed, setups, 4, backend, &b, &stats);
 
 	printf("%llu batches, %u plans (%u shorter than offered, %u retries, %u first chains "
-	       "one by one), %u items deduplicated, %u groups (%u with parallel items), %u "
-	       "launches, %u links kept on chip\n",
+	       "one by one), %u items deduplicated, %u groups (%u with parallel items, %u within "
+	       "the budget by shared operands), %u launches, %u links kept on chip\n",
 	       (unsigned long long)batches, stats.plans, stats.shrunk, stats.retries, stats.serial,
-	       stats.deduped, stats.groups, stats.parallel, stats.launches, stats.handoffs);
+	       stats.deduped, stats.groups, stats.parallel, stats.shared, stats.launches,
+	       stats.handoffs);
 	if (rc == 0 && !replay &&
 	    (!stats.deduped || !stats.shrunk || !stats.parallel || !stats.handoffs ||
-	     !stats.serial)) {
-		printf("the batches did not exercise dedupe, prefixes, parallel groups, chains and "
-		       "handoffs\n");
+	     !stats.serial || !stats.shared)) {
+		printf("the batches did not exercise dedupe, prefixes, parallel groups, chains, "
+		       "handoffs and shared operands\n");
 		rc = 1;
 	}
 	for (uint32_t op = VYRE_OP_BASE64_DECODE; op < VYRE_OP_COUNT; op++) {
@@ -136,7 +151,7 @@ int main(void)
 		}
 	}
 	vyre_cpu_backend.shutdown(backend);
-	for (uint32_t i = 0; i < 3; i++)
+	for (uint32_t i = 0; i < 4; i++)
 		vyre_planner_destroy(setups[i].planner);
 	batch_free(&b);
 	return rc ? 1 : 0;

@@ -42,7 +42,7 @@ static int run_faults(uint64_t seed, struct vyre_planner *p, struct vyre_backend
 				 (unsigned long long)seed, nth, reached,
 				 sticky ? " and after" : "");
 			vyre_planner_fail_reservation(p, nth, sticky);
-			rc = world_run_planned(&w, b, p, &vyre_cpu_backend, backend, NULL, what);
+			rc = world_run_planned(&w, b, p, 0, &vyre_cpu_backend, backend, NULL, what);
 			vyre_planner_fail_reservation(p, 0, 0);
 			if (rc == 0)
 				rc = world_compare(&w, b, what);

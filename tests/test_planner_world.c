@@ -35,6 +35,19 @@ const struct batch_mix mix_chains = {
     .transient_pct = 35,
 };
 
+/* Many items read a few tables: groups share them against the budget (docs/design.md 7.4). */
+const struct batch_mix mix_tables = {
+    .dup_pct = 5,
+    .in_place_pct = 5,
+    .fence_pct = 2,
+    .nodedupe_pct = 2,
+    .invalid_pct = 2,
+    .rewrite_pct = 3,
+    .bytes_pct = 5,
+    .clients = 4,
+    .table_pct = 60,
+};
+
 const struct batch_mix mix_light = {
     .dup_pct = 5,
     .in_place_pct = 5,
@@ -274,6 +287,17 @@ static struct vyre_work_item random_item(const struct world *w, uint64_t *rng,
 	return it;
 }
 
+/* A read of a DFA table or the byte map, between plain buffers (in place now and then). */
+static struct vyre_work_item table_item(const struct world *w, uint64_t *rng,
+					const struct batch_mix *mix)
+{
+	static const uint32_t ops[] = {VYRE_OP_DFA_SCAN, VYRE_OP_DFA_SCAN_COUNTED, VYRE_OP_BYTEMAP};
+	const uint32_t op = ops[pick(rng, 3)], in = plain(w, rng);
+
+	return (struct vyre_work_item){op, in, chance(rng, mix->in_place_pct) ? in : plain(w, rng),
+				       op == VYRE_OP_BYTEMAP ? byte_map(w) : table(w, rng)};
+}
+
 static struct vyre_work_item invalid_item(const struct world *w, uint64_t *rng)
 {
 	switch (pick(rng, 6)) {
@@ -458,6 +482,8 @@ void batch_generate(struct batch *b, const struct world *w, uint64_t seed, uint3
 			chain_d = d;
 		} else if (mix->transient_pct && chance(&rng, mix->transient_pct)) {
 			b->items[k] = transient_item(w, &rng, written);
+		} else if (mix->table_pct && chance(&rng, mix->table_pct)) {
+			b->items[k] = table_item(w, &rng, mix);
 		} else if (k > 0 && !link && chance(&rng, mix->dup_pct)) {
 			uint32_t j = pick(&rng, k);
 
@@ -733,14 +759,115 @@ static int check_chains(const struct vyre_plan_batch *pb, const struct vyre_plan
 	return 0;
 }
 
+/* A byte range of a domain's heap that an item touches. */
+struct range {
+	uint64_t off;
+	uint32_t bytes;
+	uint32_t heap;
+	int written;
+};
+
+/* The operands of executed item @x: its input, table and output, as ranges. */
+static uint32_t ranges_of(const struct vyre_exec_item *x, struct range *r)
+{
+	const int mask = vyre_op_operands(x->op);
+	uint32_t n = 0;
+
+	if (mask <= 0)
+		return 0;
+	if ((mask & VYRE_OPERAND_IN) && x->in_bytes)
+		r[n++] = (struct range){x->in_off, x->in_bytes, x->in_heap, 0};
+	if ((mask & VYRE_OPERAND_TABLE) && x->table_bytes)
+		r[n++] = (struct range){x->table_off, x->table_bytes, x->table_heap, 0};
+	if ((mask & VYRE_OPERAND_OUT) && x->out_bytes)
+		r[n++] = (struct range){x->out_off, x->out_bytes, x->out_heap, 1};
+	return n;
+}
+
+static int same_range(const struct range *a, const struct range *b)
+{
+	return a->heap == b->heap && a->off == b->off && a->bytes == b->bytes;
+}
+
+/*
+ * An item's bytes by the budget's rule: each distinct range once, a range
+ * it both reads and writes twice (docs/design.md 7.4).
+ */
+static uint64_t item_bytes(const struct vyre_exec_item *x)
+{
+	struct range r[3];
+	const uint32_t n = ranges_of(x, r);
+	uint64_t bytes = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		int again = 0;
+
+		for (uint32_t j = 0; j < i; j++)
+			again |= same_range(&r[i], &r[j]) && !r[i].written && !r[j].written;
+		bytes += again ? 0 : r[i].bytes;
+	}
+	return bytes;
+}
+
+/*
+ * The memory budget is exact: the distinct ranges a group touches (the
+ * world's buffers never overlap) add up to no more than the plan's peak
+ * group bytes, nor than the budget unless an item of the group alone is
+ * larger.
+ */
+static int check_budget(const struct vyre_plan_batch *pb, const struct vyre_plan *plan,
+			uint64_t group_budget, uint32_t *shared, const char *what)
+{
+	static struct range seen[3 * WORLD_MAX_ITEMS];
+	const struct vyre_exec_plan *x = &plan->exec;
+
+	for (uint32_t g = 0, start = 0; g < x->n_groups; start = x->group_end[g++]) {
+		uint64_t touched = 0, apiece = 0;
+		uint32_t n_seen = 0;
+		int oversized = 0;
+
+		for (uint32_t pos = start; pos < x->group_end[g]; pos++) {
+			const struct vyre_exec_item *it = &pb->exec[x->order[pos]];
+			struct range r[3];
+			const uint32_t n = ranges_of(it, r);
+
+			oversized |= group_budget && item_bytes(it) > group_budget;
+			apiece += (uint64_t)it->in_bytes + it->table_bytes + it->out_bytes;
+			for (uint32_t i = 0; i < n; i++) {
+				uint32_t j = 0;
+
+				while (j < n_seen && !same_range(&seen[j], &r[i]))
+					j++;
+				if (j == n_seen) {
+					seen[n_seen++] = r[i];
+					touched += r[i].bytes;
+				}
+			}
+		}
+		if (touched > plan->stats.peak_group_bytes ||
+		    (group_budget && touched > group_budget && !oversized)) {
+			printf("%s: group %u touches %llu bytes: peak group bytes %llu, budget "
+			       "%llu\n",
+			       what, g, (unsigned long long)touched,
+			       (unsigned long long)plan->stats.peak_group_bytes,
+			       (unsigned long long)group_budget);
+			return -1;
+		}
+		/* a group that fits only because its shared operands count once */
+		*shared += group_budget && apiece > group_budget && !oversized;
+	}
+	return 0;
+}
+
 static int check_plan(const struct vyre_plan_batch *pb, const struct vyre_plan *plan,
-		      const char *what)
+		      uint64_t group_budget, uint32_t *shared, const char *what)
 {
 	static uint32_t group_of[WORLD_MAX_ITEMS];
 
 	if (check_shape(pb, plan, group_of, what) || check_dedupe(pb, plan, group_of, what) ||
 	    check_hazards(pb, plan, group_of, what) || check_fences(pb, plan, group_of, what) ||
-	    check_chains(pb, plan, group_of, what))
+	    check_chains(pb, plan, group_of, what) ||
+	    check_budget(pb, plan, group_budget, shared, what))
 		return -1;
 	return 0;
 }
@@ -804,8 +931,8 @@ static void serial_plan(const struct vyre_plan_batch *pb, uint32_t n, struct vyr
 }
 
 int world_run_planned(struct world *w, struct batch *b, struct vyre_planner *p,
-		      const struct vyre_backend_ops *ops, struct vyre_backend *backend,
-		      struct planned_run *stats, const char *what)
+		      uint64_t group_budget, const struct vyre_backend_ops *ops,
+		      struct vyre_backend *backend, struct planned_run *stats, const char *what)
 {
 	static struct vyre_exec_item xs[WORLD_MAX_ITEMS];
 	uint32_t offset = 0;
@@ -826,13 +953,14 @@ int world_run_planned(struct world *w, struct batch *b, struct vyre_planner *p,
 		    .flags = b->flags + offset,
 		};
 		struct vyre_plan plan;
+		uint32_t shared = 0;
 		int serial;
 
 		if (plan_whole_chains(p, &pb, &plan, &serial, what))
 			return -1;
 		if (serial)
 			serial_plan(&pb, b->n - offset, &plan);
-		else if (check_plan(&pb, &plan, what))
+		else if (check_plan(&pb, &plan, group_budget, &shared, what))
 			return -1;
 		/* what vyred's exec items carry: the plan's handoff marks, batch-relative links */
 		for (uint32_t k = 0; k < plan.accepted; k++) {
@@ -869,6 +997,7 @@ int world_run_planned(struct world *w, struct batch *b, struct vyre_planner *p,
 		if (stats) {
 			stats->plans++;
 			stats->serial += serial;
+			stats->shared += shared;
 			stats->deduped += plan.stats.deduped;
 			stats->groups += plan.stats.groups;
 			stats->launches += plan.stats.launches;

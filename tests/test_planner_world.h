@@ -48,6 +48,7 @@ struct batch_mix {
 	uint32_t clients;	/* per domain */
 	uint32_t chain_pct;	/* continues the chain of the item before it */
 	uint32_t transient_pct; /* writes or reads the transient buffer */
+	uint32_t table_pct;	/* scans or maps through a DFA table or the byte map */
 };
 
 struct batch {
@@ -64,6 +65,7 @@ struct batch {
 extern const struct batch_mix mix_heavy;
 extern const struct batch_mix mix_light;
 extern const struct batch_mix mix_chains;
+extern const struct batch_mix mix_tables;
 
 /* A world whose layout and contents follow from @seed. */
 void world_init(struct world *w, uint64_t seed);
@@ -88,17 +90,21 @@ struct planned_run {
 	uint32_t parallel; /* groups of two items or more */
 	uint32_t handoffs; /* links kept on chip (VYRE_EXEC_HANDOFF_OUT marks) */
 	uint32_t serial;   /* first chains too long for the planner, run one by one */
+	uint32_t shared;   /* groups within the budget only by counting shared operands once */
 };
 
 /*
  * The daemon's loop on fresh copies of the heaps: plan, check the plan,
  * execute it on @backend, complete deduplicated and invalid items, replan
- * what was left. Returns 0, or -1 after printing what broke (prefixed by
- * @what).
+ * what was left. Each group must touch no more bytes (each distinct range
+ * once) than the plan's peak group bytes and, unless it holds an item
+ * larger than the budget, than @group_budget (the planner's budget_bytes -
+ * resident_bytes; 0: not checked). Returns 0, or -1 after printing what
+ * broke (prefixed by @what).
  */
 int world_run_planned(struct world *w, struct batch *b, struct vyre_planner *p,
-		      const struct vyre_backend_ops *ops, struct vyre_backend *backend,
-		      struct planned_run *stats, const char *what);
+		      uint64_t group_budget, const struct vyre_backend_ops *ops,
+		      struct vyre_backend *backend, struct planned_run *stats, const char *what);
 
 /* Compare the planned run with the oracle's (not the transient's bytes); prints the first
  * difference. */
