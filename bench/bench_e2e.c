@@ -10,6 +10,9 @@
  *                     gone to sleep in io_uring and must be woken
  *   cpu/Np            items/s with N producer processes, each submitting
  *                     batches of ADD items and reaping as it goes
+ * and beside each, "vyred cpu": the ns of CPU vyred spent over that
+ * measurement per item completed in it (harness.h vyre_bench_cpu_*; the
+ * vyred given by --socket is found by SO_PEERCRED).
  * Without --socket the suite starts its own vyred (the binary next to
  * vyre-bench, --backend cpu) on a temporary socket and stops it afterwards.
  */
@@ -120,16 +123,20 @@ static int await_one(struct client *cl, uint64_t user_data, int spin)
 
 enum latency_kind { LAT_WAIT, LAT_SPIN, LAT_IDLE };
 
-static int measure_latency(struct vyre_bench_ctx *ctx, const char *socket, enum latency_kind kind,
-			   struct vyre_bench_samples *s)
+/* Latency samples into @s; *@cpu: vyred @vyred's CPU ns an item over them (-1: not measured). */
+static int measure_latency(struct vyre_bench_ctx *ctx, const char *socket, pid_t vyred,
+			   enum latency_kind kind, struct vyre_bench_samples *s, double *cpu)
 {
 	struct client cl;
+	struct vyre_bench_cpu window;
 	int rc = client_open(socket, &cl);
 	uint64_t start = vyre_bench_now_ns();
 	uint32_t min = ctx->quick ? 20 : 200;
 
+	*cpu = -1;
 	if (rc)
 		return rc;
+	vyre_bench_cpu_start(&window, vyred);
 	for (uint64_t k = 1; rc == 0 && s->n < s->cap; k++) {
 		struct vyre_work_item it = {VYRE_OP_ADD, cl.in, cl.out, (uint32_t)k};
 
@@ -144,6 +151,7 @@ static int measure_latency(struct vyre_bench_ctx *ctx, const char *socket, enum 
 		if (s->n >= min && (double)(vyre_bench_now_ns() - start) >= ctx->seconds * 1e9)
 			break;
 	}
+	*cpu = vyre_bench_cpu_per_item(vyre_bench_cpu_ns(&window), s->n);
 	vyre_close(cl.c);
 	return rc;
 }
@@ -229,8 +237,9 @@ static int producer_main(void *arg)
 	return rc < 0 ? PRODUCER_DRAIN_TIMEOUT : 0;
 }
 
-static int measure_throughput(struct vyre_bench_ctx *ctx, const char *socket, unsigned producers,
-			      double *items_per_s)
+/* *@cpu as measure_latency's, over the window of the items counted. */
+static int measure_throughput(struct vyre_bench_ctx *ctx, const char *socket, pid_t vyred,
+			      unsigned producers, double *items_per_s, double *cpu)
 {
 	struct shared *sh = vyre_bench_shared_alloc(sizeof(*sh));
 	struct producer_arg args[MAX_PRODUCERS];
@@ -238,6 +247,7 @@ static int measure_throughput(struct vyre_bench_ctx *ctx, const char *socket, un
 	unsigned spawned = 0;
 	int rc = 0;
 
+	*cpu = -1;
 	if (!sh)
 		return -1;
 	for (; spawned < producers; spawned++) {
@@ -251,6 +261,9 @@ static int measure_throughput(struct vyre_bench_ctx *ctx, const char *socket, un
 	while (__atomic_load_n(&sh->ready.v, __ATOMIC_ACQUIRE) < spawned &&
 	       vyre_bench_now_ns() - t0 < (uint64_t)WAIT_NS)
 		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	struct vyre_bench_cpu window;
+
+	vyre_bench_cpu_start(&window, vyred);
 	__atomic_store_n(&sh->go.v, 1, __ATOMIC_RELEASE);
 	uint64_t start = vyre_bench_now_ns(), end = start, sum = 0;
 
@@ -263,6 +276,7 @@ static int measure_throughput(struct vyre_bench_ctx *ctx, const char *socket, un
 		for (unsigned i = 0; i < spawned; i++)
 			sum += __atomic_load_n(&sh->completed[i].v, __ATOMIC_RELAXED);
 	}
+	*cpu = vyre_bench_cpu_per_item(vyre_bench_cpu_ns(&window), sum);
 	__atomic_store_n(&sh->stop.v, 1, __ATOMIC_RELEASE);
 	for (unsigned i = 0; i < spawned; i++) {
 		int status = vyre_bench_reap(pids[i]);
@@ -283,22 +297,24 @@ static int measure_throughput(struct vyre_bench_ctx *ctx, const char *socket, un
 	return rc;
 }
 
-static int run_against(struct vyre_bench_ctx *ctx, const char *socket)
+static int run_against(struct vyre_bench_ctx *ctx, const char *socket, pid_t vyred)
 {
 	static const char *const lat_names[] = {"cpu/latency", "cpu/latency_spin",
 						"cpu/latency_idle"};
 	static const unsigned producer_counts[] = {1, 3};
 	struct vyre_bench_samples s;
 	char name[32];
-	double items;
+	double items, cpu;
 
 	for (int k = LAT_WAIT; k <= LAT_IDLE; k++) {
 		if (vyre_bench_samples_init(&s, MAX_SAMPLES))
 			return -1;
-		int rc = measure_latency(ctx, socket, (enum latency_kind)k, &s);
+		int rc = measure_latency(ctx, socket, vyred, (enum latency_kind)k, &s, &cpu);
 
-		if (rc == 0)
+		if (rc == 0) {
 			vyre_bench_report_latency(ctx, "e2e", lat_names[k], &s);
+			vyre_bench_report_vyred_cpu(ctx, "e2e", lat_names[k], cpu);
+		}
 		vyre_bench_samples_free(&s);
 		if (rc) {
 			fprintf(stderr, "e2e: %s: %s\n", lat_names[k], vyre_strerror(rc));
@@ -307,11 +323,12 @@ static int run_against(struct vyre_bench_ctx *ctx, const char *socket)
 	}
 	for (size_t i = 0; i < sizeof(producer_counts) / sizeof(producer_counts[0]); i++) {
 		snprintf(name, sizeof(name), "cpu/%up", producer_counts[i]);
-		if (measure_throughput(ctx, socket, producer_counts[i], &items)) {
+		if (measure_throughput(ctx, socket, vyred, producer_counts[i], &items, &cpu)) {
 			fprintf(stderr, "e2e: %s throughput failed\n", name);
 			return -1;
 		}
 		vyre_bench_report(ctx, "e2e", name, "items/s", items, "items/s");
+		vyre_bench_report_vyred_cpu(ctx, "e2e", name, cpu);
 	}
 	return 0;
 }
@@ -322,8 +339,15 @@ static int e2e_suite(struct vyre_bench_ctx *ctx)
 	char bin[PATH_MAX];
 	int rc;
 
-	if (ctx->socket)
-		return run_against(ctx, ctx->socket);
+	if (ctx->socket) {
+		const pid_t vyred = vyre_bench_socket_pid(ctx->socket);
+
+		if (vyred < 0)
+			fprintf(stderr,
+				"e2e: the pid of the vyred on %s is unknown: no vyred cpu rows\n",
+				ctx->socket);
+		return run_against(ctx, ctx->socket, vyred);
+	}
 	if (!vyre_bench_find_vyred(bin, sizeof(bin))) {
 		fprintf(stderr, "e2e: skipped: no vyred next to vyre-bench and no --socket\n");
 		return 0;
@@ -332,7 +356,7 @@ static int e2e_suite(struct vyre_bench_ctx *ctx)
 		daemon_stop(&d);
 		return -1;
 	}
-	rc = run_against(ctx, d.socket);
+	rc = run_against(ctx, d.socket, d.pid);
 	daemon_stop(&d);
 	return rc;
 }

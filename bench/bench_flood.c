@@ -15,8 +15,12 @@
  * machine slows all of them alike; each mode's victims' latency is reported
  * pooled over the rounds, and the p99 ratios to "alone" as the median of the
  * per-round ratios. The flooder's items/s and back-pressure rate are
- * reported too. Without --socket the suite starts its own vyred (the binary
- * next to vyre-bench, --backend cpu).
+ * reported too, and beside the victims' rows of each mode and the
+ * flooder's, "vyred cpu": the ns of CPU vyred spent over that mode's phases
+ * per item of them, the victims' completed and the flooder's submitted (the
+ * flooder's row is the reaping victims' figure; harness.h). Without
+ * --socket the suite starts its own vyred (the binary next to vyre-bench,
+ * --backend cpu); with it, the vyred's pid comes from SO_PEERCRED.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -59,7 +63,8 @@ struct board {
 	struct line ready;
 	struct line flood_items;
 	struct line flood_again;
-	struct line flood_idle; /* the flooder has drained and is idle */
+	struct line flood_idle;	  /* the flooder has drained and is idle */
+	struct line victim_items; /* completed while measuring, past the SAMPLES kept too */
 	struct line failed;
 	struct line parked[VICTIMS]; /* the victim saw measuring cleared and records nothing */
 	struct line n[VICTIMS][MODES];
@@ -113,6 +118,7 @@ static int victim_main(void *arg)
 			__atomic_store_n(&b->failed.v, 1, __ATOMIC_RELEASE);
 			break;
 		}
+		__atomic_fetch_add(&b->victim_items.v, 1, __ATOMIC_RELAXED);
 		uint64_t i = b->n[a->id][mode].v;
 
 		if (i < SAMPLES) {
@@ -266,7 +272,9 @@ static double collect(struct board *b, enum mode mode, struct vyre_bench_samples
 	return pool->n > from ? vyre_bench_quantile_ns_from(pool, from, 0.99) : 0;
 }
 
-static int run_rounds(struct vyre_bench_ctx *ctx, struct board *b, double *flood_s)
+/* The rounds, vyred @vyred's CPU over each mode's phases into @cpu. */
+static int run_rounds(struct vyre_bench_ctx *ctx, struct board *b, pid_t vyred, double *flood_s,
+		      struct vyre_bench_cpu_sum cpu[MODES])
 {
 	unsigned rounds = ctx->quick ? QUICK_ROUNDS : ROUNDS;
 	double p99[MODES][ROUNDS];
@@ -278,8 +286,12 @@ static int run_rounds(struct vyre_bench_ctx *ctx, struct board *b, double *flood
 		if (vyre_bench_samples_init(&pool[m], (size_t)VICTIMS * SAMPLES * rounds))
 			return -1;
 	*flood_s = 0;
+	for (unsigned m = 0; m < MODES; m++)
+		cpu[m] = (struct vyre_bench_cpu_sum){0, 0};
 	for (unsigned r = 0; r < rounds && !rc; r++)
 		for (unsigned m = 0; m < MODES && !rc; m++) {
+			struct vyre_bench_cpu window;
+
 			__atomic_store_n(&b->mode.v, m, __ATOMIC_RELEASE);
 			/* "alone" starts once the flooder has drained; the others once it ramps up
 			 */
@@ -289,14 +301,24 @@ static int run_rounds(struct vyre_bench_ctx *ctx, struct board *b, double *flood
 				pause_us(1000);
 			if (m != ALONE)
 				pause_us(20000);
+			vyre_bench_cpu_start(&window, vyred);
+			const uint64_t items0 =
+			    __atomic_load_n(&b->flood_items.v, __ATOMIC_RELAXED) +
+			    __atomic_load_n(&b->victim_items.v, __ATOMIC_RELAXED);
 			uint64_t t0 = vyre_bench_now_ns();
 
 			__atomic_store_n(&b->measuring.v, 1, __ATOMIC_RELEASE);
 			while (vyre_bench_now_ns() - t0 < phase_ns)
 				pause_us(1000);
+			const uint64_t t1 = vyre_bench_now_ns();
+			const uint64_t items =
+			    __atomic_load_n(&b->flood_items.v, __ATOMIC_RELAXED) +
+			    __atomic_load_n(&b->victim_items.v, __ATOMIC_RELAXED) - items0;
+
+			vyre_bench_cpu_add(&cpu[m], &window, items);
 			__atomic_store_n(&b->measuring.v, 0, __ATOMIC_RELEASE);
 			if (m == REAPING)
-				*flood_s += (double)(vyre_bench_now_ns() - t0) / 1e9;
+				*flood_s += (double)(t1 - t0) / 1e9;
 			p99[m][r] = collect(b, (enum mode)m, &pool[m]);
 			rc = __atomic_load_n(&b->failed.v, __ATOMIC_ACQUIRE) ? -1 : 0;
 		}
@@ -305,6 +327,8 @@ static int run_rounds(struct vyre_bench_ctx *ctx, struct board *b, double *flood
 
 		snprintf(name, sizeof(name), "victim_%s", mode_name[m]);
 		vyre_bench_report_latency(ctx, "flood", name, &pool[m]);
+		vyre_bench_report_vyred_cpu(ctx, "flood", name,
+					    vyre_bench_cpu_sum_per_item(&cpu[m]));
 	}
 	if (!rc) {
 		vyre_bench_report(ctx, "flood", "victim_p99_stalled_vs_alone", "ratio",
@@ -317,8 +341,9 @@ static int run_rounds(struct vyre_bench_ctx *ctx, struct board *b, double *flood
 	return rc;
 }
 
-static int run_against(struct vyre_bench_ctx *ctx, const char *socket)
+static int run_against(struct vyre_bench_ctx *ctx, const char *socket, pid_t vyred)
 {
+	struct vyre_bench_cpu_sum cpu[MODES];
 	struct board *b = vyre_bench_shared_alloc(sizeof(*b));
 	struct child_arg args[VICTIMS + 1];
 	pid_t pids[VICTIMS + 1];
@@ -343,7 +368,7 @@ static int run_against(struct vyre_bench_ctx *ctx, const char *socket)
 	if (spawned != VICTIMS + 1 || __atomic_load_n(&b->ready.v, __ATOMIC_ACQUIRE) != spawned)
 		rc = -1;
 	if (!rc)
-		rc = run_rounds(ctx, b, &flood_s);
+		rc = run_rounds(ctx, b, vyred, &flood_s, cpu);
 	__atomic_store_n(&b->mode.v, STOP, __ATOMIC_RELEASE);
 	for (unsigned i = 0; i < spawned; i++)
 		if (vyre_bench_reap(pids[i]) != 0)
@@ -353,6 +378,8 @@ static int run_against(struct vyre_bench_ctx *ctx, const char *socket)
 				  (double)b->flood_items.v / flood_s, "items/s");
 		vyre_bench_report(ctx, "flood", "flooder", "again", (double)b->flood_again.v,
 				  "count");
+		vyre_bench_report_vyred_cpu(ctx, "flood", "flooder",
+					    vyre_bench_cpu_sum_per_item(&cpu[REAPING]));
 	}
 	if (rc)
 		fprintf(stderr, "flood: a victim or the flooder failed\n");
@@ -367,7 +394,7 @@ static int flood_suite(struct vyre_bench_ctx *ctx)
 
 	vyre_bench_clock_calibrate();
 	if (ctx->socket)
-		return run_against(ctx, ctx->socket);
+		return run_against(ctx, ctx->socket, vyre_bench_socket_pid(ctx->socket));
 	if (!vyre_bench_find_vyred(bin, sizeof(bin))) {
 		fprintf(stderr, "flood: skipped: no vyred next to vyre-bench and no --socket\n");
 		return 0;
@@ -379,7 +406,7 @@ static int flood_suite(struct vyre_bench_ctx *ctx)
 		rmdir(dir);
 		return -1;
 	}
-	rc = run_against(ctx, sock);
+	rc = run_against(ctx, sock, pid);
 	kill(pid, SIGTERM);
 	vyre_bench_reap(pid);
 	unlink(sock);

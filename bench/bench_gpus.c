@@ -13,7 +13,9 @@
  *            words at a time, 16 and 32 producers (--quick: 4 and 8),
  *            producer i in domain "gpus<i % 4>": items/s, p50, p99, p999
  *
- * then ratio rows "2gpu:1gpu" (items/s, and p50 for the closed loop). On a
+ * Each also has a row "vyred cpu": the ns of CPU that vyred (supervisor and
+ * GPU workers together) spent an item over the window (harness.h). Then ratio
+ * rows "2gpu:1gpu" (items/s, and p50 for the closed loop). On a
  * host of four or more GPUs also `vyred --gpus A,B,C,D` ("4gpu", 8 domains:
  * 2 a GPU as with two, the same trivial producers and closed-loop
  * producers shared among them) and rows "4gpu:1gpu".
@@ -232,7 +234,7 @@ static int start(struct vyre_bench_vyred *d, const struct plan *pl, const struct
 }
 
 /* vyred's account of the run: batches, items and each loop's share */
-static const char *const summary_lines[] = {"stopped after", ": loop ", "GPU ", NULL};
+static const char *const summary_lines[] = {"stopped after", ": loop ", "GPU ", "CPU: user", NULL};
 
 static int run_side(struct vyre_bench_ctx *ctx, const struct plan *pl, struct side *s)
 {
@@ -251,18 +253,19 @@ static int run_side(struct vyre_bench_ctx *ctx, const struct plan *pl, struct si
 	snprintf(system, sizeof(system), "%s %s%s", pl->system, s->label, pl->va.tag);
 	snprintf(name, sizeof(name), "trivial %u %s", pl->batch, system);
 	const struct vyre_peers_load trivial = {SUITE,	 name,	      d.sock, DOMAIN_PREFIX,
-						domains, trivial_run, &t};
+						domains, trivial_run, &t,     d.pid};
 
 	if (vyre_peers_measure(ctx, &trivial, domains * per_domain, &s->trivial) == 0) {
 		s->trivial_ran = 1;
 		vyre_bench_report(ctx, SUITE, name, "items/s", s->trivial.items, "items/s");
+		vyre_bench_report_vyred_cpu(ctx, SUITE, name, s->trivial.vyred_cpu);
 	} else {
 		rc = -1;
 	}
 	for (unsigned i = 0; i < N_CLOSED; i++) {
 		snprintf(name, sizeof(name), "closed %s %up", system, pl->procs[i]);
 		const struct vyre_peers_load closed = {SUITE,	name, d.sock, DOMAIN_PREFIX,
-						       domains, NULL, NULL};
+						       domains, NULL, NULL,   d.pid};
 
 		if (vyre_peers_measure(ctx, &closed, pl->procs[i], &s->closed[i])) {
 			rc = -1;

@@ -15,10 +15,11 @@
  *   mps              the same under an MPS control daemon the suite starts
  *                    (nvidia-cuda-mps-control -d) and stops
  * Rows: items/s of all producers together; p50/p99/p999 of submit -> done
- * seen by the producer, every item of every producer merged; ratios of vyre
- * against mps (and self) per N. Without a GPU (or with --backend cpu) the
- * vyre rows run on vyred --backend cpu ("vyre-cpu") and the ratios are
- * against vyre-cpu's own N = 1.
+ * seen by the producer, every item of every producer merged; for the vyre
+ * rows, "vyred cpu": vyred's CPU time over the window per item completed in
+ * it (harness.h); ratios of vyre against mps (and self) per N. Without a GPU (or with --backend
+ * cpu) the vyre rows run on vyred --backend cpu ("vyre-cpu") and the ratios are against vyre-cpu's
+ * own N = 1.
  *
  * Open loop: P = 16 producers (at most the largest N measured), arrivals of
  * each a Poisson process (exponential gaps), up to OPEN_SLOTS items of each
@@ -623,6 +624,8 @@ static int measure(const struct vyre_bench_ctx *ctx, const struct peer *pe, unsi
 			    __atomic_load_n(&b->ready.v, __ATOMIC_ACQUIRE) == procs;
 	const double warm_s = ctx->seconds / 5 > 0.02 ? ctx->seconds / 5 : 0.02;
 	uint64_t start = 0, end = 0, done = 0, before = 0;
+	struct vyre_bench_cpu cpu = {0};
+	double cpu_ns = -1;
 
 	__atomic_store_n(&b->from_ns.v, UINT64_MAX, __ATOMIC_RELEASE);
 	if (started) {
@@ -632,6 +635,7 @@ static int measure(const struct vyre_bench_ctx *ctx, const struct peer *pe, unsi
 		nanosleep(&(struct timespec){(time_t)(warm_ns / 1000000000u),
 					     (long)(warm_ns % 1000000000u)},
 			  NULL);
+		vyre_bench_cpu_start(&cpu, pe->kind == PEER_VYRE ? pe->l.vyred : 0);
 		start = end = vyre_bench_now_ns();
 		before = total_done(b, procs);
 		__atomic_store_n(&b->from_ns.v, start, __ATOMIC_RELEASE);
@@ -641,6 +645,7 @@ static int measure(const struct vyre_bench_ctx *ctx, const struct peer *pe, unsi
 			end = vyre_bench_now_ns();
 			done = total_done(b, procs) - before;
 		}
+		cpu_ns = vyre_bench_cpu_ns(&cpu);
 	}
 	__atomic_store_n(&b->stop.v, 1, __ATOMIC_RELEASE);
 	struct hist *all = calloc(1, sizeof(*all));
@@ -677,7 +682,8 @@ static int measure(const struct vyre_bench_ctx *ctx, const struct peer *pe, unsi
 						.offered = offered,
 						.p50 = hist_quantile(all, 0.50),
 						.p99 = hist_quantile(all, 0.99),
-						.p999 = hist_quantile(all, 0.999)};
+						.p999 = hist_quantile(all, 0.999),
+						.vyred_cpu = vyre_bench_cpu_per_item(cpu_ns, done)};
 	free(all);
 	vyre_bench_shared_free(b, sizeof(*b));
 	return rc;
@@ -694,7 +700,8 @@ int vyre_peers_measure(const struct vyre_bench_ctx *ctx, const struct vyre_peers
 /* ---- vyred and the MPS control daemon ---------------------------------------- */
 
 /* vyred's own account of the run: its batches, slots and the time each stage took. */
-static const char *const summary_lines[] = {"stopped after", "mean ns per batch", ": loop ", NULL};
+static const char *const summary_lines[] = {"stopped after", "mean ns per batch", ": loop ",
+					    "CPU: user", NULL};
 
 /* vyred from @bin on a new temporary socket; @mode NULL for the cpu backend. */
 static int vyred_start(struct vyre_bench_vyred *d, const char *bin, const char *mode,
@@ -917,6 +924,7 @@ void vyre_peers_report(struct vyre_bench_ctx *ctx, const char *suite, const char
 	vyre_bench_report(ctx, suite, name, "p50", f->p50, "ns");
 	vyre_bench_report(ctx, suite, name, "p99", f->p99, "ns");
 	vyre_bench_report(ctx, suite, name, "p999", f->p999, "ns");
+	vyre_bench_report_vyred_cpu(ctx, suite, name, f->vyred_cpu);
 }
 
 /* Closed loop of @s at every N; reports as it goes. -1 when one failed (the rest still run). */
@@ -1080,6 +1088,7 @@ static int vyre_series(struct vyre_bench_ctx *ctx, const char *bin, const char *
 	if (vyred_start(&d, bin, mode, va))
 		return -1;
 	s->pe.l.socket = d.sock;
+	s->pe.l.vyred = d.pid;
 	rc = closed_loop(ctx, s);
 	if (open)
 		rc |= open_loop(ctx, s);

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Words of an item's input and output: the suite's tiny ADD. */
 #define VYRE_PEERS_WORDS 16u
@@ -25,9 +26,14 @@
 
 struct vyre_bench_ctx;
 
-/* items/s of every producer together; ns from submit (open loop: arrival) to completion seen */
+/*
+ * items/s of every producer together; ns from submit (open loop: arrival) to
+ * completion seen; vyred_cpu: ns of vyred's CPU an item over the window
+ * (harness.h vyre_bench_cpu_*), < 0 where not measured (no vyred known).
+ */
 struct vyre_peers_figures {
 	double items, offered, p50, p99, p999;
+	double vyred_cpu;
 };
 
 /* One producer process of a measurement, as a workload's own loop sees it. */
@@ -48,6 +54,7 @@ struct vyre_peers_load {
 	 */
 	int (*run)(struct vyre_peers_producer *p, const void *arg);
 	const void *arg;
+	pid_t vyred; /* the vyred's pid, for its CPU time (figures.vyred_cpu); <= 0: unknown */
 };
 
 /*
@@ -58,7 +65,7 @@ struct vyre_peers_load {
 int vyre_peers_measure(const struct vyre_bench_ctx *ctx, const struct vyre_peers_load *l,
 		       unsigned procs, struct vyre_peers_figures *f);
 
-/* Rows @name: offered (open loop only), items/s, p50, p99, p999. */
+/* Rows @name: offered (open loop only), items/s, p50, p99, p999, vyred cpu (where measured). */
 void vyre_peers_report(struct vyre_bench_ctx *ctx, const char *suite, const char *name,
 		       const struct vyre_peers_figures *f);
 

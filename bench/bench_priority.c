@@ -14,7 +14,10 @@
  * --loops 2: placement puts the producer on a loop of its own). Rows:
  * the producer's p50/p99/p999 alone and flooded in each, the p99 ratio
  * flooded / alone (the median of per-round ratios; the target is 1.5x with
- * classes) and the flood's items/s.
+ * classes) and the flood's items/s. Beside the producer's rows and the
+ * flood's, "vyred cpu": the ns of CPU vyred spent over the phases of that
+ * kind per item of them (the flood's and the producer's alike, so the
+ * flooded producer's row and the flood's are one figure; harness.h).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -55,6 +58,7 @@ struct board {
 	struct line parked;	    /* the producer saw measuring cleared and records nothing */
 	struct line idle[FLOODERS]; /* the flooder drained and is idle */
 	struct line flood_items;
+	struct line producer_items; /* completed while measuring, past the SAMPLES kept too */
 	struct line n[PHASES];
 	uint64_t ticks[PHASES][SAMPLES];
 };
@@ -127,6 +131,7 @@ static int producer_main(void *arg)
 			fail(b, 0, rc != 1 ? rc : cqe.status ? cqe.status : VYRE_E_PROTO);
 			break;
 		}
+		store(&b->producer_items, b->producer_items.v + 1);
 		const uint64_t i = b->n[phase].v;
 
 		if (i < SAMPLES) {
@@ -203,31 +208,44 @@ static int wait_for(struct line *l, uint64_t want)
 
 /*
  * Rounds of alone / flooded; fills @pool per phase, @p99 per round and phase,
- * and the flood's items and seconds over the flooded phases.
+ * the flood's items and seconds over the flooded phases, and @cpu per phase:
+ * vyred @vyred's over the phases' items, the producer's completed and the
+ * flood's submitted (as its items/s counts them).
  */
-static int rounds(struct vyre_bench_ctx *ctx, struct board *b, unsigned n,
+static int rounds(struct vyre_bench_ctx *ctx, struct board *b, unsigned n, pid_t vyred,
 		  struct vyre_bench_samples *pool, double p99[PHASES][ROUNDS], double *flood_s,
-		  uint64_t *flood_items)
+		  uint64_t *flood_items, struct vyre_bench_cpu_sum cpu[PHASES])
 {
 	const uint64_t phase_ns = (uint64_t)(ctx->seconds * 1e9 / (2.0 * n * PHASES));
 
 	*flood_s = 0;
 	*flood_items = 0;
+	for (unsigned p = 0; p < PHASES; p++)
+		cpu[p] = (struct vyre_bench_cpu_sum){0, 0};
 	for (unsigned r = 0; r < n; r++)
 		for (unsigned p = 0; p < PHASES; p++) {
+			struct vyre_bench_cpu window;
+
 			store(&b->phase, p);
 			for (unsigned f = 0; p == ALONE && f < FLOODERS; f++)
 				if (wait_for(&b->idle[f], 1) != 0)
 					return -1;
 			pause_us(SETTLE_US);
+			vyre_bench_cpu_start(&window, vyred);
 			const uint64_t items0 = load(&b->flood_items), t0 = vyre_bench_now_ns();
+			const uint64_t mine0 = load(&b->producer_items);
 
 			store(&b->measuring, 1);
 			while (vyre_bench_now_ns() - t0 < phase_ns && !load(&b->failed))
 				pause_us(1000);
+			const uint64_t flood = load(&b->flood_items) - items0,
+				       t1 = vyre_bench_now_ns();
+			const uint64_t mine = load(&b->producer_items) - mine0;
+
+			vyre_bench_cpu_add(&cpu[p], &window, mine + (p == FLOODED ? flood : 0));
 			if (p == FLOODED) {
-				*flood_s += (double)(vyre_bench_now_ns() - t0) / 1e9;
-				*flood_items += load(&b->flood_items) - items0;
+				*flood_s += (double)(t1 - t0) / 1e9;
+				*flood_items += flood;
 			}
 			store(&b->parked, 0);
 			store(&b->measuring, 0);
@@ -264,6 +282,7 @@ static int run_config(struct vyre_bench_ctx *ctx, const char *bin, const char *c
 	struct vyre_bench_samples pool[PHASES] = {0};
 	double p99[PHASES][ROUNDS], flood_s = 0;
 	uint64_t flood_items = 0;
+	struct vyre_bench_cpu_sum cpu[PHASES];
 	struct child kids[1 + FLOODERS];
 	pid_t pids[1 + FLOODERS];
 	unsigned spawned = 0;
@@ -296,25 +315,30 @@ static int run_config(struct vyre_bench_ctx *ctx, const char *bin, const char *c
 	if (spawned == 1 + FLOODERS && wait_for(&b->ready, spawned) == 0 &&
 	    vyre_bench_samples_init(&pool[ALONE], SAMPLES * (size_t)n) == 0 &&
 	    vyre_bench_samples_init(&pool[FLOODED], SAMPLES * (size_t)n) == 0)
-		rc = rounds(ctx, b, n, pool, p99, &flood_s, &flood_items);
+		rc = rounds(ctx, b, n, d.pid, pool, p99, &flood_s, &flood_items, cpu);
 	store(&b->phase, PHASE_STOP);
 	for (unsigned i = 0; i < spawned; i++)
 		if (vyre_bench_reap(pids[i]) != 0)
 			rc = -1;
 	vyre_bench_vyred_stop(&d, "priority", NULL);
 	if (rc == 0) {
+		const double cpu_alone = vyre_bench_cpu_sum_per_item(&cpu[ALONE]);
+		const double cpu_flooded = vyre_bench_cpu_sum_per_item(&cpu[FLOODED]);
 		char name[64];
 
 		snprintf(name, sizeof(name), "%s_producer_alone", config);
 		vyre_bench_report_latency(ctx, "priority", name, &pool[ALONE]);
+		vyre_bench_report_vyred_cpu(ctx, "priority", name, cpu_alone);
 		snprintf(name, sizeof(name), "%s_producer_flooded", config);
 		vyre_bench_report_latency(ctx, "priority", name, &pool[FLOODED]);
+		vyre_bench_report_vyred_cpu(ctx, "priority", name, cpu_flooded);
 		snprintf(name, sizeof(name), "%s_p99_flooded_vs_alone", config);
 		vyre_bench_report(ctx, "priority", name, "ratio",
 				  vyre_bench_paired_ratio(p99[FLOODED], p99[ALONE], n), "x");
 		snprintf(name, sizeof(name), "%s_flood", config);
 		vyre_bench_report(ctx, "priority", name, "items/s",
 				  flood_s > 0 ? (double)flood_items / flood_s : 0, "items/s");
+		vyre_bench_report_vyred_cpu(ctx, "priority", name, cpu_flooded);
 	} else {
 		const uint64_t why = load(&b->why);
 

@@ -10,8 +10,11 @@
  * in one run, interleaved in fifteen rounds whose order rotates, so the
  * machine's noise hits every peer alike. Reports the median items/s of each
  * and the median over rounds of untraced/out and traced/out (issue 5
- * targets: >= 0.99 and >= 0.90). Both daemons run on the harness's
- * consumer CPU and the producer on a producer CPU.
+ * targets: >= 0.99 and >= 0.90), and beside each peer's items/s the
+ * median "vyred cpu": the ns of CPU its vyred spent an item over a
+ * measurement (harness.h; with vyre-top attached, what the probes cost it).
+ * Both daemons run on the harness's consumer CPU and the producer on a
+ * producer CPU.
  *
  * The binaries are found next to vyre-bench: vyred, noprobes/vyred (built
  * by `make` through tests/telemetry.mk) and vyre-top. Tracing needs root;
@@ -249,13 +252,19 @@ static int producer_main(void *arg)
 	return rc < 0;
 }
 
-/* Items/s of one producer process against @socket over ctx->seconds. */
-static int throughput(struct vyre_bench_ctx *ctx, const char *socket, double *items_per_s)
+/*
+ * Items/s of one producer process against the vyred @d over ctx->seconds,
+ * and *@cpu, the ns of CPU that vyred spent an item over them.
+ */
+static int throughput(struct vyre_bench_ctx *ctx, const struct daemon *d, double *items_per_s,
+		      double *cpu)
 {
 	struct shared *sh = vyre_bench_shared_alloc(sizeof(*sh));
-	struct producer_arg arg = {socket, sh};
+	struct producer_arg arg = {d->socket, sh};
+	struct vyre_bench_cpu window;
 	int rc = 0;
 
+	*cpu = -1;
 	if (!sh)
 		return -1;
 	pid_t p = vyre_bench_spawn(vyre_bench_producer_cpu(0), producer_main, &arg);
@@ -269,6 +278,7 @@ static int throughput(struct vyre_bench_ctx *ctx, const char *socket, double *it
 	       vyre_bench_now_ns() - t0 < (uint64_t)WAIT_NS)
 		sleep_ns(1000000);
 	__atomic_store_n(&sh->go.v, 1, __ATOMIC_RELEASE);
+	vyre_bench_cpu_start(&window, d->pid);
 	uint64_t start = vyre_bench_now_ns();
 	uint64_t first = __atomic_load_n(&sh->completed.v, __ATOMIC_RELAXED);
 
@@ -276,6 +286,7 @@ static int throughput(struct vyre_bench_ctx *ctx, const char *socket, double *it
 	uint64_t end = vyre_bench_now_ns();
 	uint64_t done = __atomic_load_n(&sh->completed.v, __ATOMIC_RELAXED) - first;
 
+	*cpu = vyre_bench_cpu_per_item(vyre_bench_cpu_ns(&window), done);
 	__atomic_store_n(&sh->stop.v, 1, __ATOMIC_RELEASE);
 	if (vyre_bench_reap(p) != 0 || __atomic_load_n(&sh->failed.v, __ATOMIC_RELAXED) ||
 	    done == 0)
@@ -287,16 +298,16 @@ static int throughput(struct vyre_bench_ctx *ctx, const char *socket, double *it
 
 /* One measurement of @peer: the traced peer attaches vyre-top to the probes daemon first. */
 static int measure(struct vyre_bench_ctx *ctx, enum peer peer, const struct daemon *out,
-		   const struct daemon *in, const struct paths *p, double *items_per_s)
+		   const struct daemon *in, const struct paths *p, double *items_per_s, double *cpu)
 {
 	if (peer == PEER_OUT)
-		return throughput(ctx, out->socket, items_per_s);
+		return throughput(ctx, out, items_per_s, cpu);
 	if (peer == PEER_UNTRACED)
-		return throughput(ctx, in->socket, items_per_s);
+		return throughput(ctx, in, items_per_s, cpu);
 	pid_t top = top_start(p->top, in);
 	if (top < 0)
 		return -1;
-	int rc = throughput(ctx, in->socket, items_per_s);
+	int rc = throughput(ctx, in, items_per_s, cpu);
 	top_stop(top, in);
 	return rc;
 }
@@ -315,7 +326,7 @@ static int probes_suite(struct vyre_bench_ctx *ctx)
 {
 	struct paths p;
 	struct daemon out = {.pid = -1}, in = {.pid = -1};
-	double v[N_PEERS][MAX_ROUNDS];
+	double v[N_PEERS][MAX_ROUNDS], cpu[N_PEERS][MAX_ROUNDS];
 	unsigned rounds = ctx->quick ? 1 : MAX_ROUNDS;
 	int rc = -1;
 
@@ -333,8 +344,8 @@ static int probes_suite(struct vyre_bench_ctx *ctx)
 		goto done;
 	/* One unrecorded pass first, so no peer pays for faulting in the heaps. */
 	for (int k = 0; k < peers; k++) {
-		double warm;
-		if (measure(ctx, (enum peer)k, &out, &in, &p, &warm) != 0) {
+		double warm, warm_cpu;
+		if (measure(ctx, (enum peer)k, &out, &in, &p, &warm, &warm_cpu) != 0) {
 			fprintf(stderr, "probes: %s warm-up failed\n", peer_names[k]);
 			goto done;
 		}
@@ -342,7 +353,7 @@ static int probes_suite(struct vyre_bench_ctx *ctx)
 	for (unsigned r = 0; r < rounds; r++) {
 		for (int k = 0; k < peers; k++) {
 			enum peer peer = (enum peer)((r + (unsigned)k) % (unsigned)peers);
-			if (measure(ctx, peer, &out, &in, &p, &v[peer][r]) != 0) {
+			if (measure(ctx, peer, &out, &in, &p, &v[peer][r], &cpu[peer][r]) != 0) {
 				fprintf(stderr, "probes: %s measurement failed\n",
 					peer_names[peer]);
 				goto done;
@@ -356,6 +367,9 @@ static int probes_suite(struct vyre_bench_ctx *ctx)
 		snprintf(name, sizeof(name), "cpu/%s", peer_names[k]);
 		vyre_bench_report(ctx, SUITE, name, "items/s", vyre_bench_median(sorted, rounds),
 				  "items/s");
+		memcpy(sorted, cpu[k], rounds * sizeof(double));
+		/* every round measured, or none (a vyred whose CPU cannot be read) */
+		vyre_bench_report_vyred_cpu(ctx, SUITE, name, vyre_bench_median(sorted, rounds));
 	}
 	/* Ratios per round (peers measured back to back), then their median. */
 	vyre_bench_report(ctx, SUITE, "cpu/untraced_vs_out", "ratio",

@@ -29,7 +29,9 @@
  * counts), and the suite fails when two peers disagree on it. Rows "single
  * litN SIZE PEER": one buffer of 1 GiB (--quick 32 MiB) scanned whole, by
  * vyre from the heap and from a device buffer, and by Hyperscan split over
- * every CPU. Rows "limit ..." (GPU machines): pinned host to device copy and
+ * every CPU. Every vyre row has a row "vyred cpu" too: the ns of CPU vyred
+ * spent over the window per work item it ran (a base64 item is two, its
+ * decode and its scan; harness.h). Rows "limit ..." (GPU machines): pinned host to device copy and
  * device to device copy bandwidth, from a forked child after every producer
  * has gone, since CUDA does not survive fork. bench_scan.h lists the parts.
  */
@@ -150,6 +152,15 @@ struct run {
 	unsigned checked;
 };
 
+/* @j through the suite's vyred, with @s's table. */
+static void vyre_job(const struct run *r, const struct set *s, struct job *j)
+{
+	j->socket = r->d->run.sock;
+	j->vyred = r->d->run.pid;
+	j->table = s->table;
+	j->table_bytes = s->table_bytes;
+}
+
 /* One vyre row of @j in @mode named "@prefix @peer@suffix", checked and compared with @h. */
 static int vyre_row(struct run *r, struct job *j, uint32_t mode, const char *prefix,
 		    const char *suffix, const struct figures *h)
@@ -162,6 +173,7 @@ static int vyre_row(struct run *r, struct job *j, uint32_t mode, const char *pre
 	if (scan_vyre_row(r->ctx, j, name, &v) != 0)
 		return -1;
 	report_figures(r->ctx, name, &v);
+	vyre_bench_report_vyred_cpu(r->ctx, SUITE, name, v.vyred_cpu);
 	if (h->gbps <= 0)
 		return 0;
 	snprintf(name, sizeof(name), "%s %s%s:hyperscan", prefix, r->d->peer, suffix);
@@ -205,9 +217,7 @@ static int item_rows(struct run *r, const struct set *s, const uint8_t *data, ui
 	int rc = hs_row(r, s, &j, prefix, &h);
 
 	if (r->d && s->table) {
-		j.socket = r->d->run.sock;
-		j.table = s->table;
-		j.table_bytes = s->table_bytes;
+		vyre_job(r, s, &j);
 		rc |= vyre_row(r, &j, 0, prefix, "", &h);
 		rc |= vyre_row(r, &j, SCAN_ITEMS_DEVICE, prefix, " dev", &h);
 	}
@@ -232,9 +242,7 @@ static int b64_rows(struct run *r, const struct set *s, const uint8_t *data, uin
 	int rc = hs_row(r, s, &j, prefix, &h);
 
 	if (r->d && s->table) {
-		j.socket = r->d->run.sock;
-		j.table = s->table;
-		j.table_bytes = s->table_bytes;
+		vyre_job(r, s, &j);
 		rc |= vyre_row(r, &j, SCAN_B64, prefix, " unfused", &h);
 		rc |= vyre_row(r, &j, SCAN_B64 | SCAN_FUSED, prefix, " fused", &h);
 	}
@@ -245,9 +253,10 @@ static int b64_rows(struct run *r, const struct set *s, const uint8_t *data, uin
 static int single_rows(struct run *r, const struct set *s)
 {
 	const uint32_t bytes = r->ctx->quick ? QUICK_SINGLE : SINGLE_BYTES;
-	struct job j = {.socket = r->d->run.sock, .table = s->table, .table_bytes = s->table_bytes};
+	struct job j = {0};
 	struct figures v[2], h = {0};
 
+	vyre_job(r, s, &j);
 	memset(v, 0, sizeof(v));
 	char name[128], size[24];
 	int rc = 0;
@@ -261,10 +270,11 @@ static int single_rows(struct run *r, const struct set *s)
 			continue;
 		}
 		v[device] = (struct figures){(double)one.bytes * (double)one.scans / (double)one.ns,
-					     one.matches, 1};
+					     one.matches, 1, one.vyred_cpu};
 		snprintf(name, sizeof(name), "single lit%u %s %s%s", s->n, size, r->d->peer,
 			 device ? " dev" : "");
 		report_figures(r->ctx, name, &v[device]);
+		vyre_bench_report_vyred_cpu(r->ctx, SUITE, name, v[device].vyred_cpu);
 	}
 #ifdef VYRE_HAVE_HS
 	uint8_t *data = malloc(bytes);

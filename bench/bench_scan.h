@@ -83,6 +83,7 @@ struct job {
 	unsigned workers;
 	struct board *b;
 	const char *socket; /* vyre */
+	pid_t vyred;	    /* its pid, for its CPU time (figures.vyred_cpu) */
 	const uint8_t *table;
 	uint32_t table_bytes, depth;
 	/* Hyperscan; there in every build, so the layout is the same in every file */
@@ -93,6 +94,9 @@ struct figures {
 	double gbps;
 	uint64_t matches;
 	int counted; /* every worker finished its first pass: matches is the whole set's */
+	/* vyre rows: ns of vyred's CPU a work item over the window (harness.h); < 0: not measured
+	 */
+	double vyred_cpu;
 };
 
 __attribute__((format(printf, 2, 3))) void scan_fail(struct worker *me, const char *fmt, ...);
@@ -107,9 +111,13 @@ void scan_share(const struct job *j, unsigned id, uint32_t *first, uint32_t *n);
 /* Item @k of a worker's cyclic walk over its @n items is done with @count matches. */
 void scan_item_done(struct worker *me, uint64_t k, uint32_t n, uint32_t bytes, uint64_t count);
 
-/* Runs the row whose @workers are starting on @b and sets stop; the caller joins them. */
+/*
+ * Runs the row whose @workers are starting on @b and sets stop; the caller
+ * joins them. @vyred: the pid of the vyred the workers use, whose CPU time
+ * over the window per item completed is f->vyred_cpu (0: none, -1 there).
+ */
 int scan_run_window(const struct vyre_bench_ctx *ctx, struct board *b, unsigned workers,
-		    const char *row, struct figures *f);
+		    const char *row, pid_t vyred, struct figures *f);
 
 /* Prints the first failed worker's reason; 1 when one failed. */
 int scan_report_failed(const struct board *b, unsigned workers, const char *row);
@@ -166,6 +174,7 @@ int scan_vyre_row(const struct vyre_bench_ctx *ctx, struct job *j, const char *r
 
 struct single {
 	uint64_t bytes, scans, ns, matches; /* ns: all @scans together */
+	double vyred_cpu; /* ns of vyred's CPU a scan over them; < 0: not measured */
 	struct worker w;
 };
 

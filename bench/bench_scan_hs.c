@@ -171,7 +171,7 @@ int scan_hs_row(const struct vyre_bench_ctx *ctx, struct job *j, const char *row
 		}
 	}
 	if (started == j->workers)
-		rc = scan_run_window(ctx, j->b, j->workers, row, &got);
+		rc = scan_run_window(ctx, j->b, j->workers, row, 0, &got);
 	__atomic_store_n(&j->b->stop, 1, __ATOMIC_RELEASE);
 	for (unsigned i = 0; i < started; i++) {
 		pthread_join(a[i].thread, NULL);
@@ -262,7 +262,7 @@ int scan_hs_single(const struct vyre_bench_ctx *ctx, const hs_database_t *db, co
 			rc ? "out of memory" : "hs_scan failed");
 		return -1;
 	}
-	*f = (struct figures){(double)bytes * (double)scans / (double)(t - t0), (uint64_t)c, 1};
+	*f = (struct figures){(double)bytes * (double)scans / (double)(t - t0), (uint64_t)c, 1, -1};
 	return 0;
 }
 

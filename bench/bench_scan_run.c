@@ -93,7 +93,7 @@ static struct totals totals(const struct board *b, unsigned workers)
  * ROW_CAP_NS. Sets stop; the caller joins the workers.
  */
 int scan_run_window(const struct vyre_bench_ctx *ctx, struct board *b, unsigned workers,
-		    const char *row, struct figures *f)
+		    const char *row, pid_t vyred, struct figures *f)
 {
 	const uint64_t t_spawn = vyre_bench_now_ns();
 	struct totals t = totals(b, workers);
@@ -120,6 +120,9 @@ int scan_run_window(const struct vyre_bench_ctx *ctx, struct board *b, unsigned 
 		t = totals(b, workers);
 	}
 	const struct totals before = t;
+	struct vyre_bench_cpu cpu;
+
+	vyre_bench_cpu_start(&cpu, vyred);
 	const uint64_t start = vyre_bench_now_ns();
 	uint64_t end = start;
 
@@ -129,6 +132,8 @@ int scan_run_window(const struct vyre_bench_ctx *ctx, struct board *b, unsigned 
 		t = totals(b, workers);
 		end = vyre_bench_now_ns();
 	}
+	const double cpu_ns = vyre_bench_cpu_ns(&cpu);
+
 	__atomic_store_n(&b->stop, 1, __ATOMIC_RELEASE);
 	if (t.failed)
 		return -1;
@@ -138,6 +143,7 @@ int scan_run_window(const struct vyre_bench_ctx *ctx, struct board *b, unsigned 
 		return -1;
 	}
 	f->gbps = (double)(t.bytes - before.bytes) / (double)(end - start);
+	f->vyred_cpu = vyre_bench_cpu_per_item(cpu_ns, t.items - before.items);
 	f->counted = t.passed == workers;
 	f->matches = 0;
 	for (unsigned i = 0; f->counted && i < workers; i++)

@@ -32,7 +32,8 @@ static const char *const big_args[] = {"--heap-bytes-max", "3221225472", "--devi
 void scan_vyred_stop(struct vyred *d)
 {
 	/* what the fused rows kept on chip, and vyred's own cost */
-	static const char *const show[] = {"on-chip handoffs", "mean ns per batch", NULL};
+	static const char *const show[] = {"on-chip handoffs", "mean ns per batch", "CPU: user",
+					   NULL};
 
 	vyre_bench_vyred_stop(&d->run, SUITE, show);
 }
@@ -329,7 +330,7 @@ int scan_vyre_row(const struct vyre_bench_ctx *ctx, struct job *j, const char *r
 			break;
 	}
 	if (spawned == j->workers)
-		rc = scan_run_window(ctx, j->b, j->workers, row, &got);
+		rc = scan_run_window(ctx, j->b, j->workers, row, j->vyred, &got);
 	__atomic_store_n(&j->b->stop, 1, __ATOMIC_RELEASE);
 	for (unsigned i = 0; i < spawned; i++)
 		if (vyre_bench_reap(pids[i]) != 0 && !j->b->w[i].failed) {
@@ -338,6 +339,9 @@ int scan_vyre_row(const struct vyre_bench_ctx *ctx, struct job *j, const char *r
 		}
 	if (scan_report_failed(j->b, spawned, row) || spawned < j->workers)
 		rc = -1;
+	/* vyred runs a base64 item as two work items, the decode and the scan */
+	if (rc == 0 && (j->mode & SCAN_B64) && got.vyred_cpu > 0)
+		got.vyred_cpu /= 2;
 	if (rc == 0)
 		*f = got;
 	vyre_bench_shared_free(j->b, sizeof(*j->b));
@@ -374,6 +378,9 @@ static int vyre_single(const struct vyre_bench_ctx *ctx, const struct job *j,
 		rc = rc ? rc : VYRE_E_PROTO;
 	}
 	const struct vyre_work_item it = {VYRE_OP_DFA_SCAN, buf, out, table};
+	struct vyre_bench_cpu cpu;
+
+	vyre_bench_cpu_start(&cpu, j->vyred);
 	const uint64_t t0 = vyre_bench_now_ns();
 	uint64_t t = t0;
 
@@ -389,6 +396,7 @@ static int vyre_single(const struct vyre_bench_ctx *ctx, const struct job *j,
 			s->matches = cqe.result;
 		}
 	}
+	s->vyred_cpu = vyre_bench_cpu_per_item(vyre_bench_cpu_ns(&cpu), s->scans);
 	if (rc)
 		scan_fail(&s->w, "single DFA_SCAN: %s", vyre_strerror(rc));
 	vyre_close(c);

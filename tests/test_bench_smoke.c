@@ -13,8 +13,10 @@
  * the trivial and closed-loop rows of a vyred with one CPU-backend GPU and
  * one with two, and their ratios (skipped while vyred has no --gpus);
  * `--quick --backend cpu restart` gives the pause of a restart without loss
- * and the restarted items (the suite fails when a buffer lost bytes). Not a
- * performance assertion: only that figures exist and are sane.
+ * and the restarted items (the suite fails when a buffer lost bytes). Every
+ * row that measures items through a vyred (e2e, peers, scan, gpus, priority)
+ * has its "vyred cpu" row, positive ns/item; Hyperscan's rows have none. Not
+ * a performance assertion: only that figures exist and are sane.
  *
  * --plot DIR: those runs also draw their figures (openloop and closed from
  * peers, scan, gpus; never batch, which needs the cuda suite), each a real
@@ -23,7 +25,8 @@
  * tests/bench_rows.json, a fixture of real rows from several runs (the cuda
  * suite's batch rows of an H100 run in bench/RESULTS.md, at 561237d; the
  * peers open loop of docs/peers-openloop-h100.json; the rest from
- * `--quick --backend cpu e2e peers gpus scan` on the dev VM), without gnuplot
+ * `--quick --backend cpu e2e peers gpus scan` on the dev VM, their "vyred
+ * cpu" rows from a later such run, which no figure draws), without gnuplot
  * in $PATH it says so, exits 0 and leaves the scripts, and bad input is
  * refused. The PNG checks skip (with a message) where gnuplot is missing.
  */
@@ -476,11 +479,12 @@ static void test_quick_peers_cpu(void **state)
 	static const char *const units[] = {"items/s", "ns", "ns", "ns"};
 	static const unsigned procs[] = {1, 2, 4};
 
-	for (size_t p = 0; p < 3; p++)
-		for (size_t m = 0; m < 4; m++) {
-			snprintf(name, sizeof(name), "closed vyre-cpu %up", procs[p]);
+	for (size_t p = 0; p < 3; p++) {
+		snprintf(name, sizeof(name), "closed vyre-cpu %up", procs[p]);
+		for (size_t m = 0; m < 4; m++)
 			expect_positive(rows, n, "peers", name, metrics[m], units[m]);
-		}
+		expect_positive(rows, n, "peers", name, "vyred cpu", "ns/item");
+	}
 	expect_positive(rows, n, "peers", "closed vyre-cpu 4p:1p", "items/s", "x");
 	expect_positive(rows, n, "peers", "closed vyre-cpu 4p:1p", "p50", "x");
 	static const char *const loads[] = {"10%", "50%", "120%"};
@@ -489,6 +493,7 @@ static void test_quick_peers_cpu(void **state)
 	for (size_t l = 0; l < 3; l++) {
 		snprintf(name, sizeof(name), "open vyre-cpu 4p %s", loads[l]);
 		expect_positive(rows, n, "peers", name, "offered", "items/s");
+		expect_positive(rows, n, "peers", name, "vyred cpu", "ns/item");
 		for (size_t m = 0; m < 4; m++) {
 			expect_positive(rows, n, "peers", name, metrics[m], units[m]);
 			expect_positive(open_rows, n_open, "peers", name, metrics[m], units[m]);
@@ -535,6 +540,7 @@ static void test_quick_scan_cpu(void **state)
 			snprintf(name, sizeof(name), rows_of[k][0], sets[s]);
 			expect_positive(rows, n, "scan", name, "GB/s", "GB/s");
 			expect_positive(rows, n, "scan", name, "matches", "count");
+			expect_positive(rows, n, "scan", name, "vyred cpu", "ns/item");
 #ifdef VYRE_HAVE_HS
 			const struct row *v = find(rows, n, "scan", name, "matches");
 			char ratio[128];
@@ -544,6 +550,8 @@ static void test_quick_scan_cpu(void **state)
 			snprintf(name, sizeof(name), rows_of[k][1], sets[s]);
 			expect_positive(rows, n, "scan", name, "GB/s", "GB/s");
 			assert_true(find(rows, n, "scan", name, "matches")->value == v->value);
+			if (find(rows, n, "scan", name, "vyred cpu"))
+				fail_msg("a vyred cpu row for %s, not through vyred", name);
 #endif
 		}
 	free(rows);
@@ -592,15 +600,17 @@ static void test_quick_gpus_cpu(void **state)
 	static const char *const sides[] = {"1gpu", "2gpu", "4gpu"};
 	static const unsigned procs[] = {4, 8};
 
+	/* every measurement with vyred's CPU an item: supervisor and GPU workers (2gpu, 4gpu) */
 	for (size_t g = 0; g < 3; g++) {
 		snprintf(name, sizeof(name), "trivial 4096 vyre-cpu %s", sides[g]);
 		expect_positive(rows, n, "gpus", name, "items/s", "items/s");
-		for (size_t p = 0; p < 2; p++)
-			for (size_t m = 0; m < 4; m++) {
-				snprintf(name, sizeof(name), "closed vyre-cpu %s %up", sides[g],
-					 procs[p]);
+		expect_positive(rows, n, "gpus", name, "vyred cpu", "ns/item");
+		for (size_t p = 0; p < 2; p++) {
+			snprintf(name, sizeof(name), "closed vyre-cpu %s %up", sides[g], procs[p]);
+			for (size_t m = 0; m < 4; m++)
 				expect_positive(rows, n, "gpus", name, metrics[m], units[m]);
-			}
+			expect_positive(rows, n, "gpus", name, "vyred cpu", "ns/item");
+		}
 	}
 	/* 2gpu:1gpu, and 4gpu:1gpu, which the CPU smoke run makes as a host of four would */
 	for (size_t g = 1; g < 3; g++) {
@@ -613,7 +623,7 @@ static void test_quick_gpus_cpu(void **state)
 		}
 	}
 	/* those rows and nothing else */
-	assert_int_equal(n, 3 + 3 * 2 * 4 + 2 * (1 + 2 * 2));
+	assert_int_equal(n, 3 * (1 + 1) + 3 * 2 * (4 + 1) + 2 * (1 + 2 * 2));
 	expect_figures(dir, (const char *const[]){"gpus", NULL});
 	remove_dir(dir);
 }
@@ -669,12 +679,17 @@ static void test_quick_priority_cpu(void **state)
 					 phases[p]);
 				expect_positive(rows, n, "priority", name, quantiles[q], "ns");
 			}
+		for (size_t p = 0; p < 2; p++) {
+			snprintf(name, sizeof(name), "%s_producer_%s", configs[c], phases[p]);
+			expect_positive(rows, n, "priority", name, "vyred cpu", "ns/item");
+		}
 		snprintf(name, sizeof(name), "%s_p99_flooded_vs_alone", configs[c]);
 		expect_positive(rows, n, "priority", name, "ratio", "x");
 		snprintf(name, sizeof(name), "%s_flood", configs[c]);
 		expect_positive(rows, n, "priority", name, "items/s", "items/s");
+		expect_positive(rows, n, "priority", name, "vyred cpu", "ns/item");
 	}
-	assert_int_equal(n, 3 * (2 * 3 + 2));
+	assert_int_equal(n, 3 * (2 * 3 + 2 + 3));
 	remove_dir(t.dir);
 }
 
@@ -694,6 +709,12 @@ static void test_quick_plot_e2e(void **state)
 	assert_int_equal(table_rows, n + 1);
 	expect_positive(rows, n, "e2e", "cpu/1p", "items/s", "items/s");
 	expect_positive(rows, n, "e2e", "cpu/3p", "items/s", "items/s");
+	static const char *const measured[] = {"cpu/latency", "cpu/latency_spin",
+					       "cpu/latency_idle", "cpu/1p", "cpu/3p"};
+
+	for (size_t i = 0; i < sizeof(measured) / sizeof(measured[0]); i++)
+		expect_positive(rows, n, "e2e", measured[i], "vyred cpu", "ns/item");
+	assert_int_equal(n, 3 * (3 + 1) + 2 * (1 + 1)); /* those rows and nothing else */
 	expect_figures(dir, (const char *const[]){"closed", NULL});
 	remove_dir(dir);
 }

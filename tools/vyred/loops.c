@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -367,6 +368,19 @@ static void log_figures(const struct vyre_shared *sh)
 		 "%llu holds for hazards against them",
 		 (unsigned long long)batches, (unsigned long long)items, most,
 		 sh->n_loops > 1 ? " in a loop" : "", (unsigned long long)holds);
+	struct rusage ru;
+
+	/* every thread's CPU; a GPU worker logs its own (vyre-bench has "vyred cpu" rows) */
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		const double user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+		const double sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+		char per[48] = "no items";
+
+		if (items)
+			snprintf(per, sizeof(per), "%.0f ns an item",
+				 (user + sys) * 1e9 / (double)items);
+		vyre_log("CPU: user %.3f s, system %.3f s, %s", user, sys, per);
+	}
 	if (batches) {
 		const double n = (double)batches;
 
