@@ -2,7 +2,7 @@
 /*
  * vyre-bench suite "planner": the cost of the whole plan (dedupe,
  * dependencies, barrier layering, frontier splitting, launch fusion and the
- * cross-arm report) per item at 64..65536 items with a low- and a
+ * cross-arm report) per item at 16..65536 items with a low- and a
  * high-hazard mix, the allocator calls per batch (counted by wrapping
  * malloc and friends at link time, planner/build.mk), and what the planner
  * buys on a realistic mix.
@@ -12,6 +12,9 @@
  *         2% repeats, 1% fences: one wide layer, little to dedupe.
  *   high  16 buffers per domain, 25% in-place, 30% repeats, 5% fences, 5%
  *         NODEDUPE, 5% statically invalid, tables rewritten: long chains.
+ *   vyred-low/18, vyred-high/18: the two mixes in batches of 18 items (vyred's
+ *         mean under load) on a planner set up like vyred's defaults (4096
+ *         items, 256 clients, a 1 MiB handoff budget).
  *   scan  32 producers of one domain scan 64 shared 4 KiB payloads with one
  *         8-state DFA into a shared per-payload result word, copy the word
  *         to a private buffer and post-process it; a writer refreshes a
@@ -284,9 +287,11 @@ static int measure_plans(struct vyre_bench_ctx *ctx, struct vyre_planner *p,
 
 static int bench_sizes(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 {
-	static const uint32_t sizes[] = {64, 1024, 16384, 65536};
+	static const uint32_t sizes[] = {16, 64, 256, 1024, 16384, 65536};
+	/* the 64..65536 rows keep the seeds they had before the 16 and 256 rows came */
+	static const uint64_t seeds[] = {5, 1, 6, 2, 3, 4};
 	static const char *mix_names[] = {"low", "high"};
-	uint32_t n_sizes = ctx->quick ? 2 : 4;
+	uint32_t n_sizes = ctx->quick ? 4 : 6;
 
 	for (uint32_t s = 0; s < n_sizes; s++) {
 		struct vyre_planner_config cfg;
@@ -304,9 +309,9 @@ static int bench_sizes(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 			char name[64];
 
 			if (mix == 0)
-				gen_low(b, sizes[s], 1 + s);
+				gen_low(b, sizes[s], seeds[s]);
 			else
-				gen_high(b, sizes[s], 1 + s);
+				gen_high(b, sizes[s], seeds[s]);
 			if (measure_plans(ctx, p, b, &m)) {
 				vyre_planner_destroy(p);
 				return -1;
@@ -322,6 +327,43 @@ static int bench_sizes(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 		}
 		vyre_planner_destroy(p);
 	}
+	return 0;
+}
+
+/*
+ * Batches of 18 items (vyred's mean under load, issue 23) planned by a
+ * planner set up as vyred sets it up by default: --max-batch 4096,
+ * --max-clients 256, the CPU backend's 1 MiB handoff budget.
+ */
+static int bench_vyred_config(struct vyre_bench_ctx *ctx, struct bench_batch *b)
+{
+	static const char *names[] = {"vyred-low/18", "vyred-high/18"};
+	struct vyre_planner_config cfg;
+	struct vyre_planner *p;
+
+	vyre_planner_config_default(&cfg);
+	cfg.max_clients = 256;
+	cfg.handoff_bytes = 1u << 20;
+	if (vyre_planner_create(&cfg, &p, NULL))
+		return -1;
+	for (uint32_t mix = 0; mix < 2; mix++) {
+		struct measured m;
+
+		if (mix == 0)
+			gen_low(b, 18, 8);
+		else
+			gen_high(b, 18, 8);
+		if (measure_plans(ctx, p, b, &m)) {
+			vyre_planner_destroy(p);
+			return -1;
+		}
+		vyre_bench_report(ctx, SUITE, names[mix], "plan_cpu", m.cpu_ns_per_item, "ns/item");
+		vyre_bench_report(ctx, SUITE, names[mix], "plan_wall", m.ns_per_item, "ns/item");
+		vyre_bench_report(ctx, SUITE, names[mix], "allocations", m.allocs_per_batch,
+				  "calls/batch");
+		vyre_bench_report(ctx, SUITE, names[mix], "groups", m.last.groups, "count");
+	}
+	vyre_planner_destroy(p);
 	return 0;
 }
 
@@ -370,7 +412,9 @@ static int bench_planner(struct vyre_bench_ctx *ctx)
 	b.client = calloc(MAX_ITEMS, sizeof(*b.client));
 	b.flags = calloc(MAX_ITEMS, sizeof(*b.flags));
 	if (b.items && b.exec && b.domain && b.client && b.flags)
-		rc = bench_sizes(ctx, &b) || bench_scan_mix(ctx, &b) ? -1 : 0;
+		rc = bench_sizes(ctx, &b) || bench_vyred_config(ctx, &b) || bench_scan_mix(ctx, &b)
+			 ? -1
+			 : 0;
 	free(b.items);
 	free(b.exec);
 	free(b.domain);
@@ -380,6 +424,6 @@ static int bench_planner(struct vyre_bench_ctx *ctx)
 }
 
 VYRE_BENCH_SUITE(planner,
-		 "whole plan ns/item at 64..65536 items, allocations per batch, "
+		 "whole plan ns/item at 16..65536 items, allocations per batch, "
 		 "what dedupe and fusion save on a scan mix",
 		 bench_planner)

@@ -145,3 +145,106 @@ int vyre_barrier_plan(struct vyre_arena *a, uint32_t n_waves, const struct vyre_
 	};
 	return 0;
 }
+
+/* Groups up to this size are sorted in place by insertion, larger ones by counting. */
+#define SMALL_GROUP 32u
+
+/* A stable sort of the @n waves of @order by @key (parallel to them); their positions to @pos. */
+static void insertion_sort(uint32_t *order, uint32_t *key, uint32_t n, uint32_t *pos)
+{
+	for (uint32_t i = 1; i < n; i++) {
+		const uint32_t w = order[i], k = key[i];
+		uint32_t j = i;
+
+		for (; j > 0 && key[j - 1] > k; j--) {
+			order[j] = order[j - 1];
+			key[j] = key[j - 1];
+		}
+		order[j] = w;
+		key[j] = k;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		pos[order[i]] = i;
+}
+
+uint32_t barrier_layers(const struct barrier_layering *l, uint32_t *order, uint32_t *group_end)
+{
+	const uint32_t n_waves = l->n_waves, n_layers = l->n_layers;
+	uint32_t *pos = l->pos, *key = l->key, *cursor = l->count, *tmp = l->tmp;
+
+	if (n_layers <= 1) {
+		for (uint32_t w = 0; w < n_waves; w++)
+			order[w] = w;
+		if (n_waves)
+			group_end[0] = n_waves;
+		return n_waves ? 1 : 0;
+	}
+	/* the waves by layer, ascending in each: layer 0 is Kahn's first group as it is */
+	for (uint32_t g = 0; g < n_layers; g++)
+		cursor[g] = 0;
+	for (uint32_t w = 0; w < n_waves; w++)
+		cursor[l->layer[w]]++;
+	for (uint32_t g = 0, start = 0; g < n_layers; g++) {
+		const uint32_t size = cursor[g];
+
+		cursor[g] = start;
+		start += size;
+		group_end[g] = start;
+	}
+	for (uint32_t w = 0; w < n_waves; w++)
+		order[cursor[l->layer[w]]++] = w;
+	for (uint32_t i = 0; i < group_end[0]; i++)
+		pos[order[i]] = i;
+	/*
+	 * Kahn appends a wave to group g + 1 at the last of its edges it walks:
+	 * the one from the latest wave of group g in that group's order, walked
+	 * in input order. A stable sort of the group by that wave's position;
+	 * when group g is in ascending order (most are), or the wave has one
+	 * predecessor in it, that one is its top.
+	 */
+	for (uint32_t g = 0, ascending = 1; g + 1 < n_layers; g++) {
+		const uint32_t start = group_end[g], end = group_end[g + 1];
+		const uint32_t prev = group_end[g] - (g ? group_end[g - 1] : 0);
+		uint32_t sorted = 1;
+
+		for (uint32_t i = start; i < end; i++) {
+			const uint32_t v = order[i];
+			const int scan = !ascending && (l->top[v] & TOP_SEVERAL);
+			uint32_t k = scan ? 0 : pos[l->top[v] & ~TOP_SEVERAL];
+
+			for (uint32_t e = l->in_start[v]; scan && e < l->in_start[v + 1]; e++) {
+				const uint32_t u = l->dep_before[e];
+				const uint32_t at = l->layer[u] == g ? pos[u] : 0;
+
+				k = at > k ? at : k;
+			}
+			key[i - start] = k;
+			sorted &= i == start || k >= key[i - start - 1];
+			pos[v] = i - start;
+		}
+		ascending = sorted;
+		if (sorted)
+			continue;
+		if (end - start <= SMALL_GROUP) {
+			insertion_sort(order + start, key, end - start, pos);
+			continue;
+		}
+		for (uint32_t i = 0; i < prev; i++)
+			cursor[i] = 0;
+		for (uint32_t i = start; i < end; i++)
+			cursor[key[i - start]]++;
+		for (uint32_t i = 0, sum = 0; i < prev; i++) {
+			const uint32_t c = cursor[i];
+
+			cursor[i] = sum;
+			sum += c;
+		}
+		for (uint32_t i = start; i < end; i++)
+			tmp[cursor[key[i - start]]++] = order[i];
+		for (uint32_t i = start; i < end; i++) {
+			order[i] = tmp[i - start];
+			pos[order[i]] = i - start;
+		}
+	}
+	return n_layers;
+}

@@ -9,8 +9,10 @@
 #define VYRE_PLANNER_MAX_ITEMS (1u << 24)
 
 /*
- * Dependency edges per item at most: 2 RAW + 1 WAW + 2 WAR (one per read) +
- * 1 fence + 1 chain.
+ * Dependency edges per item at most, over a batch: 2 RAW + 1 WAW + 2 WAR
+ * (one per reader node, and an item pushes one per read) + 1 fence (one per
+ * pending node, an item pushes one) + 1 chain. So the edge and node arrays
+ * never overflow.
  */
 #define EDGES_PER_ITEM 7u
 
@@ -27,19 +29,7 @@ struct plan_tables {
 	uint32_t *arm_pending; /* waves not yet ordered before a fence of the arm (node list) */
 	uint32_t *arm_count;   /* valid items of the arm */
 	struct cross_arm_table cross_arm;
-};
-
-struct vyre_planner {
-	struct vyre_planner_config cfg;
-	struct vyre_arena arena;
-	struct plan_tables tables;
-	uint64_t group_budget;		   /* budget_bytes - resident_bytes */
-	struct vyre_plan_error last_error; /* why the last plan shrank */
-	/* The plan of a lone item when not even that can be carved from the arena. */
-	uint32_t solo_order[1];
-	uint32_t solo_group_end[1];
-	uint32_t solo_launch_end[1];
-	uint32_t solo_dedup_from[1];
+	uint8_t op_mask[VYRE_OP_COUNT]; /* vyre_op_operands of each op (none: 0) */
 };
 
 /*
@@ -51,23 +41,42 @@ struct wave_cost {
 	uint64_t reads;	    /* read bytes charged to this wave alone */
 	uint32_t out;	    /* output bytes */
 	uint32_t shared[2]; /* its shared ranges (buffer_map.ranges), or NONE */
+	uint32_t fence;	    /* the item is a VYRE_SQE_FENCE: its group starts a launch */
 };
 
-/* Per-batch arrays, carved anew for every plan. */
+/* A node of a wave list: the reader lists of buffers and the pending lists of arms. */
+struct plan_node {
+	uint32_t wave;
+	uint32_t next;
+};
+
+/*
+ * Per-batch arrays, carved anew for every plan from one reservation (sizes
+ * follow from the item count alone).
+ */
 struct batch_scratch {
 	struct plan_tables *t;
-	uint32_t *node_wave; /* list nodes: reader lists and pending lists */
-	uint32_t *node_next;
-	uint32_t *arm_of; /* [n] */
-	uint32_t *dedup_from;
-	uint32_t *wave_of;	/* item -> wave, NONE when not executed */
-	uint32_t *wave_item;	/* wave -> item */
-	struct wave_cost *cost; /* [waves] */
-	struct vyre_wave_dep *deps;
+	struct plan_node *nodes; /* [3n]: two reads and one pending entry per item */
+	uint32_t *dedup_from;	 /* [n] */
+	uint32_t *wave_of;	 /* item -> wave, NONE when not executed */
+	uint32_t *wave_item;	 /* wave -> item */
+	struct wave_cost *cost;	 /* [waves] */
+	/* dependency edges [7n] by their earlier wave, in order of their later one */
+	uint32_t *dep_before;
+	uint32_t *in_start;		   /* [waves + 1]: a wave's first edge */
+	uint32_t *layer;		   /* [waves]: 1 + its predecessors' highest layer */
+	uint32_t *top;			   /* [waves]: its highest predecessor in the layer below */
+	uint32_t *pos, *key, *count, *tmp; /* [n]: barrier_layers' scratch */
+	uint32_t *layer_order, *layer_end; /* barrier layering */
+	uint32_t *group_end;		   /* [waves]: after memory splitting */
 	struct vyre_fusion_stage *stages;
+	uint32_t *launch_end;
 	uint32_t *order;
-	uint32_t *arm_items; /* cross-arm report only */
-	uint32_t *arm_end;
+	/* the cross-arm report, only when cfg.cross_arm_report is set */
+	uint32_t *arm_of;    /* [n] */
+	uint32_t *out_of;    /* [n]: the output slot, or NONE */
+	uint32_t *arm_items; /* [n]: items by arm, CROSS_ARM_SKIP marking those in no pair */
+	uint32_t *arm_end;   /* [arms] */
 	struct vyre_redundant_pair *pairs;
 	struct vyre_cross_arm_pair *xpairs;
 	/* on-chip handoff (handoff.c), only when cfg.handoff_bytes is set */
@@ -79,9 +88,33 @@ struct batch_scratch {
 	uint64_t last_arm_key;	/* one client's items come in runs: skip the lookup */
 	uint32_t last_arm;
 	uint32_t n_nodes;
-	uint32_t nodes_cap;
 	uint32_t n_deps;
-	uint32_t deps_cap;
+	uint32_t n_layers;
+	uint32_t no_output_arm; /* the first arm of an item of no output slot */
+	int cross_arms;		/* the cross-arm report may have a pair */
+	int transient;		/* an item writes a transient buffer: handoffs may exist */
+};
+
+/* The layout of the last batch size's arrays, which repeats while the arena's base does. */
+struct scratch_cache {
+	uint32_t n; /* items it was laid out for, 0: none */
+	size_t bytes;
+	void *base;
+	struct batch_scratch s;
+};
+
+struct vyre_planner {
+	struct vyre_planner_config cfg;
+	struct vyre_arena arena;
+	struct plan_tables tables;
+	struct scratch_cache layout;
+	uint64_t group_budget;		   /* budget_bytes - resident_bytes */
+	struct vyre_plan_error last_error; /* why the last plan shrank */
+	/* The plan of a lone item when not even that can be carved from the arena. */
+	uint32_t solo_order[1];
+	uint32_t solo_group_end[1];
+	uint32_t solo_launch_end[1];
+	uint32_t solo_dedup_from[1];
 };
 
 /* Arms a batch of @n items may name. */
@@ -102,7 +135,9 @@ uint64_t plan_handoff(const struct vyre_planner *p, struct batch_scratch *s,
 
 int plan_tables_reserve(struct vyre_arena *a, const struct vyre_planner_config *cfg,
 			struct plan_tables *t, struct vyre_plan_error *err);
+/* One reservation for every per-batch array of a batch of @n items (@cache may be NULL). */
 int batch_scratch_reserve(struct vyre_arena *a, const struct vyre_planner_config *cfg, uint32_t n,
-			  struct batch_scratch *s, struct vyre_plan_error *err);
+			  struct scratch_cache *cache, struct batch_scratch *s,
+			  struct vyre_plan_error *err);
 
 #endif /* VYRE_PLANNER_BATCH_H */

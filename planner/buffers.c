@@ -40,23 +40,24 @@ static void new_generation(struct id_map *m)
 	}
 }
 
-/* Fibonacci hashing: one multiply, the well-mixed top bits pick the slot. */
-static uint32_t slot_of(const struct id_map *m, uint64_t key)
-{
-	return m->mask ? (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> m->shift) : 0;
-}
-
 void id_map_begin(struct id_map *m, uint32_t max_ids)
 {
+	uint32_t slots = m->last_slots > ID_MAP_FIRST_SLOTS ? m->last_slots : ID_MAP_FIRST_SLOTS;
+	const uint32_t most = table_capacity(max_ids);
+
+	/* where the last batch ended, as far as this one's keys could need (growing costs) */
+	slots = slots < most ? slots : most;
+	slots = slots < m->cap ? slots : m->cap;
 	new_generation(m);
-	set_slots(m, m->cap < ID_MAP_FIRST_SLOTS ? m->cap : ID_MAP_FIRST_SLOTS);
+	set_slots(m, slots);
+	m->last_slots = slots;
 	m->max_ids = max_ids;
 	m->n_ids = 0;
 }
 
 static void place(struct id_map *m, uint64_t key, uint32_t id)
 {
-	uint32_t h = slot_of(m, key);
+	uint32_t h = id_map_slot(m, key);
 
 	while (m->slots[h].gen == m->gen)
 		h = (h + 1) & m->mask;
@@ -68,6 +69,7 @@ static void grow(struct id_map *m)
 {
 	new_generation(m);
 	set_slots(m, 2 * (m->mask + 1));
+	m->last_slots = m->mask + 1;
 	for (uint32_t id = 0; id < m->n_ids; id++)
 		place(m, m->keys[id], id);
 }
@@ -75,7 +77,7 @@ static void grow(struct id_map *m)
 uint32_t id_map_get(struct id_map *m, uint64_t key, int *added)
 {
 	*added = 0;
-	for (uint32_t h = slot_of(m, key);; h = (h + 1) & m->mask) {
+	for (uint32_t h = id_map_slot(m, key);; h = (h + 1) & m->mask) {
 		struct id_slot *s = &m->slots[h];
 
 		if (s->gen == m->gen) {
@@ -104,9 +106,11 @@ int buffer_map_reserve(struct vyre_arena *a, uint32_t max_buffers, struct buffer
 
 	if (rc)
 		return rc;
-	if (arena_u32(a, max_buffers, &m->last_write) || arena_u32(a, max_buffers, &m->readers))
+	void *p;
+
+	if (vyre_arena_reserve(a, max_buffers, sizeof(struct slot_state), &p))
 		return plan_err_reserve(err, where, "buffer state", max_buffers);
-	m->share_head = NULL;
+	m->slot = p;
 	m->ranges = NULL;
 	m->n_ranges = m->max_ranges = 0;
 	m->full = 0;
@@ -118,8 +122,7 @@ int buffer_map_reserve_share(struct vyre_arena *a, struct buffer_map *m, uint32_
 {
 	void *p;
 
-	if (arena_u32(a, m->ids.max_ids, &m->share_head) ||
-	    vyre_arena_reserve(a, max_ranges, sizeof(struct share_range), &p))
+	if (vyre_arena_reserve(a, max_ranges, sizeof(struct share_range), &p))
 		return plan_err_reserve(err, where, "shared operands", max_ranges);
 	m->ranges = p;
 	m->max_ranges = max_ranges;
@@ -130,15 +133,15 @@ uint32_t buffer_share_range(struct buffer_map *m, uint32_t slot, uint64_t off, u
 {
 	uint32_t depth = 0, r;
 
-	for (r = m->share_head[slot]; r != VYRE_PLAN_NONE; r = m->ranges[r].next, depth++)
+	for (r = m->slot[slot].share_head; r != VYRE_PLAN_NONE; r = m->ranges[r].next, depth++)
 		if (m->ranges[r].off == off && m->ranges[r].bytes == bytes)
 			return r;
 	if (depth == SHARE_RANGES_PER_BUFFER || m->n_ranges == m->max_ranges)
 		return VYRE_PLAN_NONE;
 	r = m->n_ranges++;
 	m->ranges[r] = (struct share_range){
-	    .off = off, .bytes = bytes, .group = 0, .next = m->share_head[slot]};
-	m->share_head[slot] = r;
+	    .off = off, .bytes = bytes, .group = 0, .next = m->slot[slot].share_head};
+	m->slot[slot].share_head = r;
 	return r;
 }
 
@@ -149,43 +152,8 @@ void buffer_map_begin(struct buffer_map *m, uint32_t max_buffers)
 	m->full = 0;
 }
 
-static uint32_t buffer_slot(struct buffer_map *m, uint32_t domain, uint32_t handle)
-{
-	int added;
-	uint32_t slot;
-
-	if (handle == 0)
-		return VYRE_PLAN_NONE;
-	slot = id_map_get(&m->ids, (uint64_t)domain << 32 | handle, &added);
-	if (slot == VYRE_PLAN_NONE) {
-		m->full = 1;
-	} else if (added) {
-		m->last_write[slot] = VYRE_PLAN_NONE;
-		m->readers[slot] = VYRE_PLAN_NONE;
-		if (m->share_head)
-			m->share_head[slot] = VYRE_PLAN_NONE;
-	}
-	return slot;
-}
-
 void item_slots_resolve(struct buffer_map *m, uint32_t domain, const struct vyre_work_item *it,
 			struct item_slots *s)
 {
-	int mask = vyre_op_operands(it->op_handle);
-
-	s->n_reads = 0;
-	s->read[0] = s->read[1] = s->in = s->table = s->write = VYRE_PLAN_NONE;
-	if (mask <= 0)
-		return;
-	/* vyre_op_access's order: the input, the table, then the output */
-	if (mask & VYRE_OPERAND_IN)
-		s->in = buffer_slot(m, domain, it->input_handle);
-	if (mask & VYRE_OPERAND_TABLE)
-		s->table = buffer_slot(m, domain, it->param);
-	if (mask & VYRE_OPERAND_OUT)
-		s->write = buffer_slot(m, domain, it->output_handle);
-	if (s->in != VYRE_PLAN_NONE)
-		s->read[s->n_reads++] = s->in;
-	if (s->table != VYRE_PLAN_NONE && s->table != s->in)
-		s->read[s->n_reads++] = s->table;
+	item_slots_of(m, domain, it, vyre_op_operands(it->op_handle), s);
 }

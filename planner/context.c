@@ -38,74 +38,108 @@ int plan_tables_reserve(struct vyre_arena *a, const struct vyre_planner_config *
 	if (arena_u32(a, arms, &t->arm_domain) || arena_u32(a, arms, &t->arm_client) ||
 	    arena_u32(a, arms, &t->arm_pending) || arena_u32(a, arms, &t->arm_count))
 		return plan_err_reserve(err, in, "client state", arms);
-	if (cfg->cross_arm_report && (rc = cross_arm_table_reserve(a, n, &t->cross_arm, err)))
-		return rc;
+	if (cfg->cross_arm_report) {
+		if ((rc = cross_arm_table_reserve(a, n, &t->cross_arm, err)))
+			return rc;
+	}
+	for (uint32_t op = 0; op < VYRE_OP_COUNT; op++)
+		t->op_mask[op] = (uint8_t)(vyre_op_operands(op) > 0 ? vyre_op_operands(op) : 0);
 	return 0;
 }
 
-static int reserve_array(struct vyre_arena *a, size_t n, size_t size, void **out, const char *field,
-			 struct vyre_plan_error *err)
+/*
+ * Bytes after an array of the block of at least a page: arrays of a
+ * power-of-two size would otherwise start at one offset modulo the cache's
+ * way size, and the elements of one index of each (a batch's item k
+ * everywhere) would all fall into one cache set.
+ */
+#define SCRATCH_SKEW (5u * VYRE_ARENA_ALIGN)
+
+/* The next array of @count x @size of the block at @base (NULL: only count), 64-byte aligned. */
+static void *take(uint8_t *base, size_t *off, size_t count, size_t size)
 {
-	if (vyre_arena_reserve(a, n, size, out))
-		return plan_err_reserve(err, VYRE_PLAN_IN_BATCH, field, n);
-	return 0;
+	void *p = base ? base + *off : NULL;
+	const size_t bytes = vyre_arena_round(count, size);
+
+	*off += bytes + (bytes >= 4096 ? SCRATCH_SKEW : 0);
+	return p;
 }
 
-static int handoff_reserve(struct vyre_arena *a, const struct vyre_planner_config *cfg, uint32_t n,
-			   struct batch_scratch *s, struct vyre_plan_error *err)
+/* Lay the arrays of a batch of @n items out from @base; returns the bytes they take. */
+static size_t scratch_layout(const struct vyre_planner_config *cfg, uint32_t n, uint8_t *base,
+			     struct batch_scratch *s)
 {
-	if (!cfg->handoff_bytes)
-		return 0;
-	if (arena_u32(a, n, &s->handoff) || arena_u32(a, n, &s->wave_group) ||
-	    arena_u32(a, n, &s->wave_maxdep) || arena_u32(a, n, &s->group_launch) ||
-	    arena_u32(a, 3 * (size_t)n, &s->slot_read))
-		return plan_err_reserve(err, VYRE_PLAN_IN_BATCH, "handoff", n);
-	return 0;
-}
-
-int batch_scratch_reserve(struct vyre_arena *a, const struct vyre_planner_config *cfg, uint32_t n,
-			  struct batch_scratch *s, struct vyre_plan_error *err)
-{
-	const enum vyre_plan_component in = VYRE_PLAN_IN_BATCH;
-	void *p;
-	int rc;
+	const size_t edges = (size_t)EDGES_PER_ITEM * n;
+	size_t off = 0;
 
 	*s = (struct batch_scratch){0};
-	s->nodes_cap = 3 * n; /* two reads and one pending entry per item */
-	s->deps_cap = EDGES_PER_ITEM * n;
-	if (arena_u32(a, s->nodes_cap, &s->node_wave) || arena_u32(a, s->nodes_cap, &s->node_next))
-		return plan_err_reserve(err, in, "list node", s->nodes_cap);
-	if (arena_u32(a, n, &s->arm_of) || arena_u32(a, n, &s->dedup_from) ||
-	    arena_u32(a, n, &s->wave_of) || arena_u32(a, n, &s->wave_item) ||
-	    arena_u32(a, n, &s->order))
-		return plan_err_reserve(err, in, "per-item", n);
-	if ((rc = reserve_array(a, n, sizeof(*s->cost), &p, "frontier wave", err)))
-		return rc;
-	s->cost = p;
-	if ((rc = reserve_array(a, s->deps_cap, sizeof(*s->deps), &p, "dependency", err)))
-		return rc;
-	s->deps = p;
-	if ((rc = reserve_array(a, n, sizeof(*s->stages), &p, "fusion stage", err)))
-		return rc;
-	s->stages = p;
-	if ((rc = handoff_reserve(a, cfg, n, s, err)))
-		return rc;
-	if (!cfg->cross_arm_report)
-		return 0;
-	if (arena_u32(a, n, &s->arm_items) || arena_u32(a, batch_arms_cap(cfg, n), &s->arm_end))
-		return plan_err_reserve(err, in, "cross-arm arm", n);
-	if ((rc = reserve_array(a, n, sizeof(*s->pairs), &p, "cross-arm report", err)))
-		return rc;
-	s->pairs = p;
-	if ((rc = reserve_array(a, n, sizeof(*s->xpairs), &p, "cross-arm pair", err)))
-		return rc;
-	s->xpairs = p;
-	return 0;
+	s->nodes = take(base, &off, 3 * (size_t)n, sizeof(*s->nodes));
+	s->dedup_from = take(base, &off, n, sizeof(uint32_t));
+	s->wave_of = take(base, &off, n, sizeof(uint32_t));
+	s->wave_item = take(base, &off, n, sizeof(uint32_t));
+	s->cost = take(base, &off, n, sizeof(*s->cost));
+	s->dep_before = take(base, &off, edges, sizeof(uint32_t));
+	s->in_start = take(base, &off, (size_t)n + 1, sizeof(uint32_t));
+	s->layer = take(base, &off, n, sizeof(uint32_t));
+	s->top = take(base, &off, n, sizeof(uint32_t));
+	s->pos = take(base, &off, n, sizeof(uint32_t));
+	s->key = take(base, &off, n, sizeof(uint32_t));
+	s->count = take(base, &off, n, sizeof(uint32_t));
+	s->tmp = take(base, &off, n, sizeof(uint32_t));
+	s->layer_order = take(base, &off, n, sizeof(uint32_t));
+	s->layer_end = take(base, &off, n, sizeof(uint32_t));
+	s->group_end = take(base, &off, n, sizeof(uint32_t));
+	s->stages = take(base, &off, n, sizeof(*s->stages));
+	s->launch_end = take(base, &off, n, sizeof(uint32_t));
+	s->order = take(base, &off, n, sizeof(uint32_t));
+	if (cfg->handoff_bytes) {
+		s->handoff = take(base, &off, n, sizeof(uint32_t));
+		s->wave_group = take(base, &off, n, sizeof(uint32_t));
+		s->wave_maxdep = take(base, &off, n, sizeof(uint32_t));
+		s->group_launch = take(base, &off, n, sizeof(uint32_t));
+		s->slot_read = take(base, &off, 3 * (size_t)n, sizeof(uint32_t));
+	}
+	if (cfg->cross_arm_report) {
+		s->arm_of = take(base, &off, n, sizeof(uint32_t));
+		s->out_of = take(base, &off, n, sizeof(uint32_t));
+		s->arm_items = take(base, &off, n, sizeof(uint32_t));
+		s->pairs = take(base, &off, n, sizeof(*s->pairs));
+		s->arm_end = take(base, &off, batch_arms_cap(cfg, n), sizeof(uint32_t));
+		s->xpairs = take(base, &off, n, sizeof(*s->xpairs));
+	}
+	return off;
 }
 
-static size_t add_bytes(size_t a, size_t b)
+/* Batch sizes laid out alike: a daemon's batches vary by a few items, its layout need not. */
+#define SCRATCH_GRAIN 64u
+
+int batch_scratch_reserve(struct vyre_arena *a, const struct vyre_planner_config *cfg, uint32_t n,
+			  struct scratch_cache *cache, struct batch_scratch *s,
+			  struct vyre_plan_error *err)
 {
-	return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+	uint32_t laid = n;
+	size_t bytes;
+	void *base;
+
+	if (n < cfg->max_items) {
+		const uint64_t up =
+		    ((uint64_t)n + SCRATCH_GRAIN - 1) / SCRATCH_GRAIN * SCRATCH_GRAIN;
+
+		laid = up < cfg->max_items ? (uint32_t)up : cfg->max_items;
+	}
+	const int cached = cache && cache->n == laid;
+
+	bytes = cached ? cache->bytes : scratch_layout(cfg, laid, NULL, s);
+	if (vyre_arena_reserve(a, bytes, 1, &base))
+		return plan_err_reserve(err, VYRE_PLAN_IN_BATCH, "batch arrays", n);
+	if (cached && base == cache->base) {
+		*s = cache->s;
+		return 0;
+	}
+	scratch_layout(cfg, laid, base, s);
+	if (cache && base)
+		*cache = (struct scratch_cache){.n = laid, .bytes = bytes, .base = base, .s = *s};
+	return 0;
 }
 
 size_t vyre_planner_arena_bytes(const struct vyre_planner_config *cfg)
@@ -114,16 +148,13 @@ size_t vyre_planner_arena_bytes(const struct vyre_planner_config *cfg)
 	struct vyre_arena m;
 	struct plan_tables t;
 	struct batch_scratch s;
-	size_t bytes;
 
 	if (n == 0 || n > VYRE_PLANNER_MAX_ITEMS)
 		return SIZE_MAX;
 	vyre_arena_init_measure(&m);
 	plan_tables_reserve(&m, cfg, &t, NULL);
-	batch_scratch_reserve(&m, cfg, n, &s, NULL);
-	bytes = add_bytes(m.used, vyre_barrier_arena_bytes(n, EDGES_PER_ITEM * n));
-	bytes = add_bytes(bytes, vyre_frontier_split_arena_bytes(n));
-	return add_bytes(bytes, vyre_fusion_arena_bytes(n));
+	batch_scratch_reserve(&m, cfg, n, NULL, &s, NULL);
+	return m.used;
 }
 
 /* The tables for the largest batch, and a batch of one item. */
@@ -132,14 +163,11 @@ static size_t min_arena_bytes(const struct vyre_planner_config *cfg)
 	struct vyre_arena m;
 	struct plan_tables t;
 	struct batch_scratch s;
-	size_t bytes;
 
 	vyre_arena_init_measure(&m);
 	plan_tables_reserve(&m, cfg, &t, NULL);
-	batch_scratch_reserve(&m, cfg, 1, &s, NULL);
-	bytes = add_bytes(m.used, vyre_barrier_arena_bytes(1, EDGES_PER_ITEM));
-	bytes = add_bytes(bytes, vyre_frontier_split_arena_bytes(1));
-	return add_bytes(bytes, vyre_fusion_arena_bytes(1));
+	batch_scratch_reserve(&m, cfg, 1, NULL, &s, NULL);
+	return m.used;
 }
 
 static int config_error(struct vyre_plan_error *err, const char *field, uint64_t value,

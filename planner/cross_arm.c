@@ -9,12 +9,14 @@
 
 #include "track.h"
 
+/* Two multiplies; the top bits, well mixed, land in the low ones the mask keeps. */
 static uint64_t triple_hash(const struct vyre_work_item *it, uint32_t domain)
 {
 	uint64_t a = (uint64_t)it->op_handle << 32 | it->input_handle;
 	uint64_t b = (uint64_t)it->output_handle << 32 | domain;
+	uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
 
-	return mix64(a ^ mix64(b));
+	return h ^ (h >> 32);
 }
 
 static int same_triple(const struct vyre_work_item *x, const struct vyre_work_item *y)
@@ -50,8 +52,9 @@ void cross_arm_table_begin(struct cross_arm_table *t, uint32_t n_items)
 
 void cross_arm_walk(struct cross_arm_table *t, const struct vyre_work_item *items,
 		    const uint32_t *arm_items, const uint32_t *arm_end, uint32_t n_arms,
-		    const uint32_t *arm_domain, struct vyre_redundancy *report)
+		    const uint32_t *arm_domain, int skip_marked, struct vyre_redundancy *report)
 {
+	const uint32_t mark = skip_marked ? CROSS_ARM_SKIP : 0;
 	uint32_t start = 0, total = n_arms ? arm_end[n_arms - 1] : 0;
 
 	report->n_pairs = 0;
@@ -60,13 +63,15 @@ void cross_arm_walk(struct cross_arm_table *t, const struct vyre_work_item *item
 
 		for (uint32_t pos = start; pos < arm_end[arm]; pos++) {
 			uint32_t idx = arm_items ? arm_items[pos] : pos;
-			const struct vyre_work_item *it = &items[idx];
+			const struct vyre_work_item *it = &items[idx & ~mark];
 
+			if (idx & mark)
+				continue;
 			if (pos + PREFETCH_DISTANCE < total) {
 				uint32_t ahead = arm_items ? arm_items[pos + PREFETCH_DISTANCE]
 							   : pos + PREFETCH_DISTANCE;
 
-				__builtin_prefetch(&items[ahead]);
+				__builtin_prefetch(&items[ahead & ~mark]);
 			}
 
 			for (uint32_t h = (uint32_t)triple_hash(it, domain) & t->mask;;
@@ -136,6 +141,6 @@ int vyre_cross_arm_detect(struct vyre_arena *a, const struct vyre_work_item *ite
 		return rc;
 	report->pairs = pairs;
 	cross_arm_table_begin(&t, total);
-	cross_arm_walk(&t, items, arm_items, arm_end, n_arms, arm_domain, report);
+	cross_arm_walk(&t, items, arm_items, arm_end, n_arms, arm_domain, 0, report);
 	return 0;
 }

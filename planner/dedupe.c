@@ -84,53 +84,13 @@ static uint64_t item_hash(const struct vyre_work_item *it, uint32_t domain)
 	return mix64(a ^ mix64(b ^ mix64(domain)));
 }
 
-static int same_item(const struct vyre_work_item *x, const struct vyre_work_item *y)
-{
-	return x->op_handle == y->op_handle && x->input_handle == y->input_handle &&
-	       x->output_handle == y->output_handle && x->param == y->param;
-}
-
-/* No buffer of the key was written by an executed item after @source. */
-static int unchanged_since(const struct buffer_map *m, const struct item_slots *s, uint32_t source)
-{
-	for (uint32_t i = 0; i < s->n_reads; i++)
-		if (m->last_write[s->read[i]] != VYRE_PLAN_NONE &&
-		    m->last_write[s->read[i]] > source)
-			return 0;
-	return s->write == VYRE_PLAN_NONE || m->last_write[s->write] == VYRE_PLAN_NONE ||
-	       m->last_write[s->write] <= source;
-}
-
-/*
- * An item that writes a buffer can only be satisfied by that buffer's last
- * executed writer: an identical earlier item writes the same buffer, and any
- * other writer after it is a hazard. So one array read finds the only
- * candidate; the table serves items that write nothing (NOP).
- */
-static int chained(const uint32_t *flags, uint32_t k)
-{
-	return flags && (flags[k] & VYRE_PLAN_F_CHAIN);
-}
-
-uint32_t dedupe_step(struct dedupe_table *t, const struct buffer_map *m,
-		     const struct vyre_work_item *items, const uint32_t *domain, uint32_t k,
-		     const uint32_t *flags, const struct item_slots *s)
+uint32_t dedupe_step_unwritten(struct dedupe_table *t, const struct buffer_map *m,
+			       const struct vyre_work_item *items, const uint32_t *domain,
+			       uint32_t k, int may_dedupe, const struct item_slots *s)
 {
 	const struct vyre_work_item *it = &items[k];
-	int may_dedupe = !(flags && (flags[k] & (VYRE_SQE_NODEDUPE | VYRE_SQE_FENCE)));
-	uint32_t dom = domain ? domain[k] : 0;
+	const uint32_t dom = domain ? domain[k] : 0;
 
-	/* vyre_op_idempotent, from the slots: handles of one domain alias only when equal. */
-	if (item_slots_in_place(s) || chained(flags, k))
-		return VYRE_PLAN_NONE;
-	if (s->write != VYRE_PLAN_NONE) {
-		uint32_t src = m->last_write[s->write];
-
-		if (may_dedupe && src != VYRE_PLAN_NONE && !chained(flags, src) &&
-		    same_item(&items[src], it) && unchanged_since(m, s, src))
-			return src;
-		return VYRE_PLAN_NONE;
-	}
 	for (uint32_t h = (uint32_t)item_hash(it, dom) & t->mask;; h = (h + 1) & t->mask) {
 		struct dedupe_slot *slot = &t->slots[h];
 		uint32_t src = slot->source;
@@ -189,7 +149,7 @@ int vyre_dedupe_prune(struct vyre_arena *a, const struct vyre_work_item *items, 
 			continue;
 		}
 		if (s.write != VYRE_PLAN_NONE)
-			map.last_write[s.write] = k;
+			map.slot[s.write].last_write = k;
 		if (found)
 			out[(*n_out)++] = items[k];
 	}

@@ -198,3 +198,28 @@ int vyre_fusion_plan(struct vyre_arena *a, const struct vyre_fusion_stage *stage
 	*out = p;
 	return 0;
 }
+
+uint32_t fusion_launches(const struct vyre_fusion_stage *stages, uint32_t n_stages,
+			 uint64_t max_group_bytes, uint32_t *launch_end)
+{
+	uint32_t launches = 0;
+
+	for (uint32_t index = 0; index < n_stages;) {
+		uint64_t required = stages[index].input_bytes + stages[index].output_bytes +
+				    stages[index].scratch_bytes;
+		uint32_t cursor = index + 1;
+
+		for (; cursor < n_stages; cursor++) {
+			const struct vyre_fusion_stage *st = &stages[cursor];
+			const uint64_t fused = required + st->scratch_bytes + st->output_bytes;
+
+			if (st->requires_host_materialization ||
+			    st->layout_hash != stages[index].layout_hash || fused > max_group_bytes)
+				break;
+			required = fused;
+		}
+		launch_end[launches++] = cursor;
+		index = cursor;
+	}
+	return launches;
+}

@@ -87,15 +87,17 @@ static void wave_groups(struct batch_scratch *s, const struct vyre_plan_batch *b
 		}
 		start = g->group_end[grp];
 	}
-	for (uint32_t e = 0; e < s->n_deps; e++) {
-		const uint32_t before = s->deps[e].before, after = s->deps[e].after;
-		const uint32_t k = s->wave_item[after], dg = s->wave_group[before];
+	for (uint32_t after = 0; after < g->n_waves; after++)
+		for (uint32_t e = s->in_start[after]; e < s->in_start[after + 1]; e++) {
+			const uint32_t before = s->dep_before[e];
+			const uint32_t k = s->wave_item[after], dg = s->wave_group[before];
 
-		if (k > 0 && (b->flags[k] & VYRE_PLAN_F_AFTER_PREV) && s->wave_of[k - 1] == before)
-			continue;
-		if (s->wave_maxdep[after] == VYRE_PLAN_NONE || dg > s->wave_maxdep[after])
-			s->wave_maxdep[after] = dg;
-	}
+			if (k > 0 && (b->flags[k] & VYRE_PLAN_F_AFTER_PREV) &&
+			    s->wave_of[k - 1] == before)
+				continue;
+			if (s->wave_maxdep[after] == VYRE_PLAN_NONE || dg > s->wave_maxdep[after])
+				s->wave_maxdep[after] = dg;
+		}
 }
 
 uint64_t plan_handoff(const struct vyre_planner *p, struct batch_scratch *s,

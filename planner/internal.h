@@ -79,4 +79,38 @@ static inline int checked_add_u64(uint64_t a, uint64_t b, uint64_t *out)
 void frontier_split_result(const struct vyre_barrier_plan *in, uint32_t *group_end,
 			   uint32_t n_groups, struct vyre_barrier_plan *out);
 
+/*
+ * A graph whose edges all run from a lower wave to a higher one, in order
+ * of their later wave (dep_before[in_start[w] .. in_start[w + 1]) are the
+ * earlier waves of the edges that end at w), with each wave's layer (0
+ * without a predecessor, else 1 + its predecessors' highest) and top (its
+ * highest predecessor in the layer below its own, | TOP_SEVERAL when it has
+ * several there), and scratch of n_waves entries each.
+ */
+#define TOP_SEVERAL (1u << 31)
+
+struct barrier_layering {
+	uint32_t n_waves;
+	uint32_t n_layers;
+	const uint32_t *layer;
+	const uint32_t *top;
+	const uint32_t *in_start; /* [n_waves + 1] */
+	const uint32_t *dep_before;
+	uint32_t *pos, *key, *count, *tmp;
+};
+
+/*
+ * vyre_barrier_plan's groups in its order (Kahn's), from the layers: no
+ * check, no reservation, no walk of outgoing edges. Returns the groups.
+ */
+uint32_t barrier_layers(const struct barrier_layering *l, uint32_t *order, uint32_t *group_end);
+
+/*
+ * vyre_fusion_plan's launches over stages known to be valid (unique ids,
+ * each within the budget, sums that cannot overflow): launch_end[] and
+ * their count.
+ */
+uint32_t fusion_launches(const struct vyre_fusion_stage *stages, uint32_t n_stages,
+			 uint64_t max_group_bytes, uint32_t *launch_end);
+
 #endif /* VYRE_PLANNER_INTERNAL_H */

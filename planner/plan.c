@@ -21,6 +21,14 @@
  * rings for the next batch.
  * Limits found by the analysis pick the exact prefix that fits them, since
  * the decisions about an item depend only on the items before it.
+ *
+ * Cost (docs/planner.md, "What an item costs"): the one pass touches each
+ * item's buffers through an inline hash lookup and keeps each buffer's
+ * state in one 16-byte entry; it also gives every wave its layer (edges
+ * only run from earlier waves), so barrier_layers finds Kahn's groups and
+ * order without walking edges; every per-batch array comes from one
+ * reservation laid out once per batch size; the cross-arm report looks
+ * only at items whose output buffer more than one arm writes.
  */
 #include <time.h>
 
@@ -46,70 +54,75 @@ static int capacity_error(struct vyre_plan_error *err, const char *field, uint64
 	return VYRE_E_AGAIN;
 }
 
-static int add_edge(struct batch_scratch *s, uint32_t before, uint32_t after,
-		    struct vyre_plan_error *err)
+/*
+ * The dependency pass's state, a local copy of the scratch's arrays and
+ * counts so that they stay in registers across the stores to the arrays.
+ */
+struct edge_pass {
+	struct plan_node *nodes;
+	uint32_t *dep_before;
+	const uint32_t *layer;
+	const uint32_t *wave_of;
+	struct slot_state *slot;
+	uint32_t n_nodes;
+	uint32_t n_deps;
+	uint32_t cur_layer; /* of the wave being analysed */
+	uint32_t cur_top;   /* its top (barrier_layering) */
+};
+
+/*
+ * Edge before -> the wave being analysed, whose layer it raises.
+ * EDGES_PER_ITEM bounds the edges of a batch.
+ */
+static inline void add_edge(struct edge_pass *e, uint32_t before)
 {
-	if (s->n_deps == s->deps_cap)
-		return plan_err_overflow(err, VYRE_PLAN_IN_BATCH, "dependency edges");
-	s->deps[s->n_deps++] = (struct vyre_wave_dep){before, after};
-	return 0;
+	const uint32_t up = e->layer[before] + 1, top = e->cur_top & ~TOP_SEVERAL;
+
+	e->dep_before[e->n_deps++] = before;
+	if (up > e->cur_layer) {
+		e->cur_layer = up;
+		e->cur_top = before;
+	} else if (up == e->cur_layer && before != top) {
+		e->cur_top = (before > top ? before : top) | TOP_SEVERAL;
+	}
 }
 
-static int push_node(struct batch_scratch *s, uint32_t *head, uint32_t wave,
-		     struct vyre_plan_error *err)
+static inline void push_node(struct edge_pass *e, uint32_t *head, uint32_t wave)
 {
-	if (s->n_nodes == s->nodes_cap)
-		return plan_err_overflow(err, VYRE_PLAN_IN_BATCH, "list nodes");
-	s->node_wave[s->n_nodes] = wave;
-	s->node_next[s->n_nodes] = *head;
-	*head = s->n_nodes++;
-	return 0;
+	e->nodes[e->n_nodes] = (struct plan_node){wave, *head};
+	*head = e->n_nodes++;
 }
 
 /* Edges into wave @w of item @k from the hazards on its buffers; updates their state. */
-static int buffer_edges(struct batch_scratch *s, const struct item_slots *sl, uint32_t k,
-			uint32_t w, struct vyre_plan_error *err)
+static inline void buffer_edges(struct edge_pass *e, const struct item_slots *sl, uint32_t k,
+				uint32_t w)
 {
-	struct buffer_map *m = &s->t->buffers;
-	int rc;
-
 	for (uint32_t i = 0; i < sl->n_reads; i++) {
-		uint32_t r = sl->read[i];
+		struct slot_state *r = &e->slot[sl->read[i]];
 
-		if (m->last_write[r] != VYRE_PLAN_NONE &&
-		    (rc = add_edge(s, s->wave_of[m->last_write[r]], w, err)))
-			return rc;
-		if ((rc = push_node(s, &m->readers[r], w, err)))
-			return rc;
+		if (r->last_write != VYRE_PLAN_NONE)
+			add_edge(e, e->wave_of[r->last_write]);
+		push_node(e, &r->readers, w);
 	}
 	if (sl->write == VYRE_PLAN_NONE)
-		return 0;
-	uint32_t o = sl->write;
+		return;
+	struct slot_state *o = &e->slot[sl->write];
 
-	for (uint32_t node = m->readers[o]; node != VYRE_PLAN_NONE; node = s->node_next[node])
-		if (s->node_wave[node] != w && (rc = add_edge(s, s->node_wave[node], w, err)))
-			return rc;
-	m->readers[o] = VYRE_PLAN_NONE;
+	for (uint32_t node = o->readers; node != VYRE_PLAN_NONE; node = e->nodes[node].next)
+		if (e->nodes[node].wave != w)
+			add_edge(e, e->nodes[node].wave);
+	o->readers = VYRE_PLAN_NONE;
 	/* An in-place item already depends on the last writer through its read. */
-	if (m->last_write[o] != VYRE_PLAN_NONE && sl->read[0] != o && sl->read[1] != o &&
-	    (rc = add_edge(s, s->wave_of[m->last_write[o]], w, err)))
-		return rc;
-	m->last_write[o] = k;
-	return 0;
+	if (o->last_write != VYRE_PLAN_NONE && sl->read[0] != sl->write && sl->read[1] != sl->write)
+		add_edge(e, e->wave_of[o->last_write]);
+	o->last_write = k;
 }
 
-static int fence_edges(struct batch_scratch *s, uint32_t arm, uint32_t w,
-		       struct vyre_plan_error *err)
+static void fence_edges(struct edge_pass *e, uint32_t *pending)
 {
-	for (uint32_t node = s->t->arm_pending[arm]; node != VYRE_PLAN_NONE;
-	     node = s->node_next[node]) {
-		int rc = add_edge(s, s->node_wave[node], w, err);
-
-		if (rc)
-			return rc;
-	}
-	s->t->arm_pending[arm] = VYRE_PLAN_NONE;
-	return 0;
+	for (uint32_t node = *pending; node != VYRE_PLAN_NONE; node = e->nodes[node].next)
+		add_edge(e, e->nodes[node].wave);
+	*pending = VYRE_PLAN_NONE;
 }
 
 /*
@@ -117,13 +130,12 @@ static int fence_edges(struct batch_scratch *s, uint32_t arm, uint32_t w,
  * deduplicated against the rules); after an invalid one it is the daemon's
  * to cancel, so no edge.
  */
-static int chain_edge(struct batch_scratch *s, uint32_t k, uint32_t w, struct vyre_plan_error *err)
+static void chain_edge(struct edge_pass *e, const uint32_t *dedup_from, uint32_t k)
 {
-	uint32_t prev = s->dedup_from[k - 1] != VYRE_PLAN_NONE ? s->dedup_from[k - 1] : k - 1;
+	uint32_t prev = dedup_from[k - 1] != VYRE_PLAN_NONE ? dedup_from[k - 1] : k - 1;
 
-	if (s->wave_of[prev] == VYRE_PLAN_NONE)
-		return 0;
-	return add_edge(s, s->wave_of[prev], w, err);
+	if (e->wave_of[prev] != VYRE_PLAN_NONE)
+		add_edge(e, e->wave_of[prev]);
 }
 
 /*
@@ -131,15 +143,21 @@ static int chain_edge(struct batch_scratch *s, uint32_t k, uint32_t w, struct vy
  * write its buffer, else the wave's own. An input that is also the table
  * counts once.
  */
-static void read_cost(struct buffer_map *m, uint32_t slot, uint32_t write, uint64_t off,
-		      uint32_t bytes, struct wave_cost *c, uint32_t i)
+static inline void read_cost(struct buffer_map *m, uint32_t slot, uint32_t write, uint64_t off,
+			     uint32_t bytes, struct wave_cost *c, uint32_t i)
 {
 	uint32_t r;
 
 	if (bytes == 0)
 		return;
-	r = slot == VYRE_PLAN_NONE || slot == write ? VYRE_PLAN_NONE
-						    : buffer_share_range(m, slot, off, bytes);
+	if (slot == VYRE_PLAN_NONE || slot == write) {
+		r = VYRE_PLAN_NONE;
+	} else {
+		/* the buffer's latest range, most often the one it is read through */
+		r = m->slot[slot].share_head;
+		if (r == VYRE_PLAN_NONE || m->ranges[r].off != off || m->ranges[r].bytes != bytes)
+			r = buffer_share_range(m, slot, off, bytes);
+	}
 	if (r == VYRE_PLAN_NONE)
 		c->reads += bytes;
 	else if (i == 0 || c->shared[0] != r)
@@ -147,10 +165,10 @@ static void read_cost(struct buffer_map *m, uint32_t slot, uint32_t write, uint6
 }
 
 /* What wave @c of an item resolved as @x (NULL: no bytes) counts against the budget. */
-static void wave_cost(struct buffer_map *m, const struct vyre_exec_item *x,
-		      const struct item_slots *sl, struct wave_cost *c)
+static inline void wave_cost(struct buffer_map *m, const struct vyre_exec_item *x,
+			     const struct item_slots *sl, uint32_t fence, struct wave_cost *c)
 {
-	*c = (struct wave_cost){.shared = {VYRE_PLAN_NONE, VYRE_PLAN_NONE}};
+	*c = (struct wave_cost){.shared = {VYRE_PLAN_NONE, VYRE_PLAN_NONE}, .fence = fence};
 	if (!x)
 		return;
 	c->out = x->out_bytes;
@@ -164,48 +182,76 @@ struct pass_counts {
 	uint32_t deduped;
 };
 
-static int arm_of_item(struct batch_scratch *s, const struct vyre_plan_batch *b, uint32_t k,
-		       uint32_t *arm)
+/* The arm of item @k; NONE when the plan has room for no more arms. */
+static inline uint32_t arm_of_item(struct batch_scratch *s, const struct vyre_plan_batch *b,
+				   uint32_t k)
 {
-	uint32_t dom = b->domain[k], cl = b->client ? b->client[k] : 0;
-	uint64_t key = (uint64_t)dom << 32 | cl;
+	const uint32_t dom = b->domain[k], cl = b->client ? b->client[k] : 0;
+	const uint64_t key = (uint64_t)dom << 32 | cl;
+	uint32_t arm;
 	int added;
 
-	if (key == s->last_arm_key && s->last_arm != VYRE_PLAN_NONE) {
-		*arm = s->last_arm;
-		return 0;
-	}
-	*arm = id_map_get(&s->t->arms, key, &added);
-	if (*arm == VYRE_PLAN_NONE)
-		return -1;
+	if (key == s->last_arm_key && s->last_arm != VYRE_PLAN_NONE)
+		return s->last_arm;
+	arm = id_map_find(&s->t->arms, key, &added);
+	if (arm == VYRE_PLAN_NONE)
+		return arm;
 	if (added) {
-		s->t->arm_domain[*arm] = dom;
-		s->t->arm_client[*arm] = cl;
-		s->t->arm_pending[*arm] = VYRE_PLAN_NONE;
-		s->t->arm_count[*arm] = 0;
+		s->t->arm_domain[arm] = dom;
+		s->t->arm_client[arm] = cl;
+		s->t->arm_pending[arm] = VYRE_PLAN_NONE;
+		s->t->arm_count[arm] = 0;
 	}
 	s->last_arm_key = key;
-	s->last_arm = *arm;
-	return 0;
+	s->last_arm = arm;
+	return arm;
 }
 
-/* Dedupe and dependency edges for items [0, n), in one pass. */
+/*
+ * Which items the cross-arm report must look at. Two items of one triple
+ * (op, input, output) write one output buffer, or none (items of no output
+ * slot), so only items whose output slot - or the class of no slot - items
+ * of two arms or more use can be in a pair: out_arm (no_output_arm) turns
+ * ARMS_MANY for them, and s->cross_arms says the report may have a pair.
+ */
+static inline void note_arm_output(struct batch_scratch *s, uint32_t k, uint32_t arm,
+				   uint32_t out_slot)
+{
+	uint32_t *first =
+	    out_slot != VYRE_PLAN_NONE ? &s->t->buffers.slot[out_slot].out_arm : &s->no_output_arm;
+
+	s->arm_of[k] = arm;
+	s->out_of[k] = out_slot;
+	if (*first == VYRE_PLAN_NONE) {
+		*first = arm;
+	} else if (*first != arm) {
+		*first = ARMS_MANY;
+		s->cross_arms = 1;
+	}
+}
+
+/* Dedupe, dependency edges and bytes for items [0, n), in one pass. */
 static int analyse(struct vyre_planner *p, struct batch_scratch *s, const struct vyre_plan_batch *b,
 		   uint32_t n, struct pass_counts *c, uint32_t *shrink, struct vyre_plan_error *err)
 {
-	int rc;
+	struct buffer_map *m = &s->t->buffers;
+	const uint8_t *op_mask = s->t->op_mask;
+	const int report = p->cfg.cross_arm_report;
+	struct edge_pass e = {s->nodes, s->dep_before, s->layer, s->wave_of, m->slot, 0, 0, 0, 0};
+	uint32_t n_waves = 0, n_layers = 0;
 
 	*c = (struct pass_counts){0};
 	for (uint32_t k = 0; k < n; k++) {
-		uint32_t f = b->flags ? b->flags[k] : 0, arm, src, w;
+		const uint32_t f = b->flags ? b->flags[k] : 0, op = b->items[k].op_handle;
+		const uint32_t arm = arm_of_item(s, b, k);
 		struct item_slots sl;
+		uint32_t src, w;
 
-		if (arm_of_item(s, b, k, &arm)) {
+		if (arm == VYRE_PLAN_NONE) {
 			*shrink = k;
 			return capacity_error(err, "clients (domain, client pairs) per plan",
 					      (uint64_t)s->t->arms.max_ids + 1, p->cfg.max_clients);
 		}
-		s->arm_of[k] = arm;
 		s->dedup_from[k] = VYRE_PLAN_NONE;
 		s->wave_of[k] = VYRE_PLAN_NONE;
 		if (f & VYRE_PLAN_F_INVALID) {
@@ -213,32 +259,53 @@ static int analyse(struct vyre_planner *p, struct batch_scratch *s, const struct
 			continue;
 		}
 		s->t->arm_count[arm]++;
-		item_slots_resolve(&s->t->buffers, b->domain[k], &b->items[k], &sl);
-		src = dedupe_step(&s->t->dedupe, &s->t->buffers, b->items, b->domain, k, b->flags,
-				  &sl);
+		s->transient |= (f & VYRE_PLAN_F_OUT_TRANSIENT) != 0;
+		item_slots_of(m, b->domain[k], &b->items[k], op < VYRE_OP_COUNT ? op_mask[op] : 0,
+			      &sl);
+		if (report)
+			note_arm_output(s, k, arm, sl.write);
+		src = dedupe_step(&s->t->dedupe, m, b->items, b->domain, k, b->flags, &sl);
 		if (src != VYRE_PLAN_NONE) {
 			s->dedup_from[k] = src;
 			c->deduped++;
-			if ((rc = push_node(s, &s->t->arm_pending[arm], s->wave_of[src], err)))
-				return rc;
+			push_node(&e, &s->t->arm_pending[arm], s->wave_of[src]);
 			continue;
 		}
-		w = c->n_waves++;
+		w = n_waves++;
 		s->wave_item[w] = k;
 		s->wave_of[k] = w;
-		wave_cost(&s->t->buffers, b->exec ? &b->exec[k] : NULL, &sl, &s->cost[w]);
-		if ((rc = buffer_edges(s, &sl, k, w, err)))
-			return rc;
-		if ((f & VYRE_SQE_FENCE) && (rc = fence_edges(s, arm, w, err)))
-			return rc;
-		if ((f & VYRE_PLAN_F_AFTER_PREV) && k > 0 && (rc = chain_edge(s, k, w, err)))
-			return rc;
-		if ((rc = push_node(s, &s->t->arm_pending[arm], w, err)))
-			return rc;
+		s->in_start[w] = e.n_deps;
+		e.cur_layer = e.cur_top = 0;
+		wave_cost(m, b->exec ? &b->exec[k] : NULL, &sl, (f & VYRE_SQE_FENCE) != 0,
+			  &s->cost[w]);
+		buffer_edges(&e, &sl, k, w);
+		if (f & VYRE_SQE_FENCE)
+			fence_edges(&e, &s->t->arm_pending[arm]);
+		if ((f & VYRE_PLAN_F_AFTER_PREV) && k > 0)
+			chain_edge(&e, s->dedup_from, k);
+		push_node(&e, &s->t->arm_pending[arm], w);
+		s->layer[w] = e.cur_layer;
+		s->top[w] = e.cur_top;
+		n_layers = e.cur_layer >= n_layers ? e.cur_layer + 1 : n_layers;
 	}
-	if (s->t->buffers.full)
+	c->n_waves = n_waves;
+	s->in_start[n_waves] = e.n_deps;
+	s->n_deps = e.n_deps;
+	s->n_nodes = e.n_nodes;
+	s->n_layers = n_layers;
+	if (m->full)
 		return plan_err_overflow(err, VYRE_PLAN_IN_BATCH, "buffer slots");
 	return 0;
+}
+
+/* The first item of the waves in layers [limit, ...): a prefix before it fits. */
+static uint32_t first_item_in_layer(const struct batch_scratch *s, uint32_t limit)
+{
+	uint32_t w = 0;
+
+	while (s->layer[w] < limit)
+		w++;
+	return s->wave_item[w];
 }
 
 /* The first item of the waves in groups [limit, n_groups): a prefix before it fits. */
@@ -253,7 +320,7 @@ static uint32_t first_item_beyond(const struct batch_scratch *s, const struct vy
 }
 
 /* Bytes of shared range @r (0 for NONE). */
-static uint64_t shared_bytes(const struct share_range *ranges, uint32_t r)
+static inline uint64_t shared_bytes(const struct share_range *ranges, uint32_t r)
 {
 	return r == VYRE_PLAN_NONE ? 0 : ranges[r].bytes;
 }
@@ -264,22 +331,19 @@ static uint64_t shared_bytes(const struct share_range *ranges, uint32_t r)
  * wave adding its own bytes and the shared operands the group does not
  * count yet. A wave larger than the whole budget is clamped to it and
  * shares nothing (it runs alone but for waves of no bytes, as before). The
- * group's read and output bytes go to s->stages.
+ * group's read and output bytes and whether it holds a fence go to
+ * s->stages.
  */
-static int split_groups(struct vyre_planner *p, struct batch_scratch *s,
-			const struct vyre_barrier_plan *in, struct vyre_barrier_plan *out,
-			struct vyre_plan_error *err)
+static void split_groups(struct vyre_planner *p, struct batch_scratch *s,
+			 const struct vyre_barrier_plan *in, struct vyre_barrier_plan *out)
 {
 	const uint64_t budget = p->group_budget;
 	struct share_range *share = s->t->buffers.ranges;
-	uint32_t *group_end, n_groups = 0;
+	uint32_t *group_end = s->group_end, n_groups = 0;
 
-	if (arena_u32(&p->arena, in->n_waves, &group_end))
-		return plan_err_reserve(err, VYRE_PLAN_IN_FRONTIER, "split barrier groups",
-					in->n_waves);
 	for (uint32_t g = 0, first = 0; g < in->n_groups; first = in->group_end[g++]) {
 		uint64_t current = 0, reads = 0, outs = 0;
-		uint32_t current_start = first;
+		uint32_t current_start = first, fence = 0;
 
 		for (uint32_t pos = first; pos < in->group_end[g]; pos++) {
 			const struct wave_cost *c = &s->cost[in->order[pos]];
@@ -297,14 +361,18 @@ static int split_groups(struct vyre_planner *p, struct batch_scratch *s,
 			}
 			if (pos != current_start && current + add > budget) {
 				s->stages[n_groups] = (struct vyre_fusion_stage){
-				    .input_bytes = reads, .output_bytes = outs};
+				    .input_bytes = reads,
+				    .output_bytes = outs,
+				    .requires_host_materialization = fence};
 				group_end[n_groups++] = pos;
 				current_start = pos;
 				current = reads = outs = 0;
+				fence = 0;
 				add = own + c->out > budget ? budget : own + c->out;
 			}
 			current += add;
 			outs += c->out;
+			fence |= c->fence;
 			if (own + c->out > budget) {
 				reads += own;
 				continue;
@@ -317,33 +385,25 @@ static int split_groups(struct vyre_planner *p, struct batch_scratch *s,
 		}
 		if (in->group_end[g] > first) {
 			s->stages[n_groups] =
-			    (struct vyre_fusion_stage){.input_bytes = reads, .output_bytes = outs};
+			    (struct vyre_fusion_stage){.input_bytes = reads,
+						       .output_bytes = outs,
+						       .requires_host_materialization = fence};
 			group_end[n_groups++] = in->group_end[g];
 		}
 	}
 	frontier_split_result(in, group_end, n_groups, out);
-	return 0;
 }
 
-/* One fusion stage per group (its bytes from split_groups), a host boundary before a fence. */
-static void build_stages(struct vyre_planner *p, struct batch_scratch *s,
-			 const struct vyre_plan_batch *b, const struct vyre_barrier_plan *g,
+/* One fusion stage per group (its bytes and fence from split_groups). */
+static void build_stages(struct vyre_planner *p, struct batch_scratch *s, uint32_t n_groups,
 			 struct vyre_plan_stats *st)
 {
-	uint32_t start = 0;
-
-	for (uint32_t i = 0; i < g->n_groups; i++) {
+	for (uint32_t i = 0; i < n_groups; i++) {
 		struct vyre_fusion_stage *stage = &s->stages[i];
-		uint64_t required;
+		const uint64_t required = stage->input_bytes + stage->output_bytes;
 
 		stage->id = i;
 		stage->layout_hash = VYRE_PLAN_LAYOUT_MEGAKERNEL;
-		for (uint32_t pos = start; b->flags && pos < g->group_end[i]; pos++)
-			if (b->flags[s->wave_item[g->order[pos]]] & VYRE_SQE_FENCE) {
-				stage->requires_host_materialization = 1;
-				break;
-			}
-		required = stage->input_bytes + stage->output_bytes;
 		st->peak_group_bytes =
 		    required > st->peak_group_bytes ? required : st->peak_group_bytes;
 		/* Only a lone oversized item exceeds the budget; it runs alone, clamped. */
@@ -354,27 +414,40 @@ static void build_stages(struct vyre_planner *p, struct batch_scratch *s,
 						  : p->group_budget;
 			stage->input_bytes = p->group_budget - stage->output_bytes;
 		}
-		start = g->group_end[i];
 	}
 }
 
-static void cross_arm_report(struct vyre_planner *p, struct batch_scratch *s,
-			     const struct vyre_plan_batch *b, uint32_t n, struct vyre_plan *out)
+/*
+ * The cross-arm report: vyre_cross_arm_detect over the arms in order, when
+ * the analysis found that it may have a pair, looking up only the items
+ * that may be in one (note_arm_output).
+ */
+static void cross_arm_report(struct batch_scratch *s, const struct vyre_plan_batch *b, uint32_t n,
+			     struct vyre_plan *out)
 {
 	struct vyre_redundancy rep = {.pairs = s->pairs};
+	const struct slot_state *slots = s->t->buffers.slot;
 	uint32_t n_arms = s->t->arms.n_ids, *cursor = s->t->arm_pending, start = 0;
 
+	out->cross_arm = s->xpairs;
+	if (!s->cross_arms)
+		return;
 	for (uint32_t arm = 0; arm < n_arms; arm++) {
 		cursor[arm] = start;
 		start += s->t->arm_count[arm];
 		s->arm_end[arm] = start;
 	}
-	for (uint32_t k = 0; k < n; k++)
-		if (!(b->flags && (b->flags[k] & VYRE_PLAN_F_INVALID)))
-			s->arm_items[cursor[s->arm_of[k]]++] = k;
-	cross_arm_table_begin(&p->tables.cross_arm, n);
-	cross_arm_walk(&p->tables.cross_arm, b->items, s->arm_items, s->arm_end, n_arms,
-		       s->t->arm_domain, &rep);
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t o = s->out_of[k];
+
+		if (b->flags && (b->flags[k] & VYRE_PLAN_F_INVALID))
+			continue;
+		o = o != VYRE_PLAN_NONE ? slots[o].out_arm : s->no_output_arm;
+		s->arm_items[cursor[s->arm_of[k]]++] = k | (o == ARMS_MANY ? 0 : CROSS_ARM_SKIP);
+	}
+	cross_arm_table_begin(&s->t->cross_arm, n);
+	cross_arm_walk(&s->t->cross_arm, b->items, s->arm_items, s->arm_end, n_arms,
+		       s->t->arm_domain, 1, &rep);
 	for (uint32_t i = 0; i < rep.n_pairs; i++)
 		s->xpairs[i] = (struct vyre_cross_arm_pair){
 		    .domain = s->t->arm_domain[rep.pairs[i].early],
@@ -382,7 +455,6 @@ static void cross_arm_report(struct vyre_planner *p, struct batch_scratch *s,
 		    .late_client = s->t->arm_client[rep.pairs[i].late],
 		    .late_op_index = rep.pairs[i].op_index,
 		};
-	out->cross_arm = s->xpairs;
 	out->n_cross_arm = rep.n_pairs;
 	out->stats.cross_arm_redundant = rep.total_redundant_ops;
 }
@@ -393,41 +465,49 @@ static int plan_prefix(struct vyre_planner *p, const struct vyre_plan_batch *b, 
 	struct batch_scratch s;
 	struct pass_counts c;
 	struct vyre_barrier_plan layers, groups;
-	struct vyre_fusion_plan fusion;
+	struct vyre_fusion_plan fusion = {0};
 	struct vyre_plan_stats *st = &out->stats;
 	int rc;
 
 	*out = (struct vyre_plan){0};
-	if ((rc = batch_scratch_reserve(&p->arena, &p->cfg, n, &s, err)))
+	if ((rc = batch_scratch_reserve(&p->arena, &p->cfg, n, &p->layout, &s, err)))
 		return rc;
 	s.t = &p->tables;
 	s.last_arm = VYRE_PLAN_NONE;
 	buffer_map_begin(&s.t->buffers, 3 * n);
 	dedupe_table_begin(&s.t->dedupe, n);
 	id_map_begin(&s.t->arms, batch_arms_cap(&p->cfg, n));
+	s.no_output_arm = VYRE_PLAN_NONE;
 	if ((rc = analyse(p, &s, b, n, &c, shrink, err)))
 		return rc;
-	if ((rc = vyre_barrier_plan(&p->arena, c.n_waves, s.deps, s.n_deps, &layers, err)))
-		return rc;
-	if (layers.n_groups > p->cfg.max_groups) {
-		*shrink = first_item_beyond(&s, &layers, p->cfg.max_groups);
-		return capacity_error(err, "barrier groups per plan", layers.n_groups,
+	/* Kahn's groups are the layers: check the limit before ordering them */
+	if (s.n_layers > p->cfg.max_groups) {
+		*shrink = first_item_in_layer(&s, p->cfg.max_groups);
+		return capacity_error(err, "barrier groups per plan", s.n_layers,
 				      p->cfg.max_groups);
 	}
-	if ((rc = split_groups(p, &s, &layers, &groups, err)))
-		return rc;
+	layers = (struct vyre_barrier_plan){
+	    .order = s.layer_order,
+	    .group_end = s.layer_end,
+	    .n_waves = c.n_waves,
+	    .n_groups = barrier_layers(&(struct barrier_layering){c.n_waves, s.n_layers, s.layer,
+								  s.top, s.in_start, s.dep_before,
+								  s.pos, s.key, s.count, s.tmp},
+				       s.layer_order, s.layer_end),
+	};
+	split_groups(p, &s, &layers, &groups);
 	if (groups.n_groups > p->cfg.max_stages) {
 		*shrink = first_item_beyond(&s, &groups, p->cfg.max_stages);
 		return capacity_error(err, "stages per plan", groups.n_groups, p->cfg.max_stages);
 	}
-	build_stages(p, &s, b, &groups, st);
-	if ((rc = vyre_fusion_plan(&p->arena, s.stages, groups.n_groups, p->group_budget, &fusion,
-				   err)))
-		return rc;
+	build_stages(p, &s, groups.n_groups, st);
+	fusion.launch_end = s.launch_end;
+	fusion.launch_count =
+	    fusion_launches(s.stages, groups.n_groups, p->group_budget, s.launch_end);
 	for (uint32_t pos = 0; pos < c.n_waves; pos++)
 		s.order[pos] = s.wave_item[groups.order[pos]];
 	if (p->cfg.cross_arm_report)
-		cross_arm_report(p, &s, b, n, out);
+		cross_arm_report(&s, b, n, out);
 
 	out->exec = (struct vyre_exec_plan){
 	    .order = s.order,
@@ -447,8 +527,9 @@ static int plan_prefix(struct vyre_planner *p, const struct vyre_plan_batch *b, 
 	st->groups = groups.n_groups;
 	st->barriers = groups.global_barriers;
 	st->launches = fusion.launch_count;
-	st->launches_avoided = fusion.avoided_launches;
-	st->bytes_avoided = plan_handoff(p, &s, b, n, &groups, &fusion, &out->exec_flags);
+	st->launches_avoided = groups.n_groups - fusion.launch_count;
+	st->bytes_avoided =
+	    s.transient ? plan_handoff(p, &s, b, n, &groups, &fusion, &out->exec_flags) : 0;
 	return 0;
 }
 

@@ -11,12 +11,16 @@
  * a generation: starting a batch bumps the generation, which empties them
  * without touching memory, and masks them down to the batch's size so a
  * small batch probes a small, cache-resident part.
+ *
+ * What runs once per item is inline here: the lookup that finds a key where
+ * it hashes to, the slots of an item, and the dedupe step.
  */
 #ifndef VYRE_PLANNER_TRACK_H
 #define VYRE_PLANNER_TRACK_H
 
 #include <stdint.h>
 
+#include "../gpu/ops.h"
 #include "internal.h"
 
 /* Open-addressing map from 64-bit keys to dense ids 0, 1, 2, ... */
@@ -30,7 +34,8 @@ struct id_slot {
  * The map starts small and doubles (re-inserting the keys it holds) while it
  * is more than half full, so it stays proportional to the keys a batch
  * really has, not to the most it could have: a cache-sized table for the
- * common batch that names a few hundred buffers.
+ * common batch that names a few hundred buffers. A batch starts at the size
+ * the previous one grew to, as far as its own keys could need it.
  */
 struct id_map {
 	struct id_slot *slots;
@@ -41,6 +46,7 @@ struct id_map {
 	uint32_t gen;
 	uint32_t n_ids;
 	uint32_t max_ids;
+	uint32_t last_slots; /* the slots the previous batch ended with */
 };
 
 /* Room for @max_ids keys (empty until id_map_begin). */
@@ -50,6 +56,34 @@ int id_map_reserve(struct vyre_arena *a, uint32_t max_ids, struct id_map *m,
 void id_map_begin(struct id_map *m, uint32_t max_ids);
 /* Id of @key; a new key gets the next id and sets *added. NONE when full. */
 uint32_t id_map_get(struct id_map *m, uint64_t key, int *added);
+
+/* Fibonacci hashing: one multiply, the well-mixed top bits pick the slot (mask >= 15). */
+static inline uint32_t id_map_slot(const struct id_map *m, uint64_t key)
+{
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> m->shift);
+}
+
+/*
+ * id_map_get, with the common cases inline: the key sits where it hashes
+ * to, or that slot is free and the map has room without growing.
+ */
+static inline uint32_t id_map_find(struct id_map *m, uint64_t key, int *added)
+{
+	struct id_slot *s = &m->slots[id_map_slot(m, key)];
+
+	if (s->gen == m->gen) {
+		if (s->key == key) {
+			*added = 0;
+			return s->id;
+		}
+	} else if (m->n_ids < m->max_ids && 2 * ((uint64_t)m->n_ids + 1) <= (uint64_t)m->mask + 1) {
+		*s = (struct id_slot){.key = key, .id = m->n_ids, .gen = m->gen};
+		m->keys[m->n_ids] = key;
+		*added = 1;
+		return m->n_ids++;
+	}
+	return id_map_get(m, key, added);
+}
 
 /*
  * A read-only operand for the memory budget (docs/design.md 7.4): a byte
@@ -69,12 +103,18 @@ struct share_range {
  */
 #define SHARE_RANGES_PER_BUFFER 4u
 
+/* What a batch knows of a buffer: one 16-byte entry, one cache line for the lot. */
+struct slot_state {
+	uint32_t last_write; /* item index of its last executed writer */
+	uint32_t readers;    /* head of its reader list (a node index) */
+	uint32_t share_head; /* its first shared range */
+	uint32_t out_arm;    /* the arm of the items writing it (ARMS_MANY: several) */
+};
+
 struct buffer_map {
 	struct id_map ids;	    /* (domain << 32) | handle -> slot */
-	uint32_t *last_write;	    /* slot -> item index of its last executed writer */
-	uint32_t *readers;	    /* slot -> head of its reader list (a node index) */
-	uint32_t *share_head;	    /* slot -> its first shared range, or NULL: not tracked */
-	struct share_range *ranges; /* [max_ranges] */
+	struct slot_state *slot;    /* [max buffers] */
+	struct share_range *ranges; /* [max_ranges], or NULL: not tracked */
 	uint32_t n_ranges;
 	uint32_t max_ranges;
 	int full; /* a buffer found no slot: the map was sized too small */
@@ -89,6 +129,28 @@ int buffer_map_reserve_share(struct vyre_arena *a, struct buffer_map *m, uint32_
 /* The shared range (@off, @bytes) of buffer @slot: its index, or NONE when it cannot be one. */
 uint32_t buffer_share_range(struct buffer_map *m, uint32_t slot, uint64_t off, uint32_t bytes);
 void buffer_map_begin(struct buffer_map *m, uint32_t max_buffers);
+/* A slot the batch names for the first time: no writer, no reader, no range, no arm. */
+static inline void buffer_slot_added(struct buffer_map *m, uint32_t slot)
+{
+	m->slot[slot] =
+	    (struct slot_state){VYRE_PLAN_NONE, VYRE_PLAN_NONE, VYRE_PLAN_NONE, VYRE_PLAN_NONE};
+}
+
+/* The slot of (@domain, @handle); NONE for handle 0 or when the map is full. */
+static inline uint32_t buffer_slot(struct buffer_map *m, uint32_t domain, uint32_t handle)
+{
+	int added;
+	uint32_t slot;
+
+	if (handle == 0)
+		return VYRE_PLAN_NONE;
+	slot = id_map_find(&m->ids, (uint64_t)domain << 32 | handle, &added);
+	if (added)
+		buffer_slot_added(m, slot);
+	else if (slot == VYRE_PLAN_NONE)
+		m->full = 1;
+	return slot;
+}
 
 /* The buffer slots an item touches; NONE where it has no such operand. */
 struct item_slots {
@@ -98,8 +160,32 @@ struct item_slots {
 	uint32_t in, table; /* the input's and the table's slots */
 };
 
+/* The slots of @it, whose op has the operands @mask (vyre_op_operands; <= 0: none). */
+static inline void item_slots_of(struct buffer_map *m, uint32_t domain,
+				 const struct vyre_work_item *it, int mask, struct item_slots *s)
+{
+	s->n_reads = 0;
+	s->read[0] = s->read[1] = s->in = s->table = s->write = VYRE_PLAN_NONE;
+	if (mask <= 0)
+		return;
+	/* vyre_op_access's order: the input, the table, then the output */
+	if (mask & VYRE_OPERAND_IN)
+		s->in = buffer_slot(m, domain, it->input_handle);
+	if (mask & VYRE_OPERAND_TABLE)
+		s->table = buffer_slot(m, domain, it->param);
+	if (mask & VYRE_OPERAND_OUT)
+		s->write = buffer_slot(m, domain, it->output_handle);
+	if (s->in != VYRE_PLAN_NONE)
+		s->read[s->n_reads++] = s->in;
+	if (s->table != VYRE_PLAN_NONE && s->table != s->in)
+		s->read[s->n_reads++] = s->table;
+}
+
 void item_slots_resolve(struct buffer_map *m, uint32_t domain, const struct vyre_work_item *it,
 			struct item_slots *s);
+
+/* out_arm of a buffer that items of two arms or more write. */
+#define ARMS_MANY (VYRE_PLAN_NONE - 1)
 
 /* Items ahead whose lines the cross-arm walk prefetches. */
 #define PREFETCH_DISTANCE 8u
@@ -126,16 +212,64 @@ struct dedupe_table {
 int dedupe_table_reserve(struct vyre_arena *a, uint32_t n_items, struct dedupe_table *t,
 			 enum vyre_plan_component where, struct vyre_plan_error *err);
 void dedupe_table_begin(struct dedupe_table *t, uint32_t n_items);
+/* The table's step for an item that writes nothing (NOP): see dedupe_step. */
+uint32_t dedupe_step_unwritten(struct dedupe_table *t, const struct buffer_map *m,
+			       const struct vyre_work_item *items, const uint32_t *domain,
+			       uint32_t k, int may_dedupe, const struct item_slots *s);
+
+static inline int same_item(const struct vyre_work_item *x, const struct vyre_work_item *y)
+{
+	return x->op_handle == y->op_handle && x->input_handle == y->input_handle &&
+	       x->output_handle == y->output_handle && x->param == y->param;
+}
+
+/* No buffer of the key was written by an executed item after @source. */
+static inline int unchanged_since(const struct buffer_map *m, const struct item_slots *s,
+				  uint32_t source)
+{
+	for (uint32_t i = 0; i < s->n_reads; i++)
+		if (m->slot[s->read[i]].last_write != VYRE_PLAN_NONE &&
+		    m->slot[s->read[i]].last_write > source)
+			return 0;
+	return s->write == VYRE_PLAN_NONE || m->slot[s->write].last_write == VYRE_PLAN_NONE ||
+	       m->slot[s->write].last_write <= source;
+}
+
+static inline int chained(const uint32_t *flags, uint32_t k)
+{
+	return flags && (flags[k] & VYRE_PLAN_F_CHAIN);
+}
 
 /*
  * docs/design.md 7.1 for item @k (not yet executed): returns the earlier item that
  * satisfies it, or VYRE_PLAN_NONE when it must run (and then remembers it
  * as the source for its key when it may be one). @domain and @flags (the
  * batch's VYRE_SQE_* and VYRE_PLAN_F_* per item) may be NULL.
+ *
+ * An item that writes a buffer can only be satisfied by that buffer's last
+ * executed writer: an identical earlier item writes the same buffer, and any
+ * other writer after it is a hazard. So one array read finds the only
+ * candidate; the table serves items that write nothing (NOP).
  */
-uint32_t dedupe_step(struct dedupe_table *t, const struct buffer_map *m,
-		     const struct vyre_work_item *items, const uint32_t *domain, uint32_t k,
-		     const uint32_t *flags, const struct item_slots *s);
+static inline uint32_t dedupe_step(struct dedupe_table *t, const struct buffer_map *m,
+				   const struct vyre_work_item *items, const uint32_t *domain,
+				   uint32_t k, const uint32_t *flags, const struct item_slots *s)
+{
+	const int may_dedupe = !(flags && (flags[k] & (VYRE_SQE_NODEDUPE | VYRE_SQE_FENCE)));
+
+	/* vyre_op_idempotent, from the slots: handles of one domain alias only when equal. */
+	if (item_slots_in_place(s) || chained(flags, k))
+		return VYRE_PLAN_NONE;
+	if (s->write != VYRE_PLAN_NONE) {
+		const uint32_t src = m->slot[s->write].last_write;
+
+		if (may_dedupe && src != VYRE_PLAN_NONE && !chained(flags, src) &&
+		    same_item(&items[src], &items[k]) && unchanged_since(m, s, src))
+			return src;
+		return VYRE_PLAN_NONE;
+	}
+	return dedupe_step_unwritten(t, m, items, domain, k, may_dedupe, s);
+}
 
 /*
  * First arm that emitted each (domain, op, input, output) triple. Eight
@@ -157,11 +291,15 @@ struct cross_arm_table {
 int cross_arm_table_reserve(struct vyre_arena *a, uint32_t n_items, struct cross_arm_table *t,
 			    struct vyre_plan_error *err);
 void cross_arm_table_begin(struct cross_arm_table *t, uint32_t n_items);
-/* The detection walk of vyre_cross_arm_detect into @pairs (room for every item). */
+/*
+ * The detection walk of vyre_cross_arm_detect into @pairs (room for every
+ * item). With @skip_marked, an entry of @arm_items with CROSS_ARM_SKIP set
+ * is an item that is in no pair: it only takes its place in its arm.
+ */
+#define CROSS_ARM_SKIP (1u << 31)
 void cross_arm_walk(struct cross_arm_table *t, const struct vyre_work_item *items,
 		    const uint32_t *arm_items, const uint32_t *arm_end, uint32_t n_arms,
-		    const uint32_t *arm_domain, struct vyre_redundancy *report);
-
+		    const uint32_t *arm_domain, int skip_marked, struct vyre_redundancy *report);
 /* Mask for a table of @cap slots holding at most @n keys: the smallest that stays half empty. */
 static inline uint32_t table_mask_for(uint32_t cap, uint32_t n)
 {

@@ -488,8 +488,8 @@ static void test_progress_when_the_arena_fails(void **state)
 	vyre_planner_fail_reservation(p, 0, 0);
 	b.flags[0] = 0;
 
-	/* One failure: the planner halves the batch and plans again. */
-	vyre_planner_fail_reservation(p, 3, 0);
+	/* One failure (the batch's arrays): the planner halves the batch and plans again. */
+	vyre_planner_fail_reservation(p, 1, 0);
 	assert_int_equal(vyre_planner_plan(p, &v, &plan, &e), 0);
 	assert_int_equal(plan.accepted, 4);
 	assert_int_equal(plan.stats.retries, 1);
