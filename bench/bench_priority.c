@@ -226,10 +226,22 @@ static int rounds(struct vyre_bench_ctx *ctx, struct board *b, unsigned n, pid_t
 		for (unsigned p = 0; p < PHASES; p++) {
 			struct vyre_bench_cpu window;
 
+			/* the flood's rate counts from the phase's start, its ramp included */
+			const uint64_t before = load(&b->flood_items), start = vyre_bench_now_ns();
+
 			store(&b->phase, p);
 			for (unsigned f = 0; p == ALONE && f < FLOODERS; f++)
 				if (wait_for(&b->idle[f], 1) != 0)
 					return -1;
+			/*
+			 * a flooded phase is measured once the flood runs: a slow machine (a
+			 * sanitizer build on 2 loaded CPUs) may not schedule a flooder for a
+			 * whole short phase
+			 */
+			for (int i = 0;
+			     p == FLOODED && i < READY_TRIES && load(&b->flood_items) == before;
+			     i++)
+				pause_us(1000);
 			pause_us(SETTLE_US);
 			vyre_bench_cpu_start(&window, vyred);
 			const uint64_t items0 = load(&b->flood_items), t0 = vyre_bench_now_ns();
@@ -244,8 +256,8 @@ static int rounds(struct vyre_bench_ctx *ctx, struct board *b, unsigned n, pid_t
 
 			vyre_bench_cpu_add(&cpu[p], &window, mine + (p == FLOODED ? flood : 0));
 			if (p == FLOODED) {
-				*flood_s += (double)(t1 - t0) / 1e9;
-				*flood_items += flood;
+				*flood_s += (double)(t1 - start) / 1e9;
+				*flood_items += flood + (items0 - before);
 			}
 			store(&b->parked, 0);
 			store(&b->measuring, 0);
