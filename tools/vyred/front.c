@@ -36,6 +36,7 @@
 struct pending {
 	int fd;
 	uint64_t deadline;
+	int waiting; /* its HELLO came and waits for a worker to start: not polled */
 };
 
 struct front {
@@ -436,8 +437,11 @@ static int try_place(struct front *f, struct pending *p, int late)
 	else
 		rc = vyre_front_place(&f->fr, f->cfg, hello ? m.u.hello.domain : "", &k, &route);
 
-	if (rc == VYRE_E_AGAIN && !late)
-		return 0; /* a worker is starting: wait for it, up to the HELLO's deadline */
+	if (rc == VYRE_E_AGAIN && !late) {
+		/* a worker is starting: its READY wakes us; up to the HELLO's deadline */
+		p->waiting = 1;
+		return 0;
+	}
 	if (rc != 0) {
 		refuse(p->fd, hello ? m.id : 0, rc == VYRE_E_AGAIN ? VYRE_E_DEVICE : rc);
 		return 1;
@@ -471,6 +475,7 @@ static void on_listen(struct front *f)
 	while (f->n_pending < MAX_PENDING &&
 	       (fd = accept4(f->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
 		f->pending[f->n_pending].fd = fd;
+		f->pending[f->n_pending].waiting = 0;
 		f->pending[f->n_pending++].deadline =
 		    now_ns() + (uint64_t)f->cfg->hello_timeout_ms * 1000000ull;
 	}
@@ -527,8 +532,10 @@ static int poll_timeout_ms(const struct front *f, uint64_t watchdog_at)
 		if (f->workers[k].state == VYRE_WORKER_DOWN && f->workers[k].restart_at &&
 		    f->workers[k].restart_at < next)
 			next = f->workers[k].restart_at;
-	if (f->n_pending)
-		next = now + 10000000ull; /* a HELLO may come without waking us: peek again */
+	/* a pending connection wakes poll when its HELLO comes; else at its deadline */
+	for (uint32_t p = 0; p < f->n_pending; p++)
+		if (f->pending[p].deadline < next)
+			next = f->pending[p].deadline;
 	if (f->stopping && f->stop_at < next)
 		next = f->stop_at;
 	if (next == UINT64_MAX)
@@ -553,6 +560,9 @@ static int serve(struct front *f)
 		chan_at = n;
 		for (uint32_t k = 0; k < f->fr.n_workers; k++)
 			pfd[n++] = (struct pollfd){.fd = f->workers[k].chan, .events = POLLIN};
+		for (uint32_t p = 0; p < f->n_pending; p++)
+			pfd[n++] = (struct pollfd){
+			    .fd = f->pending[p].waiting ? -1 : f->pending[p].fd, .events = POLLIN};
 		if (poll(pfd, n, poll_timeout_ms(f, watchdog_at)) < 0 && errno != EINTR) {
 			vyre_log("poll: %s", strerror(errno));
 			return 1;
