@@ -58,6 +58,9 @@ static uint64_t read_prefix(const struct vyre_exec_item *r)
 
 int vyre_exec_handoff_exact(const struct vyre_exec_item *w, const struct vyre_exec_item *r)
 {
+	/* the on-chip copy starts where the writer's output does: no other byte range */
+	if (r->in_heap != w->out_heap || r->in_off != w->out_off)
+		return 0;
 	/* a counted reader reads word 0 and the bytes it counts: what a counted writer wrote */
 	if (counted_writer(w->op))
 		return counted_reader(r->op);

@@ -23,4 +23,15 @@
 int vyre_resolve(const struct vyre_handle_table *t, uint32_t domain, uint32_t heap,
 		 const struct vyre_work_item *it, struct vyre_exec_item *out);
 
+/*
+ * docs/design.md 6.6: narrow @x, which vyre_resolve made of @sqe's item, to
+ * the byte ranges of @sqe (a VYRE_SQE_RANGE item): each operand the op has
+ * becomes [offset, offset + length) of its buffer; the table stays whole.
+ * VYRE_E_INVAL, @x unchanged, for an offset or length not a multiple of 4,
+ * a range past its buffer, a non-zero range of an operand the op lacks,
+ * input and output ranges of one buffer that overlap without being equal,
+ * or a range too short for the op (vyre_op_check_lengths).
+ */
+int vyre_resolve_range(const struct vyre_sqe *sqe, struct vyre_exec_item *x);
+
 #endif /* VYRE_RING_RESOLVE_H */

@@ -46,7 +46,8 @@ enum vyre_op {
 #define VYRE_SQE_FENCE	     (1u << 0) /* CQE posted after every earlier item's of this client */
 #define VYRE_SQE_NODEDUPE    (1u << 1) /* always execute, never satisfy from an earlier item */
 #define VYRE_SQE_CHAIN	     (1u << 2) /* this item and the next one of the client are one chain */
-#define VYRE_SQE_VALID_FLAGS (VYRE_SQE_FENCE | VYRE_SQE_NODEDUPE | VYRE_SQE_CHAIN)
+#define VYRE_SQE_RANGE	     (1u << 3) /* operands are the byte ranges in_offset.. (design.md 6.6) */
+#define VYRE_SQE_VALID_FLAGS (VYRE_SQE_FENCE | VYRE_SQE_NODEDUPE | VYRE_SQE_CHAIN | VYRE_SQE_RANGE)
 
 /* vyre_cqe.flags */
 #define VYRE_CQE_DEDUPED (1u << 0) /* satisfied by an identical earlier item */
@@ -82,7 +83,11 @@ struct vyre_sqe {
 	struct vyre_work_item item;
 	uint64_t user_data; /* echoed in the CQE */
 	uint64_t submit_ns; /* CLOCK_MONOTONIC at submit */
-	uint8_t pad[24];
+	/* with VYRE_SQE_RANGE: the operands' byte ranges (docs/design.md 6.6); else ignored */
+	uint64_t in_offset;
+	uint64_t out_offset;
+	uint32_t in_length;
+	uint32_t out_length;
 };
 
 struct vyre_cqe {
@@ -156,6 +161,10 @@ _Static_assert(sizeof(struct vyre_sqe) == 64, "SQE is one cache line");
 _Static_assert(offsetof(struct vyre_sqe, item) == 8, "SQE item offset");
 _Static_assert(offsetof(struct vyre_sqe, user_data) == 24, "SQE user_data offset");
 _Static_assert(offsetof(struct vyre_sqe, submit_ns) == 32, "SQE submit_ns offset");
+_Static_assert(offsetof(struct vyre_sqe, in_offset) == 40, "SQE in_offset offset");
+_Static_assert(offsetof(struct vyre_sqe, out_offset) == 48, "SQE out_offset offset");
+_Static_assert(offsetof(struct vyre_sqe, in_length) == 56, "SQE in_length offset");
+_Static_assert(offsetof(struct vyre_sqe, out_length) == 60, "SQE out_length offset");
 _Static_assert(sizeof(struct vyre_cqe) == 32, "CQE is 32 bytes");
 _Static_assert(offsetof(struct vyre_cqe, status) == 8, "CQE status offset");
 _Static_assert(offsetof(struct vyre_cqe, result) == 16, "CQE result offset");

@@ -7,8 +7,8 @@
  * heap, submits work items and reaps completions. Link with
  * `pkg-config --libs vyre`.
  *
- * Threads: any number of threads may call vyre_submit() and
- * vyre_submit_batch() on one connection at once; vyre_reap(), vyre_wait() and
+ * Threads: any number of threads may call vyre_submit(), vyre_submit_batch()
+ * and their _range variants on one connection at once; vyre_reap(), vyre_wait() and
  * the buffer calls must be made by one thread at a time.
  *
  * Every int-returning call returns 0 (or a count) on success and a negative
@@ -142,7 +142,8 @@ int vyre_buffer_free_name(struct vyre_client *c, const char *name);
 
 /*
  * vyre_submit - queue one item. Returns 0, or VYRE_E_AGAIN when the SQ is full
- * (nothing was queued: reap and retry), VYRE_E_INVAL for bad flags,
+ * (nothing was queued: reap and retry), VYRE_E_INVAL for bad flags
+ * (VYRE_SQE_RANGE included: vyre_submit_range gives the range),
  * VYRE_E_DISCONNECTED when vyred is gone.
  */
 int vyre_submit(struct vyre_client *c, const struct vyre_work_item *it, uint64_t user_data,
@@ -154,6 +155,38 @@ int vyre_submit(struct vyre_client *c, const struct vyre_work_item *it, uint64_t
  */
 int vyre_submit_batch(struct vyre_client *c, const struct vyre_work_item *its,
 		      const uint64_t *user_data, uint32_t n);
+
+/*
+ * An item's byte ranges (docs/design.md 6.6): the op sees in_length bytes of
+ * its input from in_offset and out_length bytes of its output from
+ * out_offset, as if they were whole buffers. Offsets and lengths are
+ * multiples of 4 within the buffers; an operand the op lacks has 0 and 0.
+ * The DFA or BYTEMAP table is always its whole buffer.
+ */
+struct vyre_item_range {
+	uint64_t in_offset;
+	uint64_t out_offset;
+	uint32_t in_length;
+	uint32_t out_length;
+};
+
+/*
+ * vyre_submit_range - vyre_submit() of an item whose operands are the byte
+ * ranges @range of its buffers (VYRE_SQE_RANGE is added to @flags). @range
+ * NULL is VYRE_E_INVAL; vyred checks the range itself when it takes the
+ * item, and completes a bad one with VYRE_E_INVAL.
+ */
+int vyre_submit_range(struct vyre_client *c, const struct vyre_work_item *it,
+		      const struct vyre_item_range *range, uint64_t user_data, uint32_t flags);
+
+/*
+ * vyre_submit_batch_range - vyre_submit_batch() of ranged items, @ranges[i]
+ * for @its[i]; returns how many were accepted (a prefix), 0 when the SQ is
+ * full, or a negative error.
+ */
+int vyre_submit_batch_range(struct vyre_client *c, const struct vyre_work_item *its,
+			    const struct vyre_item_range *ranges, const uint64_t *user_data,
+			    uint32_t n);
 
 /*
  * vyre_reap - copy up to @max ready CQEs into @out without blocking; returns

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Resolve: handles of each drained item -> heap ranges of its client's
- * domain. An item that fails here, or that the drain already failed, makes
- * the later items of its chain VYRE_E_CANCELED (docs/design.md section 6.3):
- * they are never planned. The others of a chain run after their predecessor
- * (VYRE_EXEC_AFTER_PREV), and are cancelled by the backend if it fails.
- * Transient buffers are read only after a write of the same chain and never
- * as tables (transient.h); an item that writes one is marked for the
- * planner's on-chip handoff (VYRE_PLAN_F_OUT_TRANSIENT).
+ * domain, narrowed to the item's byte ranges with VYRE_SQE_RANGE
+ * (docs/design.md 6.6). An item that fails here, or that the drain already
+ * failed, makes the later items of its chain VYRE_E_CANCELED
+ * (docs/design.md section 6.3): they are never planned. The others of a
+ * chain run after their predecessor (VYRE_EXEC_AFTER_PREV), and are
+ * cancelled by the backend if it fails. Transient buffers are read only
+ * after a write of the same chain and never as tables (transient.h); an
+ * item that writes one is marked for the planner's on-chip handoff
+ * (VYRE_PLAN_F_OUT_TRANSIENT).
  */
 #include "../../planner/planner.h"
 #include "../../ring/resolve.h"
@@ -23,6 +25,9 @@ static int32_t resolve_one(struct vyre_daemon *d, struct vyre_batch *b, uint32_t
 		return VYRE_E_INVAL;
 	int rc = vyre_resolve(&d->handles, dom->id, dom->slot, &b->items[i], &b->exec[i]);
 
+	/* byte ranges (docs/design.md 6.6): the operands narrowed, the table whole */
+	if (rc == 0 && (b->flags[i] & VYRE_SQE_RANGE))
+		rc = vyre_resolve_range(&b->sqes[i], &b->exec[i]);
 	if (rc != 0 || dom->n_transient == 0)
 		return rc;
 	rc = vyre_transients_check(&d->transients, &d->handles, dom->id, &b->items[i],
