@@ -234,7 +234,24 @@ static int start(struct vyre_bench_vyred *d, const struct plan *pl, const struct
 }
 
 /* vyred's account of the run: batches, items and each loop's share */
-static const char *const summary_lines[] = {"stopped after", ": loop ", "GPU ", "CPU: user", NULL};
+static const char *const summary_lines[] = {"stopped after", ": loop ",		  "GPU ",
+					    "CPU: user",     "mean ns per batch", NULL};
+
+/*
+ * VYRE_BENCH_GPUS_ONLY, for short runs on a GPU lease: "1gpu" runs the
+ * one-GPU side alone, "trivial" its trivial rows alone.
+ */
+static const char *only_mode(void)
+{
+	const char *only = getenv("VYRE_BENCH_GPUS_ONLY");
+
+	return only ? only : "";
+}
+
+static int only_one_side(void)
+{
+	return strcmp(only_mode(), "1gpu") == 0 || strcmp(only_mode(), "trivial") == 0;
+}
 
 static int run_side(struct vyre_bench_ctx *ctx, const struct plan *pl, struct side *s)
 {
@@ -262,7 +279,7 @@ static int run_side(struct vyre_bench_ctx *ctx, const struct plan *pl, struct si
 	} else {
 		rc = -1;
 	}
-	for (unsigned i = 0; i < N_CLOSED; i++) {
+	for (unsigned i = 0; i < N_CLOSED && strcmp(only_mode(), "trivial") != 0; i++) {
 		snprintf(name, sizeof(name), "closed %s %up", system, pl->procs[i]);
 		const struct vyre_peers_load closed = {SUITE,	name, d.sock, DOMAIN_PREFIX,
 						       domains, NULL, NULL,   d.pid};
@@ -357,6 +374,11 @@ static int gpus_suite(struct vyre_bench_ctx *ctx)
 	snprintf(two.gpus, sizeof(two.gpus), "%d,%d", ordinals[0], ordinals[1]);
 	int rc = run_side(ctx, &pl, &one);
 
+	if (only_one_side()) {
+		fprintf(stderr, "gpus: VYRE_BENCH_GPUS_ONLY=%s: the other sides were not run\n",
+			getenv("VYRE_BENCH_GPUS_ONLY"));
+		return rc ? -1 : 0;
+	}
 	rc |= run_side(ctx, &pl, &two);
 	ratios(ctx, &pl, &one, &two);
 	if (usable >= 4 || usable <= 0) {

@@ -318,6 +318,8 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 	/* VYRE_BENCH_SCAN_ONLY=b64: the base64 rows alone, for a short run on a GPU lease */
 	const char *only = getenv("VYRE_BENCH_SCAN_ONLY");
 	const int b64_only = only && strcmp(only, "b64") == 0;
+	/* VYRE_BENCH_SCAN_ONLY=4k: the 4 KiB item rows alone (heap and device), likewise */
+	const int k4_only = only && strcmp(only, "4k") == 0;
 	int rc = 0;
 
 	if (!pat || !data || !enc) {
@@ -360,8 +362,9 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 			continue;
 		}
 		for (size_t k = 0; k < N_SIZES && !b64_only; k++)
-			rc |= item_rows(&r, s, data, set_bytes, item_sizes[k]);
-		for (size_t k = 0; k < N_B64_SIZES; k++)
+			if (!k4_only || item_sizes[k] == 4096)
+				rc |= item_rows(&r, s, data, set_bytes, item_sizes[k]);
+		for (size_t k = 0; k < N_B64_SIZES && !k4_only; k++)
 			rc |= b64_rows(&r, s, data, set_bytes, b64_sizes[k], enc);
 	}
 	/*
@@ -370,12 +373,12 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 	 * scans run on a vyred of one loop, as an operator would configure it
 	 * for such work.
 	 */
-	if (r.d && !b64_only) {
+	if (r.d && !b64_only && !k4_only) {
 		scan_vyred_stop(&d);
 		r.d = scan_vyred_start(&d, bin, ctx->cpu_only, 1) == 0 ? &d : NULL;
 		rc |= r.d ? 0 : -1;
 	}
-	for (size_t i = 0; r.d && !b64_only && i < N_SETS; i++)
+	for (size_t i = 0; r.d && !b64_only && !k4_only && i < N_SETS; i++)
 		if (sets[i].table)
 			rc |= single_rows(&r, &sets[i]);
 	if (r.d)
@@ -385,9 +388,9 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 			"scan: vyre and hyperscan counted the same matches in all %u "
 			"comparisons\n",
 			r.checked);
-	if (ctx->cpu_only || b64_only)
+	if (ctx->cpu_only || b64_only || k4_only)
 		fprintf(stderr, "scan: limit rows skipped: %s\n",
-			b64_only ? "VYRE_BENCH_SCAN_ONLY=b64" : "--backend cpu");
+			only ? "VYRE_BENCH_SCAN_ONLY" : "--backend cpu");
 	else
 		rc |= scan_limits_rows(ctx);
 out:
