@@ -50,6 +50,14 @@ struct plan_node {
 	uint32_t next;
 };
 
+/* An operand of a batch with byte ranges (ranges.c): [off, end) of buffer slot buf. */
+struct range_opnd {
+	uint64_t off;
+	uint64_t end;
+	uint32_t buf; /* the (domain, handle) map's id */
+	uint32_t at;  /* 3 * item + 0 (input), 1 (table) or 2 (output) */
+};
+
 /*
  * Per-batch arrays, carved anew for every plan from one reservation (sizes
  * follow from the item count alone).
@@ -85,7 +93,11 @@ struct batch_scratch {
 	uint32_t *wave_maxdep;	/* [n]: wave -> latest group of a dependency but its predecessor */
 	uint32_t *group_launch; /* [n]: group -> its launch */
 	uint32_t *slot_read;	/* [3n]: buffer slot -> its last executed reader */
-	uint64_t last_arm_key;	/* one client's items come in runs: skip the lookup */
+	/* byte ranges (ranges.c), only in a batch with a VYRE_SQE_RANGE item */
+	struct range_opnd *opnd, *opnd_tmp; /* [3n] each */
+	uint32_t *run_of;		    /* [3n]: operand 3k + i -> its run's buffer slot */
+	uint32_t *buf_start;		    /* [3n + 1]: the operands by buffer */
+	uint64_t last_arm_key;		    /* one client's items come in runs: skip the lookup */
 	uint32_t last_arm;
 	uint32_t n_nodes;
 	uint32_t n_deps;
@@ -132,6 +144,16 @@ uint64_t plan_handoff(const struct vyre_planner *p, struct batch_scratch *s,
 		      const struct vyre_plan_batch *b, uint32_t n,
 		      const struct vyre_barrier_plan *g, const struct vyre_fusion_plan *f,
 		      const uint32_t **marks);
+
+/*
+ * docs/design.md 7.2 with byte ranges, over items [0, n) of a ranged batch:
+ * each operand's run of overlapping ranges of its buffer becomes a buffer
+ * slot of @m (s->run_of, NONE where the item has no such operand or is
+ * invalid), its state fresh. Returns the runs; m->full when a buffer found
+ * no id.
+ */
+uint32_t batch_range_runs(struct batch_scratch *s, struct buffer_map *m,
+			  const struct vyre_plan_batch *b, uint32_t n);
 
 int plan_tables_reserve(struct vyre_arena *a, const struct vyre_planner_config *cfg,
 			struct plan_tables *t, struct vyre_plan_error *err);

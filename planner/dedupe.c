@@ -137,7 +137,7 @@ int vyre_dedupe_prune(struct vyre_arena *a, const struct vyre_work_item *items, 
 		uint32_t src;
 
 		item_slots_resolve(&map, 0, &items[k], &s);
-		src = dedupe_step(&table, &map, items, NULL, k, NULL, &s);
+		src = dedupe_step(&table, &map, items, NULL, k, NULL, NULL, &s);
 		if (src != VYRE_PLAN_NONE) {
 			if (!found) {
 				memcpy(out, items, (size_t)k * sizeof(*items));

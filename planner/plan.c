@@ -230,9 +230,33 @@ static inline void note_arm_output(struct batch_scratch *s, uint32_t k, uint32_t
 	}
 }
 
-/* Dedupe, dependency edges and bytes for items [0, n), in one pass. */
+/* The slots of item @k of a ranged batch: its operands' runs (ranges.c), read as item_slots_of. */
+static inline void item_runs(const uint32_t *run_of, uint32_t k, struct item_slots *sl)
+{
+	sl->in = run_of[3 * k];
+	sl->table = run_of[3 * k + 1];
+	sl->write = run_of[3 * k + 2];
+	sl->n_reads = 0;
+	sl->read[0] = sl->read[1] = VYRE_PLAN_NONE;
+	if (sl->in != VYRE_PLAN_NONE)
+		sl->read[sl->n_reads++] = sl->in;
+	if (sl->table != VYRE_PLAN_NONE && sl->table != sl->in)
+		sl->read[sl->n_reads++] = sl->table;
+}
+
+/* analyse met an item with byte ranges while @ranged was 0. */
+#define ANALYSE_RANGED 1
+
+/*
+ * Dedupe, dependency edges and bytes for items [0, n), in one pass. With
+ * @ranged, buffer slots are the runs of overlapping byte ranges (ranges.c)
+ * and dedupe compares the ranges too; without, a valid item with
+ * VYRE_SQE_RANGE stops the pass with ANALYSE_RANGED, so a batch without
+ * one costs nothing more.
+ */
 static int analyse(struct vyre_planner *p, struct batch_scratch *s, const struct vyre_plan_batch *b,
-		   uint32_t n, struct pass_counts *c, uint32_t *shrink, struct vyre_plan_error *err)
+		   uint32_t n, int ranged, struct pass_counts *c, uint32_t *shrink,
+		   struct vyre_plan_error *err)
 {
 	struct buffer_map *m = &s->t->buffers;
 	const uint8_t *op_mask = s->t->op_mask;
@@ -254,17 +278,26 @@ static int analyse(struct vyre_planner *p, struct batch_scratch *s, const struct
 		}
 		s->dedup_from[k] = VYRE_PLAN_NONE;
 		s->wave_of[k] = VYRE_PLAN_NONE;
-		if (f & VYRE_PLAN_F_INVALID) {
-			c->invalid++;
-			continue;
+		if (f & (VYRE_PLAN_F_INVALID | VYRE_SQE_RANGE)) {
+			if (f & VYRE_PLAN_F_INVALID) {
+				c->invalid++;
+				continue;
+			}
+			/* the first item with byte ranges: the batch is analysed again by runs */
+			if (!ranged && b->exec)
+				return ANALYSE_RANGED;
 		}
 		s->t->arm_count[arm]++;
 		s->transient |= (f & VYRE_PLAN_F_OUT_TRANSIENT) != 0;
-		item_slots_of(m, b->domain[k], &b->items[k], op < VYRE_OP_COUNT ? op_mask[op] : 0,
-			      &sl);
+		if (ranged)
+			item_runs(s->run_of, k, &sl);
+		else
+			item_slots_of(m, b->domain[k], &b->items[k],
+				      op < VYRE_OP_COUNT ? op_mask[op] : 0, &sl);
 		if (report)
 			note_arm_output(s, k, arm, sl.write);
-		src = dedupe_step(&s->t->dedupe, m, b->items, b->domain, k, b->flags, &sl);
+		src = dedupe_step(&s->t->dedupe, m, b->items, b->domain, k, b->flags,
+				  ranged ? b->exec : NULL, &sl);
 		if (src != VYRE_PLAN_NONE) {
 			s->dedup_from[k] = src;
 			c->deduped++;
@@ -459,6 +492,18 @@ static void cross_arm_report(struct batch_scratch *s, const struct vyre_plan_bat
 	out->stats.cross_arm_redundant = rep.total_redundant_ops;
 }
 
+/* The tables and per-batch state emptied for a batch of @n items. */
+static void begin_tables(struct vyre_planner *p, struct batch_scratch *s, uint32_t n)
+{
+	s->last_arm = VYRE_PLAN_NONE;
+	buffer_map_begin(&s->t->buffers, 3 * n);
+	dedupe_table_begin(&s->t->dedupe, n);
+	id_map_begin(&s->t->arms, batch_arms_cap(&p->cfg, n));
+	s->no_output_arm = VYRE_PLAN_NONE;
+	s->cross_arms = 0;
+	s->transient = 0;
+}
+
 static int plan_prefix(struct vyre_planner *p, const struct vyre_plan_batch *b, uint32_t n,
 		       struct vyre_plan *out, uint32_t *shrink, struct vyre_plan_error *err)
 {
@@ -473,12 +518,15 @@ static int plan_prefix(struct vyre_planner *p, const struct vyre_plan_batch *b, 
 	if ((rc = batch_scratch_reserve(&p->arena, &p->cfg, n, &p->layout, &s, err)))
 		return rc;
 	s.t = &p->tables;
-	s.last_arm = VYRE_PLAN_NONE;
-	buffer_map_begin(&s.t->buffers, 3 * n);
-	dedupe_table_begin(&s.t->dedupe, n);
-	id_map_begin(&s.t->arms, batch_arms_cap(&p->cfg, n));
-	s.no_output_arm = VYRE_PLAN_NONE;
-	if ((rc = analyse(p, &s, b, n, &c, shrink, err)))
+	begin_tables(p, &s, n);
+	rc = analyse(p, &s, b, n, 0, &c, shrink, err);
+	if (rc == ANALYSE_RANGED) {
+		/* byte ranges (docs/design.md 7.2): buffers cut into runs first */
+		begin_tables(p, &s, n);
+		batch_range_runs(&s, &s.t->buffers, b, n);
+		rc = analyse(p, &s, b, n, 1, &c, shrink, err);
+	}
+	if (rc)
 		return rc;
 	/* Kahn's groups are the layers: check the limit before ordering them */
 	if (s.n_layers > p->cfg.max_groups) {

@@ -329,7 +329,12 @@ void vyre_planner_config_default(struct vyre_planner_config *cfg);
  * the daemon (sizes feed the memory budget); domain[i] scopes handles, so
  * items of different domains never conflict or dedupe; client[i] (NULL: all
  * 0) scopes fences and names arms; flags[i] (NULL: all 0) carries
- * VYRE_SQE_FENCE, VYRE_SQE_NODEDUPE and the VYRE_PLAN_F_* markers.
+ * VYRE_SQE_FENCE, VYRE_SQE_NODEDUPE and the VYRE_PLAN_F_* markers, and
+ * VYRE_SQE_RANGE on an item whose exec operands are byte ranges of its
+ * buffers (docs/design.md 6.6) rather than the whole buffers: an item whose
+ * exec names part of a buffer must carry it. When one item of the batch
+ * does, hazards are per run of overlapping ranges (7.2) and dedupe compares
+ * ranges (7.1); a batch without one is planned per buffer, as before.
  */
 struct vyre_plan_batch {
 	uint32_t n;

@@ -223,6 +223,16 @@ static inline int same_item(const struct vyre_work_item *x, const struct vyre_wo
 	       x->output_handle == y->output_handle && x->param == y->param;
 }
 
+/*
+ * Same byte ranges of the same handles (docs/design.md 6.6, 7.1): one
+ * handle is one heap base, so the exec offsets and lengths say it.
+ */
+static inline int same_ranges(const struct vyre_exec_item *x, const struct vyre_exec_item *y)
+{
+	return x->in_off == y->in_off && x->in_bytes == y->in_bytes && x->out_off == y->out_off &&
+	       x->out_bytes == y->out_bytes;
+}
+
 /* No buffer of the key was written by an executed item after @source. */
 static inline int unchanged_since(const struct buffer_map *m, const struct item_slots *s,
 				  uint32_t source)
@@ -244,7 +254,9 @@ static inline int chained(const uint32_t *flags, uint32_t k)
  * docs/design.md 7.1 for item @k (not yet executed): returns the earlier item that
  * satisfies it, or VYRE_PLAN_NONE when it must run (and then remembers it
  * as the source for its key when it may be one). @domain and @flags (the
- * batch's VYRE_SQE_* and VYRE_PLAN_F_* per item) may be NULL.
+ * batch's VYRE_SQE_* and VYRE_PLAN_F_* per item) may be NULL; so may
+ * @ranges, the batch's exec items where it has byte ranges (an identical
+ * item then also names the same ranges).
  *
  * An item that writes a buffer can only be satisfied by that buffer's last
  * executed writer: an identical earlier item writes the same buffer, and any
@@ -253,7 +265,8 @@ static inline int chained(const uint32_t *flags, uint32_t k)
  */
 static inline uint32_t dedupe_step(struct dedupe_table *t, const struct buffer_map *m,
 				   const struct vyre_work_item *items, const uint32_t *domain,
-				   uint32_t k, const uint32_t *flags, const struct item_slots *s)
+				   uint32_t k, const uint32_t *flags,
+				   const struct vyre_exec_item *ranges, const struct item_slots *s)
 {
 	const int may_dedupe = !(flags && (flags[k] & (VYRE_SQE_NODEDUPE | VYRE_SQE_FENCE)));
 
@@ -264,7 +277,9 @@ static inline uint32_t dedupe_step(struct dedupe_table *t, const struct buffer_m
 		const uint32_t src = m->slot[s->write].last_write;
 
 		if (may_dedupe && src != VYRE_PLAN_NONE && !chained(flags, src) &&
-		    same_item(&items[src], &items[k]) && unchanged_since(m, s, src))
+		    same_item(&items[src], &items[k]) &&
+		    (!ranges || same_ranges(&ranges[src], &ranges[k])) &&
+		    unchanged_since(m, s, src))
 			return src;
 		return VYRE_PLAN_NONE;
 	}

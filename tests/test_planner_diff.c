@@ -12,7 +12,9 @@
  * chains in order). A fifth of the batches are chains, many through a
  * transient buffer that the planner hands over on chip (docs/design.md 7.6)
  * and the CPU backend keeps in its scratch, some failing as they run: the
- * oracle cancels the rest of such a chain (docs/design.md 6.3).
+ * oracle cancels the rest of such a chain (docs/design.md 6.3). A third of
+ * the batches name byte ranges of their buffers (docs/design.md 6.6) that
+ * overlap, abut and miss each other, with the hazards per range (7.2).
  *
  * VYRE_TEST_SCALE=N runs N times as many batches; VYRE_TEST_SEED=S replays
  * the one batch a failure printed.
@@ -24,6 +26,9 @@
 
 #define BATCHES	  10000u
 #define MAX_BATCH 96u
+
+/* Items with byte ranges (VYRE_SQE_RANGE) over every batch. */
+static uint64_t ranged_items;
 
 /* Outcomes of the byte ops in the oracle: each must both succeed and fail. */
 static uint32_t byte_ok[VYRE_OP_COUNT], byte_inval[VYRE_OP_COUNT];
@@ -57,10 +62,18 @@ static int run_seed(uint64_t seed, struct setup *setups, uint32_t n_setups,
 				      : roll == 2 ? &mix_tables
 						  : &mix_heavy;
 	struct setup *s = &setups[seed % n_setups];
+	/* a third of the batches name byte ranges of their buffers (docs/design.md 6.6) */
+	struct batch_mix ranged = *mix;
 	int rc;
 
+	if (splitmix64(&rng) % 3 == 0) {
+		ranged.range_pct = 60;
+		mix = &ranged;
+	}
 	world_init(&w, seed);
 	batch_generate(b, &w, seed, n, mix);
+	for (uint32_t k = 0; k < n; k++)
+		ranged_items += (b->flags[k] & VYRE_SQE_RANGE) != 0;
 	world_run_oracle(&w, b);
 	tally_byte_ops(b);
 	snprintf(what, sizeof(what), "seed %llu (%s planner, %u items)", (unsigned long long)seed,
@@ -136,9 +149,10 @@ int main(void)
 	       (unsigned long long)batches, stats.plans, stats.shrunk, stats.retries, stats.serial,
 	       stats.deduped, stats.groups, stats.parallel, stats.shared, stats.launches,
 	       stats.handoffs);
+	printf("%llu items with byte ranges\n", (unsigned long long)ranged_items);
 	if (rc == 0 && !replay &&
 	    (!stats.deduped || !stats.shrunk || !stats.parallel || !stats.handoffs ||
-	     !stats.serial || !stats.shared)) {
+	     !stats.serial || !stats.shared || !ranged_items)) {
 		printf("the batches did not exercise dedupe, prefixes, parallel groups, chains, "
 		       "handoffs and shared operands\n");
 		rc = 1;

@@ -438,6 +438,77 @@ static void transient_rules(const struct world *w, uint32_t d, const struct vyre
 }
 
 /*
+ * A byte range of a buffer of @bytes (docs/design.md 6.6), on a coarse grid
+ * of quarters so that the ranges of a batch overlap, abut and miss each
+ * other: now and then empty, the whole buffer, or off its end.
+ */
+static void pick_range(uint32_t bytes, uint64_t *rng, uint64_t *off, uint32_t *len)
+{
+	const uint32_t words = bytes / 4, roll = pick(rng, 100);
+	uint32_t first = words * pick(rng, 4) / 4, n;
+
+	if (roll < 10) {
+		*off = 0;
+		*len = bytes;
+		return;
+	}
+	if (roll < 13) { /* past the end: invalid */
+		*off = 4 * (uint64_t)first;
+		*len = bytes - 4 * first + 4;
+		return;
+	}
+	n = roll < 18 ? 0 : 1 + pick(rng, words - first > 0 ? words - first : 1);
+	*off = 4 * (uint64_t)first;
+	*len = first + n <= words ? 4 * n : 4 * (words - first);
+}
+
+/*
+ * Narrow a resolved item to byte ranges as vyred does (ring/resolve.c),
+ * or mark it invalid where vyred would refuse them. Items on the transient
+ * buffer keep it whole (a chain writes it whole before it reads it).
+ */
+static void narrow(const struct world *w, uint32_t d, const struct vyre_work_item *it,
+		   struct vyre_exec_item *x, uint32_t *flags, uint64_t *rng)
+{
+	const int mask = vyre_op_operands(it->op_handle);
+	const int in = mask > 0 && (mask & VYRE_OPERAND_IN),
+		  out = mask > 0 && (mask & VYRE_OPERAND_OUT);
+	uint64_t io = 0, oo = 0;
+	uint32_t il = 0, ol = 0;
+
+	if ((*flags & VYRE_PLAN_F_INVALID) || mask <= 0 ||
+	    (in && it->input_handle == w->transient) || (out && it->output_handle == w->transient))
+		return;
+	*flags |= VYRE_SQE_RANGE;
+	if (in)
+		pick_range(w->buf[d][it->input_handle].bytes, rng, &io, &il);
+	if (out)
+		pick_range(w->buf[d][it->output_handle].bytes, rng, &oo, &ol);
+	const int same = in && out && it->input_handle == it->output_handle;
+
+	if (same && chance(rng, 50)) {
+		oo = io;
+		ol = il;
+	}
+	const int apart = il == 0 || ol == 0 || io + il <= oo || oo + ol <= io;
+
+	if ((in && (io + il > x->in_bytes)) || (out && (oo + ol > x->out_bytes)) ||
+	    (same && !(io == oo && il == ol) && !apart) ||
+	    vyre_op_check_lengths(it->op_handle, it, il, ol)) {
+		make_invalid(x, d, flags);
+		return;
+	}
+	if (in) {
+		x->in_off += io;
+		x->in_bytes = il;
+	}
+	if (out) {
+		x->out_off += oo;
+		x->out_bytes = ol;
+	}
+}
+
+/*
  * Item @k continues the chain of item k - 1 (same client): it runs after it
  * and is cancelled when it fails; after a static failure of the chain vyred
  * cancels it without planning it (the oracle's VYRE_EXEC_AFTER_PREV gives
@@ -504,6 +575,9 @@ void batch_generate(struct batch *b, const struct world *w, uint64_t seed, uint3
 		resolve(w, d, &b->items[k], &b->exec[k], &b->flags[k]);
 		if (!failed)
 			transient_rules(w, d, &b->items[k], &b->exec[k], &b->flags[k], &written);
+		/* no draw without ranges: the other mixes' batches stay as they were */
+		if (!failed && mix->range_pct && chance(&rng, mix->range_pct))
+			narrow(w, d, &b->items[k], &b->exec[k], &b->flags[k], &rng);
 		if (link)
 			link_chain(b, k, d, failed);
 		failed |= (b->flags[k] & VYRE_PLAN_F_INVALID) != 0;
@@ -556,10 +630,89 @@ struct order_check {
 	int32_t max_reader_group[KEYS]; /* since the last write; -1 when none */
 };
 
+/* [off, off + bytes) of one buffer: what a ranged batch's hazard check compares. */
+struct touch {
+	uint32_t key;
+	uint32_t group;
+	uint64_t off;
+	uint32_t bytes;
+	int write;
+};
+
+/* The buffer keys and exec ranges item @k reads and writes (the table whole). */
+static uint32_t touches_of(const struct vyre_plan_batch *pb, uint32_t k, uint32_t g,
+			   struct touch *t)
+{
+	const struct vyre_work_item *it = &pb->items[k];
+	const struct vyre_exec_item *x = &pb->exec[k];
+	const int mask = vyre_op_operands(it->op_handle);
+	uint32_t n = 0;
+
+	if (mask <= 0)
+		return 0;
+	if ((mask & VYRE_OPERAND_IN) && it->input_handle)
+		t[n++] =
+		    (struct touch){key_of(pb, k, it->input_handle), g, x->in_off, x->in_bytes, 0};
+	if ((mask & VYRE_OPERAND_TABLE) && it->param)
+		t[n++] =
+		    (struct touch){key_of(pb, k, it->param), g, x->table_off, x->table_bytes, 0};
+	if ((mask & VYRE_OPERAND_OUT) && it->output_handle)
+		t[n++] = (struct touch){key_of(pb, k, it->output_handle), g, x->out_off,
+					x->out_bytes, 1};
+	return n;
+}
+
+/*
+ * check_hazards for a batch with byte ranges (docs/design.md 7.2): only
+ * ranges that share a byte conflict, so every earlier access is compared.
+ */
+static int check_range_hazards(const struct vyre_plan_batch *pb, const struct vyre_plan *plan,
+			       const uint32_t *group_of, const char *what)
+{
+	static struct touch seen[3 * WORLD_MAX_ITEMS];
+	uint32_t n_seen = 0;
+
+	for (uint32_t k = 0; k < plan->accepted; k++) {
+		struct touch t[3];
+		const uint32_t g = group_of[k];
+
+		if (g == UINT32_MAX)
+			continue;
+		const uint32_t n = touches_of(pb, k, g, t);
+
+		for (uint32_t i = 0; i < n; i++)
+			for (uint32_t j = 0; j < n_seen; j++) {
+				const struct touch *e = &seen[j];
+
+				if (e->key != t[i].key || !(e->write || t[i].write) ||
+				    e->bytes == 0 || t[i].bytes == 0 ||
+				    e->off + e->bytes <= t[i].off ||
+				    t[i].off + t[i].bytes <= e->off)
+					continue;
+				if (e->group >= g) {
+					printf(
+					    "%s: item %u (group %u) %s bytes [%llu, +%u) that an "
+					    "earlier item %s in group %u\n",
+					    what, k, g, t[i].write ? "writes" : "reads",
+					    (unsigned long long)t[i].off, t[i].bytes,
+					    e->write ? "writes" : "reads", e->group);
+					return -1;
+				}
+			}
+		for (uint32_t i = 0; i < n; i++)
+			seen[n_seen++] = t[i];
+	}
+	return 0;
+}
+
 static int check_hazards(const struct vyre_plan_batch *pb, const struct vyre_plan *plan,
 			 const uint32_t *group_of, const char *what)
 {
 	static struct order_check c;
+
+	for (uint32_t k = 0; k < plan->accepted; k++)
+		if (pb->flags[k] & VYRE_SQE_RANGE)
+			return check_range_hazards(pb, plan, group_of, what);
 
 	for (uint32_t i = 0; i < KEYS; i++) {
 		c.last_writer_group[i] = UINT32_MAX;
@@ -665,6 +818,10 @@ static int check_dedupe(const struct vyre_plan_batch *pb, const struct vyre_plan
 		    ((pb->flags[k] | pb->flags[src]) & VYRE_PLAN_F_CHAIN) ||
 		    (pb->flags[k] & (VYRE_SQE_FENCE | VYRE_SQE_NODEDUPE)) ||
 		    memcmp(&pb->items[k], &pb->items[src], sizeof(pb->items[k])) != 0 ||
+		    pb->exec[k].in_off != pb->exec[src].in_off ||
+		    pb->exec[k].in_bytes != pb->exec[src].in_bytes ||
+		    pb->exec[k].out_off != pb->exec[src].out_off ||
+		    pb->exec[k].out_bytes != pb->exec[src].out_bytes ||
 		    pb->domain[k] != pb->domain[src] || !vyre_op_idempotent(&pb->items[k])) {
 			printf("%s: item %u may not be deduplicated from item %u\n", what, k, src);
 			return -1;

@@ -49,6 +49,7 @@ struct batch_mix {
 	uint32_t chain_pct;	/* continues the chain of the item before it */
 	uint32_t transient_pct; /* writes or reads the transient buffer */
 	uint32_t table_pct;	/* scans or maps through a DFA table or the byte map */
+	uint32_t range_pct;	/* names byte ranges of its buffers (VYRE_SQE_RANGE) */
 };
 
 struct batch {

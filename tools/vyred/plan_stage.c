@@ -92,7 +92,8 @@ static uint32_t plan_flags(const struct vyre_plan_input *in, uint32_t i)
 	const uint32_t f = in->flags[i];
 	const int after = i > 0 && (in->flags[i - 1] & VYRE_SQE_CHAIN) &&
 			  in->client[i - 1] == in->client[i] && in->domain[i - 1] == in->domain[i];
-	uint32_t out = f & (VYRE_SQE_FENCE | VYRE_SQE_NODEDUPE | VYRE_PLAN_F_OUT_TRANSIENT);
+	uint32_t out =
+	    f & (VYRE_SQE_FENCE | VYRE_SQE_NODEDUPE | VYRE_SQE_RANGE | VYRE_PLAN_F_OUT_TRANSIENT);
 
 	if (in->status[i])
 		out |= VYRE_PLAN_F_INVALID;

@@ -22,7 +22,9 @@
  *		   one chain: they run in order, neither is deduplicated nor a
  *		   source, and the accepted prefix ends where a chain ends
  *		   unless the first chain cannot be planned whole),
- *		   VYRE_PLAN_F_OUT_TRANSIENT (the output is a transient buffer)
+ *		   VYRE_PLAN_F_OUT_TRANSIENT (the output is a transient buffer),
+ *		   VYRE_SQE_RANGE (exec[i]'s operands are byte ranges of their
+ *		   buffers, docs/design.md 6.6: hazards and dedupe per range)
  *	client[i]  connection slot; one client's items are contiguous and in
  *		   submission order
  *
