@@ -25,7 +25,7 @@ static void track(struct vyre_daemon *d, const struct vyre_batch *b, int delta)
 {
 	for (uint32_t i = 0; i < b->n_accepted; i++)
 		if (b->status[i] == 0)
-			vyre_hazards_track(&d->hazards, &b->items[i], delta);
+			vyre_hazards_track(&d->hazards, &b->sqes[i], delta);
 }
 
 static void check_usable(struct vyre_daemon *d)

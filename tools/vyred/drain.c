@@ -33,7 +33,7 @@ static uint32_t hazard_free_prefix(struct vyre_daemon *d, const struct vyre_batc
 	if (d->n_running == 0)
 		return n;
 	for (uint32_t k = 0; k < n; k++)
-		if (vyre_hazards_conflict(&d->hazards, &b->sqes[from + k].item))
+		if (vyre_hazards_conflict(&d->hazards, &b->sqes[from + k]))
 			return k;
 	return n;
 }

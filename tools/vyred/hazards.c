@@ -1,17 +1,24 @@
 /* SPDX-License-Identifier: MIT */
-/* The in-flight reader and writer counts per buffer handle (hazards.h). */
+/* The in-flight reader and writer counts and byte spans per buffer handle (hazards.h). */
 #include <stdlib.h>
 
 #include "../../gpu/ops.h"
 #include "../../ring/handles.h"
 #include "hazards.h"
 
+static const struct vyre_hazard_span whole = {0, UINT64_MAX};
+static const struct vyre_hazard_span empty = {UINT64_MAX, 0};
+
 int vyre_hazards_init(struct vyre_hazards *h, uint32_t max_buffers)
 {
 	/* slots run from 1 to max_buffers at most, plus the unused slot 0 */
 	h->n_slots = max_buffers > VYRE_HANDLES_MAX ? VYRE_HANDLES_MAX + 1 : max_buffers + 1;
 	h->slot = calloc(h->n_slots, sizeof(*h->slot));
-	return h->slot ? 0 : VYRE_E_NOMEM;
+	if (!h->slot)
+		return VYRE_E_NOMEM;
+	for (uint32_t s = 0; s < h->n_slots; s++)
+		h->slot[s].read = h->slot[s].write = empty;
+	return 0;
 }
 
 void vyre_hazards_fini(struct vyre_hazards *h)
@@ -35,31 +42,95 @@ static uint32_t slot_of(const struct vyre_hazards *h, uint32_t handle)
 	return s < h->n_slots ? s : 1 + s % (h->n_slots - 1);
 }
 
-int vyre_hazards_conflict(const struct vyre_hazards *h, const struct vyre_work_item *it)
+/* [off, off + len), clamped at the top: a range as submitted may overflow. */
+static struct vyre_hazard_span span_of(uint64_t off, uint32_t len)
 {
-	struct vyre_op_access acc;
-
-	vyre_op_access(it, &acc);
-	for (uint32_t r = 0; r < acc.n_reads; r++) {
-		uint32_t s = slot_of(h, acc.reads[r]);
-
-		if (s && h->slot[s].writers)
-			return 1;
-	}
-	return vyre_hazards_busy(h, acc.write);
+	return (struct vyre_hazard_span){off, off > UINT64_MAX - len ? UINT64_MAX : off + len};
 }
 
-void vyre_hazards_track(struct vyre_hazards *h, const struct vyre_work_item *it, int delta)
+/* The bytes an item's operands name: their ranges with VYRE_SQE_RANGE (design.md 6.6). */
+struct operand_spans {
+	struct vyre_hazard_span in, out;
+};
+
+static struct operand_spans spans_of(const struct vyre_sqe *sqe)
+{
+	if (!(sqe->flags & VYRE_SQE_RANGE))
+		return (struct operand_spans){whole, whole};
+	return (struct operand_spans){span_of(sqe->in_offset, sqe->in_length),
+				      span_of(sqe->out_offset, sqe->out_length)};
+}
+
+/* The two share a byte. */
+static int meets(struct vyre_hazard_span a, struct vyre_hazard_span b)
+{
+	return a.lo < a.hi && b.lo < b.hi && a.lo < b.hi && b.lo < a.hi;
+}
+
+static void widen(struct vyre_hazard_span *s, struct vyre_hazard_span r)
+{
+	s->lo = r.lo < s->lo ? r.lo : s->lo;
+	s->hi = r.hi > s->hi ? r.hi : s->hi;
+}
+
+/* vyre_op_access's reads with their spans: the input's range, the table whole. */
+static uint32_t reads_of(const struct vyre_op_access *acc, const struct operand_spans *sp,
+			 const struct vyre_sqe *sqe, struct vyre_hazard_span *r)
+{
+	const int mask = vyre_op_operands(sqe->item.op_handle);
+
+	/* vyre_op_access lists the input (when the op has one) before the table */
+	for (uint32_t i = 0; i < acc->n_reads; i++)
+		r[i] = (i == 0 && mask > 0 && (mask & VYRE_OPERAND_IN)) ? sp->in : whole;
+	return acc->n_reads;
+}
+
+int vyre_hazards_conflict(const struct vyre_hazards *h, const struct vyre_sqe *sqe)
 {
 	struct vyre_op_access acc;
+	const struct operand_spans sp = spans_of(sqe);
+	struct vyre_hazard_span r[2];
 	uint32_t s;
 
-	vyre_op_access(it, &acc);
-	for (uint32_t r = 0; r < acc.n_reads; r++)
-		if ((s = slot_of(h, acc.reads[r])))
-			h->slot[s].readers += (uint32_t)delta;
+	vyre_op_access(&sqe->item, &acc);
+	const uint32_t n = reads_of(&acc, &sp, sqe, r);
+
+	for (uint32_t i = 0; i < n; i++) {
+		s = slot_of(h, acc.reads[i]);
+		if (s && h->slot[s].writers && meets(r[i], h->slot[s].write))
+			return 1;
+	}
+	s = slot_of(h, acc.write);
+	return s && ((h->slot[s].readers && meets(sp.out, h->slot[s].read)) ||
+		     (h->slot[s].writers && meets(sp.out, h->slot[s].write)));
+}
+
+/* @count by @delta, @span widened by @r, or emptied when the count drops to 0. */
+static void count(uint32_t *count, struct vyre_hazard_span *span, struct vyre_hazard_span r,
+		  int delta)
+{
+	*count += (uint32_t)delta;
+	if (delta > 0)
+		widen(span, r);
+	else if (*count == 0)
+		*span = empty;
+}
+
+void vyre_hazards_track(struct vyre_hazards *h, const struct vyre_sqe *sqe, int delta)
+{
+	struct vyre_op_access acc;
+	const struct operand_spans sp = spans_of(sqe);
+	struct vyre_hazard_span r[2];
+	uint32_t s;
+
+	vyre_op_access(&sqe->item, &acc);
+	const uint32_t n = reads_of(&acc, &sp, sqe, r);
+
+	for (uint32_t i = 0; i < n; i++)
+		if ((s = slot_of(h, acc.reads[i])))
+			count(&h->slot[s].readers, &h->slot[s].read, r[i], delta);
 	if ((s = slot_of(h, acc.write)))
-		h->slot[s].writers += (uint32_t)delta;
+		count(&h->slot[s].writers, &h->slot[s].write, sp.out, delta);
 }
 
 int vyre_hazards_busy(const struct vyre_hazards *h, uint32_t handle)

@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/vyred/hazards.h - which buffers the batches in flight read and write.
+ * tools/vyred/hazards.h - which buffers, and which bytes of them, the
+ * batches in flight read and write.
  *
  * Batches in different backend slots run side by side in no set order, so
  * an item may enter a new batch only if it has no RAW, WAR or WAW hazard
- * with an item of a batch still in flight. Hazards are per buffer handle,
- * like the planner's (a DFA table is a read). Handles are unique across
- * domains, so items of different domains never conflict.
+ * with an item of a batch still in flight. Hazards are per buffer handle
+ * and byte range (docs/design.md 8.6; a DFA table is a read of its whole
+ * buffer): each handle keeps the span from the lowest to the highest byte
+ * that in-flight items read, and that they write, and a range conflicts
+ * when it meets a span it must not. An item without VYRE_SQE_RANGE names
+ * [0, UINT64_MAX). A span only grows while items of it are in flight and is
+ * emptied when its count drops to 0, so it always holds every byte in
+ * flight (more, never less). Handles are unique across domains, so items
+ * of different domains never conflict.
  *
  * The table counts readers and writers per handle slot (the low bits of a
  * handle); one array of --max-buffers + 1 entries allocated at start-up.
@@ -14,6 +21,8 @@
  * reused slot can never be confused with a running one. A handle that does
  * not resolve still maps to some slot: the check may then make its item
  * wait for a batch it has nothing to do with, never the other way round.
+ * The ranges come from the SQE as submitted, before vyred checked them: a
+ * bad one only makes its item wait, and the item then fails.
  */
 #ifndef VYRED_HAZARDS_H
 #define VYRED_HAZARDS_H
@@ -22,9 +31,17 @@
 
 #include "vyre/abi.h"
 
+/* Bytes [lo, hi) of a buffer; empty when lo >= hi. */
+struct vyre_hazard_span {
+	uint64_t lo;
+	uint64_t hi;
+};
+
 struct vyre_hazard_count {
 	uint32_t readers;
 	uint32_t writers;
+	struct vyre_hazard_span read; /* what in-flight readers read, or empty */
+	struct vyre_hazard_span write;
 };
 
 struct vyre_hazards {
@@ -35,11 +52,14 @@ struct vyre_hazards {
 int vyre_hazards_init(struct vyre_hazards *h, uint32_t max_buffers);
 void vyre_hazards_fini(struct vyre_hazards *h);
 
-/* 1 when @it reads what an in-flight item writes, or writes what one reads or writes. */
-int vyre_hazards_conflict(const struct vyre_hazards *h, const struct vyre_work_item *it);
+/*
+ * 1 when @sqe's item reads bytes an in-flight item writes, or writes bytes
+ * one reads or writes.
+ */
+int vyre_hazards_conflict(const struct vyre_hazards *h, const struct vyre_sqe *sqe);
 
-/* Count @it's reads and writes as in flight (@delta 1) or finished (@delta -1). */
-void vyre_hazards_track(struct vyre_hazards *h, const struct vyre_work_item *it, int delta);
+/* Count @sqe's reads and writes as in flight (@delta 1) or finished (@delta -1). */
+void vyre_hazards_track(struct vyre_hazards *h, const struct vyre_sqe *sqe, int delta);
 
 /* 1 while an in-flight item uses @handle. */
 int vyre_hazards_busy(const struct vyre_hazards *h, uint32_t handle);
