@@ -32,6 +32,8 @@
 
 #define SUITE	  "planner"
 #define MAX_ITEMS 65536u
+/* vyred's --max-buffers + 1 by default: every handle the generators make is below it */
+#define DIRECT_HANDLES 262145u
 
 void *__real_malloc(size_t size);
 void *__real_calloc(size_t n, size_t size);
@@ -142,6 +144,18 @@ static void gen_low(struct bench_batch *b, uint32_t n, uint64_t seed)
 		else
 			set_item(b, k, VYRE_OP_ADD + below(&seed, 5), 1 + below(&seed, 8), 100 + k,
 				 below(&seed, 9), 64);
+	}
+}
+
+/* The gpus suite's trivial load: one client FILLs its own buffers, one after the other. */
+static void gen_trivial(struct bench_batch *b, uint32_t n)
+{
+	b->n = n;
+	for (uint32_t k = 0; k < n; k++) {
+		b->domain[k] = 1;
+		b->client[k] = 0;
+		b->flags[k] = 0;
+		set_item(b, k, VYRE_OP_FILL, 0, 1 + k, k, 4);
 	}
 }
 
@@ -302,6 +316,8 @@ static int bench_sizes(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 		cfg.max_clients = sizes[s];
 		cfg.max_groups = sizes[s];
 		cfg.max_stages = sizes[s];
+		/* as vyred sets it up: handles index a table of the loop's buffers */
+		cfg.direct_handles = DIRECT_HANDLES;
 		if (vyre_planner_create(&cfg, &p, NULL))
 			return -1;
 		for (uint32_t mix = 0; mix < 2; mix++) {
@@ -344,6 +360,7 @@ static int bench_vyred_config(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 	vyre_planner_config_default(&cfg);
 	cfg.max_clients = 256;
 	cfg.handoff_bytes = 1u << 20;
+	cfg.direct_handles = DIRECT_HANDLES;
 	if (vyre_planner_create(&cfg, &p, NULL))
 		return -1;
 	for (uint32_t mix = 0; mix < 2; mix++) {
@@ -364,6 +381,40 @@ static int bench_vyred_config(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 		vyre_bench_report(ctx, SUITE, names[mix], "groups", m.last.groups, "count");
 	}
 	vyre_planner_destroy(p);
+	return 0;
+}
+
+/*
+ * trivial/65536: the gpus suite's batches (65536 FILLs of one client into
+ * buffers of their own, vyred --max-batch 65536), looked up by handle index
+ * as vyred does and hashed (`hashed` rows) as before issue 23.
+ */
+static int bench_trivial(struct vyre_bench_ctx *ctx, struct bench_batch *b)
+{
+	const uint32_t n = ctx->quick ? 4096 : MAX_ITEMS;
+
+	gen_trivial(b, n);
+	for (int direct = 1; direct >= 0; direct--) {
+		struct vyre_planner_config cfg;
+		struct vyre_planner *p;
+		struct measured m;
+		char name[64];
+
+		vyre_planner_config_default(&cfg);
+		cfg.max_items = cfg.max_clients = cfg.max_groups = cfg.max_stages = n;
+		cfg.direct_handles = direct ? DIRECT_HANDLES : 0;
+		if (vyre_planner_create(&cfg, &p, NULL))
+			return -1;
+		if (measure_plans(ctx, p, b, &m)) {
+			vyre_planner_destroy(p);
+			return -1;
+		}
+		snprintf(name, sizeof(name), "trivial/%u%s", n, direct ? "" : " hashed");
+		vyre_bench_report(ctx, SUITE, name, "plan_cpu", m.cpu_ns_per_item, "ns/item");
+		vyre_bench_report(ctx, SUITE, name, "plan_wall", m.ns_per_item, "ns/item");
+		vyre_bench_report(ctx, SUITE, name, "groups", m.last.groups, "count");
+		vyre_planner_destroy(p);
+	}
 	return 0;
 }
 
@@ -412,7 +463,8 @@ static int bench_planner(struct vyre_bench_ctx *ctx)
 	b.client = calloc(MAX_ITEMS, sizeof(*b.client));
 	b.flags = calloc(MAX_ITEMS, sizeof(*b.flags));
 	if (b.items && b.exec && b.domain && b.client && b.flags)
-		rc = bench_sizes(ctx, &b) || bench_vyred_config(ctx, &b) || bench_scan_mix(ctx, &b)
+		rc = bench_sizes(ctx, &b) || bench_vyred_config(ctx, &b) ||
+			     bench_trivial(ctx, &b) || bench_scan_mix(ctx, &b)
 			 ? -1
 			 : 0;
 	free(b.items);

@@ -111,9 +111,30 @@ int buffer_map_reserve(struct vyre_arena *a, uint32_t max_buffers, struct buffer
 	if (vyre_arena_reserve(a, max_buffers, sizeof(struct slot_state), &p))
 		return plan_err_reserve(err, where, "buffer state", max_buffers);
 	m->slot = p;
+	m->direct = NULL;
+	m->direct_n = m->direct_mask = m->direct_gen = 0;
 	m->ranges = NULL;
 	m->n_ranges = m->max_ranges = 0;
 	m->full = 0;
+	return 0;
+}
+
+int buffer_map_reserve_direct(struct vyre_arena *a, struct buffer_map *m, uint32_t direct_handles,
+			      enum vyre_plan_component where, struct vyre_plan_error *err)
+{
+	void *p;
+
+	if (direct_handles == 0)
+		return 0;
+	if (vyre_arena_reserve(a, direct_handles, sizeof(struct direct_slot), &p))
+		return plan_err_reserve(err, where, "direct buffer table", direct_handles);
+	m->direct = p;
+	m->direct_n = direct_handles;
+	/* the smallest all-ones mask every index below direct_handles passes through */
+	m->direct_mask = UINT32_MAX >> __builtin_clz(direct_handles);
+	m->direct_gen = 0;
+	if (p)
+		memset(p, 0, (size_t)direct_handles * sizeof(struct direct_slot));
 	return 0;
 }
 
@@ -148,6 +169,13 @@ uint32_t buffer_share_range(struct buffer_map *m, uint32_t slot, uint64_t off, u
 void buffer_map_begin(struct buffer_map *m, uint32_t max_buffers)
 {
 	id_map_begin(&m->ids, max_buffers);
+	if (m->direct_n) {
+		m->direct_gen = next_generation(m->direct_gen);
+		if (m->direct_gen == 0) {
+			memset(m->direct, 0, (size_t)m->direct_n * sizeof(*m->direct));
+			m->direct_gen = 1;
+		}
+	}
 	m->n_ranges = 0;
 	m->full = 0;
 }

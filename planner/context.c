@@ -32,6 +32,7 @@ int plan_tables_reserve(struct vyre_arena *a, const struct vyre_planner_config *
 	*t = (struct plan_tables){0};
 	if ((rc = buffer_map_reserve(a, 3 * n, &t->buffers, in, err)) ||
 	    (rc = buffer_map_reserve_share(a, &t->buffers, 2 * n, in, err)) ||
+	    (rc = buffer_map_reserve_direct(a, &t->buffers, cfg->direct_handles, in, err)) ||
 	    (rc = dedupe_table_reserve(a, n, &t->dedupe, in, err)) ||
 	    (rc = id_map_reserve(a, arms, &t->arms, in, "client table", err)))
 		return rc;

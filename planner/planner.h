@@ -319,6 +319,15 @@ struct vyre_planner_config {
 	 * writer's op, of handoff_readers for the reader's; 0: every op.
 	 */
 	uint32_t handoff_writers, handoff_readers;
+	/*
+	 * Handles whose index (the handle's low bits, below the smallest power
+	 * of two >= this) is below this are looked up in a table by that index,
+	 * in the order a batch names them, instead of hashed: for a caller
+	 * whose handles are dense slots (vyred: --max-buffers + 1). Any handle
+	 * may still come; one that shares an index with another in a batch is
+	 * hashed. 0: every handle is hashed. Costs 16 bytes an index.
+	 */
+	uint32_t direct_handles;
 };
 
 /* Defaults for vyred: 4096 items, 1024 clients, 1 GiB budget. */

@@ -111,8 +111,25 @@ struct slot_state {
 	uint32_t out_arm;    /* the arm of the items writing it (ARMS_MANY: several) */
 };
 
+/*
+ * A buffer found by its handle's index instead of its hash: vyred's handles
+ * are dense slots (ring/handles.h), and a batch names them mostly in order,
+ * so the lookups walk this table in order where hashing scattered them over
+ * a table larger than the caches (a miss an item at 65536 items).
+ */
+struct direct_slot {
+	uint32_t handle;
+	uint32_t domain;
+	uint32_t id;
+	uint32_t gen; /* empty unless the map's direct_gen */
+};
+
 struct buffer_map {
 	struct id_map ids;	    /* (domain << 32) | handle -> slot */
+	struct direct_slot *direct; /* [direct_n], indexed by handle & direct_mask; NULL: none */
+	uint32_t direct_n;
+	uint32_t direct_mask;
+	uint32_t direct_gen;
 	struct slot_state *slot;    /* [max buffers] */
 	struct share_range *ranges; /* [max_ranges], or NULL: not tracked */
 	uint32_t n_ranges;
@@ -123,6 +140,9 @@ struct buffer_map {
 /* Room for @max_buffers distinct buffers. */
 int buffer_map_reserve(struct vyre_arena *a, uint32_t max_buffers, struct buffer_map *m,
 		       enum vyre_plan_component where, struct vyre_plan_error *err);
+/* Also look handles up directly by their index below @direct_handles (config.direct_handles). */
+int buffer_map_reserve_direct(struct vyre_arena *a, struct buffer_map *m, uint32_t direct_handles,
+			      enum vyre_plan_component where, struct vyre_plan_error *err);
 /* Also track up to @max_ranges shared read-only operands (share_range), for the batch planner. */
 int buffer_map_reserve_share(struct vyre_arena *a, struct buffer_map *m, uint32_t max_ranges,
 			     enum vyre_plan_component where, struct vyre_plan_error *err);
@@ -136,14 +156,42 @@ static inline void buffer_slot_added(struct buffer_map *m, uint32_t slot)
 	    (struct slot_state){VYRE_PLAN_NONE, VYRE_PLAN_NONE, VYRE_PLAN_NONE, VYRE_PLAN_NONE};
 }
 
+/* A new id for @key that only the direct table will find; NONE when the map is full. */
+static inline uint32_t id_map_take(struct id_map *m, uint64_t key)
+{
+	if (m->n_ids == m->max_ids)
+		return VYRE_PLAN_NONE;
+	m->keys[m->n_ids] = key;
+	return m->n_ids++;
+}
+
 /* The slot of (@domain, @handle); NONE for handle 0 or when the map is full. */
 static inline uint32_t buffer_slot(struct buffer_map *m, uint32_t domain, uint32_t handle)
 {
+	const uint32_t d = handle & m->direct_mask;
 	int added;
 	uint32_t slot;
 
 	if (handle == 0)
 		return VYRE_PLAN_NONE;
+	if (d < m->direct_n) {
+		struct direct_slot *e = &m->direct[d];
+
+		if (e->gen != m->direct_gen) {
+			/* the first key of this index in the batch owns the entry */
+			slot = id_map_take(&m->ids, (uint64_t)domain << 32 | handle);
+			if (slot == VYRE_PLAN_NONE) {
+				m->full = 1;
+				return slot;
+			}
+			*e = (struct direct_slot){handle, domain, slot, m->direct_gen};
+			buffer_slot_added(m, slot);
+			return slot;
+		}
+		if (e->handle == handle && e->domain == domain)
+			return e->id;
+		/* another key of the same index: hashed, as without the table */
+	}
 	slot = id_map_find(&m->ids, (uint64_t)domain << 32 | handle, &added);
 	if (added)
 		buffer_slot_added(m, slot);

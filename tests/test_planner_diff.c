@@ -109,7 +109,14 @@ int main(void)
 
 	vyre_planner_config_default(&def);
 	def.handoff_bytes = 1u << 20;
+	/*
+	 * Handles looked up by index (vyred's setup), where the world's handles
+	 * share indices within and across domains: the direct table, its
+	 * hashed fallback and their mix must give the plans' outcomes exactly.
+	 */
+	def.direct_handles = 5;
 	tight = def;
+	tight.direct_handles = 0;
 	tight.handoff_bytes = 8;
 	tight.max_items = 24;
 	tight.max_clients = 3;
@@ -120,6 +127,7 @@ int main(void)
 	/* a budget of one or two DFA tables and some buffers: groups share tables (7.4) */
 	shared = def;
 	shared.budget_bytes = 4096;
+	shared.direct_handles = 1u << 12;
 	if (vyre_planner_create(&def, &setups[0].planner, NULL) ||
 	    vyre_planner_create(&tight, &setups[1].planner, NULL) ||
 	    vyre_planner_create(&shared, &setups[3].planner, NULL))
@@ -129,6 +137,7 @@ int main(void)
 	setups[3].group_budget = shared.budget_bytes - shared.resident_bytes;
 	def.cross_arm_report = 0;
 	def.max_items = MAX_BATCH / 2;
+	def.direct_handles = 0;
 	setups[2].group_budget = def.budget_bytes - def.resident_bytes;
 	if (vyre_planner_create(&def, &setups[2].planner, NULL) || batch_alloc(&b, MAX_BATCH))
 		return 1;

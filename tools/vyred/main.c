@@ -61,6 +61,8 @@ static int setup_plan_stage(struct vyre_daemon *d)
 	    .handoff_bytes = d->handoff_bytes,
 	    .handoff_writers = d->handoff_writers,
 	    .handoff_readers = d->handoff_readers,
+	    /* handles are slots 1 .. --max-buffers of the loop's table (ring/handles.h) */
+	    .direct_handles = d->cfg.max_buffers + 1,
 	};
 
 	int rc = vyre_plan_stage_create(&pc, &d->plan_stage);

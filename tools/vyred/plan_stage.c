@@ -41,6 +41,7 @@ static void planner_config(const struct vyre_plan_stage_config *cfg, struct vyre
 	pc->handoff_bytes = cfg->handoff_bytes;
 	pc->handoff_writers = cfg->handoff_writers;
 	pc->handoff_readers = cfg->handoff_readers;
+	pc->direct_handles = cfg->direct_handles;
 }
 
 int vyre_plan_stage_create(const struct vyre_plan_stage_config *cfg, struct vyre_plan_stage **out)

@@ -76,6 +76,7 @@ struct vyre_plan_stage_config {
 	uint64_t handoff_bytes;	 /* largest transient an on-chip handoff keeps; 0: none */
 	/* the links the backend keeps (planner.h): bit op of writer and reader; 0: every op */
 	uint32_t handoff_writers, handoff_readers;
+	uint32_t direct_handles; /* handle indices the planner looks up directly (planner.h) */
 };
 
 struct vyre_plan_input {
