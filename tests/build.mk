@@ -16,6 +16,14 @@ TEST_EXTRA_OBJS_test_device_buffers := $(BUILD)/obj/tests/test_integration_daemo
 $(BUILD)/tests/test_device_buffers: $(BUILD)/obj/tests/test_integration_daemon.o \
 	$(BUILD)/obj/tests/devbuf_model.o $(BUILD)/vyred
 
+# byte ranges (VYRE_SQE_RANGE): slices of one device buffer, every op, invalid ranges,
+# dedupe, the planner's groups, in-flight hazards between two clients
+TESTS += test_ranges
+TEST_EXTRA_OBJS_test_ranges := $(BUILD)/obj/tests/test_integration_daemon.o \
+	$(BUILD)/obj/tests/devbuf_model.o
+$(BUILD)/tests/test_ranges: $(BUILD)/obj/tests/test_integration_daemon.o \
+	$(BUILD)/obj/tests/devbuf_model.o $(BUILD)/vyred
+
 # A test named test_X is built from tests/test_X.c plus the core and client libs.
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a
 	@mkdir -p $(dir $@)

@@ -84,6 +84,60 @@ void dm_exec(struct dm *m, const struct vyre_work_item *it, uint32_t flags, int3
 	*status = vyre_exec_one(m->views, &x, result);
 }
 
+/* A range of a buffer of @bytes, as design.md 6.6 allows it, of an operand the op @has. */
+static int range_valid(int has, uint64_t off, uint32_t len, uint32_t bytes)
+{
+	if (!has)
+		return off == 0 && len == 0;
+	return off % 4 == 0 && len % 4 == 0 && off <= bytes && (uint64_t)len <= bytes - off;
+}
+
+void dm_exec_range(struct dm *m, const struct vyre_work_item *it, uint32_t flags,
+		   const struct vyre_item_range *r, int32_t *status, uint64_t *result)
+{
+	const int mask = vyre_op_operands(it->op_handle);
+	const int has_in = mask > 0 && (mask & VYRE_OPERAND_IN);
+	const int has_out = mask > 0 && (mask & VYRE_OPERAND_OUT);
+	int in = -1, out = -1, table = -1;
+
+	*status = VYRE_E_INVAL;
+	*result = 0;
+	if (mask < 0 || (flags & ~VYRE_SQE_VALID_FLAGS))
+		return;
+	if ((has_in && (in = find(m, it->input_handle)) < 0) ||
+	    (has_out && (out = find(m, it->output_handle)) < 0) ||
+	    ((mask & VYRE_OPERAND_TABLE) && (table = find(m, it->param)) < 0))
+		return;
+	if (vyre_op_check_lengths(it->op_handle, it, in < 0 ? 0 : m->b[in].bytes,
+				  out < 0 ? 0 : m->b[out].bytes) != 0)
+		return;
+	if (!range_valid(has_in, r->in_offset, r->in_length, in < 0 ? 0 : m->b[in].bytes) ||
+	    !range_valid(has_out, r->out_offset, r->out_length, out < 0 ? 0 : m->b[out].bytes))
+		return;
+	/* one buffer: the same range (in place) or ranges that share no byte */
+	if (in >= 0 && in == out && r->in_length && r->out_length &&
+	    !(r->in_offset == r->out_offset && r->in_length == r->out_length) &&
+	    r->in_offset < r->out_offset + r->out_length &&
+	    r->out_offset < r->in_offset + r->in_length)
+		return;
+	if (vyre_op_check_lengths(it->op_handle, it, r->in_length, r->out_length) != 0)
+		return;
+	const struct vyre_exec_item x = {
+	    .op = it->op_handle,
+	    .param = table < 0 ? it->param : 0,
+	    .in_heap = in < 0 ? 0 : (uint32_t)in,
+	    .out_heap = out < 0 ? 0 : (uint32_t)out,
+	    .table_heap = table < 0 ? 0 : (uint32_t)table,
+	    .in_bytes = r->in_length,
+	    .out_bytes = r->out_length,
+	    .table_bytes = table < 0 ? 0 : m->b[table].bytes,
+	    .in_off = r->in_offset,
+	    .out_off = r->out_offset,
+	};
+
+	*status = vyre_exec_one(m->views, &x, result);
+}
+
 void dm_free(struct dm *m)
 {
 	for (uint32_t i = 0; i < m->n; i++)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "../gpu/ops.h"
+#include "vyre/vyre.h"
 
 #define DM_MAX_BUFFERS 64u
 
@@ -38,6 +39,14 @@ void dm_forget(struct dm *m, uint32_t handle);
 /* Run one item submitted with SQE @flags as vyred must: its CQE status and result. */
 void dm_exec(struct dm *m, const struct vyre_work_item *it, uint32_t flags, int32_t *status,
 	     uint64_t *result);
+
+/*
+ * dm_exec of an item submitted with VYRE_SQE_RANGE (docs/design.md 6.6):
+ * the op on [offset, offset + length) of its input and output, the table
+ * whole; VYRE_E_INVAL, nothing changed, for a bad range.
+ */
+void dm_exec_range(struct dm *m, const struct vyre_work_item *it, uint32_t flags,
+		   const struct vyre_item_range *r, int32_t *status, uint64_t *result);
 
 void dm_free(struct dm *m);
 
