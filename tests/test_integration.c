@@ -9,7 +9,8 @@
  * earlier CQE of their client, vyred's acceptance order keeps each client's
  * submission order, and every status, result and final buffer equals
  * vyre_exec_sequential run in this process over the same items in the order
- * of vyred's accept log.
+ * of vyred's accept log. A quarter of the items name byte ranges of their
+ * buffers (VYRE_SQE_RANGE, docs/design.md 6.6), some of them bad.
  *
  * Every domain also has device buffers (VYRE_BUF_DEVICE, docs/design.md
  * section 6.2): two data buffers and a DFA table that items copy host
@@ -69,6 +70,7 @@ struct domain_bufs {
 
 struct rec {
 	struct vyre_work_item item;
+	struct vyre_item_range range; /* with VYRE_SQE_RANGE in flags */
 	uint32_t flags;
 	uint32_t received;
 	struct vyre_cqe cqe;
@@ -183,6 +185,49 @@ static uint32_t pick_table(uint64_t *rng, const struct domain_bufs *db)
 }
 
 /* A random item for a connection whose domain is @own (@other is another domain). */
+/* Bytes of @own's buffer @handle; 64 for a handle it does not have (the item fails anyway). */
+static uint32_t bytes_of(const struct domain_bufs *own, uint32_t handle)
+{
+	for (uint32_t i = 0; i < N_BUFS; i++)
+		if (own->b[i].handle == handle)
+			return own->b[i].bytes;
+	return 64;
+}
+
+/* A byte range of a buffer of @bytes (docs/design.md 6.6); one in 32 is out of bounds. */
+static void random_range(uint64_t *rng, uint32_t bytes, uint64_t *off, uint32_t *len)
+{
+	const uint32_t words = bytes / 4, first = (uint32_t)(rng_next(rng) % (words + 1));
+
+	*off = 4 * (uint64_t)first;
+	*len = 4 * (uint32_t)(rng_next(rng) % (words - first + 1));
+	if (rng_next(rng) % 32 == 0)
+		*len += 4;
+}
+
+/* Make @r an item on byte ranges of its buffers: the same range in place now and then. */
+static void random_ranges(uint64_t *rng, const struct domain_bufs *own, struct rec *r)
+{
+	const struct vyre_work_item *it = &r->item;
+	const int mask = vyre_op_operands(it->op_handle);
+
+	r->flags |= VYRE_SQE_RANGE;
+	r->range = (struct vyre_item_range){0};
+	if (mask <= 0)
+		return;
+	if (mask & VYRE_OPERAND_IN)
+		random_range(rng, bytes_of(own, it->input_handle), &r->range.in_offset,
+			     &r->range.in_length);
+	if (mask & VYRE_OPERAND_OUT)
+		random_range(rng, bytes_of(own, it->output_handle), &r->range.out_offset,
+			     &r->range.out_length);
+	if ((mask & VYRE_OPERAND_IN) && it->input_handle == it->output_handle &&
+	    rng_next(rng) % 2) {
+		r->range.out_offset = r->range.in_offset;
+		r->range.out_length = r->range.in_length;
+	}
+}
+
 static void random_item(uint64_t *rng, const struct domain_bufs *own,
 			const struct domain_bufs *other, struct rec *r)
 {
@@ -227,6 +272,8 @@ static void random_item(uint64_t *rng, const struct domain_bufs *own,
 		it->param = pick_table(rng, own);
 	if (it->op_handle == VYRE_OP_BYTEMAP)
 		it->param = pick_data(rng, own); /* a table of 256 bytes or more, or too short */
+	if (rng_next(rng) % 4 == 0)
+		random_ranges(rng, own, r);
 }
 
 /* decode -> map -> counted scan: three items of one connection in a row. */
@@ -305,6 +352,7 @@ static int submit_burst(struct producer *pr, uint32_t k, uint64_t *rng)
 	uint32_t left = pr->count[k] - pr->next[k];
 	uint32_t n = 1 + (uint32_t)(rng_next(rng) % 32);
 	struct vyre_work_item its[32];
+	struct vyre_item_range ranges[32];
 	uint64_t ud[32];
 	int got;
 
@@ -313,9 +361,12 @@ static int submit_burst(struct producer *pr, uint32_t k, uint64_t *rng)
 	if (rng_next(rng) % 3 == 0) {
 		/* One at a time, with the item's flags. */
 		const struct rec *r = &pr->recs[k][pr->next[k]];
+		const uint64_t one = user_data(pr->p, k, pr->next[k]);
 
-		got =
-		    vyre_submit(pr->conn[k], &r->item, user_data(pr->p, k, pr->next[k]), r->flags);
+		got = (r->flags & VYRE_SQE_RANGE)
+			  ? vyre_submit_range(pr->conn[k], &r->item, &r->range, one,
+					      r->flags & ~VYRE_SQE_RANGE)
+			  : vyre_submit(pr->conn[k], &r->item, one, r->flags);
 		if (got == VYRE_E_AGAIN)
 			return 0;
 		if (got != 0)
@@ -323,15 +374,27 @@ static int submit_burst(struct producer *pr, uint32_t k, uint64_t *rng)
 		pr->next[k]++;
 		return 1;
 	}
-	/* Batches carry no flags: clear them so the records say what was submitted. */
+	/*
+	 * Batches carry no flags but VYRE_SQE_RANGE, on all of them or none: a
+	 * batch is the run of items ranged like the first, and the records say
+	 * what was submitted.
+	 */
+	const uint32_t ranged = pr->recs[k][pr->next[k]].flags & VYRE_SQE_RANGE;
+
 	for (uint32_t i = 0; i < n; i++) {
 		struct rec *r = &pr->recs[k][pr->next[k] + i];
 
-		r->flags = 0;
+		if ((r->flags & VYRE_SQE_RANGE) != ranged) {
+			n = i;
+			break;
+		}
+		r->flags = ranged;
 		its[i] = r->item;
+		ranges[i] = r->range;
 		ud[i] = user_data(pr->p, k, pr->next[k] + i);
 	}
-	got = vyre_submit_batch(pr->conn[k], its, ud, n);
+	got = ranged ? vyre_submit_batch_range(pr->conn[k], its, ranges, ud, n)
+		     : vyre_submit_batch(pr->conn[k], its, ud, n);
 	if (got < 0)
 		FAIL("submit_batch: %s", vyre_strerror(got));
 	pr->next[k] += (uint32_t)got;
@@ -488,6 +551,37 @@ static int oracle_lookup(const struct oracle_domain *od, uint32_t handle, uint64
 	return -1;
 }
 
+/*
+ * docs/design.md 6.6, the oracle's reading: each operand narrowed to its
+ * range, checked; -1 for a bad range.
+ */
+static int oracle_range(int mask, const struct vyre_work_item *it, const struct vyre_item_range *r,
+			uint64_t *in_o, uint32_t *in_b, uint64_t *out_o, uint32_t *out_b)
+{
+	const int in = mask > 0 && (mask & VYRE_OPERAND_IN),
+		  out = mask > 0 && (mask & VYRE_OPERAND_OUT);
+
+	if ((!in && (r->in_offset || r->in_length)) || (!out && (r->out_offset || r->out_length)))
+		return -1;
+	if ((r->in_offset | r->in_length | r->out_offset | r->out_length) % 4 ||
+	    r->in_offset > *in_b || r->in_length > *in_b - r->in_offset || r->out_offset > *out_b ||
+	    r->out_length > *out_b - r->out_offset)
+		return -1;
+	/* in place or apart */
+	if (in && out && it->input_handle == it->output_handle && r->in_length && r->out_length &&
+	    !(r->in_offset == r->out_offset && r->in_length == r->out_length) &&
+	    r->in_offset < r->out_offset + r->out_length &&
+	    r->out_offset < r->in_offset + r->in_length)
+		return -1;
+	if (vyre_op_check_lengths(it->op_handle, it, r->in_length, r->out_length))
+		return -1;
+	*in_o += r->in_offset;
+	*in_b = r->in_length;
+	*out_o += r->out_offset;
+	*out_b = r->out_length;
+	return 0;
+}
+
 /* The oracle's own resolve: an unknown op id marks an item that must fail. */
 static void oracle_resolve(const struct oracle_domain *od, uint32_t heap, const struct rec *r,
 			   struct vyre_exec_item *x)
@@ -509,6 +603,9 @@ static void oracle_resolve(const struct oracle_domain *od, uint32_t heap, const 
 	if ((mask & VYRE_OPERAND_TABLE) && oracle_lookup(od, it->param, &t_o, &t_b))
 		return;
 	if (vyre_op_check_lengths(it->op_handle, it, in_b, out_b))
+		return;
+	if ((r->flags & VYRE_SQE_RANGE) &&
+	    oracle_range(mask, it, &r->range, &in_o, &in_b, &out_o, &out_b))
 		return;
 	*x = (struct vyre_exec_item){.op = it->op_handle,
 				     .param = (mask & VYRE_OPERAND_TABLE) ? 0 : it->param,
