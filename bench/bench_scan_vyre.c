@@ -18,9 +18,9 @@
 
 #define PROCS	    16u
 #define QUICK_PROCS 2u
-/* what one producer keeps in flight: 32 items of 4 KiB, 4 of 64 KiB, 1 of 1 MiB */
+/* what one producer keeps in flight: 64 items of 4 KiB, 4 of 64 KiB, 1 of 1 MiB (issue 23) */
 #define INFLIGHT_BYTES (256u * KIB)
-#define MAX_DEPTH      32u
+#define MAX_DEPTH      64u
 /* user_data: the item's walk index, then whether it is the decode, then its slot */
 #define UD_DECODE	   0x80u
 #define UD_SLOT		   0x3fu
