@@ -209,6 +209,28 @@ static void test_device_buffers(void **state)
 	vyre_submit_program_free(p);
 }
 
+/* in=OFF+LEN and out=OFF+LEN: an item on byte ranges (VYRE_SQE_RANGE, design.md 6.6). */
+static void test_item_ranges(void **state)
+{
+	(void)state;
+	struct vyre_submit_program *p = parse_ok("buffer a 64\nbuffer b 64\n"
+						 "item COPY a b in=4+8 out=0x10+8 fence\n"
+						 "item SUM a b 0 out=0+4\n"
+						 "item COPY a b\n");
+
+	assert_int_equal(p->n_items, 3);
+	assert_int_equal(p->items[0].flags, VYRE_SQE_RANGE | VYRE_SQE_FENCE);
+	assert_int_equal(p->items[0].range.in_offset, 4);
+	assert_int_equal(p->items[0].range.in_length, 8);
+	assert_int_equal(p->items[0].range.out_offset, 16);
+	assert_int_equal(p->items[0].range.out_length, 8);
+	assert_int_equal(p->items[1].flags, VYRE_SQE_RANGE);
+	assert_int_equal(p->items[1].range.in_length, 0);
+	assert_int_equal(p->items[1].range.out_length, 4);
+	assert_int_equal(p->items[2].flags, 0);
+	vyre_submit_program_free(p);
+}
+
 static void test_named_buffers(void **state)
 {
 	(void)state;
@@ -291,6 +313,9 @@ static void test_errors_name_line_and_column(void **state)
 	    {"buffer a 4\nitem ADD a a 1 fence fence\n", 2, 22, "given twice"},
 	    {"buffer a 4\nitem ADD a a 1 bogus\n", 2, 16, "unexpected 'bogus'"},
 	    {"buffer a 4\nitem ADD a a id=x\n", 2, 14, "64-bit number"},
+	    {"buffer a 4\nitem ADD a a in=4\n", 2, 14, "OFFSET+LENGTH"},
+	    {"buffer a 4\nitem ADD a a out=x+4\n", 2, 14, "64-bit offset"},
+	    {"buffer a 4\nitem ADD a a in=0+4 in=0+4\n", 2, 21, "given twice"},
 	    {"buffer a 4\nitem ADD a a @x\n", 2, 14, "not a handle"},
 	    {"item NOP 0\n", 1, 1, "usage: item"},
 	    {"buffer a 4\nitem NOP 0 0 id=5\nitem NOP 0 0\nitem NOP 0 0 id=3\n", 4, 0,
@@ -549,6 +574,7 @@ int main(void)
 	    cmocka_unit_test(test_dfa_statement),
 	    cmocka_unit_test(test_device_buffers),
 	    cmocka_unit_test(test_named_buffers),
+	    cmocka_unit_test(test_item_ranges),
 	    cmocka_unit_test(test_errors_name_line_and_column),
 	    cmocka_unit_test(test_dfa_state_limit),
 	    cmocka_unit_test(test_examples_parse),

@@ -541,44 +541,91 @@ static int parse_operand(struct parser *ps, const struct vyre_submit_token *t, i
 	return perr(ps, t, "'%s' is not a buffer (a name, @handle or 0)", t->s);
 }
 
-/* item OP IN OUT [PARAM] [fence] [nodedupe] [id=N] */
+/* A token that names the item's flags, id or ranges, not its PARAM. */
+static int item_option(const struct vyre_submit_token *t)
+{
+	return is_keyword(t->s) || strncmp(t->s, "id=", 3) == 0 || strncmp(t->s, "in=", 3) == 0 ||
+	       strncmp(t->s, "out=", 4) == 0;
+}
+
+/* in=OFF+LEN / out=OFF+LEN (docs/design.md 6.6): the byte range of an operand. */
+static int parse_range(struct parser *ps, const struct vyre_submit_token *t, const char *at,
+		       uint64_t *off, uint32_t *len)
+{
+	char num[64];
+	const char *plus = strchr(at, '+');
+	uint64_t l;
+
+	if (!plus || (size_t)(plus - at) >= sizeof(num))
+		return perr(ps, t, "'%s' needs OFFSET+LENGTH", t->s);
+	memcpy(num, at, (size_t)(plus - at));
+	num[plus - at] = 0;
+	if (vyre_submit_number(num, UINT64_MAX, off) ||
+	    vyre_submit_number(plus + 1, UINT32_MAX, &l))
+		return perr(ps, t, "'%s' needs a 64-bit offset and a 32-bit length", t->s);
+	*len = (uint32_t)l;
+	return 0;
+}
+
+/* One of an item's options: fence, nodedupe, id=N, in=OFF+LEN, out=OFF+LEN. */
+static int parse_item_option(struct parser *ps, const struct vyre_submit_token *t,
+			     struct vyre_submit_item *it, uint32_t *seen)
+{
+	static const char *const names[] = {"fence", "nodedupe", "id=", "in=", "out="};
+	uint32_t which = 0;
+
+	while (which < 5 && (t->quoted || strncmp(t->s, names[which], strlen(names[which])) != 0 ||
+			     (which < 2 && strcmp(t->s, names[which]) != 0)))
+		which++;
+	if (which == 5)
+		return perr(ps, t,
+			    "unexpected '%s' (fence, nodedupe, id=N, in=OFF+LEN or out=OFF+LEN)",
+			    t->s);
+	if (*seen & (1u << which))
+		return perr(ps, t, "'%s' given twice", names[which]);
+	*seen |= 1u << which;
+	switch (which) {
+	case 0:
+		it->flags |= VYRE_SQE_FENCE;
+		return 0;
+	case 1:
+		it->flags |= VYRE_SQE_NODEDUPE;
+		return 0;
+	case 2:
+		if (vyre_submit_number(t->s + 3, UINT64_MAX, &it->user_data))
+			return perr(ps, t, "'%s' needs a 64-bit number", t->s);
+		return 0;
+	case 3:
+		it->flags |= VYRE_SQE_RANGE;
+		return parse_range(ps, t, t->s + 3, &it->range.in_offset, &it->range.in_length);
+	default:
+		it->flags |= VYRE_SQE_RANGE;
+		return parse_range(ps, t, t->s + 4, &it->range.out_offset, &it->range.out_length);
+	}
+}
+
+/* item OP IN OUT [PARAM] [fence] [nodedupe] [id=N] [in=OFF+LEN] [out=OFF+LEN] */
 static int parse_item(struct parser *ps)
 {
 	const struct vyre_submit_line *l = &ps->line;
 	struct vyre_submit_program *p = ps->p;
 	struct vyre_submit_item it = {.user_data = ps->lineno, .line = ps->lineno};
-	uint32_t i = 4;
+	uint32_t i = 4, seen = 0;
 	int rc;
 
 	if (l->n < 4)
 		return perr(ps, &l->tok[0],
 			    "usage: item OP IN OUT [PARAM] [fence] [nodedupe] "
-			    "[id=N]");
+			    "[id=N] [in=OFF+LEN] [out=OFF+LEN]");
 	rc = parse_op(ps, &l->tok[1], &it.op);
 	if (!rc)
 		rc = parse_operand(ps, &l->tok[2], 0, &it.in);
 	if (!rc)
 		rc = parse_operand(ps, &l->tok[3], 0, &it.out);
-	if (!rc && i < l->n && !is_keyword(l->tok[i].s) && strncmp(l->tok[i].s, "id=", 3) != 0)
+	if (!rc && i < l->n && !item_option(&l->tok[i]))
 		rc = parse_operand(ps, &l->tok[i++], 1, &it.param);
-	for (; !rc && i < l->n; i++) {
-		const struct vyre_submit_token *t = &l->tok[i];
-		uint32_t flag = 0;
-
-		if (!t->quoted && strcmp(t->s, "fence") == 0)
-			flag = VYRE_SQE_FENCE;
-		else if (!t->quoted && strcmp(t->s, "nodedupe") == 0)
-			flag = VYRE_SQE_NODEDUPE;
-		else if (!t->quoted && strncmp(t->s, "id=", 3) == 0) {
-			if (vyre_submit_number(t->s + 3, UINT64_MAX, &it.user_data))
-				rc = perr(ps, t, "'%s' needs a 64-bit number", t->s);
-			continue;
-		} else
-			return perr(ps, t, "unexpected '%s' (fence, nodedupe or id=N)", t->s);
-		if (it.flags & flag)
-			return perr(ps, t, "'%s' given twice", t->s);
-		it.flags |= flag;
-	}
+	for (; !rc && i < l->n; i++)
+		rc = parse_item_option(ps, &l->tok[i], &it, &seen);
 	if (rc)
 		return rc;
 	rc = grow((void **)&p->items, &ps->cap_items, p->n_items + 1, sizeof(*p->items),

@@ -47,7 +47,8 @@ struct vyre_submit_operand {
 struct vyre_submit_item {
 	uint32_t op;
 	struct vyre_submit_operand in, out, param;
-	uint32_t flags; /* VYRE_SQE_* */
+	uint32_t flags;		      /* VYRE_SQE_* */
+	struct vyre_item_range range; /* with VYRE_SQE_RANGE: in=OFF+LEN, out=OFF+LEN */
 	uint64_t user_data;
 	uint32_t line;
 };

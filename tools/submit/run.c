@@ -143,7 +143,9 @@ static int submit_item(struct runner *r, uint32_t index)
 	int64_t deadline = now_ns() + r->timeout_ns;
 
 	for (;;) {
-		int rc = r->t->submit(r->t->impl, &w, it->user_data, it->flags);
+		int rc =
+		    r->t->submit(r->t->impl, &w, (it->flags & VYRE_SQE_RANGE) ? &it->range : NULL,
+				 it->user_data, it->flags);
 
 		if (rc == 0)
 			break;

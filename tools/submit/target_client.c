@@ -14,9 +14,11 @@ static void *client_ptr(void *impl, uint32_t handle, uint32_t *bytes)
 	return vyre_buffer_ptr(impl, handle, bytes);
 }
 
-static int client_submit(void *impl, const struct vyre_work_item *it, uint64_t user_data,
-			 uint32_t flags)
+static int client_submit(void *impl, const struct vyre_work_item *it,
+			 const struct vyre_item_range *range, uint64_t user_data, uint32_t flags)
 {
+	if (flags & VYRE_SQE_RANGE)
+		return vyre_submit_range(impl, it, range, user_data, flags & ~VYRE_SQE_RANGE);
 	return vyre_submit(impl, it, user_data, flags);
 }
 

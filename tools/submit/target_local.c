@@ -11,6 +11,7 @@
 
 #include "../../gpu/ops.h"
 #include "../../ring/proto.h"
+#include "../../ring/resolve.h"
 #include "vyre/vyre.h"
 
 struct local_buffer {
@@ -198,8 +199,8 @@ static int resolve(const struct local *l, const struct vyre_work_item *it, struc
 	return vyre_op_check_lengths(it->op_handle, it, x->in_bytes, x->out_bytes);
 }
 
-static int local_submit(void *impl, const struct vyre_work_item *it, uint64_t user_data,
-			uint32_t flags)
+static int local_submit(void *impl, const struct vyre_work_item *it,
+			const struct vyre_item_range *range, uint64_t user_data, uint32_t flags)
 {
 	struct local *l = impl;
 	struct vyre_exec_item x;
@@ -212,6 +213,17 @@ static int local_submit(void *impl, const struct vyre_work_item *it, uint64_t us
 	if (rc)
 		return rc;
 	cqe.status = resolve(l, it, &x);
+	/* byte ranges as vyred narrows them (docs/design.md 6.6) */
+	if (cqe.status == 0 && (flags & VYRE_SQE_RANGE)) {
+		const struct vyre_sqe sqe = {.flags = flags,
+					     .item = *it,
+					     .in_offset = range->in_offset,
+					     .out_offset = range->out_offset,
+					     .in_length = range->in_length,
+					     .out_length = range->out_length};
+
+		cqe.status = vyre_resolve_range(&sqe, &x);
+	}
 	if (cqe.status == 0)
 		cqe.status = vyre_exec_one(&l->heap, &x, &cqe.result);
 	l->cqes[l->n_cqes++] = cqe;
