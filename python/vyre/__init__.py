@@ -23,7 +23,7 @@ import collections
 import ctypes
 import enum
 
-from ._lib import BUFFER_NAME_MAX, BufferInfoC, ConnectOptsC, CqeC, WorkItemC, lib
+from ._lib import BUFFER_NAME_MAX, BufferInfoC, ConnectOptsC, CqeC, ItemRangeC, WorkItemC, lib
 
 try:
     import numpy as _np
@@ -80,7 +80,8 @@ OK = Err.OK
 SQE_FENCE = 1 << 0
 SQE_NODEDUPE = 1 << 1
 SQE_CHAIN = 1 << 2
-SQE_VALID_FLAGS = SQE_FENCE | SQE_NODEDUPE | SQE_CHAIN
+SQE_RANGE = 1 << 3
+SQE_VALID_FLAGS = SQE_FENCE | SQE_NODEDUPE | SQE_CHAIN | SQE_RANGE
 CQE_DEDUPED = 1 << 0
 BUF_DEVICE = 1 << 0
 BUF_TRANSIENT = 1 << 1
@@ -204,6 +205,18 @@ class Cqe(collections.namedtuple("Cqe", "user_data status flags result complete_
 
 def _handle(x):
     return x.handle if isinstance(x, Buffer) else int(x)
+
+
+ItemRange = collections.namedtuple("ItemRange", "in_offset in_length out_offset out_length")
+ItemRange.__doc__ = """An item's byte ranges (docs/design.md 6.6): offset and length of its input and output."""
+
+
+def _range_c(r, into=None):
+    r = ItemRange(*r) if not isinstance(r, ItemRange) else r
+    c = into if into is not None else ItemRangeC()
+    c.in_offset, c.in_length = int(r.in_offset), int(r.in_length)
+    c.out_offset, c.out_length = int(r.out_offset), int(r.out_length)
+    return c
 
 
 def _item_c(it, into=None):
@@ -420,6 +433,27 @@ class Client:
             _item_c(it, arr[i])
         ud = (ctypes.c_uint64 * n)(*user_data) if user_data is not None else None
         return _check(lib.vyre_submit_batch(self._live(), arr, ud, n), "submit_batch")
+
+    def submit_range(self, item, rng, user_data=0, flags=0):
+        """vyre_submit_range: one item on byte ranges of its buffers.
+
+        rng is an ItemRange or an (in_offset, in_length, out_offset, out_length)
+        tuple; vyred completes a bad range with E_INVAL. Again when the SQ is full.
+        """
+        it, r = _item_c(item), _range_c(rng)
+        _check(lib.vyre_submit_range(self._live(), ctypes.byref(it), ctypes.byref(r), user_data, flags), "submit_range")
+
+    def submit_batch_range(self, items, ranges, user_data=None):
+        """vyre_submit_batch_range: ranges[i] for items[i]; returns how many were queued (a prefix)."""
+        n = len(items)
+        if len(ranges) != n or (user_data is not None and len(user_data) != n):
+            raise ValueError("vyre: one range and one user_data per item")
+        arr, rarr = (WorkItemC * n)(), (ItemRangeC * n)()
+        for i, (it, r) in enumerate(zip(items, ranges)):
+            _item_c(it, arr[i])
+            _range_c(r, rarr[i])
+        ud = (ctypes.c_uint64 * n)(*user_data) if user_data is not None else None
+        return _check(lib.vyre_submit_batch_range(self._live(), arr, rarr, ud, n), "submit_batch_range")
 
     def _cqe_room(self, max_cqes):
         if len(self._cqes) < max_cqes:

@@ -27,6 +27,17 @@ class WorkItemC(ctypes.Structure):
     ]
 
 
+class ItemRangeC(ctypes.Structure):
+    """struct vyre_item_range: an item's byte ranges (vyre_submit_range)."""
+
+    _fields_ = [
+        ("in_offset", c_u64),
+        ("out_offset", c_u64),
+        ("in_length", c_u32),
+        ("out_length", c_u32),
+    ]
+
+
 class CqeC(ctypes.Structure):
     """struct vyre_cqe: one completion, 32 bytes."""
 
@@ -74,6 +85,7 @@ _PTRS = 2 * ctypes.sizeof(ctypes.c_void_p)
 LAYOUT = [
     (WorkItemC, 16, {"op_handle": 0, "input_handle": 4, "output_handle": 8, "param": 12}),
     (CqeC, 32, {"user_data": 0, "status": 8, "flags": 12, "result": 16, "complete_ns": 24}),
+    (ItemRangeC, 24, {"in_offset": 0, "out_offset": 8, "in_length": 16, "out_length": 20}),
     (
         ConnectOptsC,
         _PTRS + 24,
@@ -129,6 +141,11 @@ def _declare(lib):
         "vyre_buffer_ptr": (P, [P, c_u32, ctypes.POINTER(c_u32)]),
         "vyre_submit": (I, [P, ctypes.POINTER(WorkItemC), c_u64, c_u32]),
         "vyre_submit_batch": (I, [P, ctypes.POINTER(WorkItemC), ctypes.POINTER(c_u64), c_u32]),
+        "vyre_submit_range": (I, [P, ctypes.POINTER(WorkItemC), ctypes.POINTER(ItemRangeC), c_u64, c_u32]),
+        "vyre_submit_batch_range": (
+            I,
+            [P, ctypes.POINTER(WorkItemC), ctypes.POINTER(ItemRangeC), ctypes.POINTER(c_u64), c_u32],
+        ),
         "vyre_reap": (I, [P, ctypes.POINTER(CqeC), c_u32]),
         "vyre_wait": (I, [P, ctypes.POINTER(CqeC), c_u32, ctypes.c_int64]),
         "vyre_event_fd": (I, [P]),
