@@ -233,9 +233,11 @@ static inline void note_arm_output(struct batch_scratch *s, uint32_t k, uint32_t
 /* The slots of item @k of a ranged batch: its operands' runs (ranges.c), read as item_slots_of. */
 static inline void item_runs(const uint32_t *run_of, uint32_t k, struct item_slots *sl)
 {
-	sl->in = run_of[3 * k];
-	sl->table = run_of[3 * k + 1];
-	sl->write = run_of[3 * k + 2];
+	const uint32_t *r = &run_of[3 * (size_t)k];
+
+	sl->in = r[0];
+	sl->table = r[1];
+	sl->write = r[2];
 	sl->n_reads = 0;
 	sl->read[0] = sl->read[1] = VYRE_PLAN_NONE;
 	if (sl->in != VYRE_PLAN_NONE)
