@@ -64,7 +64,8 @@ $(BUILD)/tests/test_cuda_dfa: $(BUILD)/libvyre-submit.a
 # test_cuda_e2e runs vyred and the transport's integration test against it
 TEST_EXTRA_OBJS_test_cuda_e2e += $(BUILD)/obj/tests/test_integration_daemon.o
 $(BUILD)/tests/test_cuda_e2e: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred \
-	$(BUILD)/tests/test_integration $(BUILD)/tests/test_device_buffers $(BUILD)/tests/test_chains
+	$(BUILD)/tests/test_integration $(BUILD)/tests/test_device_buffers $(BUILD)/tests/test_chains \
+	$(BUILD)/tests/test_ranges
 # A directory to carry to a GPU machine: the GPU tests, vyred, vyre-bench,
 # the shared libraries such a machine may lack, and gpu/cuda_gpu_run.sh as
 # run.sh (see docs/cuda.md).
@@ -72,11 +73,12 @@ CUDA_BUNDLE := $(BUILD)/cuda-bundle
 .PHONY: cuda-bundle
 cuda-bundle: $(BUILD)/vyred $(BUILD)/vyre-bench \
 	$(addprefix $(BUILD)/tests/,$(CUDA_TESTS) test_integration test_device_buffers test_chains \
-	test_resume test_resume_edges test_gpu_fault_load) gpu/cuda_gpu_run.sh
+	test_ranges test_resume test_resume_edges test_gpu_fault_load) gpu/cuda_gpu_run.sh
 	rm -rf $(CUDA_BUNDLE) && mkdir -p $(CUDA_BUNDLE)/tests $(CUDA_BUNDLE)/lib
 	cp $(BUILD)/vyred $(BUILD)/vyre-bench $(CUDA_BUNDLE)/
 	cp $(addprefix $(BUILD)/tests/,$(CUDA_TESTS) test_integration test_device_buffers \
-		test_chains test_resume test_resume_edges test_gpu_fault_load) $(CUDA_BUNDLE)/tests/
+		test_chains test_ranges test_resume test_resume_edges test_gpu_fault_load) \
+		$(CUDA_BUNDLE)/tests/
 	for l in liburing.so.2 libcmocka.so.0; do \
 		p=$$(ldconfig -p | awk -v l=$$l '$$1 == l { print $$NF; exit }'); \
 		[ -z "$$p" ] || cp -L "$$p" $(CUDA_BUNDLE)/lib/; \

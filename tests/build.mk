@@ -12,17 +12,15 @@ $(BUILD)/tests/test_chains: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD
 # device buffers (VYRE_BUF_DEVICE): every op, sharing, validate once per write, limits
 TESTS += test_device_buffers
 TEST_EXTRA_OBJS_test_device_buffers := $(BUILD)/obj/tests/test_integration_daemon.o \
-	$(BUILD)/obj/tests/devbuf_model.o
-$(BUILD)/tests/test_device_buffers: $(BUILD)/obj/tests/test_integration_daemon.o \
-	$(BUILD)/obj/tests/devbuf_model.o $(BUILD)/vyred
+	$(BUILD)/obj/tests/devbuf_model.o $(BUILD)/obj/tests/devbuf_session.o
+$(BUILD)/tests/test_device_buffers: $(TEST_EXTRA_OBJS_test_device_buffers) $(BUILD)/vyred
 
 # byte ranges (VYRE_SQE_RANGE): slices of one device buffer, every op, invalid ranges,
 # dedupe, the planner's groups, in-flight hazards between two clients
 TESTS += test_ranges
 TEST_EXTRA_OBJS_test_ranges := $(BUILD)/obj/tests/test_integration_daemon.o \
-	$(BUILD)/obj/tests/devbuf_model.o
-$(BUILD)/tests/test_ranges: $(BUILD)/obj/tests/test_integration_daemon.o \
-	$(BUILD)/obj/tests/devbuf_model.o $(BUILD)/vyred
+	$(BUILD)/obj/tests/devbuf_model.o $(BUILD)/obj/tests/devbuf_session.o
+$(BUILD)/tests/test_ranges: $(TEST_EXTRA_OBJS_test_ranges) $(BUILD)/vyred
 
 # A test named test_X is built from tests/test_X.c plus the core and client libs.
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a

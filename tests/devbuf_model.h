@@ -55,4 +55,12 @@ void dm_random_table(uint32_t *words, uint32_t n, uint64_t *rng);
 
 uint64_t dm_rng(uint64_t *s);
 
+/*
+ * A 2-state DFA counting the bytes 'a' (state 1, after an 'a', accepts)
+ * into @w (DM_TABLE2_BYTES); with @bad, a transition out of range that an
+ * input without 'z' never takes.
+ */
+#define DM_TABLE2_BYTES (4u * (3u + 512u))
+void dm_count_a_table(uint32_t *w, uint32_t bad);
+
 #endif /* VYRE_TESTS_DEVBUF_MODEL_H */

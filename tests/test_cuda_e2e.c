@@ -4,8 +4,9 @@
  *   1. tests/test_integration (8 producer processes, private and shared
  *      domains, heap and device buffers, every CQE and buffer compared with
  *      the oracle) and tests/test_device_buffers (device buffers: every op,
- *      validate once per write, --device-bytes-max exhaustion and release)
- *      against vyred --backend cuda, in persistent and in launch mode: a
+ *      validate once per write, --device-bytes-max exhaustion and release),
+ *      tests/test_chains and tests/test_ranges (items on byte ranges of
+ *      heap and device buffers) against vyred --backend cuda, in persistent and in launch mode: a
  *      wrapper script given as $VYRED adds the flags;
  *   2. vyred --backend cuda --mode persistent is killed with SIGKILL while
  *      its persistent kernel is resident; a new vyred then starts on the same
@@ -728,6 +729,8 @@ int main(void)
 	run_test("test_device_buffers", "launch");
 	run_test("test_chains", "persistent");
 	run_test("test_chains", "launch");
+	run_test("test_ranges", "persistent");
+	run_test("test_ranges", "launch");
 	printf("cuda e2e: %u failure(s)\n", failures);
 	return failures ? 1 : 0;
 }

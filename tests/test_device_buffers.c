@@ -30,22 +30,15 @@
 #include <time.h>
 
 #include "devbuf_model.h"
+#include "devbuf_session.h"
 #include "test_integration_daemon.h"
 #include "vyre/vyre.h"
 
 #define WAIT_NS	  (30ll * 1000000000ll)
-#define SCRATCH	  8192u /* the heap buffer device buffers are read back through */
 #define MAX_BATCH 256u
 
 static struct vyre_test_daemon daemon_;
 static const char *backend = "cpu";
-
-struct session {
-	struct vyre_client *c;
-	struct dm *m;
-	uint32_t scratch;
-	uint64_t next_ud;
-};
 
 /* ---- running items against vyred and the model ---------------------------------------- */
 
@@ -53,12 +46,13 @@ struct session {
  * Submit @n items (@flags per item, or NULL: one vyre_submit_batch), wait,
  * compare every CQE with the model; their statuses go to @status (may be NULL).
  */
-static int run_st(struct session *s, const struct vyre_work_item *its, const uint32_t *flags,
+static int run_st(struct dm_session *s, const struct vyre_work_item *its, const uint32_t *flags,
 		  uint32_t n, const char *what, int32_t *status_out)
 {
 	uint64_t ud[MAX_BATCH];
-	struct vyre_cqe cqe[MAX_BATCH], got[MAX_BATCH];
-	uint32_t queued = 0, seen = 0;
+	struct vyre_cqe cqe[MAX_BATCH];
+	const uint64_t first = s->next_ud;
+	uint32_t queued = 0;
 
 	if (n > MAX_BATCH)
 		FAIL("%s: %u items", what, n);
@@ -74,20 +68,8 @@ static int run_st(struct session *s, const struct vyre_work_item *its, const uin
 		if (rc == VYRE_E_AGAIN || rc == 0)
 			continue;
 	}
-	while (seen < n) {
-		int k = vyre_wait(s->c, &got[seen], n - seen, WAIT_NS);
-
-		if (k < 0)
-			FAIL("%s: wait: %s", what, vyre_strerror(k));
-		seen += (uint32_t)k;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t k = got[i].user_data - ud[0];
-
-		if (k >= n)
-			FAIL("%s: a CQE for user_data %" PRIu64, what, got[i].user_data);
-		cqe[k] = got[i];
-	}
+	if (dm_wait_items(s, first, n, cqe, what))
+		return -1;
 	for (uint32_t i = 0; i < n; i++) {
 		int32_t status;
 		uint64_t result;
@@ -104,13 +86,13 @@ static int run_st(struct session *s, const struct vyre_work_item *its, const uin
 	return 0;
 }
 
-static int run(struct session *s, const struct vyre_work_item *its, const uint32_t *flags,
+static int run(struct dm_session *s, const struct vyre_work_item *its, const uint32_t *flags,
 	       uint32_t n, const char *what)
 {
 	return run_st(s, its, flags, n, what, NULL);
 }
 
-static int run1(struct session *s, uint32_t op, uint32_t in, uint32_t out, uint32_t param,
+static int run1(struct dm_session *s, uint32_t op, uint32_t in, uint32_t out, uint32_t param,
 		const char *what)
 {
 	const struct vyre_work_item it = {op, in, out, param};
@@ -118,40 +100,8 @@ static int run1(struct session *s, uint32_t op, uint32_t in, uint32_t out, uint3
 	return run(s, &it, NULL, 1, what);
 }
 
-/* A device buffer's bytes, through a COPY into the scratch heap buffer. */
-static const uint8_t *read_device(struct session *s, uint32_t handle, uint32_t bytes)
-{
-	const struct vyre_work_item it = {VYRE_OP_COPY, handle, s->scratch, 0};
-	struct vyre_cqe cqe;
-
-	if (bytes > SCRATCH || vyre_submit(s->c, &it, s->next_ud++, 0) != 0 ||
-	    vyre_wait(s->c, &cqe, 1, WAIT_NS) != 1 || cqe.status != 0)
-		return NULL;
-	return vyre_buffer_ptr(s->c, s->scratch, NULL);
-}
-
-/* Every live buffer of the model equals vyred's. */
-static int check_buffers(struct session *s, const char *what)
-{
-	for (uint32_t i = 0; i < s->m->n; i++) {
-		const struct dm_buf *b = &s->m->b[i];
-		const uint8_t *have;
-
-		if (!b->handle)
-			continue;
-		have = b->device ? read_device(s, b->handle, b->bytes)
-				 : vyre_buffer_ptr(s->c, b->handle, NULL);
-		if (!have)
-			FAIL("%s: cannot read buffer %u", what, i);
-		if (memcmp(have, s->m->views[i].base, b->bytes) != 0)
-			FAIL("%s: %s buffer %u (%u bytes) differs from the oracle", what,
-			     b->device ? "device" : "heap", i, b->bytes);
-	}
-	return 0;
-}
-
 /* Allocate a buffer in vyred and the model; heap buffers get @init (NULL: zeros). */
-static int add(struct session *s, uint32_t bytes, uint32_t flags, const void *init,
+static int add(struct dm_session *s, uint32_t bytes, uint32_t flags, const void *init,
 	       uint32_t *handle)
 {
 	int rc = vyre_buffer_alloc(s->c, bytes, flags, handle);
@@ -186,7 +136,7 @@ static int connect_to(const char *domain, struct vyre_client **c)
 	return 0;
 }
 
-static int open_session(struct session *s, struct dm *m, const char *domain)
+static int open_session(struct dm_session *s, struct dm *m, const char *domain)
 {
 	memset(s, 0, sizeof(*s));
 	memset(m, 0, sizeof(*m));
@@ -194,12 +144,12 @@ static int open_session(struct session *s, struct dm *m, const char *domain)
 	s->next_ud = 1;
 	if (connect_to(domain, &s->c) != 0)
 		return -1;
-	int rc = vyre_buffer_alloc(s->c, SCRATCH, 0, &s->scratch);
+	int rc = vyre_buffer_alloc(s->c, DM_SCRATCH, 0, &s->scratch);
 
 	return rc == 0 ? 0 : -1;
 }
 
-static void close_session(struct session *s)
+static void close_session(struct dm_session *s)
 {
 	vyre_close(s->c);
 	dm_free(s->m);
@@ -210,21 +160,6 @@ static void random_bytes(uint8_t *p, uint32_t n, uint64_t *rng)
 	for (uint32_t i = 0; i < n; i++)
 		p[i] = dm_rng(rng) % 5 == 0 ? 'a' : (uint8_t)dm_rng(rng);
 }
-
-/* A 2-state DFA counting the bytes 'a': state 1 (after an 'a') accepts. */
-static void count_a_table(uint32_t *w, uint32_t bad)
-{
-	w[0] = 2;
-	w[1] = 0;
-	w[2] = 2;
-	for (uint32_t s = 0; s < 2; s++)
-		for (uint32_t b = 0; b < 256; b++)
-			w[3 + 256 * s + b] = b == 'a';
-	if (bad) /* a transition out of range that an input without 'z' never takes */
-		w[3 + 256 + 'z'] = 7;
-}
-
-#define TABLE2_BYTES (4u * (3u + 512u))
 
 /* ---- the cases ----------------------------------------------------------------------- */
 
@@ -252,7 +187,7 @@ static int t_flags(void)
 
 static int t_basics(void)
 {
-	struct session s;
+	struct dm_session s;
 	struct dm m;
 	uint8_t data[1024], back[1024];
 	uint64_t rng = 7;
@@ -265,7 +200,7 @@ static int t_basics(void)
 	    add(&s, sizeof(data), VYRE_BUF_DEVICE, NULL, &dev) ||
 	    add(&s, 0, VYRE_BUF_DEVICE, NULL, &empty) || add(&s, sizeof(data), 0, NULL, &out))
 		return -1;
-	const uint8_t *fresh = read_device(&s, dev, sizeof(data));
+	const uint8_t *fresh = dm_read_device(&s, dev, sizeof(data));
 
 	for (uint32_t i = 0; fresh && i < sizeof(data); i++)
 		if (fresh[i])
@@ -278,7 +213,7 @@ static int t_basics(void)
 		FAIL("COPY host -> device -> host changed the bytes");
 	if (run1(&s, VYRE_OP_COPY, empty, out, 0, "an empty device buffer") ||
 	    run1(&s, VYRE_OP_SUM, empty, out, 0, "SUM of an empty device buffer") ||
-	    check_buffers(&s, "basics"))
+	    dm_check_buffers(&s, "basics"))
 		return -1;
 	if (vyre_buffer_free(s.c, dev) != 0)
 		FAIL("free of a device buffer");
@@ -299,10 +234,10 @@ static int t_ops(void)
 				       VYRE_OP_MUL,  VYRE_OP_SUM,  VYRE_OP_MAX, VYRE_OP_DFA_SCAN};
 	struct vyre_work_item its[MAX_BATCH];
 	uint32_t heap[3], dev[3], table[2], n = 0;
-	uint32_t words[TABLE2_BYTES / 4];
+	uint32_t words[DM_TABLE2_BYTES / 4];
 	uint8_t data[1024];
 	uint64_t rng = 11;
-	struct session s;
+	struct dm_session s;
 	struct dm m;
 
 	if (open_session(&s, &m, NULL) != 0)
@@ -315,9 +250,9 @@ static int t_ops(void)
 		if (run1(&s, VYRE_OP_XOR, heap[i], dev[i], 0x5a5a5a5a, "fill a device buffer"))
 			return -1;
 	}
-	count_a_table(words, 0);
-	if (add(&s, TABLE2_BYTES, 0, words, &table[0]) ||
-	    add(&s, TABLE2_BYTES, VYRE_BUF_DEVICE, NULL, &table[1]) ||
+	dm_count_a_table(words, 0);
+	if (add(&s, DM_TABLE2_BYTES, 0, words, &table[0]) ||
+	    add(&s, DM_TABLE2_BYTES, VYRE_BUF_DEVICE, NULL, &table[1]) ||
 	    run1(&s, VYRE_OP_COPY, table[0], table[1], 0, "the table to the device"))
 		return -1;
 	for (uint32_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++)
@@ -343,8 +278,8 @@ static int t_ops(void)
 	for (uint32_t i = 0; i < n; i++)
 		if (run(&s, &its[i], NULL, 1, "one op"))
 			return -1;
-	if (check_buffers(&s, "ops one at a time") || run(&s, its, NULL, n, "every op at once") ||
-	    check_buffers(&s, "ops at once"))
+	if (dm_check_buffers(&s, "ops one at a time") ||
+	    run(&s, its, NULL, n, "every op at once") || dm_check_buffers(&s, "ops at once"))
 		return -1;
 	close_session(&s);
 	return 0;
@@ -353,7 +288,7 @@ static int t_ops(void)
 /* Two clients of one domain: what one writes into a device buffer, the other reads. */
 static int t_shared(void)
 {
-	struct session a, b;
+	struct dm_session a, b;
 	struct dm m, unused;
 	uint32_t dev, src, sum, bytes = 0;
 	uint32_t words[16];
@@ -373,7 +308,7 @@ static int t_shared(void)
 	    run1(&b, VYRE_OP_SUM, dev, sum, 0, "b reads it") ||
 	    run1(&b, VYRE_OP_MUL, dev, dev, 3, "b writes it") ||
 	    run1(&a, VYRE_OP_MAX, dev, src, 0, "a reads what b wrote") ||
-	    check_buffers(&a, "shared"))
+	    dm_check_buffers(&a, "shared"))
 		return -1;
 	if (*(uint32_t *)vyre_buffer_ptr(b.c, sum, NULL) != 16 * 7500 + 16)
 		FAIL("b's SUM of a's device buffer");
@@ -395,24 +330,24 @@ static int t_shared(void)
  */
 static int t_validate_once(void)
 {
-	uint32_t good[TABLE2_BYTES / 4], bad[TABLE2_BYTES / 4];
+	uint32_t good[DM_TABLE2_BYTES / 4], bad[DM_TABLE2_BYTES / 4];
 	uint32_t tgood, tbad, dt, in, out, other;
 	struct vyre_work_item its[32];
 	int32_t ok[32], st[32];
 	char text[256];
-	struct session s;
+	struct dm_session s;
 	struct dm m;
 	uint32_t n = 0;
 
 	if (open_session(&s, &m, NULL) != 0)
 		return -1;
-	count_a_table(good, 0);
-	count_a_table(bad, 1);
+	dm_count_a_table(good, 0);
+	dm_count_a_table(bad, 1);
 	memset(text, 'a', sizeof(text));
 	for (uint32_t i = 0; i < sizeof(text); i += 3)
 		text[i] = 'b';
-	if (add(&s, TABLE2_BYTES, 0, good, &tgood) || add(&s, TABLE2_BYTES, 0, bad, &tbad) ||
-	    add(&s, TABLE2_BYTES, VYRE_BUF_DEVICE, NULL, &dt) ||
+	if (add(&s, DM_TABLE2_BYTES, 0, good, &tgood) || add(&s, DM_TABLE2_BYTES, 0, bad, &tbad) ||
+	    add(&s, DM_TABLE2_BYTES, VYRE_BUF_DEVICE, NULL, &dt) ||
 	    add(&s, sizeof(text), 0, text, &in) || add(&s, 4, 0, NULL, &out) ||
 	    add(&s, 4, VYRE_BUF_DEVICE, NULL, &other))
 		return -1;
@@ -455,7 +390,7 @@ static int t_validate_once(void)
 			if ((st[i] == 0) != ok[i])
 				FAIL("validate once, round %d, step %u (op %u): status %d", round,
 				     i, its[i].op_handle, st[i]);
-		if (check_buffers(&s, "validate once"))
+		if (dm_check_buffers(&s, "validate once"))
 			return -1;
 	}
 	close_session(&s);
@@ -473,7 +408,7 @@ static int t_random(uint32_t rounds)
 	uint32_t flags[64];
 	uint8_t bytes[1024];
 	uint64_t rng = 0x5eed;
-	struct session s;
+	struct dm_session s;
 	struct dm m;
 
 	if (open_session(&s, &m, NULL) != 0)
@@ -528,10 +463,10 @@ static int t_random(uint32_t rounds)
 		}
 		if (run(&s, its, with_flags ? flags : NULL, n, "random"))
 			return -1;
-		if (r % 64 == 63 && check_buffers(&s, "random"))
+		if (r % 64 == 63 && dm_check_buffers(&s, "random"))
 			return -1;
 	}
-	if (check_buffers(&s, "random, at the end"))
+	if (dm_check_buffers(&s, "random, at the end"))
 		return -1;
 	close_session(&s);
 	return 0;
@@ -630,34 +565,18 @@ static int t_limits(void)
 
 int main(void)
 {
-	const char *env = getenv("VYRE_TEST_BACKEND");
 	const char *extra[] = {"--backend", NULL, "--device-bytes-max", "16777216", NULL};
 	uint32_t rounds = (uint32_t)(400 * vyre_test_scale());
-	int rc;
+	const struct dm_case cases[] = {{"flags", t_flags},
+					{"basics", t_basics},
+					{"ops", t_ops},
+					{"shared", t_shared},
+					{"validate once", t_validate_once}};
+	int rc = dm_start_daemon(&daemon_, extra, &backend);
 
-	if (env && *env)
-		backend = env;
-	extra[1] = backend;
-	if (vyre_test_daemon_start(&daemon_, extra) != 0) {
-		/* only test_cuda_e2e asks for another backend, where it can start */
-		if (strcmp(backend, "cpu") != 0)
-			printf("vyred --backend %s does not start here: skipped\n", backend);
-		return strcmp(backend, "cpu") != 0 ? 77 : 1;
-	}
-	const struct {
-		const char *name;
-		int (*fn)(void);
-	} cases[] = {{"flags", t_flags},
-		     {"basics", t_basics},
-		     {"ops", t_ops},
-		     {"shared", t_shared},
-		     {"validate once", t_validate_once}};
-
-	rc = 0;
-	for (size_t i = 0; rc == 0 && i < sizeof(cases) / sizeof(cases[0]); i++) {
-		rc = cases[i].fn();
-		printf("%s: %s\n", cases[i].name, rc ? "FAIL" : "ok");
-	}
+	if (rc)
+		return rc;
+	rc = dm_run_cases(cases, sizeof(cases) / sizeof(cases[0]));
 	if (rc == 0) {
 		rc = t_random(rounds);
 		printf("random, %u batches: %s\n", rounds, rc ? "FAIL" : "ok");

@@ -29,11 +29,11 @@
 
 #include "../planner/planner.h"
 #include "devbuf_model.h"
+#include "devbuf_session.h"
 #include "test_integration_daemon.h"
 #include "vyre/vyre.h"
 
 #define WAIT_NS	   (120ll * 1000000000ll)
-#define SCRATCH	   8192u
 #define MAX_BATCH  64u
 #define SLICE	   4096u
 #define SLICES	   16384u
@@ -203,24 +203,16 @@ out:
 
 /* ---- every op against the oracle ------------------------------------------------------- */
 
-struct session {
-	struct vyre_client *c;
-	struct dm *m;
-	uint32_t scratch;
-	uint64_t next_ud;
-};
-
 /*
  * Submit @n items, ranged where @ranged[i] (@r[i]) and plain otherwise,
  * wait, and compare every CQE with the oracle run in order.
  */
-static int run_mixed(struct session *s, const struct vyre_work_item *its,
+static int run_mixed(struct dm_session *s, const struct vyre_work_item *its,
 		     const struct vyre_item_range *r, const uint8_t *ranged, uint32_t n,
 		     const char *what)
 {
-	struct vyre_cqe got[MAX_BATCH], cqe[MAX_BATCH];
+	struct vyre_cqe cqe[MAX_BATCH];
 	const uint64_t first = s->next_ud;
-	uint32_t seen = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
 		const uint64_t ud = s->next_ud++;
@@ -233,20 +225,8 @@ static int run_mixed(struct session *s, const struct vyre_work_item *its,
 		if (rc != 0)
 			FAIL("%s: submit: %s", what, vyre_strerror(rc));
 	}
-	while (seen < n) {
-		int k = vyre_wait(s->c, &got[seen], n - seen, WAIT_NS);
-
-		if (k <= 0)
-			FAIL("%s: wait: %s", what, k < 0 ? vyre_strerror(k) : "nothing");
-		seen += (uint32_t)k;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		const uint64_t k = got[i].user_data - first;
-
-		if (k >= n)
-			FAIL("%s: a CQE for user_data %" PRIu64, what, got[i].user_data);
-		cqe[k] = got[i];
-	}
+	if (dm_wait_items(s, first, n, cqe, what))
+		return -1;
 	for (uint32_t i = 0; i < n; i++) {
 		int32_t status;
 		uint64_t result;
@@ -267,36 +247,8 @@ static int run_mixed(struct session *s, const struct vyre_work_item *its,
 	return 0;
 }
 
-/* A device buffer's bytes, through a plain COPY into the scratch heap buffer. */
-static const uint8_t *read_device(struct session *s, uint32_t handle, uint32_t bytes)
-{
-	struct vyre_cqe cqe;
-
-	if (bytes > SCRATCH ||
-	    run1(s->c, VYRE_OP_COPY, handle, s->scratch, 0, NULL, s->next_ud++, &cqe) ||
-	    cqe.status != 0)
-		return NULL;
-	return vyre_buffer_ptr(s->c, s->scratch, NULL);
-}
-
-static int check_buffers(struct session *s, const char *what)
-{
-	for (uint32_t i = 0; i < s->m->n; i++) {
-		const struct dm_buf *b = &s->m->b[i];
-		const uint8_t *have = b->device ? read_device(s, b->handle, b->bytes)
-						: vyre_buffer_ptr(s->c, b->handle, NULL);
-
-		if (!have)
-			FAIL("%s: cannot read buffer %u", what, i);
-		if (memcmp(have, s->m->views[i].base, b->bytes) != 0)
-			FAIL("%s: %s buffer %u (%u bytes) differs from the oracle", what,
-			     b->device ? "device" : "heap", i, b->bytes);
-	}
-	return 0;
-}
-
 /* A buffer in vyred and the model: heap ones start as @init, device ones as its copy. */
-static int add(struct session *s, uint32_t bytes, int device, const uint8_t *init, uint32_t *h)
+static int add(struct dm_session *s, uint32_t bytes, int device, const uint8_t *init, uint32_t *h)
 {
 	if (alloc(s->c, bytes, device ? VYRE_BUF_DEVICE : 0, h))
 		return -1;
@@ -353,7 +305,7 @@ static void pick(uint64_t *rng, uint64_t *off, uint32_t *len)
 
 static int t_ops(uint32_t rounds)
 {
-	struct session s = {0};
+	struct dm_session s = {0};
 	struct dm m = {0};
 	uint32_t h[8], n_h = 0, table, dtable, bmap;
 	uint64_t rng = 0x6f7073ull;
@@ -363,7 +315,7 @@ static int t_ops(uint32_t rounds)
 
 	s.m = &m;
 	s.next_ud = 1;
-	if (connect_to(NULL, &s.c) || alloc(s.c, SCRATCH, 0, &s.scratch))
+	if (connect_to(NULL, &s.c) || alloc(s.c, DM_SCRATCH, 0, &s.scratch))
 		return -1;
 	/* heap and device buffers of digits, letters and noise */
 	for (uint32_t i = 0; i < 6; i++) {
@@ -420,10 +372,10 @@ static int t_ops(uint32_t rounds)
 		}
 		snprintf(what, sizeof(what), "ops round %u", round);
 		if (run_mixed(&s, its, r, ranged, n, what) ||
-		    (round % 16 == 15 && check_buffers(&s, what)))
+		    (round % 16 == 15 && dm_check_buffers(&s, what)))
 			goto out;
 	}
-	rc = check_buffers(&s, "ops, the end");
+	rc = dm_check_buffers(&s, "ops, the end");
 out:
 	vyre_close(s.c);
 	dm_free(&m);
@@ -434,7 +386,7 @@ out:
 
 static int t_invalid(void)
 {
-	struct session s = {0};
+	struct dm_session s = {0};
 	struct dm m = {0};
 	uint32_t a, b, d, t;
 	uint8_t init[64];
@@ -476,7 +428,7 @@ static int t_invalid(void)
 	for (uint32_t i = 0; i < sizeof(init); i++)
 		init[i] = (uint8_t)dm_rng(&rng);
 	dm_random_table(words, 2, &rng);
-	if (connect_to(NULL, &s.c) || alloc(s.c, SCRATCH, 0, &s.scratch) ||
+	if (connect_to(NULL, &s.c) || alloc(s.c, DM_SCRATCH, 0, &s.scratch) ||
 	    add(&s, 64, 0, init, &a) || add(&s, 64, 0, init, &b) || add(&s, 64, 1, init, &d) ||
 	    add(&s, (uint32_t)vyre_dfa_table_bytes(2), 0, (const uint8_t *)words, &t))
 		goto out;
@@ -499,7 +451,7 @@ static int t_invalid(void)
 		if (cqe.status != VYRE_E_INVAL || cqe.result != 0)
 			FAIL("%s: status %d result %" PRIu64, cases[k].why, cqe.status, cqe.result);
 	}
-	if (check_buffers(&s, "after the invalid ranges"))
+	if (dm_check_buffers(&s, "after the invalid ranges"))
 		goto out;
 	/* the client calls: a range only with vyre_submit_range, which needs one */
 	const struct vyre_work_item it = {VYRE_OP_COPY, a, b, 0};
@@ -518,7 +470,7 @@ static int t_invalid(void)
 	const uint8_t ranged[3] = {1, 1, 1};
 
 	if (run_mixed(&s, ok, okr, ranged, 3, "valid ranges of one buffer") ||
-	    check_buffers(&s, "valid ranges of one buffer"))
+	    dm_check_buffers(&s, "valid ranges of one buffer"))
 		goto out;
 	rc = 0;
 out:
@@ -710,18 +662,11 @@ static int t_inflight(void)
 	if (connect_to("ranges", &a) || connect_to("ranges", &b))
 		return -1;
 	if (alloc(a, BIG_BYTES, VYRE_BUF_DEVICE, &big) || alloc(a, 64, 0, &o) ||
-	    alloc(a, 64, 0, &p) || alloc(a, (uint32_t)vyre_dfa_table_bytes(2), 0, &table))
+	    alloc(a, 64, 0, &p) || alloc(a, DM_TABLE2_BYTES, 0, &table))
 		goto out;
-	/* a 2-state DFA that counts the bytes 'a' */
-	uint32_t *t = vyre_buffer_ptr(a, table, NULL), *pp = vyre_buffer_ptr(b, p, NULL);
-	uint32_t *opp = vyre_buffer_ptr(b, o, NULL);
+	uint32_t *pp = vyre_buffer_ptr(b, p, NULL), *opp = vyre_buffer_ptr(b, o, NULL);
 
-	t[0] = 2;
-	t[1] = 0;
-	t[2] = 2;
-	for (uint32_t s = 0; s < 2; s++)
-		for (uint32_t c = 0; c < 256; c++)
-			t[3 + 256 * s + c] = c == 'a';
+	dm_count_a_table(vyre_buffer_ptr(a, table, NULL), 0);
 	const struct vyre_item_range lo = {0, 0, 0, half};
 	const struct vyre_item_range scan = {0, 0, half, 4};
 
@@ -770,37 +715,22 @@ out:
 
 int main(void)
 {
-	const char *env = getenv("VYRE_TEST_BACKEND");
 	const char *extra[] = {"--backend",	NULL,	      "--device-bytes-max",
 			       "268435456",	"--inflight", "4",
 			       "--cpu-threads", "2",	      NULL};
 	uint32_t rounds = (uint32_t)(300 * vyre_test_scale());
-	int rc;
+	const struct dm_case cases[] = {{"slices", t_slices},
+					{"invalid ranges", t_invalid},
+					{"dedupe", t_dedupe},
+					{"in flight", t_inflight}};
+	int rc = t_planner();
 
-	if (env && *env)
-		backend = env;
-	extra[1] = backend;
-	rc = t_planner();
 	printf("planner: %s\n", rc ? "FAIL" : "ok");
 	if (rc)
 		return 1;
-	if (vyre_test_daemon_start(&daemon_, extra) != 0) {
-		if (strcmp(backend, "cpu") != 0)
-			printf("vyred --backend %s does not start here: skipped\n", backend);
-		return strcmp(backend, "cpu") != 0 ? 77 : 1;
-	}
-	const struct {
-		const char *name;
-		int (*fn)(void);
-	} cases[] = {{"slices", t_slices},
-		     {"invalid ranges", t_invalid},
-		     {"dedupe", t_dedupe},
-		     {"in flight", t_inflight}};
-
-	for (size_t i = 0; rc == 0 && i < sizeof(cases) / sizeof(cases[0]); i++) {
-		rc = cases[i].fn();
-		printf("%s: %s\n", cases[i].name, rc ? "FAIL" : "ok");
-	}
+	if ((rc = dm_start_daemon(&daemon_, extra, &backend)))
+		return rc;
+	rc = dm_run_cases(cases, sizeof(cases) / sizeof(cases[0]));
 	if (rc == 0) {
 		rc = t_ops(rounds);
 		printf("ops, %u batches: %s\n", rounds, rc ? "FAIL" : "ok");
