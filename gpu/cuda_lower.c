@@ -3,6 +3,9 @@
 #include "cuda_lower_int.h"
 
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 static int range_ok(const struct vyre_cuda_heap *h, uint64_t off, uint32_t bytes)
 {
@@ -377,6 +380,26 @@ struct vyre_mk_unit vyre_cuda_result_unit(const struct vyre_exec_item *it, uint3
 }
 
 /*
+ * The elementwise units of a large batch are most of the slab, which the
+ * host writes once and only the device reads: streaming stores skip reading
+ * each line into the cache first. vyre_cuda_lower_fill fences them before
+ * any doorbell can be posted.
+ */
+static inline void store_unit(struct vyre_mk_unit *dst, const struct vyre_mk_unit *u)
+{
+#ifdef __SSE2__
+	const __m128i *s = (const __m128i *)u;
+	__m128i *d = (__m128i *)dst;
+
+	_mm_stream_si128(d, _mm_loadu_si128(s));
+	_mm_stream_si128(d + 1, _mm_loadu_si128(s + 1));
+	_mm_stream_si128(d + 2, _mm_loadu_si128(s + 2));
+#else
+	*dst = *u;
+#endif
+}
+
+/*
  * Emits the units of device item @i (a split DFA item: its parts; a handoff
  * run: every member's); returns its order slot.
  */
@@ -428,7 +451,7 @@ static uint32_t emit_item(struct fill_cursor *cur, const struct vyre_exec_batch 
 									     : VYRE_MK_CHUNK_WORDS;
 		u.in = (mask & VYRE_OPERAND_IN) ? in + 4 * first : 0;
 		u.out = out + 4 * first;
-		cur->units[cur->unit++] = u;
+		store_unit(&cur->units[cur->unit++], &u);
 	}
 	return cur->chained ? vyre_cuda_chain_host_slot(batch, st, i, c) : VYRE_CUDA_SLOT_OK;
 }
@@ -540,6 +563,10 @@ void vyre_cuda_lower_fill(const struct vyre_exec_batch *batch, const struct vyre
 		    .flags = 0,
 		};
 	}
+#ifdef __SSE2__
+	/* store_unit's streaming stores are visible before the doorbell that follows */
+	_mm_sfence();
+#endif
 }
 
 int vyre_cuda_lower_immediate(const struct vyre_exec_batch *batch, const uint32_t *cls,

@@ -9,7 +9,7 @@
 
 #include "ops_bytes.h"
 
-static const uint8_t operand_mask[VYRE_OP_COUNT] = {
+const uint8_t vyre_op_operand_mask[VYRE_OP_COUNT] = {
     [VYRE_OP_NOP] = 0,
     [VYRE_OP_FILL] = VYRE_OPERAND_OUT,
     [VYRE_OP_COPY] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT,
@@ -27,30 +27,6 @@ static const uint8_t operand_mask[VYRE_OP_COUNT] = {
     [VYRE_OP_DFA_SCAN_COUNTED] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE |
 				 VYRE_OPERAND_WORD0 | VYRE_OPERAND_COUNTED,
 };
-
-int vyre_op_operands(uint32_t op)
-{
-	if (op >= VYRE_OP_COUNT)
-		return VYRE_E_INVAL;
-	return operand_mask[op];
-}
-
-void vyre_op_access(const struct vyre_work_item *it, struct vyre_op_access *acc)
-{
-	int mask = vyre_op_operands(it->op_handle);
-
-	acc->n_reads = 0;
-	acc->write = 0;
-	acc->reads[0] = acc->reads[1] = 0;
-	if (mask <= 0)
-		return;
-	if (mask & VYRE_OPERAND_IN)
-		acc->reads[acc->n_reads++] = it->input_handle;
-	if (mask & VYRE_OPERAND_TABLE)
-		acc->reads[acc->n_reads++] = it->param;
-	if (mask & VYRE_OPERAND_OUT)
-		acc->write = it->output_handle;
-}
 
 int vyre_op_idempotent(const struct vyre_work_item *it)
 {

@@ -84,8 +84,19 @@ _Static_assert(sizeof(struct vyre_exec_item) == 64, "exec item is 64 bytes");
 #define VYRE_OPERAND_WORD0   (1u << 3) /* writes out[0]: needs an output of at least 4 bytes */
 #define VYRE_OPERAND_COUNTED (1u << 4) /* counted bytes (design.md 6.1): in, out >= 4 bytes */
 
-/* Operand mask of @op, or 0 for NOP; VYRE_E_INVAL for an unknown op. */
-int vyre_op_operands(uint32_t op);
+/* Each op's operand mask (gpu/ops.c); read through vyre_op_operands. */
+extern const uint8_t vyre_op_operand_mask[VYRE_OP_COUNT];
+
+/*
+ * Operand mask of @op, or 0 for NOP; VYRE_E_INVAL for an unknown op. Inline:
+ * every stage of vyred asks it of every item.
+ */
+static inline int vyre_op_operands(uint32_t op)
+{
+	if (op >= VYRE_OP_COUNT)
+		return (int)VYRE_E_INVAL;
+	return vyre_op_operand_mask[op];
+}
 
 /*
  * Read and write sets of a work item, as buffer handles (0 = none). An
@@ -96,7 +107,23 @@ struct vyre_op_access {
 	uint32_t n_reads;
 	uint32_t write; /* 0 when the op writes nothing */
 };
-void vyre_op_access(const struct vyre_work_item *it, struct vyre_op_access *acc);
+
+static inline void vyre_op_access(const struct vyre_work_item *it, struct vyre_op_access *acc)
+{
+	const int mask = vyre_op_operands(it->op_handle);
+
+	acc->n_reads = 0;
+	acc->write = 0;
+	acc->reads[0] = acc->reads[1] = 0;
+	if (mask <= 0)
+		return;
+	if (mask & VYRE_OPERAND_IN)
+		acc->reads[acc->n_reads++] = it->input_handle;
+	if (mask & VYRE_OPERAND_TABLE)
+		acc->reads[acc->n_reads++] = it->param;
+	if (mask & VYRE_OPERAND_OUT)
+		acc->write = it->output_handle;
+}
 
 /*
  * True when running @it twice in a row gives the same buffers and result as
