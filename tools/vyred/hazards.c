@@ -14,17 +14,22 @@ int vyre_hazards_init(struct vyre_hazards *h, uint32_t max_buffers)
 	/* slots run from 1 to max_buffers at most, plus the unused slot 0 */
 	h->n_slots = max_buffers > VYRE_HANDLES_MAX ? VYRE_HANDLES_MAX + 1 : max_buffers + 1;
 	h->slot = calloc(h->n_slots, sizeof(*h->slot));
-	if (!h->slot)
+	h->spans = malloc((size_t)h->n_slots * sizeof(*h->spans));
+	if (!h->slot || !h->spans) {
+		vyre_hazards_fini(h);
 		return VYRE_E_NOMEM;
+	}
 	for (uint32_t s = 0; s < h->n_slots; s++)
-		h->slot[s].read = h->slot[s].write = empty;
+		h->spans[s].read = h->spans[s].write = empty;
 	return 0;
 }
 
 void vyre_hazards_fini(struct vyre_hazards *h)
 {
 	free(h->slot);
+	free(h->spans);
 	h->slot = NULL;
+	h->spans = NULL;
 	h->n_slots = 0;
 }
 
@@ -59,6 +64,20 @@ static struct operand_spans spans_of(const struct vyre_sqe *sqe)
 		return (struct operand_spans){whole, whole};
 	return (struct operand_spans){span_of(sqe->in_offset, sqe->in_length),
 				      span_of(sqe->out_offset, sqe->out_length)};
+}
+
+static int is_whole(struct vyre_hazard_span r)
+{
+	return r.lo == 0 && r.hi == UINT64_MAX;
+}
+
+/* The bytes @count's in-flight items of @span's kind name: all, their ranges', or none. */
+static struct vyre_hazard_span extent(uint32_t count, uint32_t ranged,
+				      const struct vyre_hazard_span *span)
+{
+	if (count == 0)
+		return empty;
+	return count > ranged ? whole : *span;
 }
 
 /* The two share a byte. */
@@ -97,22 +116,37 @@ int vyre_hazards_conflict(const struct vyre_hazards *h, const struct vyre_sqe *s
 
 	for (uint32_t i = 0; i < n; i++) {
 		s = slot_of(h, acc.reads[i]);
-		if (s && h->slot[s].writers && meets(r[i], h->slot[s].write))
+		if (s && h->slot[s].writers &&
+		    (is_whole(r[i]) ||
+		     meets(r[i], extent(h->slot[s].writers, h->slot[s].ranged_writers,
+					&h->spans[s].write))))
 			return 1;
 	}
 	s = slot_of(h, acc.write);
-	return s && ((h->slot[s].readers && meets(sp.out, h->slot[s].read)) ||
-		     (h->slot[s].writers && meets(sp.out, h->slot[s].write)));
+	if (!s || !(h->slot[s].readers | h->slot[s].writers))
+		return 0;
+	if (is_whole(sp.out))
+		return 1;
+	return meets(sp.out,
+		     extent(h->slot[s].readers, h->slot[s].ranged_readers, &h->spans[s].read)) ||
+	       meets(sp.out,
+		     extent(h->slot[s].writers, h->slot[s].ranged_writers, &h->spans[s].write));
 }
 
-/* @count by @delta, @span widened by @r, or emptied when the count drops to 0. */
-static void count(uint32_t *count, struct vyre_hazard_span *span, struct vyre_hazard_span r,
-		  int delta)
+/*
+ * @count by @delta; a ranged operand also moves @ranged and widens @span,
+ * which is emptied when its last ranged item leaves.
+ */
+static void count(uint32_t *count, uint32_t *ranged, struct vyre_hazard_span *span,
+		  struct vyre_hazard_span r, int delta)
 {
 	*count += (uint32_t)delta;
+	if (is_whole(r))
+		return;
+	*ranged += (uint32_t)delta;
 	if (delta > 0)
 		widen(span, r);
-	else if (*count == 0)
+	else if (*ranged == 0)
 		*span = empty;
 }
 
@@ -128,9 +162,11 @@ void vyre_hazards_track(struct vyre_hazards *h, const struct vyre_sqe *sqe, int 
 
 	for (uint32_t i = 0; i < n; i++)
 		if ((s = slot_of(h, acc.reads[i])))
-			count(&h->slot[s].readers, &h->slot[s].read, r[i], delta);
+			count(&h->slot[s].readers, &h->slot[s].ranged_readers, &h->spans[s].read,
+			      r[i], delta);
 	if ((s = slot_of(h, acc.write)))
-		count(&h->slot[s].writers, &h->slot[s].write, sp.out, delta);
+		count(&h->slot[s].writers, &h->slot[s].ranged_writers, &h->spans[s].write, sp.out,
+		      delta);
 }
 
 int vyre_hazards_busy(const struct vyre_hazards *h, uint32_t handle)

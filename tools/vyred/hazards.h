@@ -37,15 +37,28 @@ struct vyre_hazard_span {
 	uint64_t hi;
 };
 
+/*
+ * A slot's counts, 16 bytes: every item takes and releases its buffers'
+ * counts, so they stay small. Of its readers (writers), those whose operand
+ * is a byte range widen the slot's span as well; the others name every
+ * byte, and while one of those is in flight the span is not looked at.
+ */
 struct vyre_hazard_count {
 	uint32_t readers;
 	uint32_t writers;
-	struct vyre_hazard_span read; /* what in-flight readers read, or empty */
+	uint32_t ranged_readers; /* of the readers, those with a range */
+	uint32_t ranged_writers;
+};
+
+/* What the ranged readers and writers of a slot name; only they touch it. */
+struct vyre_hazard_spans {
+	struct vyre_hazard_span read; /* empty when no ranged reader is in flight */
 	struct vyre_hazard_span write;
 };
 
 struct vyre_hazards {
-	struct vyre_hazard_count *slot; /* indexed by handle & VYRE_HANDLE_SLOT_MASK */
+	struct vyre_hazard_count *slot;	 /* indexed by handle & VYRE_HANDLE_SLOT_MASK */
+	struct vyre_hazard_spans *spans; /* the same slots */
 	uint32_t n_slots;
 };
 
