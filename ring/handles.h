@@ -113,6 +113,19 @@ static inline uint32_t vyre_handles_slot(const struct vyre_handle_table *t, uint
 	return t->n_alias ? vyre_handles_alias_find(t, domain, handle) : 0;
 }
 
+/*
+ * vyre_handles_prefetch - start loading @handle's slot: a batch of many
+ * items names slots far apart in a table larger than the caches, and one
+ * miss an item was most of resolving it.
+ */
+static inline void vyre_handles_prefetch(const struct vyre_handle_table *t, uint32_t handle)
+{
+	const uint32_t slot = handle & VYRE_HANDLE_SLOT_MASK;
+
+	if (slot < t->n_slots)
+		__builtin_prefetch(&t->slots[slot]);
+}
+
 static inline int vyre_handles_get(const struct vyre_handle_table *t, uint32_t handle,
 				   uint32_t domain, struct vyre_buffer_ref *out)
 {

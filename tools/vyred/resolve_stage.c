@@ -37,11 +37,20 @@ static int32_t resolve_one(struct vyre_daemon *d, struct vyre_batch *b, uint32_t
 	return rc;
 }
 
+/* Items ahead whose handle slots are loaded while the current one resolves. */
+#define RESOLVE_AHEAD 8u
+
 void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b)
 {
 	int failed = 0; /* an earlier item of the current chain failed */
 
 	for (uint32_t i = 0; i < b->n; i++) {
+		if (i + RESOLVE_AHEAD < b->n) {
+			const struct vyre_work_item *ahead = &b->items[i + RESOLVE_AHEAD];
+
+			vyre_handles_prefetch(&d->handles, ahead->input_handle);
+			vyre_handles_prefetch(&d->handles, ahead->output_handle);
+		}
 		if (!vyre_chain_continues(b, i)) {
 			failed = 0;
 			vyre_transients_chain(&d->transients);
