@@ -177,6 +177,16 @@ void vyre_sq_release(struct vyre_sq_consumer *c, uint32_t n)
 	__atomic_store_n(&c->hdr->sq_head, c->head, __ATOMIC_RELEASE);
 }
 
+void vyre_sq_take(struct vyre_sq_consumer *c, uint32_t n)
+{
+	c->head += n;
+}
+
+void vyre_sq_store_head(struct vyre_sq_consumer *c, uint32_t pos)
+{
+	__atomic_store_n(&c->hdr->sq_head, pos, __ATOMIC_RELEASE);
+}
+
 int vyre_sq_pending(const struct vyre_sq_consumer *c)
 {
 	uint32_t tail = __atomic_load_n(&c->hdr->sq_tail, __ATOMIC_ACQUIRE);
@@ -239,6 +249,16 @@ void vyre_cq_post(struct vyre_cq_producer *p, const struct vyre_cqe *cqe)
 {
 	memcpy(&p->cq[p->tail & p->mask], cqe, sizeof(*cqe));
 	p->tail++;
+}
+
+void vyre_cq_post_at(struct vyre_cq_producer *p, uint32_t k, const struct vyre_cqe *cqe)
+{
+	memcpy(&p->cq[(p->tail + k) & p->mask], cqe, sizeof(*cqe));
+}
+
+void vyre_cq_advance(struct vyre_cq_producer *p, uint32_t n)
+{
+	p->tail += n;
 }
 
 int vyre_cq_flush(struct vyre_cq_producer *p)

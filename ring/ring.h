@@ -13,11 +13,12 @@
  *	vyre_sq_producer_init, vyre_sq_reserve, vyre_sq_slot, vyre_sq_publish,
  *	vyre_sq_push, vyre_sq_kick - the multi-producer side of the SQ
  *
- *	vyre_sq_consumer_init, vyre_sq_peek, vyre_sq_release,
- *	vyre_sq_pending - vyred's side of the SQ (treats the region as hostile)
+ *	vyre_sq_consumer_init, vyre_sq_peek, vyre_sq_release, vyre_sq_take,
+ *	vyre_sq_store_head, vyre_sq_pending - vyred's side of the SQ (treats
+ *	the region as hostile)
  *
- *	vyre_cq_producer_init, vyre_cq_space, vyre_cq_post, vyre_cq_flush -
- *	vyred's side of the CQ
+ *	vyre_cq_producer_init, vyre_cq_space, vyre_cq_post, vyre_cq_post_at,
+ *	vyre_cq_advance, vyre_cq_flush - vyred's side of the CQ
  *
  *	vyre_cq_consumer_init, vyre_cq_reap, vyre_cq_ready - the client's side
  *
@@ -192,6 +193,17 @@ uint32_t vyre_sq_chain_length(const struct vyre_sq_consumer *c, uint32_t max, ui
 void vyre_sq_release(struct vyre_sq_consumer *c, uint32_t n);
 
 /*
+ * vyre_sq_take - consume @n peeked entries privately: the next peek starts
+ * after them, but sq_head stays, so producers do not reuse their slots
+ * until vyre_sq_store_head (a resumable client's SQEs stay intact until
+ * their CQEs are posted, docs/design.md section 3).
+ */
+void vyre_sq_take(struct vyre_sq_consumer *c, uint32_t n);
+
+/* vyre_sq_store_head - store sq_head = @pos, a position the private head has reached. */
+void vyre_sq_store_head(struct vyre_sq_consumer *c, uint32_t pos);
+
+/*
  * vyre_sq_pending - 1 when the slot at the private head is published, 0
  * when not (empty, or reserved and not yet published: its producer kicks
  * us), VYRE_E_PROTO when sq_tail is more than a ring ahead of the head.
@@ -245,6 +257,17 @@ void vyre_cq_stage(struct vyre_cq_producer *p, uint32_t k, uint64_t user_data);
 
 /* vyre_cq_post - write one CQE at the private tail; the caller checked the space. */
 void vyre_cq_post(struct vyre_cq_producer *p, const struct vyre_cqe *cqe);
+
+/*
+ * vyre_cq_post_at - write one CQE @k slots past the private tail, leaving
+ * the tail where it is: the client reads it only once vyre_cq_advance has
+ * moved the tail past it and vyre_cq_flush published that. The caller
+ * checked the space for everything up to it.
+ */
+void vyre_cq_post_at(struct vyre_cq_producer *p, uint32_t k, const struct vyre_cqe *cqe);
+
+/* vyre_cq_advance - move the private tail past @n CQEs written by vyre_cq_post_at. */
+void vyre_cq_advance(struct vyre_cq_producer *p, uint32_t n);
 
 /*
  * vyre_cq_flush - publish posted CQEs (store cq_tail) and wake the client if

@@ -112,6 +112,12 @@ int main(void)
 	refused((const char *const[]){"--backend", "tpu", NULL}, 2, "--backend");
 	refused((const char *const[]){"--inflight", "0", NULL}, 2, "invalid value for --inflight");
 	refused((const char *const[]){"--inflight", "65", NULL}, 2, "invalid value for --inflight");
+	refused((const char *const[]){"--client-batches", "0", NULL}, 2,
+		"invalid value for --client-batches");
+	refused((const char *const[]){"--client-batches", "65", NULL}, 2,
+		"invalid value for --client-batches");
+	refused((const char *const[]){"--inflight", "2", "--client-batches", "3", NULL}, 2,
+		"--client-batches: 3 is more than --inflight 2");
 	refused((const char *const[]){"--loops", "0", NULL}, 2, "invalid value for --loops");
 	refused((const char *const[]){"--loops", "17", NULL}, 2, "invalid value for --loops");
 	refused((const char *const[]){"--loops", "many", NULL}, 2, "invalid value for --loops");

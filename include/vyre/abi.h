@@ -95,7 +95,7 @@ struct vyre_cqe {
 	int32_t status; /* 0 or a negative VYRE_E_* */
 	uint32_t flags; /* VYRE_CQE_* */
 	uint64_t result;
-	uint64_t complete_ns; /* CLOCK_MONOTONIC when vyred posted it */
+	uint64_t complete_ns; /* CLOCK_MONOTONIC when vyred wrote it (its batch completed) */
 };
 
 #define VYRE_CACHELINE 64u

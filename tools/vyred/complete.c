@@ -1,24 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Complete: one CQE per accepted item, posted to its client's CQ in
- * acceptance order (so a FENCE item's CQE always follows every earlier one
- * of its client: a client's earlier items were in an earlier batch, which
- * completed before this one was drained), and each client's CQ tail is
- * published with a wake-up if it sleeps.
+ * Complete: one CQE per accepted item, written to its client's CQ at the
+ * positions its batch was given at accept, in acceptance order, and the
+ * client's CQ tail published with a wake-up if it sleeps. A client may have
+ * several batches in flight (--client-batches, docs/design.md 8.6): a batch
+ * that finishes before an earlier one of its client writes its CQEs past
+ * the tail, where the client reads nothing, and waits in c->held; the tail
+ * moves over it once the earlier batches' CQEs are written. So a client's
+ * CQEs are published in submission order, a FENCE item's after every
+ * earlier one of its client, and the batch's slot is free at once.
  *
- * Accept: a resumable client's sq_accepted covers its items of the batch
+ * Accept: each client's items of the batch get their CQ positions, after
+ * those of its batches in flight (its CQ credit covers them all), and count
+ * as one more batch of it; a resumable client's sq_accepted covers them
  * before the backend may start one, so that a vyred that takes the client
  * over after a crash knows what may have run (docs/design.md section 3).
  *
- * Release: each client's SQ head advances (a resumable client's only when
- * its CQEs are posted) by what was accepted (the items
- * are copied), its cq_head is read and checked (the drain trusted the last
- * value), the first CQ slots of the batch are written with their user_data,
- * and --accept-log records the items in acceptance order, which is dispatch
- * order. The dispatch stage calls it right after the backend started, so
- * that the stores which must take lines from the clients' caches happen
- * while the device runs, not after; never before the doorbell, whose stores
- * would queue behind them.
+ * Release: each client's SQ head advances by what was accepted (the items
+ * are copied; a resumable client's private head only: its sq_head follows
+ * its published CQEs), its cq_head is read and checked (the drain trusted
+ * the last value), the first CQ slots of the batch are written with their
+ * user_data, and --accept-log records the items in acceptance order, which
+ * is dispatch order. The dispatch stage calls it right after the backend
+ * started, so that the stores which must take lines from the clients'
+ * caches happen while the device runs, not after; never before the
+ * doorbell, whose stores would queue behind them.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -76,15 +82,20 @@ static void fill_cqe(const struct vyre_batch *b, uint32_t i, uint64_t now, struc
 	}
 }
 
-void vyre_stage_accept(struct vyre_daemon *d, const struct vyre_batch *b)
+void vyre_stage_accept(struct vyre_daemon *d, struct vyre_batch *b)
 {
-	if (d->n_resumable == 0)
-		return;
 	for (uint32_t t = 0; t < b->n_touched; t++) {
 		struct vyre_conn *c = &d->conns[b->touched[t]];
+		const uint32_t n = b->count[t];
 
-		if (c->resumable && c->batch_count)
-			__atomic_store_n(&c->region.hdr->sq_accepted, c->sq.head + c->batch_count,
+		if (n == 0)
+			continue;
+		/* c->inflight: its items of earlier batches not published, then these */
+		b->cq_pos[t] = c->cq.tail + (c->inflight - n);
+		if (++c->batches > d->most_client)
+			d->most_client = c->batches;
+		if (c->resumable)
+			__atomic_store_n(&c->region.hdr->sq_accepted, c->sq.head + n,
 					 __ATOMIC_RELEASE);
 	}
 }
@@ -129,32 +140,88 @@ void vyre_stage_release(struct vyre_daemon *d, struct vyre_batch *b)
 	b->released = 1;
 	for (uint32_t t = 0; t < b->n_touched; t++) {
 		struct vyre_conn *c = &d->conns[b->touched[t]];
-		const uint32_t n = c->batch_count;
+		const uint32_t n = b->count[t], first = b->first[t];
+		const uint32_t ahead = b->cq_pos[t] - c->cq.tail;
 
 		if (n == 0)
 			continue;
-		/* a resumable client's SQEs stay until their CQEs are posted (section 3) */
-		if (!c->resumable)
+		/* a resumable client's SQEs stay until their CQEs are published (section 3) */
+		if (c->resumable)
+			vyre_sq_take(&c->sq, n);
+		else
 			vyre_sq_release(&c->sq, n);
-		c->cq_garbage = vyre_cq_space(&c->cq) < 0;
+		/* once garbage, always: an earlier batch's CQEs are not safe to post either */
+		c->cq_garbage |= vyre_cq_space(&c->cq) < 0;
 		for (uint32_t k = 0; k < n && k < STAGED_CQES; k++)
-			vyre_cq_stage(&c->cq, k, b->sqes[c->batch_first + k].user_data);
+			vyre_cq_stage(&c->cq, ahead + k, b->sqes[first + k].user_data);
 		for (uint32_t k = 0; d->accept_log && k < n; k++)
-			accept_line(&al, c->id, b->sqes[c->batch_first + k].user_data);
+			accept_line(&al, c->id, b->sqes[first + k].user_data);
 	}
 	accept_flush(&al);
 }
 
-void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t now)
+/*
+ * @n CQEs written at @c's CQ tail: the tail moves past them, and past the
+ * batches of @c that finished before and were held for them; then it is
+ * published, and a resumable client's sq_head follows it (section 3).
+ */
+static void publish(struct vyre_daemon *d, struct vyre_conn *c, uint32_t n)
+{
+	for (;;) {
+		vyre_cq_advance(&c->cq, n);
+		c->inflight -= n;
+		c->batches--;
+		uint32_t h = 0;
+
+		while (h < c->n_held && c->held[h].pos != c->cq.tail)
+			h++;
+		if (h == c->n_held)
+			break;
+		n = c->held[h].n;
+		c->held[h] = c->held[--c->n_held];
+	}
+	if (vyre_cq_flush(&c->cq) & VYRE_CQ_WAKE_EVENTFD)
+		vyre_conn_wake_later(d, c);
+	/* CQEs first: sq_head never passes cq_tail; c->inflight are the accepted, unpublished */
+	if (c->resumable)
+		vyre_sq_store_head(&c->sq, c->sq.head - c->inflight);
+}
+
+/* Write @c's CQEs of @b (the @t-th client of it) at their CQ positions. */
+static void write_cqes(struct vyre_batch *b, uint32_t t, struct vyre_conn *c, uint64_t now,
+		       struct vyre_trace_cqes *tc)
 {
 	struct vyre_batch_stats *st = &b->stats;
+	const uint32_t ahead = b->cq_pos[t] - c->cq.tail;
+
+	for (uint32_t k = 0; k < b->count[t]; k++) {
+		const uint32_t i = b->first[t] + k;
+		struct vyre_cqe cqe;
+
+		fill_cqe(b, i, now, &cqe);
+		vyre_cq_post_at(&c->cq, ahead + k, &cqe);
+		vyre_trace_cqe(tc, b->sqes[i].submit_ns, &cqe);
+		if (cqe.status != 0) {
+			st->errors++;
+			st->exec_invalid += exec_invalid(b, i, &cqe);
+		}
+		uint64_t lat = now > b->sqes[i].submit_ns ? now - b->sqes[i].submit_ns : 0;
+		uint32_t bucket = log2_bucket(lat);
+
+		st->latency_log2[bucket < VYRE_LATENCY_BUCKETS ? bucket
+							       : VYRE_LATENCY_BUCKETS - 1]++;
+	}
+}
+
+void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t now)
+{
 	struct vyre_trace_cqes tc;
 
 	vyre_stage_release(d, b);
 	vyre_trace_cqes_begin(&tc, d, b);
 	for (uint32_t t = 0; t < b->n_touched; t++) {
 		struct vyre_conn *c = &d->conns[b->touched[t]];
-		uint32_t n = c->batch_count;
+		const uint32_t n = b->count[t];
 
 		if (n == 0)
 			continue;
@@ -164,38 +231,20 @@ void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t n
 			vyre_conn_batch_done(d, c);
 			continue;
 		}
-		c->busy = 0;
 		if (c->cq_garbage) {
 			/* its cq_head claims CQEs never posted: no CQE is safe to post */
 			c->inflight -= n;
+			c->batches--;
 			vyre_conn_drop_later(d, c, VYRE_E_PROTO, vyre_bad_ring_index);
 			continue;
 		}
-		for (uint32_t i = c->batch_first; i < c->batch_first + n; i++) {
-			struct vyre_cqe cqe;
-
-			fill_cqe(b, i, now, &cqe);
-			vyre_cq_post(&c->cq, &cqe);
-			vyre_trace_cqe(&tc, b->sqes[i].submit_ns, &cqe);
-			if (cqe.status != 0) {
-				st->errors++;
-				st->exec_invalid += exec_invalid(b, i, &cqe);
-			}
-			uint64_t lat = now > b->sqes[i].submit_ns ? now - b->sqes[i].submit_ns : 0;
-
-			uint32_t bucket = log2_bucket(lat);
-
-			st->latency_log2[bucket < VYRE_LATENCY_BUCKETS
-					     ? bucket
-					     : VYRE_LATENCY_BUCKETS - 1]++;
-		}
+		write_cqes(b, t, c, now, &tc);
 		vyre_trace_client_done(&tc, c);
-		c->inflight -= n;
 		c->items_done += n;
-		if (vyre_cq_flush(&c->cq) & VYRE_CQ_WAKE_EVENTFD)
-			vyre_conn_wake_later(d, c);
-		if (c->resumable)
-			vyre_sq_release(&c->sq, n);
+		if (b->cq_pos[t] == c->cq.tail)
+			publish(d, c, n);
+		else
+			c->held[c->n_held++] = (struct vyre_held){b->cq_pos[t], n};
 	}
-	vyre_trace_cqes_end(&tc, st->exec_invalid);
+	vyre_trace_cqes_end(&tc, b->stats.exec_invalid);
 }

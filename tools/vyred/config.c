@@ -39,6 +39,7 @@ enum {
 	OPT_RESIDENT_BYTES,
 	OPT_ARENA_BYTES,
 	OPT_INFLIGHT,
+	OPT_CLIENT_BATCHES,
 	OPT_LOOPS,
 	OPT_MIN_SHARE,
 	OPT_DEVICE_BYTES_MAX,
@@ -76,6 +77,7 @@ static const struct option options[] = {
     {"resident-bytes", required_argument, NULL, OPT_RESIDENT_BYTES},
     {"arena-bytes", required_argument, NULL, OPT_ARENA_BYTES},
     {"inflight", required_argument, NULL, OPT_INFLIGHT},
+    {"client-batches", required_argument, NULL, OPT_CLIENT_BATCHES},
     {"loops", required_argument, NULL, OPT_LOOPS},
     {"min-share", required_argument, NULL, OPT_MIN_SHARE},
     {"device-bytes-max", required_argument, NULL, OPT_DEVICE_BYTES_MAX},
@@ -117,8 +119,11 @@ static void usage(FILE *f)
 		"                         io_uring FUTEX_WAIT if the kernel has it, else\n"
 		"                         eventfd reads)\n"
 		"  --max-batch N          most items drained per batch (default 4096)\n"
-		"  --inflight N           most batches running at once, 1-64 (default %u); a\n"
-		"                         client has one batch in flight at a time\n"
+		"  --inflight N           most batches running at once, 1-64 (default %u)\n"
+		"  --client-batches N     most batches of one client in flight at once, 1 to\n"
+		"                         --inflight (default %u); its CQEs still come in\n"
+		"                         submission order, an item that conflicts with its\n"
+		"                         own running items, or a FENCE item, waits for them\n"
 		"  --loops auto|N         event loops per GPU, 1-16, each on its own thread\n"
 		"                         with its own share of the GPU; a domain's clients\n"
 		"                         all go to one loop, new domains to the loop with\n"
@@ -181,9 +186,9 @@ static void usage(FILE *f)
 		"                         what --max-batch needs); a smaller one plans shorter\n"
 		"                         batches\n"
 		"  -h, --help             this text\n",
-		VYRE_DEFAULT_SOCKET, VYRED_DEFAULT_INFLIGHT, VYRED_DEFAULT_PRIORITY_BATCH,
-		VYRED_DEFAULT_MIN_SHARE, VYRE_MAX_RING_ENTRIES, VYRE_MAX_RING_ENTRIES,
-		VYRED_DEFAULT_DEVICE_BUFFERS);
+		VYRE_DEFAULT_SOCKET, VYRED_DEFAULT_INFLIGHT, VYRED_DEFAULT_CLIENT_BATCHES,
+		VYRED_DEFAULT_PRIORITY_BATCH, VYRED_DEFAULT_MIN_SHARE, VYRE_MAX_RING_ENTRIES,
+		VYRE_MAX_RING_ENTRIES, VYRED_DEFAULT_DEVICE_BUFFERS);
 }
 
 static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -252,6 +257,7 @@ static void defaults(struct vyre_daemon_config *cfg)
 	cfg->doorbell = VYRE_DOORBELL_AUTO;
 	cfg->max_batch = 4096;
 	cfg->inflight = VYRED_DEFAULT_INFLIGHT;
+	cfg->client_batches = VYRED_DEFAULT_CLIENT_BATCHES;
 	cfg->loops = 0;
 	cfg->min_share = VYRED_DEFAULT_MIN_SHARE;
 	cfg->priority_batch = VYRED_DEFAULT_PRIORITY_BATCH;
@@ -354,6 +360,11 @@ static int parse_one(int opt, const char *arg, struct vyre_daemon_config *cfg)
 	case OPT_INFLIGHT:
 		return parse_u32(arg, 1, VYRED_MAX_INFLIGHT, &cfg->inflight) ? bad("inflight", arg)
 									     : 0;
+	case OPT_CLIENT_BATCHES:
+		cfg->client_batches_set = 1;
+		return parse_u32(arg, 1, VYRED_MAX_INFLIGHT, &cfg->client_batches)
+			   ? bad("client-batches", arg)
+			   : 0;
 	case OPT_LOOPS:
 		if (!strcmp(arg, "auto")) {
 			cfg->loops = 0;
@@ -432,6 +443,21 @@ static int parse_one(int opt, const char *arg, struct vyre_daemon_config *cfg)
 	}
 }
 
+/* --client-batches is at most --inflight; its default follows a smaller --inflight. */
+static int check_client_batches(struct vyre_daemon_config *cfg)
+{
+	if (cfg->client_batches <= cfg->inflight)
+		return 0;
+	if (!cfg->client_batches_set) {
+		cfg->client_batches = cfg->inflight;
+		return 0;
+	}
+	fprintf(stderr,
+		"vyred: invalid value for --client-batches: %u is more than --inflight %u\n",
+		cfg->client_batches, cfg->inflight);
+	return -1;
+}
+
 int vyre_daemon_config_parse(int argc, char **argv, struct vyre_daemon_config *cfg)
 {
 	int opt;
@@ -453,7 +479,7 @@ int vyre_daemon_config_parse(int argc, char **argv, struct vyre_daemon_config *c
 		fprintf(stderr, "vyred: unexpected argument '%s' (see --help)\n", argv[optind]);
 		return -1;
 	}
-	if (vyre_config_check_pins(cfg) != 0)
+	if (vyre_config_check_pins(cfg) != 0 || check_client_batches(cfg) != 0)
 		return -1;
 	if (cfg->worker_fd >= 0 && vyre_config_worker(cfg) != 0)
 		return -1;

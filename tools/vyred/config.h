@@ -14,10 +14,12 @@
 #include "loops.h"
 #include "priority.h"
 
-#define VYRED_MAX_ALLOW		32u
-#define VYRED_MAX_INFLIGHT	64u
-#define VYRED_DEFAULT_INFLIGHT	4u
-#define VYRED_DEFAULT_MIN_SHARE 64u
+#define VYRED_MAX_ALLOW	       32u
+#define VYRED_MAX_INFLIGHT     64u
+#define VYRED_DEFAULT_INFLIGHT 4u
+/* batches of one client in flight at once (docs/design.md 8.6) */
+#define VYRED_DEFAULT_CLIENT_BATCHES 2u
+#define VYRED_DEFAULT_MIN_SHARE	     64u
 /* The CPU backend's per-worker scratch for on-chip handoffs (docs/design.md 7.6). */
 #define VYRED_HANDOFF_BYTES (1u << 20)
 /* device buffers per loop: each is a backend heap index after the domains' */
@@ -55,6 +57,8 @@ struct vyre_daemon_config {
 	enum vyre_doorbell_choice doorbell;
 	uint32_t max_batch;
 	uint32_t inflight;	       /* batch slots per loop */
+	uint32_t client_batches;       /* batches of one client in flight, 1 to inflight */
+	int client_batches_set;	       /* --client-batches given: more than inflight is an error */
 	uint32_t loops;		       /* event loops per GPU (loops.h); 0: auto */
 	uint32_t gpus[VYRED_MAX_GPUS]; /* --gpus: device ordinals */
 	uint32_t n_gpus;	       /* 0: all */

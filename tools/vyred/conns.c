@@ -2,10 +2,12 @@
 /*
  * Connection lifecycle. A connection is freed only when no io_uring
  * operation names it any more and no batch in flight holds its items:
- * closing cancels the operations, the last completion (or its batch's)
+ * closing cancels the operations, the last completion (or its last batch's)
  * releases the region, the descriptors and the slot. A connection that
- * closes while its batch runs leaves its domain when the batch completes,
- * so the heap stays mapped (and registered with the backend) until then.
+ * closes while batches of its run leaves its domain when the last one
+ * completes, so the heap stays mapped (and registered with the backend)
+ * until then; its batches that finished and were held for an earlier one
+ * (complete.c) no longer count.
  */
 #include <string.h>
 #include <sys/eventfd.h>
@@ -40,6 +42,8 @@ int vyre_conn_start(struct vyre_daemon *d, struct vyre_conn *c, struct vyre_doma
 	/* wake_fd -1: the client's eventfd is written through io_uring, never blocking us. */
 	vyre_cq_producer_init(&c->cq, &c->region, -1);
 	c->inflight = 0;
+	c->batches = 0;
+	c->n_held = 0;
 	c->state = VYRE_CONN_ACTIVE;
 	c->active_pos = d->n_active;
 	d->active[d->n_active++] = c->slot;
@@ -98,7 +102,10 @@ void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason)
 		vyre_futex_wake(&h->cq_doorbell);
 		if (__atomic_load_n(&h->cq_need_wakeup, __ATOMIC_ACQUIRE) & VYRE_CQ_WAKE_EVENTFD)
 			vyre_loop_write_eventfd(d, c);
-		if (!c->busy) {
+		/* held batches are over: their CQEs are not published now */
+		c->batches -= c->n_held;
+		c->n_held = 0;
+		if (!c->batches) {
 			vyre_domain_leave(d, c->domain);
 			c->domain = NULL;
 		}
@@ -119,14 +126,14 @@ void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason)
 	/* The peer sees the hang-up now, not when the cancellations come back. */
 	shutdown(c->sock, SHUT_RDWR);
 	vyre_loop_cancel(d, c);
-	if (c->pending_ops == 0 && !c->busy)
+	if (c->pending_ops == 0 && !c->batches)
 		conn_free(d, c);
 }
 
 void vyre_conn_op_done(struct vyre_daemon *d, struct vyre_conn *c)
 {
 	c->pending_ops--;
-	if (c->state == VYRE_CONN_CLOSING && c->pending_ops == 0 && !c->busy)
+	if (c->state == VYRE_CONN_CLOSING && c->pending_ops == 0 && !c->batches)
 		conn_free(d, c);
 }
 
@@ -142,7 +149,8 @@ void vyre_conn_handed_off(struct vyre_daemon *d, struct vyre_conn *c)
 
 void vyre_conn_batch_done(struct vyre_daemon *d, struct vyre_conn *c)
 {
-	c->busy = 0;
+	if (--c->batches)
+		return;
 	if (c->domain) {
 		vyre_domain_leave(d, c->domain);
 		c->domain = NULL;
@@ -184,9 +192,10 @@ int vyre_conn_has_work(struct vyre_daemon *d, struct vyre_conn *c)
 	}
 	/*
 	 * Items waiting on a full CQ are not work: the client's reap kicks us.
-	 * Nor are those of a client whose batch runs: its completion wakes us.
-	 * Nor a chain whose last item is not published: that publish kicks us.
+	 * Nor are those of a client with --client-batches batches in flight, or
+	 * a FENCE behind its batches: their completion wakes us. Nor a chain
+	 * whose last item is not published: that publish kicks us.
 	 */
-	return pending > 0 && (uint32_t)space > c->inflight && !c->busy &&
+	return pending > 0 && (uint32_t)space > c->inflight && c->batches < d->client_batches &&
 	       vyre_drain_ready(d, c, (uint32_t)space - c->inflight);
 }

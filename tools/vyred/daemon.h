@@ -72,7 +72,7 @@ struct vyre_conn {
 	uint32_t id;
 	int sock;
 	uint32_t link_route; /* a GPU worker: the supervisor's route of this connection */
-	int allowed; /* peer credentials passed the allow list */
+	int allowed;	     /* peer credentials passed the allow list */
 	pid_t pid;
 	uid_t uid;
 	gid_t gid;
@@ -89,11 +89,19 @@ struct vyre_conn {
 	int poll_armed;
 	int waiter_armed;
 	int efd_write_armed;
-	int efd_write_again;  /* a wake-up came while a write was in flight */
-	uint32_t inflight;    /* accepted items whose CQE is not posted yet */
-	uint32_t busy;	      /* 1 + the slot of its batch in flight, 0 when none */
-	uint32_t batch_first; /* its items in its current batch: [first, first + count) */
-	uint32_t batch_count;
+	int efd_write_again; /* a wake-up came while a write was in flight */
+	uint32_t inflight;   /* accepted items whose CQE is not published yet */
+	uint32_t batches;    /* its batches dispatched whose CQEs are not all published */
+	/*
+	 * Its batches that finished before an earlier one of it: their CQEs are
+	 * written at CQ positions [pos, pos + n), past the tail, which moves
+	 * over them once the earlier batches' are written (complete.c).
+	 */
+	struct vyre_held {
+		uint32_t pos;
+		uint32_t n;
+	} held[VYRED_MAX_INFLIGHT];
+	uint32_t n_held;
 	int drop_reason;      /* a stage found it broken: the loop closes it with this */
 	const char *drop_why; /* what it broke, for the log (a static string), or NULL */
 	int wake_listed;      /* in d->wake: the loop writes its eventfd */
@@ -103,14 +111,14 @@ struct vyre_conn {
 	uint32_t limits_logged; /* LIMIT_* already logged for this client */
 	uint64_t accepted_ns;	/* when the socket was accepted (handshake timeout) */
 	uint32_t active_pos;	/* index in d->active while ACTIVE */
-	int cq_garbage;		/* release stage: cq_head failed its check; complete drops it */
-	int chain_cancel;	/* the rest of an oversize chain is still in its SQ (drain.c) */
-	int chain_cancel_was;	/* chain_cancel before its take: back to it if none is accepted */
-	uint32_t routed;	/* 1 + the loop it counts against (loops.h), 0: none */
-	uint32_t route;		/* 1 + its named domain's route, 0: none */
-	int resumable;		/* sq_accepted and a late sq_head (docs/design.md 3) */
-	int rerun;		/* a resume runs accepted, uncompleted items again */
-	uint32_t priority;	/* its class (priority.h), from its HELLO */
+	int cq_garbage;	      /* release stage: cq_head failed its check once; complete drops it */
+	int chain_cancel;     /* the rest of an oversize chain is still in its SQ (drain.c) */
+	int chain_cancel_was; /* chain_cancel before its take: back to it if none is accepted */
+	uint32_t routed;      /* 1 + the loop it counts against (loops.h), 0: none */
+	uint32_t route;	      /* 1 + its named domain's route, 0: none */
+	int resumable;	      /* sq_accepted and a late sq_head (docs/design.md 3) */
+	int rerun;	      /* a resume runs accepted, uncompleted items again */
+	uint32_t priority;    /* its class (priority.h), from its HELLO */
 };
 
 /*
@@ -140,8 +148,8 @@ struct vyre_daemon {
 	uint64_t inbox_buf;
 	struct io_uring ring;
 	int listen_fd;
-	int listen_passed; /* by systemd (sd.h): its path is not ours to unlink */
-	int listen_link;   /* a GPU worker: listen_fd is its channel (worker_link.h) */
+	int listen_passed;	     /* by systemd (sd.h): its path is not ours to unlink */
+	int listen_link;	     /* a GPU worker: listen_fd is its channel (worker_link.h) */
 	struct vyre_link_rx link_rx; /* the CONN being received on it */
 	int signal_fd;
 	int accept_armed;
@@ -161,6 +169,7 @@ struct vyre_daemon {
 	uint32_t *active;
 	uint32_t *active_snapshot; /* drain's copy of @active */
 	uint32_t next_client_id;
+	uint32_t *ready;	     /* drain's ready clients, fewest batches in flight first */
 	uint32_t rr_cursor;	     /* where the next drain starts, for fairness */
 	struct vyre_classes classes; /* the ACTIVE connections per priority class */
 
@@ -175,6 +184,7 @@ struct vyre_daemon {
 
 	struct vyre_batch *slots; /* one batch per backend slot */
 	uint32_t n_slots;	  /* --inflight, or fewer if memory ran short */
+	uint32_t client_batches;  /* --client-batches, at most n_slots */
 	uint32_t n_running;
 	struct vyre_slot_done *done; /* n_slots entries, for the backend's reap */
 	struct vyre_hazards hazards;
@@ -184,6 +194,7 @@ struct vyre_daemon {
 	uint64_t backend_efd_buf;
 	uint64_t batch_seq;    /* ids given to batches as they are drained */
 	uint32_t most_running; /* the most batches in flight at once */
+	uint32_t most_client;  /* the most batches of one client in flight at once */
 	uint64_t hazard_holds; /* times a client's items waited for an in-flight hazard */
 	/* left by the stages for the loop: connection slots to wake, and to drop */
 	uint32_t *wake;
@@ -231,8 +242,7 @@ void vyre_log_set_gpu(uint32_t first_index);
 /* server.c: the listening socket and peer credentials. */
 int vyre_server_listen(struct vyre_daemon *d);
 void vyre_server_unlisten(struct vyre_daemon *d);
-void vyre_server_accepted(struct vyre_daemon *d, int fd, uint32_t link_route,
-			  uint32_t link_id);
+void vyre_server_accepted(struct vyre_daemon *d, int fd, uint32_t link_route, uint32_t link_id);
 
 /* conns.c: connection lifecycle. */
 int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, uint32_t cq,
@@ -258,7 +268,7 @@ void vyre_conn_op_done(struct vyre_daemon *d, struct vyre_conn *c);
 /* @c went to another loop (vyre_handoff): its slot is freed, nothing closed. */
 void vyre_conn_handed_off(struct vyre_daemon *d, struct vyre_conn *c);
 int vyre_conn_has_work(struct vyre_daemon *d, struct vyre_conn *c);
-/* Its batch completed: a connection closed meanwhile now leaves its domain. */
+/* A batch of a closed connection completed: after its last, it leaves its domain. */
 void vyre_conn_batch_done(struct vyre_daemon *d, struct vyre_conn *c);
 /*
  * For stages: the loop closes @c with @reason after this pipeline step. @why

@@ -67,12 +67,6 @@ int vyre_stage_dispatch(struct vyre_daemon *d, struct vyre_batch *b)
 	}
 	track(d, b, 1);
 	vyre_stage_release(d, b);
-	for (uint32_t t = 0; t < b->n_touched; t++) {
-		struct vyre_conn *c = &d->conns[b->touched[t]];
-
-		if (c->batch_count)
-			c->busy = b->slot + 1;
-	}
 	return 1;
 }
 

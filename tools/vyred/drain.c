@@ -6,15 +6,17 @@
  * sq_head is not advanced here: only for what the plan stage accepts.
  *
  * With batches in flight:
- * - a client that has one is skipped: its later items wait for its CQEs,
- *   which keeps per-client order (and FENCE) exact across batches;
+ * - a client with --client-batches of them is skipped until one is done;
  * - a client's items are taken up to the first one that has a hazard with
- *   an in-flight item (hazards.h), so batches in different slots never
- *   depend on each other and the first batch's items still come first in
- *   acceptance order;
- * - ready clients are spread over the free slots, and when a batch takes
- *   several clients each gets a fair share of it, so one that floods cannot
- *   fill every batch;
+ *   an in-flight item (hazards.h), its own earlier batches' included, so
+ *   batches in different slots never depend on each other and the first
+ *   batch's items still come first in acceptance order; and, while it has a
+ *   batch in flight, up to its first FENCE item, which depends on every
+ *   earlier item of its client (docs/design.md 7.2) and so starts a batch
+ *   once they are done (complete.c posts a client's CQEs in order);
+ * - ready clients are spread over the free slots, those with fewer batches
+ *   in flight first, and when a batch takes several clients each gets a fair
+ *   share of it, so one that floods cannot fill every batch;
  * - with clients of several priority classes in the loop, a batch takes
  *   the highest class that has items ready (take_classes).
  *
@@ -26,6 +28,18 @@
  */
 #include "daemon.h"
 #include "trace.h"
+
+/* Of @n copied SQEs at @from, those before the first FENCE while @c has a batch in flight. */
+static uint32_t before_fence(const struct vyre_conn *c, const struct vyre_batch *b, uint32_t from,
+			     uint32_t n)
+{
+	if (c->batches == 0)
+		return n;
+	for (uint32_t k = 0; k < n; k++)
+		if (b->sqes[from + k].flags & VYRE_SQE_FENCE)
+			return k;
+	return n;
+}
 
 static uint32_t hazard_free_prefix(struct vyre_daemon *d, const struct vyre_batch *b, uint32_t from,
 				   uint32_t n)
@@ -120,6 +134,7 @@ static uint32_t take_first_chain(struct vyre_daemon *d, struct vyre_batch *b, st
 	if (credit < len || len > b->cap - b->n)
 		return 0;
 	got = (uint32_t)vyre_sq_peek(&c->sq, &b->sqes[b->n], len);
+	got = before_fence(c, b, b->n, got);
 	uint32_t n = hazard_free_prefix(d, b, b->n, got);
 	uint32_t k = whole_chains(&b->sqes[b->n], n);
 
@@ -158,6 +173,8 @@ static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *
 		return;
 	int got = vyre_sq_peek(&c->sq, &b->sqes[b->n], want);
 
+	if (got > 0)
+		got = (int)before_fence(c, b, b->n, (uint32_t)got);
 	if (got <= 0)
 		return;
 	c->chain_cancel_was = c->chain_cancel;
@@ -166,9 +183,9 @@ static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *
 
 	if (n == 0)
 		return;
-	c->batch_first = b->n;
-	c->batch_count = n;
 	c->inflight += n;
+	b->first[b->n_touched] = b->n;
+	b->count[b->n_touched] = n;
 	b->touched[b->n_touched++] = c->slot;
 	for (uint32_t i = b->n; i < b->n + n; i++) {
 		b->items[i] = b->sqes[i].item;
@@ -179,38 +196,60 @@ static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *
 	b->n += n;
 }
 
-int vyre_drain_ready(const struct vyre_daemon *d, const struct vyre_conn *c, uint32_t credit)
+/*
+ * @c's first published SQE waits for a batch in flight: a FENCE behind its
+ * client's own (@fence), or one with a hazard against any in-flight item.
+ */
+static int first_waits(const struct vyre_daemon *d, struct vyre_conn *c, int fence)
+{
+	struct vyre_sqe s;
+
+	if (d->n_running == 0 || vyre_sq_peek(&c->sq, &s, 1) != 1)
+		return 0;
+	if (fence)
+		return c->batches && (s.flags & VYRE_SQE_FENCE);
+	return vyre_hazards_conflict(&d->hazards, &s);
+}
+
+int vyre_drain_ready(const struct vyre_daemon *d, struct vyre_conn *c, uint32_t credit)
 {
 	const uint32_t limit = chain_limit(d, c);
 	uint32_t len;
 
+	/* what waits for a batch in flight is not work: that batch's completion wakes the loop */
+	if (first_waits(d, c, 1))
+		return 0;
 	if (c->chain_cancel)
-		return 1;
+		return 1; /* a failed chain's rest is taken whatever its hazards */
+	if (first_waits(d, c, 0))
+		return 0;
 	len = vyre_sq_chain_length(&c->sq, limit, VYRE_SQE_CHAIN);
 	return len != 0 && (len > limit || len <= credit);
 }
 
-static int may_take(const struct vyre_conn *c)
+static int may_take(const struct vyre_daemon *d, const struct vyre_conn *c)
 {
-	return c->state == VYRE_CONN_ACTIVE && !c->busy && !c->drop_reason;
+	return c->state == VYRE_CONN_ACTIVE && c->batches < d->client_batches && !c->drop_reason;
 }
 
 /*
- * How many of @ready clients a batch with room for @cap items takes, and
+ * How many of the ready clients a batch with room for @cap items takes, and
  * each one's share of it. Ready clients are spread over the free slots
  * (this one included), so that small items of different clients run side
  * by side, each batch small enough for the backend's fast path, rather than
  * wait for each other in one batch; not where every batch costs a launch of
- * its own (d->spread). Within a batch of several clients each gets an equal
- * part of it, but never less than --min-share items; a lone client may fill
- * it.
+ * its own (d->spread): then one batch takes all @ready. The spread counts
+ * the @first ready clients, those with the fewest batches in flight, so a
+ * client with a batch in flight gets another slot only when one is left
+ * after them. Within a batch of several clients each gets an equal part of
+ * it, but never less than --min-share items; a lone client may fill it.
  */
-static void shares(const struct vyre_daemon *d, uint32_t ready, uint32_t cap, uint32_t *clients,
-		   uint32_t *share)
+static void shares(const struct vyre_daemon *d, uint32_t first, uint32_t ready, uint32_t cap,
+		   uint32_t *clients, uint32_t *share)
 {
 	const uint32_t free_slots = d->n_slots - d->n_running;
 
-	*clients = ready > free_slots ? ready / free_slots + (ready % free_slots != 0) : 1;
+	*clients = first > free_slots ? first / free_slots + (first % free_slots != 0) : 1;
 	if (!d->spread)
 		*clients = ready;
 	*share = cap;
@@ -223,20 +262,36 @@ static void shares(const struct vyre_daemon *d, uint32_t ready, uint32_t cap, ui
 }
 
 /*
- * Which clients are ready (their next SQE published, no batch in flight):
- * they move to the front of the snapshot, in order, and only they are taken
- * from.
+ * Which clients are ready (their next SQE published, fewer than
+ * --client-batches batches in flight): d->ready lists them in round-robin
+ * order, those with fewer batches in flight first, and only they are taken
+ * from. *first: how many have the fewest.
  */
-static uint32_t ready_clients(struct vyre_daemon *d, uint32_t n)
+static uint32_t ready_clients(struct vyre_daemon *d, uint32_t n, uint32_t *first)
 {
-	uint32_t ready = 0;
+	uint32_t ready = 0, busy = 0;
 
 	for (uint32_t k = 0; k < n; k++) {
 		const uint32_t slot = d->active_snapshot[k];
 		const struct vyre_conn *c = &d->conns[slot];
 
-		if (may_take(c) && vyre_sq_published(&c->sq))
-			d->active_snapshot[ready++] = slot;
+		if (!may_take(d, c) || !vyre_sq_published(&c->sq))
+			continue;
+		if (c->batches == 0)
+			d->ready[ready++] = slot;
+		else
+			d->active_snapshot[busy++] = slot; /* busy <= k: read already */
+	}
+	*first = ready;
+	/* the rest by their count of batches in flight, each count in round-robin order */
+	for (uint32_t tier = 1; ready < *first + busy && tier < d->client_batches; tier++) {
+		const uint32_t before = ready;
+
+		for (uint32_t k = 0; k < busy; k++)
+			if (d->conns[d->active_snapshot[k]].batches == tier)
+				d->ready[ready++] = d->active_snapshot[k];
+		if (*first == 0)
+			*first = ready - before;
 	}
 	return ready;
 }
@@ -257,7 +312,8 @@ static uint32_t ready_clients(struct vyre_daemon *d, uint32_t n)
 static void take_classes(struct vyre_daemon *d, struct vyre_batch *b, uint32_t ready)
 {
 	const struct vyre_classes *k = &d->classes;
-	uint32_t n_ready[VYRED_CLASSES] = {0}, floor = k->low;
+	uint32_t n_ready[VYRED_CLASSES] = {0}, n_first[VYRED_CLASSES] = {0}, floor = k->low;
+	uint32_t fewest[VYRED_CLASSES] = {0};
 
 	for (uint32_t cls = k->top; cls > k->low; cls--)
 		if (d->running_class[cls]) {
@@ -265,8 +321,14 @@ static void take_classes(struct vyre_daemon *d, struct vyre_batch *b, uint32_t r
 			break;
 		}
 
-	for (uint32_t i = 0; i < ready; i++)
-		n_ready[d->conns[d->active_snapshot[i]].priority]++;
+	/* d->ready has the fewest batches in flight first: a class's first client has its fewest */
+	for (uint32_t i = 0; i < ready; i++) {
+		const struct vyre_conn *c = &d->conns[d->ready[i]];
+
+		if (n_ready[c->priority]++ == 0)
+			fewest[c->priority] = c->batches;
+		n_first[c->priority] += c->batches == fewest[c->priority];
+	}
 	for (uint32_t cls = k->top + 1; cls-- > floor && b->n == 0;) {
 		if (!n_ready[cls])
 			continue;
@@ -276,10 +338,10 @@ static void take_classes(struct vyre_daemon *d, struct vyre_batch *b, uint32_t r
 		    cls < k->top && d->cfg.priority_batch < b->cap ? d->cfg.priority_batch : b->cap;
 		uint32_t clients, share;
 
-		shares(d, n_ready[cls], room, &clients, &share);
+		shares(d, n_first[cls], n_ready[cls], room, &clients, &share);
 		b->priority = cls;
 		for (uint32_t i = 0; i < ready && b->n < room && b->n_touched < clients; i++) {
-			struct vyre_conn *c = &d->conns[d->active_snapshot[i]];
+			struct vyre_conn *c = &d->conns[d->ready[i]];
 
 			if (c->priority == cls)
 				take(d, b, c, share < room - b->n ? share : room - b->n);
@@ -303,7 +365,8 @@ void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b)
 	 */
 	for (uint32_t k = 0; k < n; k++)
 		d->active_snapshot[k] = d->active[(d->rr_cursor + k) % n];
-	const uint32_t ready = ready_clients(d, n);
+	uint32_t first;
+	const uint32_t ready = ready_clients(d, n, &first);
 
 	/* timed from here: a pass that finds nobody ready (most, while polling) reads no clock */
 	if (ready)
@@ -313,9 +376,9 @@ void vyre_stage_drain(struct vyre_daemon *d, struct vyre_batch *b)
 	} else if (ready) {
 		uint32_t clients, share;
 
-		shares(d, ready, b->cap, &clients, &share);
+		shares(d, first, ready, b->cap, &clients, &share);
 		for (uint32_t k = 0; k < ready && b->n < b->cap && b->n_touched < clients; k++)
-			take(d, b, &d->conns[d->active_snapshot[k]], share);
+			take(d, b, &d->conns[d->ready[k]], share);
 	}
 	/* Start one client later next time, so a busy client cannot starve the others. */
 	d->rr_cursor++;

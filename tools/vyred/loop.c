@@ -651,15 +651,16 @@ static void adapt_spin(struct vyre_daemon *d, uint64_t gap_ns)
 }
 
 /*
- * Some active client without a batch in flight has its next SQE published
- * (its markers alone are read): one with a batch in flight cannot be taken.
+ * Some active client with fewer than --client-batches batches in flight has
+ * its next SQE published (its markers alone are read): one with that many
+ * cannot be taken.
  */
 static int any_published(const struct vyre_daemon *d)
 {
 	for (uint32_t k = 0; k < d->n_active; k++) {
 		const struct vyre_conn *c = &d->conns[d->active[k]];
 
-		if (!c->busy && vyre_sq_published(&c->sq))
+		if (c->batches < d->client_batches && vyre_sq_published(&c->sq))
 			return 1;
 	}
 	return 0;

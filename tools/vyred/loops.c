@@ -347,7 +347,7 @@ static void log_figures(const struct vyre_shared *sh)
 {
 	uint64_t batches = 0, items = 0, holds = 0, submit = 0, stage[5] = {0};
 	uint64_t dev_allocs = 0, dev_trusted = 0, avoided = 0;
-	uint32_t most = 0;
+	uint32_t most = 0, most_client = 0;
 
 	for (uint32_t l = 0; l < sh->n_loops; l++) {
 		const struct vyre_daemon *d = &sh->loops[l];
@@ -360,14 +360,16 @@ static void log_figures(const struct vyre_shared *sh)
 			stage[s] += d->stage_ns[s];
 		if (d->most_running > most)
 			most = d->most_running;
+		if (d->most_client > most_client)
+			most_client = d->most_client;
 		dev_allocs += d->devbufs.allocs;
 		dev_trusted += d->devbufs.trusted;
 		avoided += d->bytes_avoided;
 	}
 	vyre_log("stopped after %llu batches, %llu items; at most %u batches in flight at once%s, "
-		 "%llu holds for hazards against them",
+		 "%u of one client, %llu holds for hazards against them",
 		 (unsigned long long)batches, (unsigned long long)items, most,
-		 sh->n_loops > 1 ? " in a loop" : "", (unsigned long long)holds);
+		 sh->n_loops > 1 ? " in a loop" : "", most_client, (unsigned long long)holds);
 	struct rusage ru;
 
 	/* every thread's CPU; a GPU worker logs its own (vyre-bench has "vyred cpu" rows) */

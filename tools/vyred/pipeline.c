@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The batch slots and one step of the pipeline: complete what the backend
- * finished, then fill free slots. A batch takes only clients that have no
- * batch in flight and only items without a hazard against one (drain.c), so
- * batches in different slots never need an order between them.
+ * finished, then fill free slots. A batch takes only items without a hazard
+ * against an in-flight item, its own client's included, and no FENCE item
+ * of a client with a batch in flight (drain.c), so batches in different
+ * slots never need an order between them; a client's CQEs are published in
+ * its submission order whichever of its batches finishes first (complete.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,9 @@ static int batch_init(struct vyre_batch *b, uint32_t slot, uint32_t cap)
 	b->table_gen = calloc(cap, sizeof(*b->table_gen));
 	b->group_of = calloc(cap, sizeof(*b->group_of));
 	b->touched = calloc(cap, sizeof(*b->touched));
+	b->first = calloc(cap, sizeof(*b->first));
+	b->count = calloc(cap, sizeof(*b->count));
+	b->cq_pos = calloc(cap, sizeof(*b->cq_pos));
 	b->plan_order = calloc(cap, sizeof(*b->plan_order));
 	b->plan_group_end = calloc(cap, sizeof(*b->plan_group_end));
 	b->plan_launch_end = calloc(cap, sizeof(*b->plan_launch_end));
@@ -34,8 +39,8 @@ static int batch_init(struct vyre_batch *b, uint32_t slot, uint32_t cap)
 	b->seq_ends = calloc(cap, sizeof(*b->seq_ends));
 	if (!b->sqes || !b->items || !b->exec || !b->results || !b->status || !b->domain ||
 	    !b->flags || !b->conn || !b->dedup_of || !b->table_gen || !b->group_of || !b->touched ||
-	    !b->plan_order || !b->plan_group_end || !b->plan_launch_end || !b->seq_order ||
-	    !b->seq_ends)
+	    !b->first || !b->count || !b->cq_pos || !b->plan_order || !b->plan_group_end ||
+	    !b->plan_launch_end || !b->seq_order || !b->seq_ends)
 		return VYRE_E_NOMEM;
 	return 0;
 }
@@ -54,6 +59,9 @@ static void batch_fini(struct vyre_batch *b)
 	free(b->table_gen);
 	free(b->group_of);
 	free(b->touched);
+	free(b->first);
+	free(b->count);
+	free(b->cq_pos);
 	free(b->plan_order);
 	free(b->plan_group_end);
 	free(b->plan_launch_end);
@@ -74,7 +82,8 @@ int vyre_pipeline_init(struct vyre_daemon *d)
 	d->done = calloc(want, sizeof(*d->done));
 	d->wake = calloc(d->n_conn_slots, sizeof(*d->wake));
 	d->drop = calloc(d->n_conn_slots, sizeof(*d->drop));
-	if (!d->slots || !d->done || !d->wake || !d->drop)
+	d->ready = calloc(d->n_conn_slots, sizeof(*d->ready));
+	if (!d->slots || !d->done || !d->wake || !d->drop || !d->ready)
 		return VYRE_E_NOMEM;
 	for (d->n_slots = 0; d->n_slots < want; d->n_slots++) {
 		struct vyre_batch *b = &d->slots[d->n_slots];
@@ -89,6 +98,7 @@ int vyre_pipeline_init(struct vyre_daemon *d)
 	if (d->n_slots < want)
 		vyre_log("--inflight %u: memory for %u batches of %u items only", want, d->n_slots,
 			 d->cfg.max_batch);
+	d->client_batches = d->cfg.client_batches < d->n_slots ? d->cfg.client_batches : d->n_slots;
 	if (vyre_transients_init(&d->transients, d->cfg.max_buffers) != 0)
 		return VYRE_E_NOMEM;
 	return vyre_hazards_init(&d->hazards, d->cfg.max_buffers);
@@ -102,6 +112,7 @@ void vyre_pipeline_fini(struct vyre_daemon *d)
 	free(d->done);
 	free(d->wake);
 	free(d->drop);
+	free(d->ready);
 	vyre_hazards_fini(&d->hazards);
 	vyre_transients_fini(&d->transients);
 	d->slots = NULL;

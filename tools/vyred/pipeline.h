@@ -2,18 +2,19 @@
 /*
  * tools/vyred/pipeline.h - vyred's batches and the stages they go through:
  *
- *	drain    copy SQEs from every ready client that has no batch in flight
- *		 (a client's items contiguous and in submission order; never
- *		 more than its free CQ slots nor its fair share; only the prefix
- *		 that has no hazard with an in-flight item, hazards.h; whole
- *		 chains only, chains.h)
+ *	drain    copy SQEs from every ready client that has fewer than
+ *		 --client-batches batches in flight (a client's items
+ *		 contiguous and in submission order; never more than its free
+ *		 CQ slots nor its fair share; only the prefix that has no hazard
+ *		 with an in-flight item, hazards.h, and no FENCE while its client
+ *		 has a batch in flight; whole chains only, chains.h)
  *	resolve  handles -> heap ranges; static errors get their status here
  *	plan     plan_stage.h: which prefix is accepted, in what order/groups
  *	dispatch the backend starts the plan in the batch's slot; SQ heads
  *		 advance by the accepted count only, so unaccepted items stay in
  *		 the rings
  *	complete when the backend reports the slot: CQEs in acceptance order
- *		 per client
+ *		 per client, published in that order across its batches
  *
  * Up to --inflight batches are in flight, one per backend slot; each slot's
  * arrays are allocated once at start-up for --max-batch items. The stages
@@ -92,6 +93,10 @@ struct vyre_batch {
 	uint64_t *table_gen; /* a DFA scan of a device table: its write generation (devbufs.h) */
 	uint32_t *group_of;  /* plan check: the group each item runs in */
 	uint32_t *touched;   /* connection slots with items in this batch, in batch order */
+	/* per touched client: its items [first, first + count), their first CQ position */
+	uint32_t *first;
+	uint32_t *count;
+	uint32_t *cq_pos;
 	uint32_t n_touched;
 	uint32_t n_accepted;
 	uint32_t priority;		   /* the class of its items: a batch holds one (drain.c) */
@@ -121,9 +126,11 @@ struct vyre_conn;
 /*
  * 1 when the drain would take something from @c's published SQEs with
  * @credit free CQ slots: not while its first chain's last item is
- * unpublished, or while that chain waits for more CQ room.
+ * unpublished, or while that chain waits for more CQ room, nor while its
+ * first item waits for a batch in flight (a hazard, or a FENCE behind its
+ * client's batch).
  */
-int vyre_drain_ready(const struct vyre_daemon *d, const struct vyre_conn *c, uint32_t credit);
+int vyre_drain_ready(const struct vyre_daemon *d, struct vyre_conn *c, uint32_t credit);
 void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b);
 /* @start: when the stage began, for its probe */
 void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start);
@@ -141,8 +148,11 @@ int vyre_stage_dispatch(struct vyre_daemon *d, struct vyre_batch *b);
 void vyre_stage_finish(struct vyre_daemon *d, struct vyre_batch *b, int status);
 /* Advance SQ heads and stage CQ slots (complete.c); once per batch. */
 void vyre_stage_release(struct vyre_daemon *d, struct vyre_batch *b);
-/* Before the backend starts @b: resumable clients' sq_accepted (complete.c). */
-void vyre_stage_accept(struct vyre_daemon *d, const struct vyre_batch *b);
+/*
+ * Before the backend starts @b (complete.c): each client's CQ positions and
+ * batch count, and resumable clients' sq_accepted.
+ */
+void vyre_stage_accept(struct vyre_daemon *d, struct vyre_batch *b);
 /* @now: the completion time every CQE of the batch carries */
 void vyre_stage_complete(struct vyre_daemon *d, struct vyre_batch *b, uint64_t now);
 

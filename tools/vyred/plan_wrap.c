@@ -295,13 +295,13 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start
 	/* Items past the accepted prefix stay in their rings: release their CQ credit. */
 	for (uint32_t t = 0; t < b->n_touched; t++) {
 		struct vyre_conn *c = &d->conns[b->touched[t]];
-		uint32_t end = c->batch_first + c->batch_count;
+		uint32_t end = b->first[t] + b->count[t];
 		uint32_t acc_end = end < b->n_accepted ? end : b->n_accepted;
-		uint32_t acc = acc_end > c->batch_first ? acc_end - c->batch_first : 0;
-		uint32_t left = c->batch_count - acc;
+		uint32_t acc = acc_end > b->first[t] ? acc_end - b->first[t] : 0;
+		uint32_t left = b->count[t] - acc;
 
 		c->inflight -= left;
-		c->batch_count -= left;
+		b->count[t] -= left;
 		/* whole chains are accepted or not: a piece of one left behind is all of it */
 		if (acc == 0)
 			c->chain_cancel = c->chain_cancel_was;

@@ -36,22 +36,21 @@ static void fire_drains(struct vyre_daemon *d, const struct vyre_batch *b, uint6
 	for (uint32_t t = 0; t < b->n_touched; t++) {
 		struct vyre_conn *c = &d->conns[b->touched[t]];
 		/* Clients are contiguous in batch order: this one drained up to the next one. */
-		uint32_t end =
-		    t + 1 < b->n_touched ? d->conns[b->touched[t + 1]].batch_first : b->n;
-		uint32_t drained = end > c->batch_first ? end - c->batch_first : 0;
-		uint32_t left = drained > c->batch_count ? drained - c->batch_count : 0;
+		uint32_t end = t + 1 < b->n_touched ? b->first[t + 1] : b->n;
+		uint32_t drained = end > b->first[t] ? end - b->first[t] : 0;
+		uint32_t left = drained > b->count[t] ? drained - b->count[t] : 0;
 		uint32_t waiting = sq_waiting(&c->sq);
 		int space = vyre_cq_space(&c->cq);
 
-		if (c->batch_count && VYRE_PROBE_ENABLED(batch_drained)) {
+		if (b->count[t] && VYRE_PROBE_ENABLED(batch_drained)) {
 			struct vyre_tm_drain dr = {
 			    .bytes = sizeof(dr),
 			    .client_id = c->id,
 			    .pid = (uint32_t)c->pid,
 			    .domain_id = c->domain ? c->domain->id : 0,
 			    .batch_id = batch_id,
-			    .items = c->batch_count,
-			    .sq_depth = waiting > c->batch_count ? waiting - c->batch_count : 0,
+			    .items = b->count[t],
+			    .sq_depth = waiting > b->count[t] ? waiting - b->count[t] : 0,
 			    .sq_entries = c->sq.entries,
 			    .cq_free = space > 0 ? (uint32_t)space : 0,
 			};
