@@ -24,6 +24,11 @@ TESTS += test_inflight
 TEST_EXTRA_OBJS_test_inflight := $(BUILD)/obj/tests/test_integration_daemon.o
 $(BUILD)/tests/test_inflight: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
 
+# several batches of one client in flight (--client-batches): order, own hazards, FENCE, CQ credit
+TESTS += test_client_batches
+TEST_EXTRA_OBJS_test_client_batches := $(BUILD)/obj/tests/test_integration_daemon.o
+$(BUILD)/tests/test_client_batches: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
+
 # priority classes: per-uid/gid bounds, a class-2 item never behind more than one flood batch
 TESTS += test_priority
 TEST_EXTRA_OBJS_test_priority := $(BUILD)/obj/tests/test_integration_daemon.o
