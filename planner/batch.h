@@ -93,7 +93,7 @@ struct batch_scratch {
 	uint32_t *wave_maxdep;	/* [n]: wave -> latest group of a dependency but its predecessor */
 	uint32_t *group_launch; /* [n]: group -> its launch */
 	uint32_t *slot_read;	/* [3n]: buffer slot -> its last executed reader */
-	/* byte ranges (ranges.c), only in a batch with a VYRE_SQE_RANGE item */
+	/* byte ranges (ranges.c): reserved only for a batch with a VYRE_SQE_RANGE item */
 	struct range_opnd *opnd, *opnd_tmp; /* [3n] each */
 	uint32_t *run_of;		    /* [3n]: operand 3k + i -> its run's buffer slot */
 	uint32_t *buf_start;		    /* [3n + 1]: the operands by buffer */
@@ -144,6 +144,14 @@ uint64_t plan_handoff(const struct vyre_planner *p, struct batch_scratch *s,
 		      const struct vyre_plan_batch *b, uint32_t n,
 		      const struct vyre_barrier_plan *g, const struct vyre_fusion_plan *f,
 		      const uint32_t **marks);
+
+/*
+ * The arrays of byte ranges for a batch of @n items (s->opnd ...), after
+ * its other arrays: only a batch with a ranged item takes them, so the
+ * others lie as they would without. 0 or VYRE_E_NOMEM.
+ */
+int batch_range_reserve(struct vyre_arena *a, uint32_t n, struct batch_scratch *s,
+			struct vyre_plan_error *err);
 
 /*
  * docs/design.md 7.2 with byte ranges, over items [0, n) of a ranged batch:

@@ -108,11 +108,6 @@ static size_t scratch_layout(const struct vyre_planner_config *cfg, uint32_t n, 
 		s->arm_end = take(base, &off, batch_arms_cap(cfg, n), sizeof(uint32_t));
 		s->xpairs = take(base, &off, n, sizeof(*s->xpairs));
 	}
-	/* last, so that a batch without ranges lays its arrays out as before */
-	s->opnd = take(base, &off, 3 * (size_t)n, sizeof(*s->opnd));
-	s->opnd_tmp = take(base, &off, 3 * (size_t)n, sizeof(*s->opnd_tmp));
-	s->run_of = take(base, &off, 3 * (size_t)n, sizeof(uint32_t));
-	s->buf_start = take(base, &off, 3 * (size_t)n + 1, sizeof(uint32_t));
 	return off;
 }
 
@@ -160,6 +155,7 @@ size_t vyre_planner_arena_bytes(const struct vyre_planner_config *cfg)
 	vyre_arena_init_measure(&m);
 	plan_tables_reserve(&m, cfg, &t, NULL);
 	batch_scratch_reserve(&m, cfg, n, NULL, &s, NULL);
+	batch_range_reserve(&m, n, &s, NULL);
 	return m.used;
 }
 

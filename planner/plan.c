@@ -257,7 +257,7 @@ static inline void item_runs(const uint32_t *run_of, uint32_t k, struct item_slo
  * one costs nothing more.
  */
 static int analyse(struct vyre_planner *p, struct batch_scratch *s, const struct vyre_plan_batch *b,
-		   uint32_t n, int ranged, struct pass_counts *c, uint32_t *shrink,
+		   uint32_t n, const int ranged, struct pass_counts *c, uint32_t *shrink,
 		   struct vyre_plan_error *err)
 {
 	struct buffer_map *m = &s->t->buffers;
@@ -265,6 +265,9 @@ static int analyse(struct vyre_planner *p, struct batch_scratch *s, const struct
 	const int report = p->cfg.cross_arm_report;
 	struct edge_pass e = {s->nodes, s->dep_before, s->layer, s->wave_of, m->slot, 0, 0, 0, 0};
 	uint32_t n_waves = 0, n_layers = 0;
+	/* by runs: each operand's run, and the ranges dedupe compares */
+	const uint32_t *run_of = ranged ? s->run_of : NULL;
+	const struct vyre_exec_item *xr = ranged ? b->exec : NULL;
 
 	*c = (struct pass_counts){0};
 	for (uint32_t k = 0; k < n; k++) {
@@ -291,15 +294,14 @@ static int analyse(struct vyre_planner *p, struct batch_scratch *s, const struct
 		}
 		s->t->arm_count[arm]++;
 		s->transient |= (f & VYRE_PLAN_F_OUT_TRANSIENT) != 0;
-		if (ranged)
-			item_runs(s->run_of, k, &sl);
+		if (run_of)
+			item_runs(run_of, k, &sl);
 		else
 			item_slots_of(m, b->domain[k], &b->items[k],
 				      op < VYRE_OP_COUNT ? op_mask[op] : 0, &sl);
 		if (report)
 			note_arm_output(s, k, arm, sl.write);
-		src = dedupe_step(&s->t->dedupe, m, b->items, b->domain, k, b->flags,
-				  ranged ? b->exec : NULL, &sl);
+		src = dedupe_step(&s->t->dedupe, m, b->items, b->domain, k, b->flags, xr, &sl);
 		if (src != VYRE_PLAN_NONE) {
 			s->dedup_from[k] = src;
 			c->deduped++;
@@ -495,7 +497,7 @@ static void cross_arm_report(struct batch_scratch *s, const struct vyre_plan_bat
 }
 
 /* The tables and per-batch state emptied for a batch of @n items. */
-static void begin_tables(struct vyre_planner *p, struct batch_scratch *s, uint32_t n)
+static inline void begin_tables(struct vyre_planner *p, struct batch_scratch *s, uint32_t n)
 {
 	s->last_arm = VYRE_PLAN_NONE;
 	buffer_map_begin(&s->t->buffers, 3 * n);
@@ -520,13 +522,17 @@ static int plan_prefix(struct vyre_planner *p, const struct vyre_plan_batch *b, 
 	if ((rc = batch_scratch_reserve(&p->arena, &p->cfg, n, &p->layout, &s, err)))
 		return rc;
 	s.t = &p->tables;
-	begin_tables(p, &s, n);
-	rc = analyse(p, &s, b, n, 0, &c, shrink, err);
-	if (rc == ANALYSE_RANGED) {
-		/* byte ranges (docs/design.md 7.2): buffers cut into runs first */
+	/* a valid item with byte ranges starts the pass again by runs (docs/design.md 7.2) */
+	for (int ranged = 0;; ranged = 1) {
 		begin_tables(p, &s, n);
-		batch_range_runs(&s, &s.t->buffers, b, n);
-		rc = analyse(p, &s, b, n, 1, &c, shrink, err);
+		if (ranged) {
+			if ((rc = batch_range_reserve(&p->arena, n, &s, err)))
+				return rc;
+			batch_range_runs(&s, &s.t->buffers, b, n);
+		}
+		rc = analyse(p, &s, b, n, ranged, &c, shrink, err);
+		if (rc != ANALYSE_RANGED)
+			break;
 	}
 	if (rc)
 		return rc;

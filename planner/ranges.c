@@ -24,6 +24,21 @@
 #define OPND_TABLE 1u
 #define OPND_OUT   2u
 
+int batch_range_reserve(struct vyre_arena *a, uint32_t n, struct batch_scratch *s,
+			struct vyre_plan_error *err)
+{
+	const size_t ops = 3 * (size_t)n;
+	void *opnd, *tmp;
+
+	if (vyre_arena_reserve(a, ops, sizeof(struct range_opnd), &opnd) ||
+	    vyre_arena_reserve(a, ops, sizeof(struct range_opnd), &tmp) ||
+	    arena_u32(a, ops, &s->run_of) || arena_u32(a, ops + 1, &s->buf_start))
+		return plan_err_reserve(err, VYRE_PLAN_IN_BATCH, "byte range runs", ops);
+	s->opnd = opnd;
+	s->opnd_tmp = tmp;
+	return 0;
+}
+
 /* Operand @at (3k + which) of buffer @buf covering [off, off + bytes), when it has a buffer. */
 static uint32_t add_opnd(struct batch_scratch *s, uint32_t m, uint32_t at, uint32_t buf,
 			 uint64_t off, uint32_t bytes)
