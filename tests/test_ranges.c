@@ -497,7 +497,7 @@ static int count_table(struct vyre_client *c, uint32_t *h)
 static int t_dedupe(void)
 {
 	struct vyre_client *c;
-	uint32_t big, table, sink, a, o;
+	uint32_t big, table, a, o;
 	struct vyre_cqe cqe[8];
 	uint32_t seen = 0;
 	int rc = -1;
@@ -505,20 +505,20 @@ static int t_dedupe(void)
 	if (connect_to(NULL, &c))
 		return -1;
 	if (alloc(c, BIG_BYTES / 2, VYRE_BUF_DEVICE, &big) || count_table(c, &table) ||
-	    alloc(c, 4, 0, &sink) || alloc(c, 64, 0, &a) || alloc(c, 16, 0, &o))
+	    alloc(c, 64, 0, &a) || alloc(c, 16, 0, &o))
 		goto out;
 	uint32_t *ap = vyre_buffer_ptr(c, a, NULL), *op = vyre_buffer_ptr(c, o, NULL);
 
 	for (uint32_t i = 0; i < 16; i++)
 		ap[i] = i + 1;
-	const struct vyre_work_item slow = {VYRE_OP_DFA_SCAN, big, sink, table};
+	/* it writes o whole (no range): the sums wait for it, then come in one batch */
+	const struct vyre_work_item slow = {VYRE_OP_DFA_SCAN, big, o, table};
 	const struct vyre_work_item sum = {VYRE_OP_SUM, a, o, 0};
 	const struct vyre_work_item its[4] = {sum, sum, sum, sum};
 	const struct vyre_item_range rs[4] = {
 	    {0, 0, 32, 4}, {32, 4, 32, 4}, {0, 8, 32, 4}, {0, 8, 32, 4}};
 	const uint64_t ud[4] = {2, 3, 4, 5};
 
-	/* behind the slow item, the client's next items wait: they come in one batch */
 	if (vyre_submit(c, &slow, 1, 0) != 0 || vyre_test_wait_dispatched(&daemon_, 1, WAIT_NS) ||
 	    vyre_submit_batch_range(c, its, rs, ud, 4) != 4) {
 		fprintf(stderr, "FAIL: submit\n");
