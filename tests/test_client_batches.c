@@ -398,7 +398,7 @@ static int cq_credit(void)
 
 #define NB	  8u	     /* small buffers */
 #define SB	  256u	     /* their bytes */
-#define RBIG	  (8u << 20) /* the big buffer the random scans read */
+#define RBIG	  (4u << 20) /* the big buffer the random scans read */
 #define WINDOW	  64u
 #define RAND_BASE 1000000u
 #define ROUND	  48u /* a slow scan starts each round of random items */
@@ -484,7 +484,7 @@ static void random_item(const struct world *w, uint64_t *seed, int scan, struct 
 
 static int random_window(const char *client_batches, uint64_t seed)
 {
-	const uint32_t n = (uint32_t)(3000u * vyre_test_scale());
+	const uint32_t n = (uint32_t)(1500u * vyre_test_scale());
 	struct vyre_work_item *its = calloc(n, sizeof(*its));
 	struct vyre_exec_item *xs = calloc(n, sizeof(*xs));
 	struct vyre_exec_result *want = calloc(n, sizeof(*want));
