@@ -97,11 +97,12 @@ struct vyre_backend {
 	uint32_t parallel_min_bytes;
 	int efd;
 	struct cpu_slot *slots;
-	uint32_t n_slot_cvs; /* slot condvars initialised, for teardown after a failed init */
-	int sync_ok;	     /* lock, work_cv and done_cv initialised */
-	int inject;	     /* VYRE_CPU_INJECT=fault: the next batch faults the backend */
+	uint32_t n_slot_cvs;   /* slot condvars initialised, for teardown after a failed init */
+	int sync_ok;	       /* lock, work_cv and done_cv initialised */
+	int inject;	       /* VYRE_CPU_INJECT=fault: the next batch faults the backend */
+	int reverse;	       /* VYRE_CPU_GROUP_ORDER=reverse: a test hook, below */
 	uint32_t inject_after; /* VYRE_INJECT_AFTER: batches to run before that one */
-	atomic_int dead;     /* after an injected fault: unusable, as after a CUDA fault */
+	atomic_int dead;       /* after an injected fault: unusable, as after a CUDA fault */
 
 	pthread_mutex_t lock;
 	pthread_cond_t work_cv; /* workers wait here for a queued slot or an open group */
@@ -178,11 +179,22 @@ static uint32_t fifo_pop(struct slot_fifo *q, uint32_t cap)
 	return slot;
 }
 
-/* Items at plan positions [from, to) on thread @t (cpu_unit.h: its scratch). */
+/*
+ * Items at plan positions [from, to) on thread @t (cpu_unit.h: its scratch).
+ * The items of a group may run in any order (backend.h); a test that sets
+ * VYRE_CPU_GROUP_ORDER=reverse runs each range backwards, so that a plan
+ * putting two items with a hazard in one group gives a wrong result instead
+ * of the right one by luck of the order.
+ */
 static void run_range(struct vyre_backend *b, const struct vyre_exec_batch *batch, uint32_t from,
 		      uint32_t to, uint32_t t)
 {
 	/* a predecessor ran in an earlier group, whose end this thread has seen */
+	if (b->reverse) {
+		for (uint32_t pos = to; pos-- > from;)
+			vyre_cpu_run_item(&b->exec, batch, batch->plan.order[pos], t);
+		return;
+	}
 	for (uint32_t pos = from; pos < to; pos++)
 		vyre_cpu_run_item(&b->exec, batch, batch->plan.order[pos], t);
 }
@@ -660,6 +672,9 @@ static int cpu_init(struct vyre_backend **out, const struct vyre_backend_config 
 	b->cfg = *cfg;
 	b->efd = -1;
 	b->inject = vyre_backend_inject_fault("VYRE_CPU_INJECT", cfg->device);
+	const char *order = getenv("VYRE_CPU_GROUP_ORDER");
+
+	b->reverse = order && strcmp(order, "reverse") == 0;
 	b->inject_after = vyre_backend_inject_after();
 	atomic_init(&b->dead, 0);
 	atomic_init(&b->work_seq, 0);

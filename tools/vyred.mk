@@ -29,6 +29,11 @@ TESTS += test_client_batches
 TEST_EXTRA_OBJS_test_client_batches := $(BUILD)/obj/tests/test_integration_daemon.o
 $(BUILD)/tests/test_client_batches: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
 
+# batches whose items share no written buffer, planned without the planner, and ones that clash
+TESTS += test_disjoint
+TEST_EXTRA_OBJS_test_disjoint := $(BUILD)/obj/tests/test_integration_daemon.o
+$(BUILD)/tests/test_disjoint: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
+
 # priority classes: per-uid/gid bounds, a class-2 item never behind more than one flood batch
 TESTS += test_priority
 TEST_EXTRA_OBJS_test_priority := $(BUILD)/obj/tests/test_integration_daemon.o

@@ -28,6 +28,7 @@
 #include "config.h"
 #include "devbufs.h"
 #include "gpus.h"
+#include "disjoint.h"
 #include "hazards.h"
 #include "loops.h"
 #include "names.h"
@@ -188,6 +189,8 @@ struct vyre_daemon {
 	uint32_t n_running;
 	struct vyre_slot_done *done; /* n_slots entries, for the backend's reap */
 	struct vyre_hazards hazards;
+	struct vyre_disjoint disjoint; /* plan: batches whose items share no written buffer */
+	uint64_t disjoint_plans;       /* batches planned so, past VYRE_SMALL_PLAN_ITEMS items */
 	struct vyre_transients transients; /* resolve: transient writes of the current chain */
 	int backend_fd;			   /* the backend's completion eventfd, or -1 */
 	int backend_read_armed;

@@ -346,7 +346,7 @@ static void log_plan_totals(const struct vyre_shared *sh)
 static void log_figures(const struct vyre_shared *sh)
 {
 	uint64_t batches = 0, items = 0, holds = 0, submit = 0, stage[5] = {0};
-	uint64_t dev_allocs = 0, dev_trusted = 0, avoided = 0;
+	uint64_t dev_allocs = 0, dev_trusted = 0, avoided = 0, disjoint = 0;
 	uint32_t most = 0, most_client = 0;
 
 	for (uint32_t l = 0; l < sh->n_loops; l++) {
@@ -365,6 +365,7 @@ static void log_figures(const struct vyre_shared *sh)
 		dev_allocs += d->devbufs.allocs;
 		dev_trusted += d->devbufs.trusted;
 		avoided += d->bytes_avoided;
+		disjoint += d->disjoint_plans;
 	}
 	vyre_log("stopped after %llu batches, %llu items; at most %u batches in flight at once%s, "
 		 "%u of one client, %llu holds for hazards against them",
@@ -392,6 +393,10 @@ static void log_figures(const struct vyre_shared *sh)
 			 (double)stage[3] / n, (double)submit / n, (double)stage[4] / n);
 	}
 	log_plan_totals(sh);
+	if (disjoint)
+		vyre_log("%llu batches of more than %u items planned without the planner: their "
+			 "items share no written buffer",
+			 (unsigned long long)disjoint, VYRE_SMALL_PLAN_ITEMS);
 	if (dev_allocs)
 		vyre_log("device buffers: %llu allocated; %llu DFA scans trusted a device table "
 			 "checked at its last write",

@@ -99,7 +99,8 @@ int vyre_pipeline_init(struct vyre_daemon *d)
 		vyre_log("--inflight %u: memory for %u batches of %u items only", want, d->n_slots,
 			 d->cfg.max_batch);
 	d->client_batches = d->cfg.client_batches < d->n_slots ? d->cfg.client_batches : d->n_slots;
-	if (vyre_transients_init(&d->transients, d->cfg.max_buffers) != 0)
+	if (vyre_transients_init(&d->transients, d->cfg.max_buffers) != 0 ||
+	    vyre_disjoint_init(&d->disjoint, d->cfg.max_buffers) != 0)
 		return VYRE_E_NOMEM;
 	return vyre_hazards_init(&d->hazards, d->cfg.max_buffers);
 }
@@ -115,6 +116,7 @@ void vyre_pipeline_fini(struct vyre_daemon *d)
 	free(d->ready);
 	vyre_hazards_fini(&d->hazards);
 	vyre_transients_fini(&d->transients);
+	vyre_disjoint_fini(&d->disjoint);
 	d->slots = NULL;
 	d->n_slots = 0;
 }

@@ -148,7 +148,7 @@ static void sequential_plan(struct vyre_batch *b, struct vyre_plan_output *o, ui
 }
 
 /* Batches this small whose items share no buffer skip the planner (small_plan). */
-#define SMALL_PLAN_ITEMS 8u
+#define SMALL_PLAN_ITEMS VYRE_SMALL_PLAN_ITEMS
 #define SMALL_PLAN_BYTES (1u << 20)
 
 static int conflict(const struct vyre_op_access *a, const struct vyre_op_access *b)
@@ -207,6 +207,45 @@ static int small_plan(struct vyre_batch *b, struct vyre_plan_output *o)
 	return 1;
 }
 
+/* The bytes one group may touch: --budget-bytes (0: the planner's default) less the resident. */
+static uint64_t group_budget(const struct vyre_daemon *d)
+{
+	struct vyre_planner_config def;
+	uint64_t budget = d->cfg.budget_bytes;
+
+	if (budget == 0) {
+		vyre_planner_config_default(&def);
+		budget = def.budget_bytes;
+	}
+	return budget > d->cfg.resident_bytes ? budget - d->cfg.resident_bytes : 0;
+}
+
+/*
+ * A larger batch whose items share no written buffer (disjoint.h): one
+ * group of every valid item, one launch, no dedupe, without the planner,
+ * when its bytes fit the group budget. Returns 0 when it needs the planner.
+ */
+static int disjoint_plan(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_plan_output *o)
+{
+	const uint64_t budget = group_budget(d);
+	const int64_t k = vyre_disjoint_order(&d->disjoint, b->n, b->items, b->exec, b->status,
+					      b->flags, budget, b->seq_order);
+
+	if (k < 0)
+		return 0;
+	d->disjoint_plans++;
+	for (uint32_t i = 0; i < b->n; i++)
+		b->dedup_of[i] = VYRE_PLAN_NO_DEDUPE;
+	b->seq_ends[0] = (uint32_t)k;
+	b->plan_launch_end[0] = 1;
+	o->plan = (struct vyre_exec_plan){b->seq_order, (uint32_t)k,	    b->seq_ends,
+					  k ? 1u : 0u,	b->plan_launch_end, k ? 1u : 0u};
+	o->n_accepted = b->n;
+	o->n_deduped = 0;
+	o->exec_flags = NULL;
+	return 1;
+}
+
 /* 1 when the accepted prefix of @o ends inside a chain. */
 static int cuts_chain(const struct vyre_batch *b, const struct vyre_plan_output *o)
 {
@@ -259,11 +298,13 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start
 	/*
 	 * One item has nothing to deduplicate, order or fuse: its plan is the
 	 * sequential one, without the planner's call (the latency path); a few
-	 * independent items form one group (small_plan).
+	 * independent items form one group (small_plan), and so do many that
+	 * share no written buffer (disjoint_plan).
 	 */
 	if (b->n == 1) {
 		sequential_plan(b, &out, b->n);
-	} else if (!small_plan(b, &out)) {
+	} else if (!small_plan(b, &out) &&
+		   !(b->n > SMALL_PLAN_ITEMS && disjoint_plan(d, b, &out))) {
 		rc = vyre_plan_stage_run(d->plan_stage, &in, &out);
 		if (rc == 0)
 			rc = whole_chains(d, b, &in, &out);
