@@ -25,9 +25,18 @@
 #define UD_DECODE	   0x80u
 #define UD_SLOT		   0x3fu
 #define UD_KEEP(k, s, dec) ((uint64_t)(k) << 8 | ((dec) ? UD_DECODE : 0) | (s))
-/* vyred flags for the suite: a 1 GiB item and its table in the heap and on the device */
-static const char *const big_args[] = {"--heap-bytes-max", "3221225472", "--device-bytes-max",
-				       "3221225472", NULL};
+/*
+ * vyred flags for the suite: a 1 GiB item and its table in the heap and on
+ * the device; and every producer's 4 KiB items as device buffers in one loop
+ * (the CPU backend runs one): 4096 items and 16 tables, past the default 4096
+ */
+static const char *const big_args[] = {"--heap-bytes-max",
+				       "3221225472",
+				       "--device-bytes-max",
+				       "3221225472",
+				       "--max-device-buffers",
+				       "8192",
+				       NULL};
 
 void scan_vyred_stop(struct vyred *d)
 {
@@ -59,7 +68,7 @@ static void vyred_backend(struct vyred *d)
 int scan_vyred_start(struct vyred *d, const char *bin, int cpu_only, int one_loop)
 {
 	/* without --backend cpu, vyred's default: auto */
-	const char *args[10] = {0};
+	const char *args[12] = {0};
 	unsigned n = 0;
 
 	if (cpu_only) {
