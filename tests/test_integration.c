@@ -20,7 +20,10 @@
  *
  * It runs four times: with vyred's defaults, with many small batches in
  * flight at once (--inflight 8 --max-batch 24 --min-share 2), where items
- * of one domain meet hazards against batches that still run, with three
+ * of one domain meet hazards against batches that still run, and where
+ * the CPU backend runs each group's items backwards
+ * (VYRE_CPU_GROUP_ORDER=reverse: a plan with a hazard inside a group then
+ * gives a wrong result instead of the right one by luck of order), with three
  * event loops, and over two GPUs of two loops each, the domains placed on
  * both: --gpus $VYRE_TEST_GPUS (default 0,1), CPU backend instances
  * labelled as GPUs (docs/design.md 8.8) unless $VYRE_TEST_BACKEND is cuda
@@ -913,8 +916,11 @@ int main(void)
 
 	vyre_test_daemon_cleanup(&daemon_);
 	if (rc == 0) {
-		printf("again with many small batches in flight\n");
+		printf(
+		    "again with many small batches in flight, each group's items run backwards\n");
+		setenv("VYRE_CPU_GROUP_ORDER", "reverse", 1);
 		rc = run(small_batches, 1);
+		unsetenv("VYRE_CPU_GROUP_ORDER");
 		vyre_test_daemon_cleanup(&daemon_);
 	}
 	if (rc == 0) {
