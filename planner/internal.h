@@ -31,6 +31,18 @@ static inline int plan_err_overflow(struct vyre_plan_error *err, enum vyre_plan_
 	return VYRE_E_INVAL;
 }
 
+/* The batch needs @required of @field, beyond @limit: plan a shorter prefix. */
+static inline int plan_err_capacity(struct vyre_plan_error *err, const char *field,
+				    uint64_t required, uint64_t limit)
+{
+	plan_err_set(err, VYRE_PLAN_ERR_CAPACITY, VYRE_PLAN_IN_BATCH, field);
+	if (err) {
+		err->required = required;
+		err->budget = limit;
+	}
+	return VYRE_E_AGAIN;
+}
+
 static inline int arena_u32(struct vyre_arena *a, size_t n, uint32_t **out)
 {
 	void *p;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ring/client.h - libvyre's connection object, shared by its source files.
+ * ring/client.h - libvyre's connection object, shared by its source files,
+ * and the library-internal calls they make to each other (each marked with
+ * the file that defines it).
  */
 #ifndef VYRE_RING_CLIENT_H
 #define VYRE_RING_CLIENT_H
@@ -51,7 +53,10 @@ struct vyre_client {
 	char domain[VYRE_DOMAIN_NAME_MAX + 1];
 };
 
-/* A connected control socket (timeouts set), or VYRE_E_DISCONNECTED / PERM / INVAL. */
+/*
+ * The control socket (client_socket.c): a connected one (timeouts set), or
+ * VYRE_E_DISCONNECTED / PERM / INVAL.
+ */
 int vyre_client_connect_socket(const char *path, int *out);
 /* Why vyred closed @sock at once after a HELLO: the queued ERROR's code, else DISCONNECTED. */
 int vyre_client_refusal(int sock);
@@ -70,15 +75,16 @@ static inline uint32_t vyre_client_hello_flags(const struct vyre_client *c)
 
 /*
  * With VYRE_CONNECT_RECONNECT, one vyre_reconnect() try (@timeout_ns) for a
- * call that found vyred gone: 1 when the connection lives again, else 0.
+ * call that found vyred gone: 1 when the connection lives again, else 0
+ * (client_resume.c).
  */
 int vyre_client_reconnect_auto(struct vyre_client *c, int64_t timeout_ns);
 
-/* One request/reply exchange on the control socket. */
+/* One request/reply exchange on the control socket (client_call.c). */
 int vyre_client_call(struct vyre_client *c, struct vyre_msg *req, uint16_t reply_type,
 		     struct vyre_msg *reply);
 
-/* Non-zero when vyred marked the region closed or the socket hung up. */
+/* Non-zero when vyred marked the region closed or the socket hung up (client_socket.c). */
 int vyre_client_gone(struct vyre_client *c);
 
 /* Non-zero once vyred closed us or the watcher saw it die; no system call. */
@@ -96,7 +102,7 @@ static inline int vyre_client_closed(const struct vyre_client *c)
 int vyre_client_watch_start(struct vyre_client *c);
 void vyre_client_watch_stop(struct vyre_client *c);
 
-/* The buffer cache of this connection's own allocations. */
+/* The buffer cache of this connection's own allocations (client_buffers.c). */
 int vyre_client_cache_put(struct vyre_client *c, uint32_t handle, uint64_t off, uint32_t bytes,
 			  uint32_t flags);
 const struct vyre_client_buffer *vyre_client_cache_get(const struct vyre_client *c,

@@ -1,100 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libvyre: connecting (hello, region and heap mapping), the control
- * request/reply exchange, liveness, and closing.
+ * libvyre: connecting (hello, region and heap mapping) and closing.
  */
-#include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "client.h"
-
-/* A daemon that stops answering control requests fails them instead of hanging us. */
-#define CONTROL_TIMEOUT_S 30
-
-/* *sent: whether vyred may have the request (it was handed to the socket). */
-static int call_once(struct vyre_client *c, struct vyre_msg *req, uint16_t reply_type,
-		     struct vyre_msg *reply, int *sent)
-{
-	int fds[VYRE_MSG_MAX_FDS];
-	unsigned nfds;
-
-	*sent = 0;
-	if (vyre_client_closed(c))
-		return VYRE_E_DISCONNECTED;
-	req->id = ++c->next_id;
-	int rc = vyre_msg_send(c->sock, req, NULL, 0);
-
-	if (rc != 0)
-		return rc == VYRE_E_AGAIN ? VYRE_E_DISCONNECTED : rc;
-	*sent = 1;
-	rc = vyre_msg_recv(c->sock, reply, fds, 0, &nfds, 0);
-	if (rc != 0)
-		return rc;
-	if (reply->type == VYRE_MSG_ERROR)
-		return reply->u.error < 0 ? reply->u.error : VYRE_E_PROTO;
-	if (reply->type != reply_type || reply->id != req->id ||
-	    reply->abi_version != VYRE_ABI_VERSION)
-		return VYRE_E_PROTO;
-	return 0;
-}
-
-int vyre_client_call(struct vyre_client *c, struct vyre_msg *req, uint16_t reply_type,
-		     struct vyre_msg *reply)
-{
-	int sent;
-	int rc = call_once(c, req, reply_type, reply, &sent);
-
-	/*
-	 * Only a request vyred never had is sent again: one in flight when it
-	 * died may have been served (design.md 3), and a second ALLOC would
-	 * leak a buffer, a second FREE fail. Its caller gets DISCONNECTED.
-	 */
-	if (rc == VYRE_E_DISCONNECTED && !sent && vyre_client_reconnect_auto(c, 0))
-		rc = call_once(c, req, reply_type, reply, &sent);
-	return rc;
-}
-
-int vyre_client_gone(struct vyre_client *c)
-{
-	struct pollfd p = {.fd = c->sock, .events = POLLIN | POLLRDHUP};
-
-	if (vyre_client_closed(c))
-		return 1;
-	/* vyred never sends unsolicited messages, so readable means hung up. */
-	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR));
-}
-
-int vyre_client_connect_socket(const char *path, int *out)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct timeval tv = {.tv_sec = CONTROL_TIMEOUT_S};
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return VYRE_E_INVAL;
-	strcpy(sa.sun_path, path);
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return VYRE_E_NOMEM;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		int e = errno;
-
-		close(fd);
-		return (e == EACCES || e == EPERM) ? VYRE_E_PERM : VYRE_E_DISCONNECTED;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	*out = fd;
-	return 0;
-}
 
 static int send_hello(struct vyre_client *c, const struct vyre_connect_opts *o)
 {
@@ -177,29 +92,6 @@ static int accept_reply(struct vyre_client *c, const struct vyre_msg *m, int *fd
 		if (fds[i] >= 0)
 			close(fds[i]);
 	return rc;
-}
-
-/*
- * vyred may refuse a connection (every slot taken) with an ERROR and close it
- * at once: our HELLO then fails to send, or the reply read fails with the
- * reset the close caused, but the ERROR is still queued and says why.
- */
-int vyre_client_refusal(int sock)
-{
-	for (int attempt = 0; attempt < 2; attempt++) {
-		struct vyre_msg m;
-		int fds[VYRE_MSG_MAX_FDS];
-		unsigned nfds = 0;
-		int rc = vyre_msg_recv(sock, &m, fds, VYRE_MSG_MAX_FDS, &nfds, MSG_DONTWAIT);
-
-		for (unsigned i = 0; i < nfds; i++)
-			close(fds[i]);
-		if (rc == 0 && m.type == VYRE_MSG_ERROR && m.u.error < 0)
-			return m.u.error;
-		if (rc != VYRE_E_DISCONNECTED)
-			break;
-	}
-	return VYRE_E_DISCONNECTED;
 }
 
 int vyre_connect(const struct vyre_connect_opts *o, struct vyre_client **out)

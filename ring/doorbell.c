@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "atomics.h"
-#include "ring.h"
+#include "doorbell.h"
 
 #if defined(__SANITIZE_THREAD__)
 uint32_t vyre_fence_word;

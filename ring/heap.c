@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "heap.h"
-#include "ring.h"
+#include "region_create.h"
 
 static uint64_t aligned_size(uint32_t bytes)
 {

@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ring.h"
+#include "region.h"
 
 static uint64_t page_round(uint64_t bytes)
 {

@@ -7,7 +7,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "ring.h"
+#include "region_adopt.h"
 
 int vyre_region_adopt(int fd, uint32_t sq_max, uint32_t cq_max, struct vyre_region *out)
 {
@@ -49,13 +49,4 @@ int vyre_ring_resume(const struct vyre_region *r, struct vyre_ring_resume *out)
 	out->accepted = accepted;
 	out->reaped = reaped;
 	return 0;
-}
-
-void vyre_ring_resume_at(struct vyre_sq_consumer *sq, struct vyre_cq_producer *cq,
-			 const struct vyre_ring_resume *rs)
-{
-	sq->head = rs->done;
-	cq->tail = rs->done;
-	cq->published = rs->done;
-	cq->head_seen = rs->reaped;
 }

@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ring.h"
+#include "region_create.h"
 
 int vyre_sealed_memfd(const char *name, uint64_t bytes)
 {

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ring/ring.h - shared-memory regions, SQ/CQ rings and doorbells.
+ * ring/ring.h - the SQ/CQ rings of a shared-memory region.
  *
  * The primitives under the client library and vyred, exposed on their own so
  * benchmarks can drive them across processes without a daemon. Layout and
- * protocol are those of include/vyre/abi.h.
+ * protocol are those of include/vyre/abi.h. The regions (region.h,
+ * region_create.h, region_adopt.h) and the doorbells (doorbell.h) have
+ * headers of their own, included here because the rings live in a region
+ * and ring its doorbells, and so one include still gives every primitive.
  *
  * NAME
  *	vyre_region_layout, vyre_region_create, vyre_region_map,
- *	vyre_region_unmap - create and map a client region
+ *	vyre_region_unmap - create and map a client region (region.h,
+ *	region_create.h)
  *
  *	vyre_sq_producer_init, vyre_sq_reserve, vyre_sq_slot, vyre_sq_publish,
  *	vyre_sq_push, vyre_sq_kick - the multi-producer side of the SQ
@@ -24,6 +28,7 @@
  *
  *	vyre_sleep_prepare, vyre_sleep_finish, vyre_wake, vyre_futex_wait,
  *	vyre_futex_wake - the need-wakeup + shared futex doorbell protocol
+ *	(doorbell.h)
  *
  * THREADS AND PROCESSES
  *	Every producer of one SQ may run in any thread of any process mapping
@@ -42,15 +47,12 @@
 
 #include <stdint.h>
 
+#include "doorbell.h"
+#include "region.h"
+#include "region_adopt.h"
+#include "region_create.h"
 #include "vyre/abi.h"
 #include "vyre/vyre.h"
-
-/* Bits of sq_need_wakeup: how vyred asks to be woken (cq_need_wakeup uses VYRE_CQ_WAKE_*). */
-#define VYRE_SQ_WAKE_FUTEX   (1u << 0)
-#define VYRE_SQ_WAKE_EVENTFD (1u << 1)
-_Static_assert(VYRE_SQ_WAKE_FUTEX == VYRE_CQ_WAKE_FUTEX &&
-		   VYRE_SQ_WAKE_EVENTFD == VYRE_CQ_WAKE_EVENTFD,
-	       "both directions share one wake-bit encoding (vyre_wake)");
 
 /*
  * vyre_ring_entries - the ring size for a request: 0 gives @dflt, anything
@@ -58,59 +60,6 @@ _Static_assert(VYRE_SQ_WAKE_FUTEX == VYRE_CQ_WAKE_FUTEX &&
  * exceed VYRE_MAX_RING_ENTRIES.
  */
 uint32_t vyre_ring_entries(uint32_t requested, uint32_t dflt);
-
-struct vyre_region_layout {
-	uint32_t sq_entries;
-	uint32_t cq_entries;
-	uint32_t sq_offset;
-	uint32_t cq_offset;
-	uint64_t bytes; /* whole region, a multiple of the page size */
-};
-
-/*
- * vyre_region_layout - offsets and size of a region with these rings. Both
- * counts must be powers of two in [2, VYRE_MAX_RING_ENTRIES]; else
- * VYRE_E_INVAL.
- */
-int vyre_region_layout(uint32_t sq_entries, uint32_t cq_entries, struct vyre_region_layout *out);
-
-/* A region mapped into this process. */
-struct vyre_region {
-	struct vyre_region_header *hdr;
-	struct vyre_sqe *sq;
-	struct vyre_cqe *cq;
-	uint64_t bytes;
-	uint32_t sq_entries; /* private copies: never re-read from the shared header */
-	uint32_t cq_entries;
-	int fd; /* the memfd, or -1 */
-};
-
-/*
- * vyre_region_create - (vyred) a memfd sized for @sq_entries/@cq_entries,
- * sealed with F_SEAL_SHRINK|F_SEAL_GROW|F_SEAL_SEAL, mapped shared, header
- * written. On error nothing stays allocated. Errors: VYRE_E_INVAL (sizes),
- * VYRE_E_NOMEM (memfd, truncate, seal or mmap failed).
- */
-int vyre_region_create(uint32_t sq_entries, uint32_t cq_entries, uint32_t client_id,
-		       uint32_t domain_id, struct vyre_region *out);
-
-/*
- * vyre_region_map - (client) map a region received from vyred and check its
- * header: magic, ABI version, ring sizes and offsets consistent with the
- * file size. Takes ownership of @fd on success only. Errors: VYRE_E_PROTO
- * (bad header or version), VYRE_E_NOMEM.
- */
-int vyre_region_map(int fd, struct vyre_region *out);
-
-/* vyre_region_unmap - unmap and close the memfd; safe on a zeroed struct. */
-void vyre_region_unmap(struct vyre_region *r);
-
-/*
- * vyre_sealed_memfd - a MFD_CLOEXEC memfd of @bytes bytes (rounded up to the
- * page size by the caller), sealed against growing, shrinking and further
- * sealing. Returns the fd or VYRE_E_NOMEM.
- */
-int vyre_sealed_memfd(const char *name, uint64_t bytes);
 
 /* ---- SQ, producer side (clients; any number of threads) ---- */
 
@@ -296,84 +245,17 @@ int vyre_cq_reap(struct vyre_cq_consumer *c, struct vyre_cqe *out, uint32_t max)
 /* vyre_cq_ready - number of CQEs ready to reap (0 on garbage). */
 uint32_t vyre_cq_ready(const struct vyre_cq_consumer *c);
 
-/* ---- doorbells ---- */
-
 /*
- * The sleeper's half of the protocol:
- *	if (vyre_sleep_prepare(need, bell, bit, &seen) && nothing to do after
- *	    re-checking the ring)
- *		vyre_futex_wait(bell, seen, timeout);
- *	vyre_sleep_finish(need, bit);
- * prepare sets @bit in *need and reads the doorbell with sequentially
- * consistent ordering, so a waker that published before the re-check is seen
- * by it, and one that published after sees the bit and changes the doorbell.
- * It returns 0 when a waker already took the futex bit again (a wake-up is
- * under way, and its doorbell bump may already be in @seen): do not sleep.
+ * vyre_ring_resume_at - (vyred) point its private SQ head and CQ tail of an
+ * adopted region (region_adopt.h) at @rs->done.
  */
-int vyre_sleep_prepare(uint32_t *need_wakeup, const uint32_t *doorbell, uint32_t bit,
-		       uint32_t *seen);
-void vyre_sleep_finish(uint32_t *need_wakeup, uint32_t bit);
-
-/*
- * vyre_wake - the waker's half, after publishing: if *need_wakeup is
- * non-zero, bump the doorbell; if the futex bit is set, clear it and
- * futex-wake the sleepers (only the first of several wakers pays the
- * syscall); if the eventfd bit is set, write 1 to @eventfd (when >= 0). A
- * sleeper sets its bit again before each sleep. Returns the bits acted on
- * (0: nobody sleeps, nothing done: one shared load, no write).
- */
-int vyre_wake(uint32_t *need_wakeup, uint32_t *doorbell, int eventfd);
-
-/*
- * vyre_futex_wait - shared FUTEX_WAIT on @word while it holds @expected, for
- * at most @timeout_ns (negative: forever). Returns 0 when woken (or
- * interrupted), VYRE_E_AGAIN when the word had already changed,
- * VYRE_E_TIMEDOUT.
- */
-int vyre_futex_wait(uint32_t *word, uint32_t expected, int64_t timeout_ns);
-
-/* vyre_futex_wake - shared FUTEX_WAKE of every waiter on @word. */
-void vyre_futex_wake(uint32_t *word);
-
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t vyre_now_ns(void);
-
-/* A pause instruction for spin loops. */
-static inline void vyre_cpu_relax(void)
+static inline void vyre_ring_resume_at(struct vyre_sq_consumer *sq, struct vyre_cq_producer *cq,
+				       const struct vyre_ring_resume *rs)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
+	sq->head = rs->done;
+	cq->tail = rs->done;
+	cq->published = rs->done;
+	cq->head_seen = rs->reaped;
 }
-
-/* ---- resume (vyred, region_adopt.c; docs/design.md section 3) ---- */
-
-/*
- * vyre_region_adopt - map the region memfd @fd that a client kept from a
- * vyred that died: sealed against shrinking and growing, its header
- * consistent with its size, rings no larger than @sq_max and @cq_max. On
- * success the region owns @fd. Errors: VYRE_E_PROTO, VYRE_E_NOMEM.
- */
-int vyre_region_adopt(int fd, uint32_t sq_max, uint32_t cq_max, struct vyre_region *out);
-
-/* Where an adopted region's rings stood when its vyred died. */
-struct vyre_ring_resume {
-	uint32_t done;	   /* cq_tail: SQ positions before it have their CQE */
-	uint32_t accepted; /* sq_accepted: [done, accepted) may have run, no CQE */
-	uint32_t reaped;   /* cq_head */
-};
-
-/*
- * vyre_ring_resume - read the indexes once and check that an honest vyred
- * could have left them: sq_head <= cq_tail <= sq_accepted <= sq_tail within
- * a ring, and room in the CQ for every accepted item. VYRE_E_PROTO if not.
- */
-int vyre_ring_resume(const struct vyre_region *r, struct vyre_ring_resume *out);
-
-/* Point vyred's private SQ head and CQ tail at @rs->done. */
-void vyre_ring_resume_at(struct vyre_sq_consumer *sq, struct vyre_cq_producer *cq,
-			 const struct vyre_ring_resume *rs);
 
 #endif /* VYRE_RING_RING_H */

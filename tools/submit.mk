@@ -2,7 +2,8 @@
 
 SUBMIT_SRCS := tools/submit/lex.c tools/submit/parse.c tools/submit/dfa_compile.c \
 	       tools/submit/print.c tools/submit/run.c tools/submit/target_local.c \
-	       tools/submit/numbers.c
+	       tools/submit/numbers.c tools/submit/parser.c tools/submit/parse_buffer.c \
+	       tools/submit/parse_item.c
 SUBMIT_OBJS := $(call obj,$(SUBMIT_SRCS))
 
 # Everything vyre-submit needs beyond libvyre; tests link parts of it.
