@@ -9,7 +9,7 @@ NVCC ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc
 
 ifneq ($(NVCC),)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
-CUDA_SRCS := gpu/cuda_driver.c gpu/cuda_device.c gpu/cuda_lower.c gpu/cuda_lower_chain.c \
+CUDA_SRCS := gpu/cuda_driver.c gpu/cuda_device.c gpu/cuda_lower_item.c gpu/cuda_lower_chain.c gpu/cuda_lower.c \
 	gpu/cuda_immediate.c \
 	gpu/cuda_backend.c gpu/cuda_persistent.c gpu/cuda_launch.c gpu/cuda_hooks.c \
 	gpu/cuda_group.c gpu/cuda_devmem.c \
