@@ -11,8 +11,8 @@ ifneq ($(NVCC),)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_SRCS := gpu/cuda_driver.c gpu/cuda_device.c gpu/cuda_lower_item.c gpu/cuda_lower_chain.c gpu/cuda_lower.c \
 	gpu/cuda_immediate.c \
-	gpu/cuda_backend.c gpu/cuda_persistent.c gpu/cuda_launch.c gpu/cuda_hooks.c \
-	gpu/cuda_group.c gpu/cuda_devmem.c \
+	gpu/cuda_core.c gpu/cuda_persistent.c gpu/cuda_launch.c gpu/cuda_slots.c \
+	gpu/cuda_group.c gpu/cuda_devmem.c gpu/cuda_backend.c gpu/cuda_hooks.c \
 	gpu/cuda_peers.c
 CORE_SRCS += $(CUDA_SRCS) $(BUILD)/gen/megakernel_fatbin.c
 $(foreach s,$(CUDA_SRCS),$(eval CFLAGS_$(subst /,_,$(s:.c=)) := -I$(CUDA_HOME)/include))
