@@ -113,7 +113,7 @@ struct vyre_backend {
 	struct vyre_cuda_device dv;
 	uint32_t max_blocks;
 	uint32_t n_slots, n_lanes, n_ctrl;
-	uint32_t split_blocks; /* where a large batch goes: the big lane, or the grid */
+	uint32_t split_blocks; /* a large DFA item is split for these: the big lane, or the grid */
 	CUstream stream;       /* persistent kernel, devstate clears */
 	struct vyre_cuda_pinned ctrl_mem, ring_mem, cpl_mem;
 	CUdeviceptr devstate; /* n_ctrl x struct vyre_mk_devstate, then the grid state */

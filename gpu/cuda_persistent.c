@@ -3,7 +3,8 @@
  * Persistent mode of the CUDA backend: the resident grid, its lanes, the
  * doorbells a busy slot posts to its lane, and how reap learns that a slot
  * is done. Kept apart from the launch mode because the two share nothing
- * below the slot bookkeeping of cuda_backend.c.
+ * but the core (cuda_core.c); the backend reaches this through the mode
+ * table at the end, vyre_cuda_persistent_mode.
  *
  * Lanes: the grid is split into a big lane and a few small ones
  * (plan); a submitted slot posts to one lane (pick_lane), so small batches of different slots run
