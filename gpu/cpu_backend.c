@@ -1,31 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CPU backend: up to max_inflight batches run at once on a pool of
- * worker threads, so the submitting thread (vyred's event loop) never
- * executes items and never waits for them.
+ * The CPU backend as gpu/backend.h sees it: the ops table, init and
+ * shutdown, heaps and device buffers, submit and reap. The worker pool that
+ * runs the batches is cpu_pool.c (see cpu_pool.h for how).
  *
  * submit() runs a small batch itself (CPU_INLINE_BYTES: less work than a
  * hand-off costs), reported by the next reap without an eventfd write (the
- * caller is awake: it just submitted). Any other batch goes on a FIFO run
- * queue; the first free worker takes it and becomes its owner, running the batch group by group in
- * plan order. Items of one group are independent (the planner guarantees no RAW, WAR or WAW hazard
- * between them), so a group large enough to pay for the hand-off is opened to idle workers, which
- * claim items from the slot's cursor; the group ends when every worker that joined it is done (one
- * that comes after the last claim does not join), and only then does the owner start the next
- * group. Several slots may have a group open at once: slots never share
- * buffers (the caller guarantees it), so their groups need no order. A free
- * worker takes a queued slot before it helps with an open group, so queued
- * slots start in FIFO order as soon as any worker is free.
- *
- * A finished slot goes on the done queue that reap() drains, then one is
- * added to the eventfd's counter. A worker out of work, and reap() before it
- * sleeps, poll for a short while first: most batches are shorter than a
- * futex wake-up. Nothing is allocated after init.
+ * caller is awake: it just submitted); any other batch goes on the pool's
+ * run queue. Nothing is allocated after init.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,344 +18,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "cpu_unit.h"
+#include "cpu_pool.h"
 
 #define CPU_MAX_THREADS		   64u
 #define CPU_DEFAULT_PARALLEL_BYTES (64u * 1024u)
 /* Each of a thread's two on-chip handoff buffers (cpu_unit.h). */
 #define CPU_DEFAULT_SCRATCH_BYTES (1u << 20)
-/* Claims per thread per group: small enough to balance uneven items. */
-#define CPU_CLAIMS_PER_THREAD 4u
 /* reap returns a count of slots as an int. */
 #define CPU_MAX_SLOTS 65536u
-/*
- * How long a thread that would sleep polls first: a futex wake costs tens of
- * microseconds on a loaded or virtual machine, more than a small batch runs.
- */
-#define CPU_SPIN_NS 50000
 /* A batch that touches at most this many bytes runs inside submit. */
 #define CPU_INLINE_BYTES (16u * 1024u)
-/* Looks before the poll starts yielding: about a microsecond. */
-#define CPU_SPIN_BUSY 256u
-
-struct cpu_slot {
-	const struct vyre_exec_batch *batch; /* guarded by lock */
-	int busy;	   /* submitted and not reported by reap yet; guarded by lock */
-	int32_t status;	   /* what reap reports: 0, or VYRE_E_DEVICE after an injected fault */
-	int open;	   /* listed in b->open; guarded by lock */
-	uint32_t open_pos; /* its index in b->open while open */
-	uint32_t joined;   /* helpers in the open group; guarded by lock */
-	/* The open group, written under lock before it is listed. */
-	uint32_t group_end;
-	uint32_t chunk;
-	atomic_uint cursor;	/* next position of plan.order to claim */
-	pthread_cond_t idle_cv; /* the owner waits here for the helpers that joined */
-};
-
-/* A FIFO of slot indices; each slot is on it at most once, so n_slots entries suffice. */
-struct slot_fifo {
-	uint32_t *v;
-	uint32_t head;
-	uint32_t len;
-};
-
-/* What a worker thread is started with: its index picks its scratch (cpu_unit.h). */
-struct cpu_worker {
-	struct vyre_backend *b;
-	uint32_t index;
-};
-
-struct vyre_backend {
-	struct vyre_backend_config cfg;
-	/* cfg.max_heaps heaps, then each thread's two scratch buffers (cpu_unit.h) */
-	struct vyre_heap_view *heaps;
-	struct vyre_cpu_exec exec;
-	uint8_t *scratch; /* every scratch buffer, one private mapping */
-	size_t scratch_map;
-	struct cpu_worker *args;
-	uint8_t *device; /* per heap: 1 when it is a device buffer this backend mapped */
-	pthread_t *workers;
-	uint32_t n_workers;
-	uint32_t n_slots;
-	uint32_t parallel_min_bytes;
-	int efd;
-	struct cpu_slot *slots;
-	uint32_t n_slot_cvs;   /* slot condvars initialised, for teardown after a failed init */
-	int sync_ok;	       /* lock, work_cv and done_cv initialised */
-	int inject;	       /* VYRE_CPU_INJECT=fault: the next batch faults the backend */
-	int reverse;	       /* VYRE_CPU_GROUP_ORDER=reverse: a test hook, below */
-	uint32_t inject_after; /* VYRE_INJECT_AFTER: batches to run before that one */
-	atomic_int dead;       /* after an injected fault: unusable, as after a CUDA fault */
-
-	pthread_mutex_t lock;
-	pthread_cond_t work_cv; /* workers wait here for a queued slot or an open group */
-	pthread_cond_t done_cv; /* reap and shutdown wait here for a finished slot */
-	/* Guarded by lock: */
-	struct slot_fifo run;  /* queued slots */
-	struct slot_fifo done; /* finished slots that reap has not reported */
-	uint32_t *open;	       /* slots whose current group takes helpers */
-	uint32_t n_open;
-	uint32_t active;    /* slots queued or running */
-	int spinner;	    /* a worker polls work_seq instead of waiting on work_cv */
-	uint32_t returning; /* workers signalling a finish, to look at the queue next */
-	int stop;
-	/*
-	 * Polled without the lock by spinning threads, which then take the lock
-	 * to look. Each moves after the lock is released on the change it
-	 * announces, so that the poller does not find the lock still held.
-	 */
-	atomic_uint work_seq; /* a slot was queued or a group opened */
-	atomic_uint done_seq; /* a slot finished */
-};
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield");
-#endif
-}
-
-/*
- * Poll @seq for up to @ns nanoseconds; returns early once it moves from
- * @seen. After a short busy poll it yields the CPU between looks: when
- * threads outnumber cores, the thread it waits for may need this one's.
- */
-static void spin_while(const atomic_uint *seq, unsigned seen, uint64_t ns)
-{
-	uint64_t end = now_ns() + ns;
-
-	for (uint32_t i = 1;; i++) {
-		if (atomic_load_explicit(seq, memory_order_relaxed) != seen)
-			return;
-		if (i < CPU_SPIN_BUSY) {
-			cpu_relax();
-			continue;
-		}
-		sched_yield();
-		if (now_ns() >= end)
-			return;
-	}
-}
-
-static void fifo_push(struct slot_fifo *q, uint32_t cap, uint32_t slot)
-{
-	q->v[(q->head + q->len) % cap] = slot;
-	q->len++;
-}
-
-static uint32_t fifo_pop(struct slot_fifo *q, uint32_t cap)
-{
-	uint32_t slot = q->v[q->head];
-
-	q->head = (q->head + 1) % cap;
-	q->len--;
-	return slot;
-}
-
-/*
- * Items at plan positions [from, to) on thread @t (cpu_unit.h: its scratch).
- * The items of a group may run in any order (backend.h); a test that sets
- * VYRE_CPU_GROUP_ORDER=reverse runs each range backwards, so that a plan
- * putting two items with a hazard in one group gives a wrong result instead
- * of the right one by luck of the order.
- */
-static void run_range(struct vyre_backend *b, const struct vyre_exec_batch *batch, uint32_t from,
-		      uint32_t to, uint32_t t)
-{
-	/* a predecessor ran in an earlier group, whose end this thread has seen */
-	if (b->reverse) {
-		for (uint32_t pos = to; pos-- > from;)
-			vyre_cpu_run_item(&b->exec, batch, batch->plan.order[pos], t);
-		return;
-	}
-	for (uint32_t pos = from; pos < to; pos++)
-		vyre_cpu_run_item(&b->exec, batch, batch->plan.order[pos], t);
-}
-
-/* Claim chunks of a slot's open group until none is left. */
-static void run_claims(struct vyre_backend *b, struct cpu_slot *s,
-		       const struct vyre_exec_batch *batch, uint32_t group_end, uint32_t chunk,
-		       uint32_t t)
-{
-	for (;;) {
-		uint32_t from = atomic_fetch_add_explicit(&s->cursor, chunk, memory_order_relaxed);
-
-		if (from >= group_end)
-			return;
-		run_range(b, batch, from, group_end - from < chunk ? group_end : from + chunk, t);
-	}
-}
-
-/* Called with lock held, once every item of the group is claimed: no one else need join. */
-static void close_group(struct vyre_backend *b, struct cpu_slot *s)
-{
-	uint32_t last;
-
-	if (!s->open)
-		return;
-	last = b->open[--b->n_open];
-	b->open[s->open_pos] = last;
-	b->slots[last].open_pos = s->open_pos;
-	s->open = 0;
-}
-
-/* Called and returns with lock held: join @s's open group and claim until it is all taken. */
-static void help(struct vyre_backend *b, struct cpu_slot *s, uint32_t t)
-{
-	const struct vyre_exec_batch *batch = s->batch;
-	uint32_t group_end = s->group_end, chunk = s->chunk;
-
-	s->joined++;
-	pthread_mutex_unlock(&b->lock);
-	run_claims(b, s, batch, group_end, chunk, t);
-	pthread_mutex_lock(&b->lock);
-	close_group(b, s);
-	if (--s->joined == 0)
-		pthread_cond_signal(&s->idle_cv);
-}
-
-/* The owner of @s shares positions [from, to) with idle workers and returns when all ran. */
-static void run_shared(struct vyre_backend *b, struct cpu_slot *s,
-		       const struct vyre_exec_batch *batch, uint32_t from, uint32_t to, uint32_t t)
-{
-	uint32_t chunk = (to - from) / (b->n_workers * CPU_CLAIMS_PER_THREAD);
-
-	if (chunk == 0)
-		chunk = 1;
-
-	pthread_mutex_lock(&b->lock);
-	s->group_end = to;
-	s->chunk = chunk;
-	atomic_store_explicit(&s->cursor, from, memory_order_relaxed);
-	s->open = 1;
-	s->open_pos = b->n_open;
-	b->open[b->n_open++] = (uint32_t)(s - b->slots);
-	pthread_cond_broadcast(&b->work_cv);
-	pthread_mutex_unlock(&b->lock);
-	atomic_fetch_add_explicit(&b->work_seq, 1, memory_order_relaxed);
-
-	run_claims(b, s, batch, to, chunk, t);
-
-	pthread_mutex_lock(&b->lock);
-	close_group(b, s);
-	while (s->joined > 0)
-		pthread_cond_wait(&s->idle_cv, &b->lock);
-	pthread_mutex_unlock(&b->lock);
-}
-
-static uint64_t group_bytes(const struct vyre_exec_batch *batch, uint32_t from, uint32_t to)
-{
-	uint64_t bytes = 0;
-
-	for (uint32_t pos = from; pos < to; pos++) {
-		const struct vyre_exec_item *it = &batch->items[batch->plan.order[pos]];
-
-		bytes += (uint64_t)it->in_bytes + it->out_bytes + it->table_bytes;
-	}
-	return bytes;
-}
-
-static void run_batch(struct vyre_backend *b, struct cpu_slot *s,
-		      const struct vyre_exec_batch *batch, uint32_t t)
-{
-	const struct vyre_exec_plan *p = &batch->plan;
-	uint32_t from = 0;
-
-	for (uint32_t g = 0; g < p->n_groups; g++) {
-		uint32_t to = p->group_end[g];
-
-		if (b->n_workers > 1 && to - from >= 2 &&
-		    group_bytes(batch, from, to) >= b->parallel_min_bytes)
-			run_shared(b, s, batch, from, to, t);
-		else
-			run_range(b, batch, from, to, t);
-		from = to;
-	}
-}
-
-/* Called with lock held: @s's results are all written. */
-static void finish_slot(struct vyre_backend *b, const struct cpu_slot *s)
-{
-	fifo_push(&b->done, b->n_slots, (uint32_t)(s - b->slots));
-	b->active--;
-	pthread_cond_broadcast(&b->done_cv);
-}
-
-/* Called after finish_slot, without the lock: the slot is already on the done queue. */
-static void signal_completion(struct vyre_backend *b)
-{
-	uint64_t one = 1;
-
-	atomic_fetch_add_explicit(&b->done_seq, 1, memory_order_relaxed);
-	/*
-	 * EAGAIN means the counter is near overflow, so the descriptor is
-	 * readable already; there is no other failure for a valid eventfd.
-	 */
-	ssize_t n = write(b->efd, &one, sizeof(one));
-
-	(void)n;
-}
-
-/*
- * Out of work, a worker polls for more before it sleeps, unless another
- * worker polls already (one is enough to catch the next submit, and on a
- * small machine more would take cores from the busy ones).
- */
-static void *worker_main(void *arg)
-{
-	const struct cpu_worker *self = arg;
-	struct vyre_backend *b = self->b;
-	const uint32_t t = self->index;
-	int spun = 0;
-
-	pthread_mutex_lock(&b->lock);
-	for (;;) {
-		if (b->run.len) {
-			struct cpu_slot *s = &b->slots[fifo_pop(&b->run, b->n_slots)];
-			const struct vyre_exec_batch *batch = s->batch;
-
-			pthread_mutex_unlock(&b->lock);
-			run_batch(b, s, batch, t);
-			pthread_mutex_lock(&b->lock);
-			finish_slot(b, s);
-			b->returning++;
-			pthread_mutex_unlock(&b->lock);
-			signal_completion(b);
-			pthread_mutex_lock(&b->lock);
-			b->returning--;
-			spun = 0;
-		} else if (b->n_open) {
-			help(b, &b->slots[b->open[0]], t);
-			spun = 0;
-		} else if (b->stop) {
-			break;
-		} else if (!spun && !b->spinner) {
-			unsigned seen = atomic_load_explicit(&b->work_seq, memory_order_relaxed);
-
-			b->spinner = 1;
-			pthread_mutex_unlock(&b->lock);
-			spin_while(&b->work_seq, seen, CPU_SPIN_NS);
-			pthread_mutex_lock(&b->lock);
-			b->spinner = 0;
-			spun = 1;
-		} else {
-			pthread_cond_wait(&b->work_cv, &b->lock);
-		}
-	}
-	pthread_mutex_unlock(&b->lock);
-	return NULL;
-}
 
 /* Every index in range and groups covering order[] exactly: else nothing runs. */
 static int plan_ok(const struct vyre_exec_batch *batch)
@@ -421,20 +77,20 @@ static int cpu_submit(struct vyre_backend *b, uint32_t slot, const struct vyre_e
 		b->inject = 0;
 		atomic_store(&b->dead, 1);
 		s->status = VYRE_E_DEVICE;
-		finish_slot(b, s);
+		vyre_cpu_finish_slot(b, s);
 		pthread_mutex_unlock(&b->lock);
-		signal_completion(b);
+		vyre_cpu_signal_completion(b);
 		return 0;
 	}
 	if (batch->plan.n_order == 0) {
 		/* Nothing to run: done at once, without a hand-off. */
-		finish_slot(b, s);
+		vyre_cpu_finish_slot(b, s);
 		pthread_mutex_unlock(&b->lock);
-		signal_completion(b);
+		vyre_cpu_signal_completion(b);
 		return 0;
 	}
 	if (!b->cfg.cpu_handoff_all &&
-	    group_bytes(batch, 0, batch->plan.n_order) <= CPU_INLINE_BYTES) {
+	    vyre_cpu_group_bytes(batch, 0, batch->plan.n_order) <= CPU_INLINE_BYTES) {
 		/*
 		 * Small enough to run here in less time than a hand-off to a
 		 * worker takes (a wake-up, or a core shared with the submitter on
@@ -442,14 +98,14 @@ static int cpu_submit(struct vyre_backend *b, uint32_t slot, const struct vyre_e
 		 */
 		pthread_mutex_unlock(&b->lock);
 		/* the submitting thread's scratch comes after the workers' */
-		run_batch(b, s, batch, b->n_workers);
+		vyre_cpu_run_batch(b, s, batch, b->n_workers);
 		pthread_mutex_lock(&b->lock);
-		finish_slot(b, s);
+		vyre_cpu_finish_slot(b, s);
 		pthread_mutex_unlock(&b->lock);
 		atomic_fetch_add_explicit(&b->done_seq, 1, memory_order_relaxed);
 		return 0;
 	}
-	fifo_push(&b->run, b->n_slots, slot);
+	vyre_cpu_fifo_push(&b->run, b->n_slots, slot);
 	/*
 	 * The polling worker and those returning from a finish look at the
 	 * queue under the lock before they sleep, and each takes a queued slot
@@ -499,9 +155,10 @@ static int cpu_reap(struct vyre_backend *b, struct vyre_slot_done *done, uint32_
 		unsigned seen = atomic_load_explicit(&b->done_seq, memory_order_relaxed);
 
 		pthread_mutex_unlock(&b->lock);
-		spin_while(&b->done_seq, seen,
-			   timeout_ns > 0 && timeout_ns < CPU_SPIN_NS ? (uint64_t)timeout_ns
-								      : CPU_SPIN_NS);
+		vyre_cpu_spin_while(&b->done_seq, seen,
+				    timeout_ns > 0 && timeout_ns < CPU_SPIN_NS
+					? (uint64_t)timeout_ns
+					: CPU_SPIN_NS);
 		pthread_mutex_lock(&b->lock);
 	}
 	while (b->done.len == 0 && b->active > 0 && timeout_ns != 0) {
@@ -511,7 +168,7 @@ static int cpu_reap(struct vyre_backend *b, struct vyre_slot_done *done, uint32_
 			break;
 	}
 	while (n < max && b->done.len) {
-		uint32_t slot = fifo_pop(&b->done, b->n_slots);
+		uint32_t slot = vyre_cpu_fifo_pop(&b->done, b->n_slots);
 
 		b->slots[slot].busy = 0;
 		b->slots[slot].batch = NULL;
@@ -710,7 +367,8 @@ static int cpu_init(struct vyre_backend **out, const struct vyre_backend_config 
 	}
 	for (; started < b->n_workers; started++) {
 		b->args[started] = (struct cpu_worker){b, started};
-		if (pthread_create(&b->workers[started], NULL, worker_main, &b->args[started]))
+		if (pthread_create(&b->workers[started], NULL, vyre_cpu_worker_main,
+				   &b->args[started]))
 			break;
 	}
 	if (started < b->n_workers) {

@@ -9,19 +9,23 @@ NVCC ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc
 
 ifneq ($(NVCC),)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
-CUDA_SRCS := gpu/cuda_driver.c gpu/cuda_device.c gpu/cuda_lower.c gpu/cuda_lower_chain.c \
+CUDA_SRCS := gpu/cuda_driver.c gpu/cuda_device.c gpu/cuda_lower_item.c gpu/cuda_lower_chain.c gpu/cuda_lower.c \
 	gpu/cuda_immediate.c \
-	gpu/cuda_backend.c gpu/cuda_persistent.c gpu/cuda_launch.c gpu/cuda_hooks.c \
-	gpu/cuda_group.c gpu/cuda_devmem.c \
+	gpu/cuda_core.c gpu/cuda_persistent.c gpu/cuda_launch.c gpu/cuda_slots.c \
+	gpu/cuda_group.c gpu/cuda_devmem.c gpu/cuda_backend.c gpu/cuda_hooks.c \
 	gpu/cuda_peers.c
 CORE_SRCS += $(CUDA_SRCS) $(BUILD)/gen/megakernel_fatbin.c
 $(foreach s,$(CUDA_SRCS),$(eval CFLAGS_$(subst /,_,$(s:.c=)) := -I$(CUDA_HOME)/include))
 
+# megakernel.cu first: the rules compile $<, which includes the rest.
+MK_SRCS := gpu/megakernel.cu gpu/mk_elementwise.cuh gpu/mk_sequential.cuh gpu/mk_units.cuh \
+	gpu/mk_barrier.cuh gpu/mk_launch.cuh gpu/mk_doorbell.cuh gpu/mk_decode.cuh gpu/mk_fuse.cuh \
+	gpu/mk_dfa.cuh gpu/digits.h gpu/cuda_abi.h include/vyre/abi.h
 MK_NVCCFLAGS := -std=c++17 -O3 -Iinclude -Igpu \
 	--generate-code arch=compute_90,code=[sm_90,compute_90] \
 	--generate-code arch=compute_75,code=compute_75
 
-$(BUILD)/gen/megakernel.fatbin: gpu/megakernel.cu gpu/mk_decode.cuh gpu/digits.h gpu/mk_dfa.cuh gpu/mk_fuse.cuh gpu/cuda_abi.h include/vyre/abi.h
+$(BUILD)/gen/megakernel.fatbin: $(MK_SRCS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(MK_NVCCFLAGS) -fatbin $< -o $@
 
@@ -40,7 +44,7 @@ $(BUILD)/gen/megakernel_fatbin.c: $(BUILD)/gen/megakernel.fatbin
 # The PTX alone, for reading (make BUILD=... ptx).
 .PHONY: ptx
 ptx: $(BUILD)/gen/megakernel.sm_90.ptx $(BUILD)/gen/megakernel.sm_75.ptx
-$(BUILD)/gen/megakernel.sm_%.ptx: gpu/megakernel.cu gpu/mk_decode.cuh gpu/digits.h gpu/mk_dfa.cuh gpu/mk_fuse.cuh gpu/cuda_abi.h include/vyre/abi.h
+$(BUILD)/gen/megakernel.sm_%.ptx: $(MK_SRCS)
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -O3 -Iinclude -Igpu -arch=compute_$* -ptx $< -o $@
 

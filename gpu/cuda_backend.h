@@ -20,22 +20,7 @@
 #include <stdint.h>
 
 #include "backend.h"
-
-struct vyre_cuda_stats {
-	uint64_t batches;
-	uint64_t launches;	    /* doorbells (persistent) or cuLaunchKernel calls (launch) */
-	uint64_t immediates;	    /* launches whose item travelled inside the doorbell */
-	uint64_t kernel_starts;	    /* persistent kernel (re)starts */
-	uint64_t bytes_to_device;   /* descriptors, stages and doorbells written for the device */
-	uint64_t bytes_from_device; /* result records read back */
-	uint64_t faults;	    /* batches failed with VYRE_E_DEVICE */
-	uint64_t watchdog_trips;
-	uint64_t heartbeat_exits;
-	uint32_t grid_blocks;
-	uint32_t block_threads;
-	uint32_t slots; /* batches that may run at once (max_inflight) */
-	uint32_t lanes; /* persistent: parts of the grid with a doorbell ring each */
-};
+#include "cuda_types.h"
 
 int vyre_cuda_get_stats(struct vyre_backend *b, struct vyre_cuda_stats *out);
 
@@ -52,9 +37,7 @@ int vyre_cuda_usable(struct vyre_backend *b);
 /* The last error or fault message ("" when none). */
 const char *vyre_cuda_last_error(struct vyre_backend *b);
 
-/* Test hooks, applied to the first device launch of the next batch. */
-#define VYRE_CUDA_INJECT_FAULT (1u << 0) /* an illegal address: a sticky context error */
-#define VYRE_CUDA_INJECT_STALL (1u << 1) /* a block misses the barrier: the watchdog fires */
+/* Test hooks (VYRE_CUDA_INJECT_*), applied to the first device launch of the next batch. */
 int vyre_cuda_inject(struct vyre_backend *b, uint32_t what);
 
 /*

@@ -11,10 +11,12 @@
  * like heap registration: every grid on the device stopped, each started
  * again by its backend's next submit.
  */
-#include "cuda_backend_internal.h"
+#include "cuda_devmem.h"
 
 #include <stdio.h>
 #include <string.h>
+
+#include "cuda_group.h"
 
 struct devmem_req {
 	uint32_t heap;

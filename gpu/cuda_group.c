@@ -15,9 +15,9 @@
  * is process-wide. Lock order: the list's lock, then members' operation
  * locks in list order; submit and reap take only their own.
  */
-#include <pthread.h>
+#include "cuda_group.h"
 
-#include "cuda_backend_internal.h"
+#include <pthread.h>
 
 static pthread_mutex_t group_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vyre_backend *members;

@@ -13,9 +13,17 @@
  * go through cuLaunchCooperativeKernel, whose blocks the driver makes
  * co-resident.
  */
-#include "cuda_backend_internal.h"
+#include "cuda_launch.h"
 
-int vyre_cuda_launch_setup(struct vyre_backend *b)
+/* A control page and device state per slot; a large batch may use the whole grid. */
+static int plan(struct vyre_backend *b)
+{
+	b->n_ctrl = b->n_slots;
+	b->split_blocks = b->dv.grid;
+	return 0;
+}
+
+static int setup(struct vyre_backend *b)
 {
 	const struct vyre_cuda_driver *d = b->dv.d;
 	int coop = 0;
@@ -42,7 +50,7 @@ int vyre_cuda_launch_setup(struct vyre_backend *b)
 	return 0;
 }
 
-void vyre_cuda_launch_teardown(struct vyre_backend *b)
+static void teardown(struct vyre_backend *b)
 {
 	for (uint32_t i = 0; b->slots && i < b->n_slots; i++) {
 		struct cuda_slot *s = &b->slots[i];
@@ -56,7 +64,7 @@ void vyre_cuda_launch_teardown(struct vyre_backend *b)
 	}
 }
 
-void vyre_cuda_launch_drain(struct vyre_backend *b)
+static void drain(struct vyre_backend *b)
 {
 	for (uint32_t i = 0; i < b->n_slots; i++)
 		if (b->slots[i].stream &&
@@ -64,7 +72,13 @@ void vyre_cuda_launch_drain(struct vyre_backend *b)
 			return;
 }
 
-int vyre_cuda_launch_submit(struct vyre_backend *b, struct cuda_slot *s)
+static uint32_t place(struct vyre_backend *b, struct cuda_slot *s)
+{
+	(void)s;
+	return b->dv.grid;
+}
+
+static int submit(struct vyre_backend *b, struct cuda_slot *s)
 {
 	const struct vyre_cuda_driver *d = b->dv.d;
 	const uint32_t slot = (uint32_t)(s - b->slots);
@@ -134,7 +148,7 @@ static int watchdog_fault(struct vyre_backend *b, struct cuda_slot *s)
 	return err ? vyre_cuda_device_fault(b) : 0;
 }
 
-int vyre_cuda_launch_poll(struct vyre_backend *b)
+static int poll(struct vyre_backend *b)
 {
 	for (uint32_t i = 0; i < b->n_slots; i++) {
 		struct cuda_slot *s = &b->slots[i];
@@ -160,3 +174,23 @@ int vyre_cuda_launch_poll(struct vyre_backend *b)
 	}
 	return 0;
 }
+
+/* Nothing stays resident: each launch ends by itself. */
+static int stop(struct vyre_backend *b)
+{
+	(void)b;
+	return 0;
+}
+
+const struct vyre_cuda_mode_ops vyre_cuda_launch_mode = {
+    .name = "launch",
+    .heartbeat = 0,
+    .plan = plan,
+    .setup = setup,
+    .place = place,
+    .submit = submit,
+    .poll = poll,
+    .stop = stop,
+    .drain = drain,
+    .teardown = teardown,
+};

@@ -29,14 +29,7 @@
 
 #include "backend.h"
 #include "cuda_abi.h"
-
-/* A registered heap as the device sees it. */
-struct vyre_cuda_heap {
-	uint64_t dptr; /* device address of byte 0 */
-	uint64_t bytes;
-	int registered;
-	int device; /* a device buffer (cuMemAlloc), not host memory */
-};
+#include "cuda_lower_item.h"
 
 struct vyre_cuda_layout {
 	uint64_t units_off, stages_off, results_off, bytes;
@@ -53,40 +46,6 @@ struct vyre_cuda_launch {
 	uint32_t n_blocks; /* blocks worth using, 1..grid_max */
 	uint32_t flags;	   /* VYRE_MK_LAUNCH_* */
 };
-
-/* order_slot[k] for items that need no result record. */
-#define VYRE_CUDA_SLOT_OK	0xffffffffu /* status 0, result 0 */
-#define VYRE_CUDA_SLOT_INVAL	0xfffffffeu /* status VYRE_E_INVAL, result 0 */
-#define VYRE_CUDA_SLOT_CANCELED 0xfffffffdu /* status VYRE_E_CANCELED, result 0 */
-/*
- * order_slot[k] = FOLLOW | record r (r < 2^28, as the slab is at most 4 GiB):
- * an item that continues a chain whose predecessor's outcome record r holds
- * (non-zero status: it failed). VYRE_E_CANCELED, result 0 when it failed;
- * else status 0, or VYRE_E_INVAL with FOLLOW_INVAL (a statically invalid item).
- */
-#define VYRE_CUDA_SLOT_FOLLOW	    0x80000000u
-#define VYRE_CUDA_SLOT_FOLLOW_INVAL 0x40000000u
-#define VYRE_CUDA_SLOT_RECORD	    0x0fffffffu
-
-/*
- * Per batch item, scratch of vyre_cuda_lower_measure and _fill (n_items
- * entries): the plan group it runs in, and what says whether it failed
- * (for the items after it in a chain: docs/design.md 6.3).
- */
-struct vyre_cuda_item_state {
-	uint32_t group;
-	uint32_t src;
-};
-
-/*
- * How a DFA item that scans up to @bytes bytes is split for a launch on
- * @blocks blocks: *parts parts of *part_bytes bytes (a multiple of 16; the
- * last part gets the rest), at most VYRE_MK_DFA_MAX_PARTS, one a block or a
- * multiple of @blocks when a block's share exceeds VYRE_MK_DFA_PART_MAX, and
- * none below VYRE_MK_DFA_PART_MIN. *parts is 1 (no split) up to
- * VYRE_MK_DFA_BLOCK_BYTES or with fewer than 2 blocks.
- */
-void vyre_cuda_dfa_split(uint32_t bytes, uint32_t blocks, uint32_t *parts, uint32_t *part_bytes);
 
 /*
  * Check the plan, classify every order position once into @cls (plan.n_order

@@ -23,7 +23,7 @@
  * it (gpu/mk_fuse.cuh streams the first input in order). A marked link that
  * is not such runs through the heap, as the plan's groups allow.
  */
-#include "cuda_lower_int.h"
+#include "cuda_lower_chain.h"
 
 static int can_fail(uint32_t op)
 {

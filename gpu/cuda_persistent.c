@@ -3,15 +3,14 @@
  * Persistent mode of the CUDA backend: the resident grid, its lanes, the
  * doorbells a busy slot posts to its lane, and how reap learns that a slot
  * is done. Kept apart from the launch mode because the two share nothing
- * below the slot bookkeeping of cuda_backend.c.
+ * but the core (cuda_core.c); the backend reaches this through the mode
+ * table at the end, vyre_cuda_persistent_mode.
  *
  * Lanes: the grid is split into a big lane and a few small ones
- * (vyre_cuda_persist_plan); a submitted slot posts to one lane
- * (vyre_cuda_persist_pick_lane), so small batches of different slots run on
- * SMs of their own. Each lane has its own poller warp, rings, control page
- * and barrier state. A watchdog trip stops the lane that tripped at once and
- * the others at their next heartbeat check (HALTED); the host fails the
- * tripping slot, turns its remaining doorbells into empty launches and
+ * (plan); a submitted slot posts to one lane (pick_lane), so small batches of different slots run
+ * on SMs of their own. Each lane has its own poller warp, rings, control page and barrier state. A
+ * watchdog trip stops the lane that tripped at once and the others at their next heartbeat check
+ * (HALTED); the host fails the tripping slot, turns its remaining doorbells into empty launches and
  * restarts the grid where every lane left off.
  *
  * A lane runs its doorbells in ring order, several slots' interleaved. A
@@ -21,11 +20,13 @@
  * before and no busy IMMEDIATE slot still waits for that lap's completion
  * words (lane_floor).
  */
-#include "cuda_backend_internal.h"
+#include "cuda_persistent.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "cuda_immediate.h"
 
 #define SMALL_LANE_BLOCKS 1u   /* blocks of each small lane */
 #define SMALL_BATCH_UNITS 128u /* batches of at most this many units prefer a small lane */
@@ -84,7 +85,7 @@ static void reset_ring(struct cuda_lane *ln)
  * of their own instead of queueing behind each other in one ring. At most a
  * quarter of the grid goes to small lanes.
  */
-int vyre_cuda_persist_plan(struct vyre_backend *b)
+static int plan(struct vyre_backend *b)
 {
 	const uint32_t grid = b->dv.grid;
 	uint32_t small = b->n_slots - 1;
@@ -103,10 +104,12 @@ int vyre_cuda_persist_plan(struct vyre_backend *b)
 		b->lanes[l].first_block = b->lanes[l - 1].first_block + b->lanes[l - 1].n_blocks;
 		b->lanes[l].n_blocks = SMALL_LANE_BLOCKS;
 	}
+	b->n_ctrl = b->n_lanes;
+	b->split_blocks = b->lanes[0].n_blocks;
 	return 0;
 }
 
-int vyre_cuda_persist_setup(struct vyre_backend *b)
+static int setup(struct vyre_backend *b)
 {
 	const uint64_t ring_bytes = (uint64_t)VYRE_MK_RING_SLOTS * VYRE_MK_SLOT_WORDS * 8;
 	int err = vyre_cuda_pinned_alloc(&b->dv, &b->ring_mem, ring_bytes * b->n_lanes, b->why,
@@ -182,7 +185,7 @@ static int start_kernel(struct vyre_backend *b)
  * else an idle small lane (slower, but running at once), else the big lane.
  * A batch with a test hook takes the big lane, which the stall needs.
  */
-uint32_t vyre_cuda_persist_pick_lane(struct vyre_backend *b, const struct cuda_slot *s)
+static uint32_t pick_lane(const struct vyre_backend *b, const struct cuda_slot *s)
 {
 	const int small = s->lay.n_units <= SMALL_BATCH_UNITS;
 	uint32_t best;
@@ -278,10 +281,11 @@ static void post_launches(struct vyre_backend *b, struct cuda_slot *s)
 	}
 }
 
-int vyre_cuda_persist_submit(struct vyre_backend *b, struct cuda_slot *s)
+static int submit(struct vyre_backend *b, struct cuda_slot *s)
 {
 	const uint32_t hooks = VYRE_MK_LAUNCH_FAULT | VYRE_MK_LAUNCH_STALL;
 
+	b->lanes[s->lane].busy++;
 	s->next_post = 0;
 	if (!b->kernel_live && start_kernel(b) != 0)
 		return vyre_cuda_device_fault(b);
@@ -423,7 +427,7 @@ static int grid_left(struct vyre_backend *b)
 	return 0;
 }
 
-int vyre_cuda_persist_poll(struct vyre_backend *b)
+static int poll(struct vyre_backend *b)
 {
 	uint32_t busy = 0;
 	CUresult r;
@@ -466,7 +470,7 @@ int vyre_cuda_persist_poll(struct vyre_backend *b)
 }
 
 /* Ring an EXIT doorbell in every lane and wait for the grid to leave. */
-int vyre_cuda_persist_stop(struct vyre_backend *b)
+static int stop(struct vyre_backend *b)
 {
 	const int64_t deadline = vyre_cuda_now_ns() + vyre_cuda_stop_timeout_ns(b);
 	const struct timespec pause = {0, 50000};
@@ -500,3 +504,34 @@ int vyre_cuda_persist_stop(struct vyre_backend *b)
 		return err;
 	return grid_left(b);
 }
+
+/* @s runs on the lane pick_lane gives it. */
+static uint32_t place(struct vyre_backend *b, struct cuda_slot *s)
+{
+	s->lane = pick_lane(b, s);
+	return b->lanes[s->lane].n_blocks;
+}
+
+static void drain(struct vyre_backend *b)
+{
+	stop(b);
+}
+
+static void teardown(struct vyre_backend *b)
+{
+	vyre_cuda_pinned_free(&b->dv, &b->cpl_mem);
+	vyre_cuda_pinned_free(&b->dv, &b->ring_mem);
+}
+
+const struct vyre_cuda_mode_ops vyre_cuda_persistent_mode = {
+    .name = "persistent",
+    .heartbeat = 1,
+    .plan = plan,
+    .setup = setup,
+    .place = place,
+    .submit = submit,
+    .poll = poll,
+    .stop = stop,
+    .drain = drain,
+    .teardown = teardown,
+};

@@ -4,9 +4,9 @@
 // BASE64_DECODE, HEX_DECODE and BYTEMAP, each item on one whole block, with
 // exactly the results of gpu/ops_bytes.c (DFA_SCAN_COUNTED is not here).
 //
-// gpu/megakernel.cu includes this inside its anonymous namespace, after
-// put_result and bump_progress, and lends each unit shared-memory scratch
-// (its DFA cache, free between units).
+// gpu/mk_units.cuh includes this inside megakernel.cu's anonymous
+// namespace, after put_result and bump_progress, and lends each unit
+// shared-memory scratch (its DFA cache, free between units).
 //
 // An item runs in two phases. Validation reads the whole counted input
 // (word loads, several in flight per thread) and the block votes with

@@ -29,9 +29,9 @@
 // order and wrong chunks walked again until they all agree, as in
 // mk_dfa.cuh, which makes the count the sequential walk's for any table.
 //
-// gpu/megakernel.cu includes this after mk_decode.cuh (whose helpers it
-// uses) inside its anonymous namespace; tests/test_mk_fuse.cpp compiles it
-// for the host. Plain C++ loads only, so the host can run it.
+// gpu/mk_units.cuh includes this after mk_decode.cuh (whose helpers it
+// uses) inside megakernel.cu's anonymous namespace; tests/test_mk_fuse.cpp
+// compiles it for the host. Plain C++ loads only, so the host can run it.
 
 namespace mk_fuse
 {

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gpu/cuda_backend_internal.h - the state the files of the CUDA backend
- * share. The backend is split by concern: cuda_backend.c (context, memory,
- * heartbeat, the ops table and the slot bookkeeping common to both modes),
- * cuda_persistent.c (the resident kernel: lanes, doorbells, completions),
- * cuda_launch.c (one stream and event per slot), cuda_hooks.c (counters,
- * description, test hooks), cuda_group.c (backends sharing a device),
- * cuda_devmem.c (device buffers).
+ * gpu/cuda_core.h - the state of a CUDA backend and the services every part
+ * of it shares (cuda_core.c): logging a cause, finishing a slot, failing
+ * the device, stopping what runs. The parts, bottom to top: this core; the
+ * two modes (cuda_persistent.c, cuda_launch.c), each a table of
+ * struct vyre_cuda_mode_ops that init picks once; the batch path
+ * (cuda_slots.c); backends sharing a device (cuda_group.c); device buffers
+ * (cuda_devmem.c); the ops table, init and heartbeat (cuda_backend.c); and
+ * counters and test hooks (cuda_hooks.c). A part calls only the parts
+ * below it; the core reaches the mode through the table.
  * Nothing outside gpu/cuda_*.c includes this.
  *
  * Slots and lanes: vyred runs up to cfg.max_inflight batches at once, each
@@ -18,17 +20,16 @@
  * launches to one lane, and a lane may hold several slots' doorbells, which
  * it runs in ring order.
  */
-#ifndef VYRE_GPU_CUDA_BACKEND_INTERNAL_H
-#define VYRE_GPU_CUDA_BACKEND_INTERNAL_H
+#ifndef VYRE_GPU_CUDA_CORE_H
+#define VYRE_GPU_CUDA_CORE_H
 
 #include <pthread.h>
 #include <stdint.h>
 
 #include "cuda_abi.h"
-#include "cuda_backend.h"
 #include "cuda_device.h"
-#include "cuda_immediate.h"
 #include "cuda_lower.h"
+#include "cuda_types.h"
 
 #define CLOCK_EVERY    32u	    /* polls between clock reads */
 #define CHECK_EVERY_NS 50000	    /* between kernel health checks while polling */
@@ -77,13 +78,43 @@ struct cuda_lane {
 	uint32_t owner[VYRE_MK_RING_SLOTS]; /* slot of each doorbell in the ring */
 };
 
+struct vyre_backend;
+
+/*
+ * What differs between the modes (backend.h's enum vyre_cuda_mode), chosen
+ * once at init: the backend calls through this table instead of testing
+ * the mode.
+ */
+struct vyre_cuda_mode_ops {
+	const char *name; /* for the log line */
+	int heartbeat;	  /* the device watches the host's heartbeat */
+	/* Before the shared memory: b->n_ctrl, b->split_blocks (and the lanes). */
+	int (*plan)(struct vyre_backend *b);
+	/* After it: rings (persistent) or streams and events (launch). */
+	int (*setup)(struct vyre_backend *b);
+	/* The blocks @s's launches may use (persistent: its lane's, which this picks). */
+	uint32_t (*place)(struct vyre_backend *b, struct cuda_slot *s);
+	/* Start @s's launches (lowered into its slab); an error fails the slot. */
+	int (*submit)(struct vyre_backend *b, struct cuda_slot *s);
+	/* Finish the slots the device is done with. */
+	int (*poll)(struct vyre_backend *b);
+	/* Nothing stays resident on the device (heap registration waits for that). */
+	int (*stop)(struct vyre_backend *b);
+	/* At destroy: let what runs finish. */
+	void (*drain)(struct vyre_backend *b);
+	/* Free what setup made (the device memory the core shares is freed by its caller). */
+	void (*teardown)(struct vyre_backend *b);
+};
+
 struct vyre_backend {
 	uint32_t magic;
 	struct vyre_backend_config cfg;
+	const struct vyre_cuda_mode_ops *mode;
 	struct vyre_cuda_device dv;
 	uint32_t max_blocks;
 	uint32_t n_slots, n_lanes, n_ctrl;
-	CUstream stream; /* persistent kernel, devstate clears */
+	uint32_t split_blocks; /* a large DFA item is split for these: the big lane, or the grid */
+	CUstream stream;       /* persistent kernel, devstate clears */
 	struct vyre_cuda_pinned ctrl_mem, ring_mem, cpl_mem;
 	CUdeviceptr devstate; /* n_ctrl x struct vyre_mk_devstate, then the grid state */
 	struct cuda_slot *slots;
@@ -120,6 +151,12 @@ struct vyre_backend {
 
 #define BACKEND_MAGIC 0x76637564u
 
+/* @b is a backend of this file's kind, not of another backend's ops table. */
+static inline int vyre_cuda_is_mine(const struct vyre_backend *b)
+{
+	return b && b->magic == BACKEND_MAGIC;
+}
+
 void vyre_cuda_note(struct vyre_backend *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int vyre_cuda_cu_note(struct vyre_backend *b, const char *call, CUresult r);
@@ -143,41 +180,8 @@ void vyre_cuda_slot_finish(struct vyre_backend *b, struct cuda_slot *s, int32_t 
  * unusable. Always returns VYRE_E_DEVICE.
  */
 int vyre_cuda_device_fault(struct vyre_backend *b);
-/* Stop the resident kernel (persistent mode); a failure is a device fault. */
+/* Stop what runs resident on the device (b->mode->stop); a failure is a device fault. */
 int vyre_cuda_quiesce(struct vyre_backend *b);
-
-/*
- * The backends of this process (cuda_group.c). exclusive: @fn(@b, @arg) runs
- * with every member's operation lock held and every resident grid on @b's
- * device stopped (for driver calls that wait until the whole context is
- * idle); with @leave, @b leaves the group before the list is unlocked.
- */
-void vyre_cuda_group_join(struct vyre_backend *b);
-int vyre_cuda_group_exclusive(struct vyre_backend *b, int (*fn)(struct vyre_backend *, void *),
-			      void *arg, int leave);
-
-/* Device buffers (cuda_devmem.c): the backend ops of the same names. */
-int vyre_cuda_alloc_device(struct vyre_backend *b, uint32_t heap, uint64_t bytes, char *why,
-			   uint32_t why_len);
-int vyre_cuda_free_device(struct vyre_backend *b, uint32_t heap);
-uint64_t vyre_cuda_device_free_bytes(struct vyre_backend *b);
-/* cuMemFree of device buffer @heap, with nothing running (exclusive, or at shutdown). */
-void vyre_cuda_free_device_now(struct vyre_backend *b, uint32_t heap);
-
-/* Persistent mode (cuda_persistent.c). plan: how the grid splits into lanes (b->lanes). */
-int vyre_cuda_persist_plan(struct vyre_backend *b);
-int vyre_cuda_persist_setup(struct vyre_backend *b);
-uint32_t vyre_cuda_persist_pick_lane(struct vyre_backend *b, const struct cuda_slot *s);
-int vyre_cuda_persist_submit(struct vyre_backend *b, struct cuda_slot *s);
-int vyre_cuda_persist_poll(struct vyre_backend *b);
-int vyre_cuda_persist_stop(struct vyre_backend *b);
-
-/* Launch mode (cuda_launch.c). */
-int vyre_cuda_launch_setup(struct vyre_backend *b);
-void vyre_cuda_launch_teardown(struct vyre_backend *b);
-int vyre_cuda_launch_submit(struct vyre_backend *b, struct cuda_slot *s);
-int vyre_cuda_launch_poll(struct vyre_backend *b);
-void vyre_cuda_launch_drain(struct vyre_backend *b);
 
 /* Descriptor bytes the device reads from a slot's slab. */
 static inline uint64_t vyre_cuda_desc_bytes(const struct cuda_slot *s)
@@ -191,4 +195,4 @@ static inline const struct vyre_mk_result *vyre_cuda_slot_records(const struct c
 	return (const struct vyre_mk_result *)((const uint8_t *)s->slab.host + s->lay.results_off);
 }
 
-#endif /* VYRE_GPU_CUDA_BACKEND_INTERNAL_H */
+#endif /* VYRE_GPU_CUDA_CORE_H */

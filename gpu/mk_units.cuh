@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+//
+// gpu/mk_units.cuh - one unit on the device, by the op family it belongs
+// to: warp units (elementwise, reductions, small DFA items), block units
+// (large reductions and DFA items, the byte ops of mk_decode.cuh) and
+// on-chip handoff runs (mk_fuse.cuh).
+//
+// gpu/megakernel.cu includes this inside its anonymous namespace, after
+// mk_elementwise.cuh and mk_sequential.cuh, whose code this calls; this
+// includes mk_decode.cuh and mk_fuse.cuh where the block units need them.
+
+// Dfa: whether DFA units may come (the polling warp's launches carry none,
+// so its loop holds no call: see is_warp_launch).
+template <bool Dfa>
+__device__ void warp_unit(const vyre_mk_unit &u, uint64_t results, uint32_t lane,
+			  vyre_mk_devstate *ds)
+{
+	const uint32_t op = u.op & VYRE_MK_OP_MASK;
+	const uint32_t *in = reinterpret_cast<const uint32_t *>(u.in);
+	uint32_t *out = reinterpret_cast<uint32_t *>(u.out);
+
+	// every lane reads the same word: one load for the warp
+	if (after_failed(u, results)) {
+		if (lane == 0 && has_record(op))
+			put_result(results, u.slot, VYRE_E_CANCELED, 0);
+		__syncwarp();
+		return;
+	}
+	if (u.op & VYRE_MK_SEQUENTIAL) {
+		if (lane == 0)
+			sequential_unit(u, results, ds);
+		__syncwarp();
+		return;
+	}
+	switch (op) {
+	case VYRE_OP_FILL:
+	case VYRE_OP_COPY:
+	case VYRE_OP_ADD:
+	case VYRE_OP_XOR:
+	case VYRE_OP_MUL:
+		map_words(op, in, out, u.count, u.param, lane, 32);
+		break;
+	case VYRE_OP_SUM:
+	case VYRE_OP_MAX: {
+		uint32_t acc = warp_reduce(op, accumulate(op, in, u.count, lane, 32, ds));
+		if (lane == 0) {
+			*out = acc;
+			put_result(results, u.slot, 0, acc);
+		}
+		break;
+	}
+	case VYRE_OP_DFA_SCAN:
+	case VYRE_OP_DFA_SCAN_COUNTED:
+		if constexpr (Dfa)
+			dfa::warp_item(u, results);
+		break;
+	default:
+		break;
+	}
+	__syncwarp();
+}
+
+__device__ void block_reduce_unit(const vyre_mk_unit &u, uint64_t results, shared_state &sh,
+				  vyre_mk_devstate *ds)
+{
+	const uint32_t op = u.op & VYRE_MK_OP_MASK;
+	const uint32_t tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+	uint32_t acc =
+	    accumulate(op, reinterpret_cast<const uint32_t *>(u.in), u.count, tid, blockDim.x, ds);
+
+	acc = warp_reduce(op, acc);
+	if (lane == 0)
+		sh.red[warp] = acc;
+	__syncthreads();
+	if (warp == 0) {
+		acc = lane < blockDim.x / 32 ? sh.red[lane] : 0;
+		acc = warp_reduce(op, acc);
+		if (lane == 0) {
+			*reinterpret_cast<uint32_t *>(u.out) = acc;
+			put_result(results, u.slot, 0, acc);
+		}
+	}
+	__syncthreads();
+}
+
+#include "mk_decode.cuh"
+#include "mk_fuse.cuh"
+
+__device__ void block_unit(const vyre_mk_unit &u, uint64_t results, shared_state &sh,
+			   vyre_mk_devstate *ds)
+{
+	const uint32_t op = u.op & VYRE_MK_OP_MASK;
+
+	if ((u.op & VYRE_MK_AFTER_PREV) &&
+	    __syncthreads_or(threadIdx.x == 0 && after_failed(u, results))) {
+		if (threadIdx.x == 0 && has_record(op))
+			put_result(results, u.slot, VYRE_E_CANCELED, 0);
+		__syncthreads();
+		return;
+	}
+	if (op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED)
+		dfa::block_unit(u, results, sh.scan, ds);
+	else if (is_byte_op(op))
+		// the dynamic shared memory the DFA keeps its tables in is free between units
+		block_bytes_unit(u, results, reinterpret_cast<uint32_t *>(dfa::shared_entries()),
+				 VYRE_MK_DFA_SHARED_BYTES / 4, ds);
+	else
+		block_reduce_unit(u, results, sh, ds);
+}
+
+// The on-chip handoff run whose first unit is unit `at` of the launch (of
+// n_units): its members are the units after it up to the first without
+// HANDOFF_OUT (gpu/mk_fuse.cuh). They go to the start of the dynamic shared
+// memory, the run's scratch after them. Not inlined, like the DFA units.
+__device__ __noinline__ void fused_unit(const vyre_mk_unit *units, uint64_t at, uint32_t n_units,
+					uint32_t n_pre, uint64_t results, shared_state &sh,
+					vyre_mk_devstate *ds)
+{
+	constexpr uint32_t kRunWords = VYRE_MK_FUSE_MAX * VYRE_MK_UNIT_WORDS;
+	uint32_t *smem = reinterpret_cast<uint32_t *>(dfa::shared_entries());
+	vyre_mk_unit *run = reinterpret_cast<vyre_mk_unit *>(smem);
+	const uint32_t tid = threadIdx.x;
+	const uint32_t avail = (uint32_t)min((uint64_t)VYRE_MK_FUSE_MAX, n_units - at);
+
+	// every candidate member in one round trip, a 16-byte word a thread
+	if (tid < 3 * avail) {
+		const uint64_t j = at + tid / 3;
+		reinterpret_cast<uint4 *>(run)[tid] =
+		    j < n_pre ? reinterpret_cast<const uint4 *>(sh.units)[3 * j + tid % 3]
+			      : reinterpret_cast<const uint4 *>(units)[3 * j + tid % 3];
+	}
+	__syncthreads();
+	uint32_t m = 1;
+	while (m < avail && (run[m - 1].op & VYRE_MK_HANDOFF_OUT))
+		m++;
+	block_fused_run(run, m, results, smem + kRunWords,
+			dfa::dynamic_smem_bytes() / 4 - kRunWords, sh.scan.g, sh.scan.e, ds);
+}
