@@ -23,7 +23,9 @@
 #include "daemon.h"
 #include "front.h"
 #include "front_route.h"
+#include "log.h"
 #include "sd.h"
+#include "server.h"
 #include "worker_link.h"
 
 #define MAX_PENDING	   256u
