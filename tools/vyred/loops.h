@@ -7,16 +7,17 @@
  * by a thread of its own. A domain lives in one loop, so loops never share
  * a buffer, a hazard or a batch, and the acceptance order of a domain is
  * its loop's. They wait for each other only where a shared GPU makes them:
- * a heap (un)registration stops every loop's grid (gpu/cuda_group.c). What they share is here: the
- * routing of new clients (a named domain to the loop that holds it, a
- * new one to a loop of its GPU by placement, gpus.h), the stop flag, the
- * GPUs (gpus.h), and the exit figures.
+ * a heap (un)registration stops every loop's grid (gpu/cuda_group.c).
+ * What they share (shared.h): the routing of new clients (route.h: a named
+ * domain to the loop that holds it, a new one to a loop of its GPU by
+ * placement, gpus.h), the inboxes and the stop flag (inbox.h), the GPUs
+ * (gpus.h), and the exit figures (here).
  *
  * Loop 0 owns the listening socket and the signals and reads every HELLO.
  * A client routed to another loop is handed over, its socket and the
  * descriptors of its HELLO with it, through that loop's inbox (an eventfd
  * read through its io_uring); that loop then answers the HELLO. With one
- * loop nothing here is used but the exit figures.
+ * loop nothing but the threads and the exit figures is used.
  */
 #ifndef VYRED_LOOPS_H
 #define VYRED_LOOPS_H
