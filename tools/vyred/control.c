@@ -11,6 +11,9 @@
  * client's later messages keep their order), and vyre_control_retry handles
  * it once the buffer is idle. The buffer keeps its name until then, and a
  * deferred FREE_NAME looks the name up again when it is retried.
+ *
+ * A client loop 0 handed over (inbox.h) takes a free slot of this loop in
+ * vyre_control_adopt, and its HELLO is answered here as if read here.
  */
 #include <stdio.h>
 #include <string.h>
