@@ -47,7 +47,7 @@ struct vyre_daemon {
 	struct vyre_shared *sh; /* what the loops share (loops.h) */
 	uint32_t loop_index;
 	uint32_t gpu; /* the GPU this loop serves: its index in sh->gpus */
-	/* clients handed over by loop 0 (under sh->lock), and its eventfd */
+	/* clients handed over by loop 0 (under sh->lock), and its eventfd (inbox.h) */
 	struct vyre_handoff *inbox;
 	struct vyre_handoff *inbox_work; /* the loop's copy while it adopts them */
 	uint32_t n_inbox;
@@ -115,7 +115,7 @@ struct vyre_daemon {
 	uint32_t n_deferred;		       /* connections with a deferred control message */
 	uint32_t n_resumable;		       /* active connections with c->resumable */
 	uint32_t running_class[VYRED_CLASSES]; /* batches in flight of each priority class */
-	/* per connection slot, under sh->lock: its region memfd's identity, 0 when none */
+	/* per connection slot, under sh->lock (regions.h): its region memfd's identity, or 0 */
 	struct vyre_region_id {
 		dev_t dev;
 		ino_t ino;
