@@ -9,7 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend_select.h"
 #include "daemon.h"
+#include "gpus.h"
+#include "log.h"
 
 /* The CPU backend's workers of one loop: --cpu-threads, or the online CPUs shared out. */
 static uint32_t cpu_threads(const struct vyre_daemon *d)

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "pipeline.h"
+#include "batch.h"
 
 /* 1 when item @i of @b continues the chain of item i - 1. */
 static inline int vyre_chain_continues(const struct vyre_batch *b, uint32_t i)

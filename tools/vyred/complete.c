@@ -33,7 +33,10 @@
 #include <unistd.h>
 
 #include "chains.h"
+#include "complete.h"
+#include "conns.h"
 #include "daemon.h"
+#include "log.h"
 #include "trace.h"
 
 static uint32_t log2_bucket(uint64_t ns)

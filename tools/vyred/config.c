@@ -13,6 +13,7 @@
 #include "vyre/vyre.h"
 
 #include "config.h"
+#include "config_gpus.h"
 
 enum {
 	OPT_SOCKET = 256,
@@ -272,6 +273,41 @@ static void defaults(struct vyre_daemon_config *cfg)
 	cfg->loop_cpu = -1;
 	cfg->worker_fd = -1;
 	cfg->hello_timeout_ms = 5000;
+}
+
+static int bad_priority(const char *arg, const char *why)
+{
+	fprintf(stderr, "vyred: invalid value for --priority: '%s': %s (see --help)\n", arg, why);
+	return -1;
+}
+
+int vyre_config_priority(const char *arg, struct vyre_daemon_config *cfg)
+{
+	const char *eq = strrchr(arg, '=');
+	char who[256];
+	struct vyre_priority_rule r = {0};
+
+	if (!eq || eq[1] < '0' || eq[1] > '0' + (int)VYRE_PRIORITY_MAX || eq[2] != '\0')
+		return bad_priority(arg, "want uid:U=N or gid:G=N, N 0-3");
+	r.max = (uint32_t)(eq[1] - '0');
+	if (!strncmp(arg, "gid:", 4))
+		r.is_gid = 1;
+	else if (strncmp(arg, "uid:", 4))
+		return bad_priority(arg, "want uid:U=N or gid:G=N, N 0-3");
+	if (eq - arg - 4 <= 0 || (size_t)(eq - arg - 4) >= sizeof(who))
+		return bad_priority(arg, "no user or group");
+	memcpy(who, arg + 4, (size_t)(eq - arg - 4));
+	who[eq - arg - 4] = '\0';
+	uid_t uid;
+	gid_t gid;
+
+	if (r.is_gid ? vyre_config_gid(who, &gid) : vyre_config_uid(who, &uid))
+		return bad_priority(arg, r.is_gid ? "no such group" : "no such user");
+	r.id = r.is_gid ? (uint32_t)gid : (uint32_t)uid;
+	if (cfg->n_priority_rules == VYRED_MAX_PRIORITY_RULES)
+		return bad_priority(arg, "at most 32 rules");
+	cfg->priority_rules[cfg->n_priority_rules++] = r;
+	return 0;
 }
 
 static int bad(const char *flag, const char *arg)

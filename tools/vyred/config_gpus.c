@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config_gpus.h"
 
 static int bad(const char *flag, const char *arg, const char *why)
 {

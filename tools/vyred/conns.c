@@ -14,8 +14,60 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "conns.h"
 #include "daemon.h"
+#include "domains.h"
+#include "log.h"
+#include "priority.h"
+#include "regions.h"
+#include "route.h"
 #include "trace.h"
+#include "uring.h"
+#include "worker_link.h"
+
+void vyre_conn_arm_poll(struct vyre_daemon *d, struct vyre_conn *c)
+{
+	if (c->poll_armed)
+		return;
+	vyre_uring_poll(&d->ring, c->sock, VYRE_IO_POLL, c->slot);
+	c->poll_armed = 1;
+	c->pending_ops++;
+}
+
+void vyre_conn_write_eventfd(struct vyre_daemon *d, struct vyre_conn *c)
+{
+	static const uint64_t one = 1;
+
+	if (c->event_fd < 0)
+		return;
+	/*
+	 * At most one write in flight (a client that saturates its eventfd must
+	 * not pile them up). That one may already have landed and been read,
+	 * so another follows when it completes.
+	 */
+	if (c->efd_write_armed) {
+		c->efd_write_again = 1;
+		return;
+	}
+	vyre_uring_write(&d->ring, c->event_fd, &one, sizeof(one), VYRE_IO_EFD_WRITE, c->slot);
+	c->efd_write_armed = 1;
+	c->pending_ops++;
+}
+
+/* Cancel the io_uring operations that name @c; each completes (conn_op_done). */
+static void cancel_ops(struct vyre_daemon *d, struct vyre_conn *c)
+{
+	/* Issue queued eventfd writes first: one that completes at once is not cancelled. */
+	io_uring_submit(&d->ring);
+	if (c->poll_armed)
+		vyre_uring_cancel(&d->ring, VYRE_IO_POLL, c->slot);
+	if (c->waiter_armed)
+		vyre_uring_cancel(&d->ring, VYRE_IO_WAIT, c->slot);
+	/* Still pending only if the client saturated its eventfd: cancel it. */
+	if (c->efd_write_armed)
+		vyre_uring_cancel(&d->ring, VYRE_IO_EFD_WRITE, c->slot);
+	io_uring_submit(&d->ring);
+}
 
 int vyre_conn_activate(struct vyre_daemon *d, struct vyre_conn *c, uint32_t sq, uint32_t cq,
 		       struct vyre_domain *dom, int event_fd)
@@ -101,7 +153,7 @@ void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason)
 		__atomic_fetch_add(&h->cq_doorbell, 1, __ATOMIC_SEQ_CST);
 		vyre_futex_wake(&h->cq_doorbell);
 		if (__atomic_load_n(&h->cq_need_wakeup, __ATOMIC_ACQUIRE) & VYRE_CQ_WAKE_EVENTFD)
-			vyre_loop_write_eventfd(d, c);
+			vyre_conn_write_eventfd(d, c);
 		/* held batches are over: their CQEs are not published now */
 		c->batches -= c->n_held;
 		c->n_held = 0;
@@ -125,7 +177,7 @@ void vyre_conn_close(struct vyre_daemon *d, struct vyre_conn *c, int reason)
 	c->state = VYRE_CONN_CLOSING;
 	/* The peer sees the hang-up now, not when the cancellations come back. */
 	shutdown(c->sock, SHUT_RDWR);
-	vyre_loop_cancel(d, c);
+	cancel_ops(d, c);
 	if (c->pending_ops == 0 && !c->batches)
 		conn_free(d, c);
 }
@@ -178,24 +230,4 @@ void vyre_conn_wake_later(struct vyre_daemon *d, struct vyre_conn *c)
 		return;
 	c->wake_listed = 1;
 	d->wake[d->n_wake++] = c->slot;
-}
-
-int vyre_conn_has_work(struct vyre_daemon *d, struct vyre_conn *c)
-{
-	int pending = vyre_sq_pending(&c->sq);
-	int space = pending > 0 ? vyre_cq_space(&c->cq) : 0;
-
-	if (pending < 0 || space < 0) {
-		c->drop_why = vyre_bad_ring_index;
-		vyre_conn_close(d, c, VYRE_E_PROTO);
-		return 1;
-	}
-	/*
-	 * Items waiting on a full CQ are not work: the client's reap kicks us.
-	 * Nor are those of a client with --client-batches batches in flight, or
-	 * a FENCE behind its batches: their completion wakes us. Nor a chain
-	 * whose last item is not published: that publish kicks us.
-	 */
-	return pending > 0 && (uint32_t)space > c->inflight && c->batches < d->client_batches &&
-	       vyre_drain_ready(d, c, (uint32_t)space - c->inflight);
 }

@@ -11,13 +11,30 @@
  * client's later messages keep their order), and vyre_control_retry handles
  * it once the buffer is idle. The buffer keeps its name until then, and a
  * deferred FREE_NAME looks the name up again when it is retried.
+ *
+ * A client loop 0 handed over (inbox.h) takes a free slot of this loop in
+ * vyre_control_adopt, and its HELLO is answered here as if read here.
  */
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "conns.h"
+#include "control.h"
 #include "daemon.h"
+#include "devbufs.h"
+#include "domain_adopt.h"
+#include "domains.h"
+#include "hazards.h"
+#include "inbox.h"
+#include "log.h"
+#include "names.h"
+#include "priority.h"
+#include "regions.h"
+#include "resume.h"
+#include "route.h"
+#include "worker_link.h"
 
 /* Messages handled per readiness, so one chatty client cannot hold up the batch loop. */
 #define MESSAGES_PER_WAKE 64
@@ -82,10 +99,12 @@ static int check_hello(struct vyre_daemon *d, const struct vyre_conn *c, const s
 	/* a plain HELLO's extra descriptors are closed unread; a RESUME needs its four */
 	if ((flags & VYRE_HELLO_RESUME) && nfds != 4)
 		return VYRE_E_PROTO;
-	if (vyre_hello_priority(&m->u.hello) > vyre_priority_bound(&d->cfg, c)) {
+	if (vyre_hello_priority(&m->u.hello) >
+	    vyre_priority_bound(&d->cfg, c->uid, c->gid, c->groups, c->n_groups)) {
 		vyre_log(
 		    "client %u: priority class %u above its bound %u (--priority-max, --priority)",
-		    c->id, vyre_hello_priority(&m->u.hello), vyre_priority_bound(&d->cfg, c));
+		    c->id, vyre_hello_priority(&m->u.hello),
+		    vyre_priority_bound(&d->cfg, c->uid, c->gid, c->groups, c->n_groups));
 		return VYRE_E_PERM;
 	}
 	if (d->n_active >= d->cfg.max_clients) {
@@ -164,8 +183,10 @@ static void handle_hello(struct vyre_daemon *d, struct vyre_conn *c, const struc
 		rc = vyre_route_client(d, c, h->domain, &loop);
 		/* the loop it goes to answers; the descriptors go with it */
 		if (rc == 0 && loop != d->loop_index &&
-		    (rc = vyre_handoff(d, c, loop, m, fds, nfds)) == 0)
+		    (rc = vyre_handoff(d, c, loop, m, fds, nfds)) == 0) {
+			vyre_conn_handed_off(d, c);
 			return;
+		}
 	}
 	c->resumable = (h->flags & (VYRE_HELLO_RESUMABLE | VYRE_HELLO_RESUME)) != 0;
 	c->rerun = (h->flags & VYRE_HELLO_RERUN) != 0;
@@ -433,15 +454,55 @@ void vyre_control_readable(struct vyre_daemon *d, struct vyre_conn *c)
 		if (open == 2)
 			break;
 	}
-	vyre_loop_arm_poll(d, c);
+	vyre_conn_arm_poll(d, c);
 }
 
-void vyre_control_adopt(struct vyre_daemon *d, struct vyre_conn *c, const struct vyre_msg *m,
+/* A client handed to this loop: answer the HELLO loop 0 read from it. */
+static void adopt_hello(struct vyre_daemon *d, struct vyre_conn *c, const struct vyre_msg *m,
 			int *fds, unsigned nfds)
 {
 	handle_hello(d, c, m, fds, nfds);
 	if (c->state == VYRE_CONN_ACTIVE)
 		vyre_control_readable(d, c);
+}
+
+/* A client that found no slot in its loop: refused, and no longer counted. */
+static void refuse(struct vyre_daemon *d, struct vyre_handoff *h)
+{
+	struct vyre_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_HELLO_REPLY;
+	m.id = h->hello.id;
+	m.u.hello_reply.status = VYRE_E_NOMEM;
+	vyre_msg_send(h->conn.sock, &m, NULL, 0);
+	close(h->conn.sock);
+	vyre_link_gone(h->conn.link_route, h->conn.id);
+	for (unsigned i = 0; i < h->nfds; i++)
+		close(h->fds[i]);
+	vyre_route_drop(d->sh, d->loop_index + 1, h->conn.route, h->conn.priority);
+}
+
+void vyre_control_adopt(struct vyre_daemon *d, struct vyre_handoff *h)
+{
+	struct vyre_conn *c = NULL;
+
+	for (uint32_t s = 0; s < d->n_conn_slots && !c; s++)
+		if (d->conns[s].state == VYRE_CONN_FREE)
+			c = &d->conns[s];
+	if (!c) {
+		refuse(d, h);
+		return;
+	}
+	const uint32_t slot = c->slot;
+
+	/* a handshake owns nothing of loop 0's but the io_uring poll that read its HELLO */
+	*c = h->conn;
+	c->slot = slot;
+	c->pending_ops = 0;
+	c->poll_armed = 0;
+	c->routed = d->loop_index + 1;
+	adopt_hello(d, c, &h->hello, h->fds, h->nfds);
 }
 
 void vyre_control_retry(struct vyre_daemon *d)

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "devbufs.h"
+#include "log.h"
 
 int vyre_devbufs_init(struct vyre_devbufs *t, uint32_t base, uint32_t max)
 {

@@ -29,23 +29,7 @@
 #include <stdint.h>
 
 #include "../../ring/handles.h"
-
-struct vyre_devbuf {
-	uint64_t write_gen; /* accepted items that write it */
-	uint64_t valid_gen; /* 1 + the write_gen a DFA scan last found valid; 0: never */
-	uint32_t bytes;
-	uint32_t live;
-};
-
-struct vyre_devbufs {
-	struct vyre_devbuf *buf;
-	uint32_t *free; /* unused buffer numbers, a stack */
-	uint32_t n_free;
-	uint32_t max;	  /* --max-device-buffers */
-	uint32_t base;	  /* heap index of buffer 0: --max-domains */
-	uint64_t allocs;  /* device buffers made, for the exit log */
-	uint64_t trusted; /* scans that skipped their table check, for the exit log */
-};
+#include "devbuf_table.h"
 
 struct vyre_daemon;
 struct vyre_conn;

@@ -9,7 +9,13 @@
  * (gpus.h): its loops complete what they hold and disconnect their clients,
  * rather than fail every later item, and the other GPUs serve on.
  */
+#include "complete.h"
 #include "daemon.h"
+#include "devbufs.h"
+#include "dispatch.h"
+#include "gpus.h"
+#include "hazards.h"
+#include "log.h"
 #include "trace.h"
 
 static void fail_all(struct vyre_batch *b, int status)

@@ -12,6 +12,10 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "domain_adopt.h"
+#include "domains.h"
+#include "log.h"
+#include "names.h"
 
 /*
  * The size of a heap memfd sealed so that it can never change under our

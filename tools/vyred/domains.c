@@ -10,6 +10,10 @@
 #include <sys/stat.h>
 
 #include "daemon.h"
+#include "devbufs.h"
+#include "domains.h"
+#include "log.h"
+#include "names.h"
 
 int vyre_domain_may_join(const struct vyre_conn *c, const struct vyre_domain *dom)
 {

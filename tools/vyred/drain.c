@@ -26,7 +26,10 @@
  * client's CQ or its SQ) fails as a whole, in as many pieces as its CQ
  * credit needs.
  */
+#include "conns.h"
 #include "daemon.h"
+#include "drain.h"
+#include "hazards.h"
 #include "trace.h"
 
 /* Of @n copied SQEs at @from, those before the first FENCE while @c has a batch in flight. */

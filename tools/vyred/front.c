@@ -22,8 +22,11 @@
 
 #include "daemon.h"
 #include "front.h"
+#include "front_conn.h"
 #include "front_route.h"
+#include "log.h"
 #include "sd.h"
+#include "server.h"
 #include "worker_link.h"
 
 #define MAX_PENDING	   256u
@@ -314,98 +317,6 @@ static void on_signals(struct front *f)
 }
 
 /*
- * Close the descriptors a recvmsg into @mh installed; a RESUME's second one
- * is its region memfd, whose identity goes to @region (st_ino 0 when none).
- */
-static void close_passed(struct msghdr *mh, struct stat *region)
-{
-	int at = 0;
-
-	region->st_ino = 0;
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++, at++) {
-			int got;
-
-			memcpy(&got, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-			if (at == 1 && fstat(got, region) != 0)
-				region->st_ino = 0;
-			close(got);
-		}
-	}
-}
-
-/*
- * The first message of @fd, peeked (@flags MSG_PEEK) or taken: its length,
- * or -1; and the identity of the region memfd it passed, if any (@region).
- */
-static ssize_t first_message(int fd, uint8_t *buf, size_t len, int flags, struct stat *region)
-{
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(VYRE_MSG_MAX_FDS * sizeof(int))];
-	} ctl;
-	struct iovec iov = {.iov_base = buf, .iov_len = len};
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = ctl.buf,
-			    .msg_controllen = sizeof(ctl.buf)};
-	const ssize_t n = recvmsg(fd, &mh, flags | MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-
-	/* a peek installs the descriptors too; the worker receives its own */
-	region->st_ino = 0;
-	if (n >= 0)
-		close_passed(&mh, region);
-	return n;
-}
-
-/*
- * Tell a client why it was not placed, as a worker would, and drop it. Its
- * HELLO is taken first: a socket closed with unread data resets the peer,
- * which would then not read the reply.
- */
-static void refuse(int fd, uint64_t hello_id, int rc)
-{
-	uint8_t buf[VYRE_MSG_MAX_SIZE];
-	struct vyre_msg m;
-	struct stat unused;
-
-	first_message(fd, buf, sizeof(buf), 0, &unused);
-	memset(&m, 0, sizeof(m));
-	m.type = VYRE_MSG_HELLO_REPLY;
-	m.id = hello_id;
-	m.u.hello_reply.status = rc;
-	vyre_msg_send(fd, &m, NULL, 0);
-	close(fd);
-}
-
-static int hand_over(struct front *f, uint32_t k, int fd, uint32_t route)
-{
-	struct vyre_link_msg m = {
-	    .type = VYRE_LINK_CONN, .route = route, .client_id = ++f->next_client_id};
-	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	struct msghdr mh = {.msg_iov = &iov,
-			    .msg_iovlen = 1,
-			    .msg_control = ctl.buf,
-			    .msg_controllen = sizeof(ctl.buf)};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-
-	memset(&ctl, 0, sizeof(ctl));
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(f->workers[k].chan, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof(m)
-		   ? 0
-		   : -1;
-}
-
-/*
  * Peek at pending connection @p's first message: 1 when it was placed or
  * dropped, 0 to wait for more.
  */
@@ -414,7 +325,7 @@ static int try_place(struct front *f, struct pending *p, int late)
 	uint8_t buf[VYRE_MSG_MAX_SIZE];
 	struct vyre_msg m;
 	struct stat region;
-	const ssize_t n = first_message(p->fd, buf, sizeof(buf), MSG_PEEK, &region);
+	const ssize_t n = vyre_front_first_message(p->fd, buf, sizeof(buf), MSG_PEEK, &region);
 
 	if (n < 0 && (errno == EAGAIN || errno == EINTR) && !late)
 		return 0;
@@ -443,13 +354,13 @@ static int try_place(struct front *f, struct pending *p, int late)
 		return 0;
 	}
 	if (rc != 0) {
-		refuse(p->fd, hello ? m.id : 0, rc == VYRE_E_AGAIN ? VYRE_E_DEVICE : rc);
+		vyre_front_refuse(p->fd, hello ? m.id : 0, rc == VYRE_E_AGAIN ? VYRE_E_DEVICE : rc);
 		return 1;
 	}
-	if (hand_over(f, k, p->fd, route) != 0) {
+	if (vyre_front_hand_over(f->workers[k].chan, p->fd, route, ++f->next_client_id) != 0) {
 		vyre_log("handing a client to GPU %u: %s", f->workers[k].first, strerror(errno));
 		vyre_front_gone(&f->fr, k, route, 0);
-		refuse(p->fd, hello ? m.id : 0, VYRE_E_NOMEM);
+		vyre_front_refuse(p->fd, hello ? m.id : 0, VYRE_E_NOMEM);
 		return 1;
 	}
 	close(p->fd);

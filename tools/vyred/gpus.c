@@ -7,7 +7,11 @@
 
 #include "daemon.h"
 #include "gpus.h"
+#include "inbox.h"
+#include "log.h"
+#include "priority.h"
 #include "trace.h"
+#include "worker_link.h"
 
 /* --gpus LIST against the usable devices; the CPU backend takes any ordinal as a label. */
 static int take_list(struct vyre_shared *sh, const struct vyre_daemon_config *cfg,
@@ -322,16 +326,13 @@ void vyre_gpus_lost(struct vyre_daemon *d, const char *why)
 	}
 }
 
-void vyre_gpus_check(struct vyre_daemon *d)
+int vyre_gpus_check(struct vyre_daemon *d)
 {
 	if (!d->gpu_down) {
 		if (!lost(&d->sh->gpus[d->gpu]))
-			return;
+			return 0;
 		d->gpu_down = 1;
 		vyre_trace_gpu_state(d);
 	}
-	if (d->n_running)
-		return;
-	while (d->n_active)
-		vyre_conn_close(d, &d->conns[d->active[d->n_active - 1]], VYRE_E_DEVICE);
+	return !d->n_running;
 }

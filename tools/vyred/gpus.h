@@ -71,10 +71,11 @@ uint32_t vyre_gpus_loop_of(const struct vyre_daemon *d, uint32_t gpu, uint32_t c
  */
 void vyre_gpus_lost(struct vyre_daemon *d, const char *why);
 /*
- * Between pipeline steps: when @d's GPU is lost, @d takes no new batch and,
- * once its in-flight batches completed, disconnects its clients.
+ * Between pipeline steps: when @d's GPU is lost, @d takes no new batch
+ * (d->gpu_down); returns 1 once its in-flight batches completed, when the
+ * loop disconnects its clients.
  */
-void vyre_gpus_check(struct vyre_daemon *d);
+int vyre_gpus_check(struct vyre_daemon *d);
 /* 1 when no GPU is left to serve (vyred exits 1). */
 int vyre_gpus_none_left(const struct vyre_shared *sh);
 

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon.h"
+#include "log.h"
 
 /* "vyred: ", or a GPU worker's "vyred[gpu 1]: "; set before any thread starts */
 static char log_name[32] = "vyred: ";

@@ -15,24 +15,25 @@
  * must do afterwards in the daemon's wake and drop lists.
  */
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "conns.h"
+#include "control.h"
 #include "daemon.h"
-#include "trace.h"
+#include "drain.h"
+#include "gpus.h"
+#include "inbox.h"
+#include "log.h"
+#include "loop.h"
+#include "pipeline.h"
 #include "sd.h"
-
-#ifndef IORING_OP_FUTEX_WAIT
-#define IORING_OP_FUTEX_WAIT 51
-#endif
-#ifndef FUTEX2_SIZE_U32
-#define FUTEX2_SIZE_U32 0x02
-#endif
-#define FUTEX_MATCH_ANY 0xffffffffull
+#include "server.h"
+#include "trace.h"
+#include "uring.h"
 
 #define RING_ENTRIES	  1024u
 #define SPIN_MIN_NS	  1000u
@@ -40,122 +41,34 @@
 /* pauses between looks at the backend while batches run */
 #define RUNNING_TRAIN 2
 
-enum op_kind {
-	OP_ACCEPT = 1,
-	OP_SIGNAL,
-	OP_POLL,
-	OP_WAIT,
-	OP_EFD_WRITE,
-	OP_CANCEL,
-	OP_PROBE,
-	OP_TICK,
-	OP_BACKEND,
-	OP_INBOX,
-	OP_GPU_TICK,
-	OP_WATCHDOG,
-};
-
-static uint64_t op_data(enum op_kind kind, uint32_t slot)
-{
-	return ((uint64_t)kind << 56) | slot;
-}
-
-static enum op_kind op_kind(uint64_t data)
-{
-	return (enum op_kind)(data >> 56);
-}
-
-static uint32_t op_slot(uint64_t data)
-{
-	return (uint32_t)data;
-}
-
-/* A free SQE, submitting what is queued when the SQ is full. */
-static struct io_uring_sqe *get_sqe(struct vyre_daemon *d)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
-
-	while (!sqe) {
-		io_uring_submit(&d->ring);
-		sqe = io_uring_get_sqe(&d->ring);
-	}
-	return sqe;
-}
-
-static void prep_futex_wait(struct io_uring_sqe *sqe, uint32_t *word, uint32_t val)
-{
-	io_uring_prep_rw(IORING_OP_FUTEX_WAIT, sqe, FUTEX2_SIZE_U32, word, 0, val);
-	sqe->addr3 = FUTEX_MATCH_ANY;
-}
-
-static void arm_accept(struct vyre_daemon *d)
-{
-	struct io_uring_sqe *sqe;
-
-	if (d->accept_armed || d->listen_fd < 0)
-		return;
-	sqe = get_sqe(d);
-	if (d->listen_link) {
-		/* a GPU worker is handed its connections by the supervisor */
-		vyre_link_rx_prepare(&d->link_rx);
-		io_uring_prep_recvmsg(sqe, d->listen_fd, &d->link_rx.hdr, MSG_CMSG_CLOEXEC);
-	} else {
-		io_uring_prep_accept(sqe, d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	}
-	io_uring_sqe_set_data64(sqe, op_data(OP_ACCEPT, 0));
-	d->accept_armed = 1;
-}
-
 static void arm_signal(struct vyre_daemon *d)
 {
-	struct io_uring_sqe *sqe;
-
 	if (d->signal_fd < 0)
 		return;
-	sqe = get_sqe(d);
-	io_uring_prep_read(sqe, d->signal_fd, d->signal_buf, sizeof(struct signalfd_siginfo), 0);
-	io_uring_sqe_set_data64(sqe, op_data(OP_SIGNAL, 0));
+	vyre_uring_read(&d->ring, d->signal_fd, d->signal_buf, sizeof(struct signalfd_siginfo),
+			VYRE_IO_SIGNAL, 0);
 	d->signal_armed = 1;
 }
 
 /* One read of an eventfd of the loop's own (the backend's, the inbox), at most one armed. */
-static void arm_efd_read(struct vyre_daemon *d, enum op_kind kind, int fd, uint64_t *buf,
+static void arm_efd_read(struct vyre_daemon *d, enum vyre_io_kind kind, int fd, uint64_t *buf,
 			 int *armed)
 {
-	struct io_uring_sqe *sqe;
-
 	if (*armed || fd < 0)
 		return;
-	sqe = get_sqe(d);
-	io_uring_prep_read(sqe, fd, buf, sizeof(*buf), 0);
-	io_uring_sqe_set_data64(sqe, op_data(kind, 0));
+	vyre_uring_read(&d->ring, fd, buf, sizeof(*buf), kind, 0);
 	*armed = 1;
 }
 
 static void arm_backend(struct vyre_daemon *d)
 {
-	arm_efd_read(d, OP_BACKEND, d->backend_fd, &d->backend_efd_buf, &d->backend_read_armed);
+	arm_efd_read(d, VYRE_IO_BACKEND, d->backend_fd, &d->backend_efd_buf,
+		     &d->backend_read_armed);
 }
 
 static void arm_inbox(struct vyre_daemon *d)
 {
-	arm_efd_read(d, OP_INBOX, d->inbox_fd, &d->inbox_buf, &d->inbox_armed);
-}
-
-/* The tick's period: a quarter of the HELLO timeout, at least 10 ms. */
-void vyre_loop_arm_tick(struct vyre_daemon *d)
-{
-	const uint64_t ns = d->cfg.hello_timeout_ms * 250000ull;
-	struct io_uring_sqe *sqe;
-
-	if (d->tick_armed || d->stopping)
-		return;
-	d->tick.tv_sec = (long long)(ns / 1000000000u);
-	d->tick.tv_nsec = ns < 10000000u ? 10000000 : (long long)(ns % 1000000000u);
-	sqe = get_sqe(d);
-	io_uring_prep_timeout(sqe, &d->tick, 0, 0);
-	io_uring_sqe_set_data64(sqe, op_data(OP_TICK, 0));
-	d->tick_armed = 1;
+	arm_efd_read(d, VYRE_IO_INBOX, d->inbox_fd, &d->inbox_buf, &d->inbox_armed);
 }
 
 /*
@@ -167,13 +80,10 @@ void vyre_loop_arm_tick(struct vyre_daemon *d)
 static void arm_gpu_tick(struct vyre_daemon *d)
 {
 	static struct __kernel_timespec period = {.tv_sec = 1};
-	struct io_uring_sqe *sqe;
 
 	if (d->stopping)
 		return;
-	sqe = get_sqe(d);
-	io_uring_prep_timeout(sqe, &period, 0, 0);
-	io_uring_sqe_set_data64(sqe, op_data(OP_GPU_TICK, 0));
+	vyre_uring_timeout(&d->ring, &period, VYRE_IO_GPU_TICK);
 }
 
 static void on_gpu_tick(struct vyre_daemon *d)
@@ -191,15 +101,12 @@ static void on_gpu_tick(struct vyre_daemon *d)
 static void arm_watchdog(struct vyre_daemon *d)
 {
 	const uint64_t ns = vyre_sd_watchdog_ns();
-	struct io_uring_sqe *sqe;
 
 	if (d->loop_index != 0 || !ns || d->watchdog_armed || d->stopping)
 		return;
 	d->watchdog.tv_sec = (long long)(ns / 1000000000u);
 	d->watchdog.tv_nsec = (long long)(ns % 1000000000u);
-	sqe = get_sqe(d);
-	io_uring_prep_timeout(sqe, &d->watchdog, 0, 0);
-	io_uring_sqe_set_data64(sqe, op_data(OP_WATCHDOG, 0));
+	vyre_uring_timeout(&d->ring, &d->watchdog, VYRE_IO_WATCHDOG);
 	d->watchdog_armed = 1;
 }
 
@@ -212,123 +119,20 @@ static void on_watchdog(struct vyre_daemon *d)
 	arm_watchdog(d);
 }
 
-/*
- * Close connections that sent no HELLO within --hello-timeout-ms: they hold
- * a slot each (max clients + 16), and a peer that never speaks must not keep
- * real clients out. Ticks go on while handshakes are pending.
- */
-static void on_tick(struct vyre_daemon *d)
-{
-	const uint64_t now = vyre_now_ns(), limit = d->cfg.hello_timeout_ms * 1000000ull;
-	int pending = 0;
-
-	d->tick_armed = 0;
-	for (uint32_t s = 0; s < d->n_conn_slots; s++) {
-		struct vyre_conn *c = &d->conns[s];
-
-		if (c->state != VYRE_CONN_HANDSHAKE)
-			continue;
-		if (now - c->accepted_ns < limit) {
-			pending = 1;
-			continue;
-		}
-		vyre_log("client %u (pid %d uid %u): no HELLO within %u ms: closing", c->id,
-			 (int)c->pid, (unsigned)c->uid, d->cfg.hello_timeout_ms);
-		vyre_conn_close(d, c, VYRE_E_TIMEDOUT);
-	}
-	if (pending)
-		vyre_loop_arm_tick(d);
-}
-
-void vyre_loop_arm_poll(struct vyre_daemon *d, struct vyre_conn *c)
-{
-	struct io_uring_sqe *sqe;
-
-	if (c->poll_armed)
-		return;
-	sqe = get_sqe(d);
-	io_uring_prep_poll_add(sqe, c->sock, POLLIN | POLLRDHUP);
-	io_uring_sqe_set_data64(sqe, op_data(OP_POLL, c->slot));
-	c->poll_armed = 1;
-	c->pending_ops++;
-}
-
 static void arm_waiter(struct vyre_daemon *d, struct vyre_conn *c, uint32_t seen)
 {
 	struct io_uring_sqe *sqe;
 
 	if (c->waiter_armed)
 		return;
-	sqe = get_sqe(d);
+	sqe = vyre_uring_sqe(&d->ring);
 	if (d->use_futex)
-		prep_futex_wait(sqe, &c->region.hdr->sq_doorbell, seen);
+		vyre_uring_prep_futex_wait(sqe, &c->region.hdr->sq_doorbell, seen);
 	else
 		io_uring_prep_read(sqe, c->sq_efd, &c->efd_buf, sizeof(c->efd_buf), 0);
-	io_uring_sqe_set_data64(sqe, op_data(OP_WAIT, c->slot));
+	io_uring_sqe_set_data64(sqe, vyre_io_tag(VYRE_IO_WAIT, c->slot));
 	c->waiter_armed = 1;
 	c->pending_ops++;
-}
-
-void vyre_loop_write_eventfd(struct vyre_daemon *d, struct vyre_conn *c)
-{
-	static const uint64_t one = 1;
-	struct io_uring_sqe *sqe;
-
-	if (c->event_fd < 0)
-		return;
-	/*
-	 * At most one write in flight (a client that saturates its eventfd must
-	 * not pile them up). That one may already have landed and been read,
-	 * so another follows when it completes.
-	 */
-	if (c->efd_write_armed) {
-		c->efd_write_again = 1;
-		return;
-	}
-	sqe = get_sqe(d);
-	io_uring_prep_write(sqe, c->event_fd, &one, sizeof(one), 0);
-	io_uring_sqe_set_data64(sqe, op_data(OP_EFD_WRITE, c->slot));
-	c->efd_write_armed = 1;
-	c->pending_ops++;
-}
-
-static void cancel_op(struct vyre_daemon *d, enum op_kind kind, uint32_t slot)
-{
-	struct io_uring_sqe *sqe = get_sqe(d);
-
-	io_uring_prep_cancel64(sqe, op_data(kind, slot), 0);
-	io_uring_sqe_set_data64(sqe, op_data(OP_CANCEL, slot));
-}
-
-void vyre_loop_cancel(struct vyre_daemon *d, struct vyre_conn *c)
-{
-	/* Issue queued eventfd writes first: one that completes at once is not cancelled. */
-	io_uring_submit(&d->ring);
-	if (c->poll_armed)
-		cancel_op(d, OP_POLL, c->slot);
-	if (c->waiter_armed)
-		cancel_op(d, OP_WAIT, c->slot);
-	/* Still pending only if the client saturated its eventfd: cancel it. */
-	if (c->efd_write_armed)
-		cancel_op(d, OP_EFD_WRITE, c->slot);
-	io_uring_submit(&d->ring);
-}
-
-/* Does this kernel's io_uring have FUTEX_WAIT? A mismatched value answers -EAGAIN if so. */
-static int probe_futex(struct vyre_daemon *d)
-{
-	uint32_t word = 1;
-	struct io_uring_cqe *cqe;
-	struct io_uring_sqe *sqe = get_sqe(d);
-	int res;
-
-	prep_futex_wait(sqe, &word, 0);
-	io_uring_sqe_set_data64(sqe, op_data(OP_PROBE, 0));
-	if (io_uring_submit_and_wait(&d->ring, 1) < 0 || io_uring_wait_cqe(&d->ring, &cqe) != 0)
-		return 0;
-	res = cqe->res;
-	io_uring_cqe_seen(&d->ring, cqe);
-	return res == -EAGAIN;
 }
 
 static void stop_signals(sigset_t *set)
@@ -369,7 +173,7 @@ int vyre_loop_init(struct vyre_daemon *d)
 		vyre_log("io_uring_queue_init: %s", strerror(-rc));
 		return -1;
 	}
-	int have_futex = probe_futex(d);
+	int have_futex = vyre_uring_probe_futex(&d->ring);
 
 	if (d->cfg.doorbell == VYRE_DOORBELL_FUTEX && !have_futex) {
 		vyre_log("--doorbell futex: this kernel's io_uring has no FUTEX_WAIT (needs 6.7+)");
@@ -388,49 +192,6 @@ int vyre_loop_init(struct vyre_daemon *d)
 	return 0;
 }
 
-/* A GPU worker's channel gave @res bytes: a connection, or the supervisor's end. */
-static void on_link(struct vyre_daemon *d, int res)
-{
-	uint32_t route = 0, id = 0;
-	const int fd = res > 0 ? vyre_link_rx_take(&d->link_rx, res, &route, &id) : -1;
-
-	d->accept_armed = 0;
-	if (res == 0) {
-		vyre_log("the supervisor closed its channel: stopping");
-		vyre_loops_stop(d);
-		return;
-	}
-	if (fd >= 0 && d->stopping) {
-		close(fd);
-		vyre_link_gone(route, id);
-	} else if (fd >= 0) {
-		vyre_server_accepted(d, fd, route, id);
-	} else if (res > 0) {
-		vyre_log("the supervisor's channel: a message that is no connection");
-	} else if (res != -EAGAIN && res != -EINTR && res != -ECANCELED) {
-		vyre_log("the supervisor's channel: %s", strerror(-res));
-	}
-	if (!d->stopping)
-		arm_accept(d);
-}
-
-static void on_accept(struct vyre_daemon *d, int res)
-{
-	if (d->listen_link) {
-		on_link(d, res);
-		return;
-	}
-	d->accept_armed = 0;
-	if (res >= 0 && d->stopping)
-		close(res);
-	else if (res >= 0)
-		vyre_server_accepted(d, res, 0, 0);
-	else if (res != -EAGAIN && res != -EINTR && res != -ECANCELED && res != -ECONNABORTED)
-		vyre_log("accept: %s", strerror(-res));
-	if (!d->stopping)
-		arm_accept(d);
-}
-
 static void on_signal(struct vyre_daemon *d, int res)
 {
 	const struct signalfd_siginfo *si = (const void *)d->signal_buf;
@@ -447,21 +208,30 @@ static void on_signal(struct vyre_daemon *d, int res)
 		arm_signal(d);
 }
 
+/* Adopt every client loop 0 handed over (inbox.h). */
+static void adopt_inbox(struct vyre_daemon *d)
+{
+	const uint32_t n = vyre_inbox_take(d);
+
+	for (uint32_t k = 0; k < n; k++)
+		vyre_control_adopt(d, &d->inbox_work[k]);
+}
+
 /* Loop 0 handed clients over, or every loop is to stop. */
 static void on_inbox(struct vyre_daemon *d)
 {
 	d->inbox_armed = 0;
-	vyre_inbox_take(d);
+	adopt_inbox(d);
 	if (__atomic_load_n(&d->sh->stopping, __ATOMIC_ACQUIRE))
 		d->stopping = 1;
 	if (!d->stopping)
 		arm_inbox(d);
 }
 
-static void on_conn_op(struct vyre_daemon *d, enum op_kind kind, struct vyre_conn *c, int res)
+static void on_conn_op(struct vyre_daemon *d, enum vyre_io_kind kind, struct vyre_conn *c, int res)
 {
 	switch (kind) {
-	case OP_POLL:
+	case VYRE_IO_POLL:
 		c->poll_armed = 0;
 		if (c->state == VYRE_CONN_HANDSHAKE || c->state == VYRE_CONN_ACTIVE) {
 			if (res < 0 && res != -ECANCELED)
@@ -470,14 +240,14 @@ static void on_conn_op(struct vyre_daemon *d, enum op_kind kind, struct vyre_con
 				vyre_control_readable(d, c);
 		}
 		break;
-	case OP_WAIT:
+	case VYRE_IO_WAIT:
 		c->waiter_armed = 0;
 		break;
-	default: /* OP_EFD_WRITE */
+	default: /* VYRE_IO_EFD_WRITE */
 		c->efd_write_armed = 0;
 		if (c->efd_write_again && c->state == VYRE_CONN_ACTIVE && res != -ECANCELED) {
 			c->efd_write_again = 0;
-			vyre_loop_write_eventfd(d, c);
+			vyre_conn_write_eventfd(d, c);
 		}
 		break;
 	}
@@ -492,28 +262,60 @@ static void reap_cqes(struct vyre_daemon *d)
 	while (io_uring_peek_cqe(&d->ring, &cqe) == 0) {
 		uint64_t data = cqe->user_data;
 		int res = cqe->res;
-		enum op_kind kind = op_kind(data);
-		uint32_t slot = op_slot(data);
+		enum vyre_io_kind kind = vyre_io_kind(data);
+		uint32_t slot = vyre_io_slot(data);
 
 		io_uring_cqe_seen(&d->ring, cqe);
-		if (kind == OP_ACCEPT)
-			on_accept(d, res);
-		else if (kind == OP_BACKEND)
+		if (kind == VYRE_IO_ACCEPT)
+			vyre_server_on_accept(d, res);
+		else if (kind == VYRE_IO_BACKEND)
 			d->backend_read_armed = 0;
-		else if (kind == OP_INBOX)
+		else if (kind == VYRE_IO_INBOX)
 			on_inbox(d);
-		else if (kind == OP_TICK)
-			on_tick(d);
-		else if (kind == OP_GPU_TICK)
+		else if (kind == VYRE_IO_TICK)
+			vyre_server_on_tick(d);
+		else if (kind == VYRE_IO_GPU_TICK)
 			on_gpu_tick(d);
-		else if (kind == OP_WATCHDOG)
+		else if (kind == VYRE_IO_WATCHDOG)
 			on_watchdog(d);
-		else if (kind == OP_SIGNAL)
+		else if (kind == VYRE_IO_SIGNAL)
 			on_signal(d, res);
-		else if ((kind == OP_POLL || kind == OP_WAIT || kind == OP_EFD_WRITE) &&
+		else if ((kind == VYRE_IO_POLL || kind == VYRE_IO_WAIT ||
+			  kind == VYRE_IO_EFD_WRITE) &&
 			 slot < d->n_conn_slots)
 			on_conn_op(d, kind, &d->conns[slot], res);
 	}
+}
+
+/* Something to drain from @c; a client whose ring indexes are broken is closed. */
+static int has_work(struct vyre_daemon *d, struct vyre_conn *c)
+{
+	int pending = vyre_sq_pending(&c->sq);
+	int space = pending > 0 ? vyre_cq_space(&c->cq) : 0;
+
+	if (pending < 0 || space < 0) {
+		c->drop_why = vyre_bad_ring_index;
+		vyre_conn_close(d, c, VYRE_E_PROTO);
+		return 1;
+	}
+	/*
+	 * Items waiting on a full CQ are not work: the client's reap kicks us.
+	 * Nor are those of a client with --client-batches batches in flight, or
+	 * a FENCE behind its batches: their completion wakes us. Nor a chain
+	 * whose last item is not published: that publish kicks us.
+	 */
+	return pending > 0 && (uint32_t)space > c->inflight && c->batches < d->client_batches &&
+	       vyre_drain_ready(d, c, (uint32_t)space - c->inflight);
+}
+
+/*
+ * The loop's GPU is lost and none of its batches runs (gpus.h): its
+ * clients go, the last first, as each close moves another into its place.
+ */
+static void drop_all(struct vyre_daemon *d, int reason)
+{
+	while (d->n_active)
+		vyre_conn_close(d, &d->conns[d->active[d->n_active - 1]], reason);
 }
 
 /*
@@ -536,7 +338,7 @@ static void sleep_on_doorbells(struct vyre_daemon *d)
 
 		/* A taken bit means a producer is waking us already: stay up. */
 		if (!vyre_sleep_prepare(&h->sq_need_wakeup, &h->sq_doorbell, bit, &seen) ||
-		    vyre_conn_has_work(d, c)) {
+		    has_work(d, c)) {
 			work = 1;
 			break;
 		}
@@ -578,7 +380,7 @@ static void after_step(struct vyre_daemon *d)
 
 		c->wake_listed = 0;
 		if (c->state == VYRE_CONN_ACTIVE)
-			vyre_loop_write_eventfd(d, c);
+			vyre_conn_write_eventfd(d, c);
 	}
 	d->n_wake = 0;
 	if (d->n_deferred)
@@ -609,15 +411,15 @@ static int shut_down(struct vyre_daemon *d)
 	for (uint32_t s = 0; s < d->n_conn_slots; s++)
 		vyre_conn_close(d, &d->conns[s], VYRE_E_DISCONNECTED);
 	if (d->accept_armed)
-		cancel_op(d, OP_ACCEPT, 0);
+		vyre_uring_cancel(&d->ring, VYRE_IO_ACCEPT, 0);
 	if (d->signal_armed)
-		cancel_op(d, OP_SIGNAL, 0);
+		vyre_uring_cancel(&d->ring, VYRE_IO_SIGNAL, 0);
 	if (d->backend_read_armed)
-		cancel_op(d, OP_BACKEND, 0);
+		vyre_uring_cancel(&d->ring, VYRE_IO_BACKEND, 0);
 	if (d->inbox_armed)
-		cancel_op(d, OP_INBOX, 0);
+		vyre_uring_cancel(&d->ring, VYRE_IO_INBOX, 0);
 	if (d->watchdog_armed)
-		cancel_op(d, OP_WATCHDOG, 0);
+		vyre_uring_cancel(&d->ring, VYRE_IO_WATCHDOG, 0);
 	io_uring_submit(&d->ring);
 	while (!all_conns_free(d) || d->accept_armed || d->signal_armed || d->backend_read_armed ||
 	       d->inbox_armed || d->watchdog_armed) {
@@ -628,7 +430,7 @@ static int shut_down(struct vyre_daemon *d)
 		reap_cqes(d);
 	}
 	/* clients handed to this loop while it stopped are told so */
-	vyre_inbox_take(d);
+	adopt_inbox(d);
 	return 0;
 }
 
@@ -670,7 +472,7 @@ int vyre_loop_run(struct vyre_daemon *d)
 {
 	uint64_t idle_since = 0;
 
-	arm_accept(d);
+	vyre_server_arm_accept(d);
 	arm_signal(d);
 	arm_inbox(d);
 	arm_gpu_tick(d);
@@ -680,7 +482,8 @@ int vyre_loop_run(struct vyre_daemon *d)
 		reap_cqes(d);
 		if (d->stopping || __atomic_load_n(&d->sh->stopping, __ATOMIC_RELAXED))
 			break;
-		vyre_gpus_check(d);
+		if (vyre_gpus_check(d))
+			drop_all(d, VYRE_E_DEVICE);
 		/* Re-armed polls and eventfd writes go out now, not when we next idle. */
 		if (io_uring_sq_ready(&d->ring))
 			io_uring_submit(&d->ring);

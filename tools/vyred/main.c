@@ -10,9 +10,21 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend_select.h"
+#include "config.h"
 #include "daemon.h"
+#include "devbufs.h"
 #include "front.h"
+#include "gpus.h"
+#include "log.h"
+#include "loop.h"
+#include "loops.h"
+#include "names.h"
+#include "pipeline.h"
+#include "plan_stage.h"
 #include "sd.h"
+#include "server.h"
+#include "worker_link.h"
 
 static int setup_tables(struct vyre_daemon *d)
 {

@@ -10,7 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "complete.h"
 #include "daemon.h"
+#include "disjoint.h"
+#include "dispatch.h"
+#include "drain.h"
+#include "hazards.h"
+#include "log.h"
+#include "pipeline.h"
+#include "plan_wrap.h"
+#include "resolve_stage.h"
+#include "transient.h"
 
 static int batch_init(struct vyre_batch *b, uint32_t slot, uint32_t cap)
 {

@@ -12,6 +12,11 @@
 #include "../../planner/planner.h"
 #include "chains.h"
 #include "daemon.h"
+#include "devbufs.h"
+#include "disjoint.h"
+#include "log.h"
+#include "plan_stage.h"
+#include "plan_wrap.h"
 #include "trace.h"
 
 static int chained(const struct vyre_batch *b, uint32_t i)

@@ -13,18 +13,12 @@
 
 #include <stdint.h>
 
+#include <sys/types.h>
+
+#include "daemon_config.h"
 #include "vyre/vyre.h"
 
-#define VYRED_MAX_PRIORITY_RULES     32u
-#define VYRED_DEFAULT_PRIORITY_BATCH 64u
-#define VYRED_CLASSES		     (VYRE_PRIORITY_MAX + 1u)
-
-/* --priority uid:U=N or gid:G=N */
-struct vyre_priority_rule {
-	uint32_t is_gid;
-	uint32_t id;
-	uint32_t max;
-};
+#define VYRED_CLASSES (VYRE_PRIORITY_MAX + 1u)
 
 /* A loop's connected clients per class, and what drain needs from them. */
 struct vyre_classes {
@@ -34,15 +28,9 @@ struct vyre_classes {
 	int mixed;    /* clients of more than one class */
 };
 
-struct vyre_daemon;
-struct vyre_daemon_config;
-struct vyre_conn;
-
-/* --priority's argument into @cfg; 0, or -1 after saying why on stderr. */
-int vyre_config_priority(const char *arg, struct vyre_daemon_config *cfg);
-
-/* The highest class @c's uid, gid or supplementary gids may ask for. */
-uint32_t vyre_priority_bound(const struct vyre_daemon_config *cfg, const struct vyre_conn *c);
+/* The highest class a client of @uid, @gid and supplementary @groups may ask for. */
+uint32_t vyre_priority_bound(const struct vyre_daemon_config *cfg, uid_t uid, gid_t gid,
+			     const gid_t *groups, uint32_t n_groups);
 
 /* 1 when some client may have a class above 0 (--priority-max, --priority). */
 int vyre_priority_allowed(const struct vyre_daemon_config *cfg);

@@ -15,6 +15,8 @@
 #include "../../ring/resolve.h"
 #include "chains.h"
 #include "daemon.h"
+#include "resolve_stage.h"
+#include "transient.h"
 
 static int32_t resolve_one(struct vyre_daemon *d, struct vyre_batch *b, uint32_t i)
 {

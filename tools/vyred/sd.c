@@ -14,7 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "daemon.h"
+#include "log.h"
 #include "sd.h"
 
 /* sd_listen_fds(3): the first passed descriptor */

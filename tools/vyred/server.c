@@ -3,7 +3,9 @@
  * The listening socket (SOCK_SEQPACKET, mode 0660, parent directory created,
  * or the one systemd passed: sd.h) and what happens to an accepted
  * connection: peer credentials are checked against the allow list; a refused
- * peer is told so in reply to its HELLO.
+ * peer is told so in reply to its HELLO. The accept (or a GPU worker's
+ * receive on its channel) is an io_uring operation the loop hands back here
+ * when it completes, and a tick closes handshakes that send no HELLO.
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,8 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conns.h"
 #include "daemon.h"
+#include "inbox.h"
+#include "log.h"
 #include "sd.h"
+#include "server.h"
+#include "uring.h"
+#include "worker_link.h"
 
 /* mkdir -p of the socket's parent directory. */
 static int make_parent(const char *path)
@@ -205,6 +213,108 @@ void vyre_server_accepted(struct vyre_daemon *d, int fd, uint32_t link_route, ui
 		return;
 	}
 	c->allowed = peer_allowed(d, c);
-	vyre_loop_arm_poll(d, c);
-	vyre_loop_arm_tick(d);
+	vyre_conn_arm_poll(d, c);
+	vyre_server_arm_tick(d);
+}
+
+void vyre_server_arm_accept(struct vyre_daemon *d)
+{
+	struct io_uring_sqe *sqe;
+
+	if (d->accept_armed || d->listen_fd < 0)
+		return;
+	sqe = vyre_uring_sqe(&d->ring);
+	if (d->listen_link) {
+		/* a GPU worker is handed its connections by the supervisor */
+		vyre_link_rx_prepare(&d->link_rx);
+		io_uring_prep_recvmsg(sqe, d->listen_fd, &d->link_rx.hdr, MSG_CMSG_CLOEXEC);
+	} else {
+		io_uring_prep_accept(sqe, d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	}
+	io_uring_sqe_set_data64(sqe, vyre_io_tag(VYRE_IO_ACCEPT, 0));
+	d->accept_armed = 1;
+}
+
+/* A GPU worker's channel gave @res bytes: a connection, or the supervisor's end. */
+static void on_link(struct vyre_daemon *d, int res)
+{
+	uint32_t route = 0, id = 0;
+	const int fd = res > 0 ? vyre_link_rx_take(&d->link_rx, res, &route, &id) : -1;
+
+	d->accept_armed = 0;
+	if (res == 0) {
+		vyre_log("the supervisor closed its channel: stopping");
+		vyre_loops_stop(d);
+		return;
+	}
+	if (fd >= 0 && d->stopping) {
+		close(fd);
+		vyre_link_gone(route, id);
+	} else if (fd >= 0) {
+		vyre_server_accepted(d, fd, route, id);
+	} else if (res > 0) {
+		vyre_log("the supervisor's channel: a message that is no connection");
+	} else if (res != -EAGAIN && res != -EINTR && res != -ECANCELED) {
+		vyre_log("the supervisor's channel: %s", strerror(-res));
+	}
+	if (!d->stopping)
+		vyre_server_arm_accept(d);
+}
+
+void vyre_server_on_accept(struct vyre_daemon *d, int res)
+{
+	if (d->listen_link) {
+		on_link(d, res);
+		return;
+	}
+	d->accept_armed = 0;
+	if (res >= 0 && d->stopping)
+		close(res);
+	else if (res >= 0)
+		vyre_server_accepted(d, res, 0, 0);
+	else if (res != -EAGAIN && res != -EINTR && res != -ECANCELED && res != -ECONNABORTED)
+		vyre_log("accept: %s", strerror(-res));
+	if (!d->stopping)
+		vyre_server_arm_accept(d);
+}
+
+/* The tick's period: a quarter of the HELLO timeout, at least 10 ms. */
+void vyre_server_arm_tick(struct vyre_daemon *d)
+{
+	const uint64_t ns = d->cfg.hello_timeout_ms * 250000ull;
+
+	if (d->tick_armed || d->stopping)
+		return;
+	d->tick.tv_sec = (long long)(ns / 1000000000u);
+	d->tick.tv_nsec = ns < 10000000u ? 10000000 : (long long)(ns % 1000000000u);
+	vyre_uring_timeout(&d->ring, &d->tick, VYRE_IO_TICK);
+	d->tick_armed = 1;
+}
+
+/*
+ * Close connections that sent no HELLO within --hello-timeout-ms: they hold
+ * a slot each (max clients + 16), and a peer that never speaks must not keep
+ * real clients out. Ticks go on while handshakes are pending.
+ */
+void vyre_server_on_tick(struct vyre_daemon *d)
+{
+	const uint64_t now = vyre_now_ns(), limit = d->cfg.hello_timeout_ms * 1000000ull;
+	int pending = 0;
+
+	d->tick_armed = 0;
+	for (uint32_t s = 0; s < d->n_conn_slots; s++) {
+		struct vyre_conn *c = &d->conns[s];
+
+		if (c->state != VYRE_CONN_HANDSHAKE)
+			continue;
+		if (now - c->accepted_ns < limit) {
+			pending = 1;
+			continue;
+		}
+		vyre_log("client %u (pid %d uid %u): no HELLO within %u ms: closing", c->id,
+			 (int)c->pid, (unsigned)c->uid, d->cfg.hello_timeout_ms);
+		vyre_conn_close(d, c, VYRE_E_TIMEDOUT);
+	}
+	if (pending)
+		vyre_server_arm_tick(d);
 }

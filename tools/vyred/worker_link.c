@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon.h"
+#include "log.h"
 #include "worker_link.h"
 
 /* the worker's one channel, set before any loop thread starts and never changed */
