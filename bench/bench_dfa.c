@@ -38,7 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_scan.h"
+#include "bench_scan_data.h"
+#include "bench_scan_job.h"
 #include "cuda_driver.h"
 #include "cuda_peers.h"
 #include "dfa_compile.h"

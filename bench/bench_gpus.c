@@ -40,7 +40,7 @@
 
 #include "vyre/vyre.h"
 #include "bench.h"
-#include "bench_gpus.h"
+#include "bench_gpus_count.h"
 #include "bench_peers.h"
 #include "harness.h"
 

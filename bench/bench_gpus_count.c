@@ -4,7 +4,7 @@
  * (bench_gpus.h). Built with the CUDA backend (VYRE_HAVE_CUDA, set by
  * bench/build.mk when nvcc was found); without it there are none.
  */
-#include "bench_gpus.h"
+#include "bench_gpus_count.h"
 
 #include <stdio.h>
 

@@ -53,6 +53,7 @@
 #include "vyre/vyre.h"
 #include "bench.h"
 #include "bench_peers.h"
+#include "bench_peers_gpu.h"
 #include "harness.h"
 
 #define SUITE	   "peers"

@@ -8,7 +8,7 @@
  * (gpu/cuda_peers.c): one vyre_mk_unit by value to vyre_mk_item, one warp,
  * buffers in pinned host memory mapped into the device, as vyre's heaps are.
  */
-#include "bench_peers.h"
+#include "bench_peers_gpu.h"
 
 #include <stdio.h>
 

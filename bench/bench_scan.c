@@ -33,7 +33,7 @@
  * spent over the window per work item it ran (a base64 item is two, its
  * decode and its scan; harness.h). Rows "limit ..." (GPU machines): pinned host to device copy and
  * device to device copy bandwidth, from a forked child after every producer
- * has gone, since CUDA does not survive fork. bench_scan.h lists the parts.
+ * has gone, since CUDA does not survive fork. bench_scan_job.h lists the parts.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -41,7 +41,12 @@
 #include <string.h>
 
 #include "vyre/vyre.h"
-#include "bench_scan.h"
+#include "bench_scan_b64.h"
+#include "bench_scan_data.h"
+#include "bench_scan_hs.h"
+#include "bench_scan_job.h"
+#include "bench_scan_limits.h"
+#include "bench_scan_vyre.h"
 #include "dfa_compile.h"
 #include "harness.h"
 

@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "bench_scan.h"
+#include "bench_scan_b64.h"
 
 static const char alphabet[64] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 

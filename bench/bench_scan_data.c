@@ -11,7 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bench_scan.h"
+#include "bench_scan_data.h"
+#include "bench_scan_job.h"
 #include "dfa_compile.h"
 
 static const char *const corpus_globs[] = {"/usr/include/*.h", "/usr/include/linux/*.h",

@@ -6,7 +6,9 @@
  * thread per online CPU (base64 rows decode each item first, with
  * bench_scan_b64.c's decoder), and one long scan split over those threads.
  */
-#include "bench_scan.h"
+#include "bench_scan_b64.h"
+#include "bench_scan_hs.h"
+#include "bench_scan_run.h"
 
 #ifdef VYRE_HAVE_HS
 #include <hs/hs.h>

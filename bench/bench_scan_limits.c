@@ -8,7 +8,8 @@
  */
 #include <stdio.h>
 
-#include "bench_scan.h"
+#include "bench_scan_job.h"
+#include "bench_scan_limits.h"
 
 #ifdef VYRE_HAVE_CUDA
 #include <dlfcn.h>

@@ -8,7 +8,8 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "bench_scan.h"
+#include "harness.h"
+#include "bench_scan_run.h"
 
 #define READY_NS (30ull * 1000000000ull)
 

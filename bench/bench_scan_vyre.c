@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "vyre/vyre.h"
-#include "bench_scan.h"
+#include "bench_scan_data.h"
+#include "bench_scan_run.h"
+#include "bench_scan_vyre.h"
 #include "harness.h"
 
 #define PROCS	    16u
