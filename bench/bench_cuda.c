@@ -40,7 +40,9 @@
 
 #include "cuda_backend.h"
 #include "cuda_peers.h"
-#include "harness.h"
+#include "harness_clock.h"
+#include "harness_procs.h"
+#include "harness_stats.h"
 #include "vyre/vyre.h"
 
 #define SUITE	   "cuda"

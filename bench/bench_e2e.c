@@ -29,7 +29,11 @@
 
 #include "vyre/vyre.h"
 #include "bench.h"
-#include "harness.h"
+#include "harness_clock.h"
+#include "harness_cpu.h"
+#include "harness_procs.h"
+#include "harness_stats.h"
+#include "harness_vyred.h"
 
 #define BATCH	      64u
 #define MAX_PRODUCERS 8u

@@ -42,7 +42,8 @@
 #include "bench.h"
 #include "bench_gpus_count.h"
 #include "bench_peers.h"
-#include "harness.h"
+#include "harness_cpu.h"
+#include "harness_vyred.h"
 
 #define SUITE	      "gpus"
 #define DOMAINS	      4u

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cuda_device.h"
-#include "harness.h"
+#include "harness_procs.h"
 
 #define MAX_ORDINALS 16
 

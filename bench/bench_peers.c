@@ -54,7 +54,9 @@
 #include "bench.h"
 #include "bench_peers.h"
 #include "bench_peers_gpu.h"
-#include "harness.h"
+#include "harness_cpu.h"
+#include "harness_procs.h"
+#include "harness_vyred.h"
 
 #define SUITE	   "peers"
 #define MAX_PROCS  32u

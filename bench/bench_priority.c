@@ -27,7 +27,11 @@
 
 #include "vyre/vyre.h"
 #include "bench.h"
-#include "harness.h"
+#include "harness_clock.h"
+#include "harness_cpu.h"
+#include "harness_procs.h"
+#include "harness_stats.h"
+#include "harness_vyred.h"
 
 #define FLOODERS       2u
 #define FLOOD_BATCH    1024u

@@ -34,7 +34,10 @@
 
 #include "vyre/vyre.h"
 #include "bench.h"
-#include "harness.h"
+#include "harness_cpu.h"
+#include "harness_procs.h"
+#include "harness_stats.h"
+#include "harness_vyred.h"
 
 #define SUITE	     "probes"
 #define BATCH	     64u

@@ -48,7 +48,8 @@
 #include "bench_scan_limits.h"
 #include "bench_scan_vyre.h"
 #include "dfa_compile.h"
-#include "harness.h"
+#include "harness_cpu.h"
+#include "harness_vyred.h"
 
 #define MAX_PATTERNS 1000u
 #define SINGLE_BYTES (1024u * MIB)

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "dfa_compile.h"
-#include "harness.h"
+#include "harness_procs.h"
 
 /* The distinct end offsets of one scan: matches of a literal set need not come in order. */
 struct ends {

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "cuda_driver.h"
-#include "harness.h"
+#include "harness_procs.h"
 
 #define SCAN_STR(x)  #x
 #define SCAN_XSTR(x) SCAN_STR(x)

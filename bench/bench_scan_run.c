@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "harness.h"
+#include "harness_cpu.h"
 #include "bench_scan_run.h"
 
 #define READY_NS (30ull * 1000000000ull)

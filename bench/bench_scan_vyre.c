@@ -16,7 +16,9 @@
 #include "bench_scan_data.h"
 #include "bench_scan_run.h"
 #include "bench_scan_vyre.h"
-#include "harness.h"
+#include "harness_cpu.h"
+#include "harness_procs.h"
+#include "harness_vyred.h"
 
 #define PROCS	    16u
 #define QUICK_PROCS 2u

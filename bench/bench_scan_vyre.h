@@ -10,7 +10,7 @@
 
 #include "bench.h"
 #include "bench_scan_job.h"
-#include "harness.h"
+#include "harness_vyred.h"
 
 struct corpus;
 

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 
 #include "bench.h"
-#include "harness.h"
+#include "harness_clock.h"
 #include "plot.h"
 #include "suites.h"
 
