@@ -11,7 +11,7 @@
  *   cpu/Np            items/s with N producer processes, each submitting
  *                     batches of ADD items and reaping as it goes
  * and beside each, "vyred cpu": the ns of CPU vyred spent over that
- * measurement per item completed in it (harness.h vyre_bench_cpu_*; the
+ * measurement per item completed in it (harness_cpu.h vyre_bench_cpu_*; the
  * vyred given by --socket is found by SO_PEERCRED).
  * Without --socket the suite starts its own vyred (the binary next to
  * vyre-bench, --backend cpu) on a temporary socket and stops it afterwards.

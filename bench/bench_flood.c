@@ -18,7 +18,7 @@
  * reported too, and beside the victims' rows of each mode and the
  * flooder's, "vyred cpu": the ns of CPU vyred spent over that mode's phases
  * per item of them, the victims' completed and the flooder's submitted (the
- * flooder's row is the reaping victims' figure; harness.h). Without
+ * flooder's row is the reaping victims' figure; harness_cpu.h). Without
  * --socket the suite starts its own vyred (the binary next to vyre-bench,
  * --backend cpu); with it, the vyred's pid comes from SO_PEERCRED.
  */

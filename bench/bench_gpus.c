@@ -9,12 +9,12 @@
  *            --quick: one) each keep two batches of FILLs of one word in
  *            flight, every item to its own buffer, batches of 65536
  *            (--quick: 4096), vyred's --max-batch its default: items/s
- *   closed   the peers suite's closed loop (bench_peers.h), one ADD over 16
+ *   closed   the peers suite's closed loop (bench_peers_measure.h), one ADD over 16
  *            words at a time, 16 and 32 producers (--quick: 4 and 8),
  *            producer i in domain "gpus<i % 4>": items/s, p50, p99, p999
  *
  * Each also has a row "vyred cpu": the ns of CPU that vyred (supervisor and
- * GPU workers together) spent an item over the window (harness.h). Then ratio
+ * GPU workers together) spent an item over the window (harness_cpu.h). Then ratio
  * rows "2gpu:1gpu" (items/s, and p50 for the closed loop). On a
  * host of four or more GPUs also `vyred --gpus A,B,C,D` ("4gpu", 8 domains:
  * 2 a GPU as with two, the same trivial producers and closed-loop
@@ -41,7 +41,7 @@
 #include "vyre/vyre.h"
 #include "bench.h"
 #include "bench_gpus_count.h"
-#include "bench_peers.h"
+#include "bench_peers_measure.h"
 #include "harness_cpu.h"
 #include "harness_vyred.h"
 

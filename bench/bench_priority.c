@@ -17,7 +17,7 @@
  * classes) and the flood's items/s. Beside the producer's rows and the
  * flood's, "vyred cpu": the ns of CPU vyred spent over the phases of that
  * kind per item of them (the flood's and the producer's alike, so the
- * flooded producer's row and the flood's are one figure; harness.h).
+ * flooded producer's row and the flood's are one figure; harness_cpu.h).
  */
 #include <limits.h>
 #include <stdio.h>

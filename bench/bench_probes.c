@@ -12,7 +12,7 @@
  * and the median over rounds of untraced/out and traced/out (issue 5
  * targets: >= 0.99 and >= 0.90), and beside each peer's items/s the
  * median "vyred cpu": the ns of CPU its vyred spent an item over a
- * measurement (harness.h; with vyre-top attached, what the probes cost it).
+ * measurement (harness_cpu.h; with vyre-top attached, what the probes cost it).
  * Both daemons run on the harness's consumer CPU and the producer on a
  * producer CPU.
  *

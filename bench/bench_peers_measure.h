@@ -1,49 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/bench_peers.h - the "peers" suite's part that other suites use: its
- * producer processes and how one measurement of them runs (bench/
- * bench_peers.c): the closed loop of tiny items through a vyred, or a
+ * bench/bench_peers_measure.h - the "peers" suite's part that other suites
+ * use: its producer processes and how one measurement of them runs (bench/
+ * bench_peers_measure.c): the closed loop of tiny items through a vyred, or a
  * workload of the caller's own in each producer (the gpus suite's).
  */
-#ifndef VYRE_BENCH_PEERS_H
-#define VYRE_BENCH_PEERS_H
+#ifndef VYRE_BENCH_PEERS_MEASURE_H
+#define VYRE_BENCH_PEERS_MEASURE_H
 
-#include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 
-struct vyre_bench_ctx;
-
-/*
- * items/s of every producer together; ns from submit (open loop: arrival) to
- * completion seen; vyred_cpu: ns of vyred's CPU an item over the window
- * (harness.h vyre_bench_cpu_*), < 0 where not measured (no vyred known).
- */
-struct vyre_peers_figures {
-	double items, offered, p50, p99, p999;
-	double vyred_cpu;
-};
-
-/* One producer process of a measurement, as a workload's own loop sees it. */
-struct vyre_peers_producer;
-
-/* What the producers of one measurement run, against which vyred. */
-struct vyre_peers_load {
-	const char *suite;  /* prefix of the measurement's messages */
-	const char *name;   /* what they call the load */
-	const char *socket; /* the vyred */
-	/* producer i connects to domain "<domain><i % domains>"; NULL: a private domain each */
-	const char *domain;
-	unsigned domains;
-	/*
-	 * NULL: the closed loop, one ADD over 16 words at a time, every output
-	 * checked, its latency recorded. Else each producer runs @run(p, @arg):
-	 * 0, or not 0 after vyre_peers_fail.
-	 */
-	int (*run)(struct vyre_peers_producer *p, const void *arg);
-	const void *arg;
-	pid_t vyred; /* the vyred's pid, for its CPU time (figures.vyred_cpu); <= 0: unknown */
-};
+#include "bench_peers_load.h"
 
 /*
  * @procs producers of @l: a warm-up (a fifth of --seconds, at least 20 ms),
@@ -52,6 +19,16 @@ struct vyre_peers_load {
  */
 int vyre_peers_measure(const struct vyre_bench_ctx *ctx, const struct vyre_peers_load *l,
 		       unsigned procs, struct vyre_peers_figures *f);
+
+struct peer;
+
+/*
+ * vyre_peers_measure for the suite's own peers (bench/bench_peers_board.h):
+ * @pe's producers in a closed loop (@offered 0) or an open loop at @offered
+ * items/s in all.
+ */
+int vyre_peers_measure_peer(const struct vyre_bench_ctx *ctx, const struct peer *pe, unsigned procs,
+			    double offered, struct vyre_peers_figures *f);
 
 /* Rows @name: offered (open loop only), items/s, p50, p99, p999, vyred cpu (where measured). */
 void vyre_peers_report(struct vyre_bench_ctx *ctx, const char *suite, const char *name,
@@ -74,4 +51,4 @@ void vyre_peers_done(struct vyre_peers_producer *p, uint64_t items);
 int vyre_peers_fail(struct vyre_peers_producer *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-#endif /* VYRE_BENCH_PEERS_H */
+#endif /* VYRE_BENCH_PEERS_MEASURE_H */
