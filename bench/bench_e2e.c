@@ -17,13 +17,10 @@
  * vyre-bench, --backend cpu) on a temporary socket and stops it afterwards.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,54 +39,6 @@
 #define IDLE_GAP_NS   1000000
 #define BUFFER_BYTES  64u
 #define MIN_ITEMS     1000u
-
-struct daemon {
-	pid_t pid;
-	char dir[64];
-	char socket[96];
-};
-
-/* Starts vyred from @bin on a socket in a new temporary directory; waits until it accepts. */
-static int daemon_start(struct daemon *d, const char *bin)
-{
-	char log[128];
-
-	snprintf(d->dir, sizeof(d->dir), "/tmp/vyre-bench-XXXXXX");
-	if (!mkdtemp(d->dir))
-		return -1;
-	snprintf(d->socket, sizeof(d->socket), "%s/vyre.sock", d->dir);
-	snprintf(log, sizeof(log), "%s/vyred.log", d->dir);
-	fflush(NULL);
-	d->pid = fork();
-	if (d->pid < 0)
-		return -1;
-	if (d->pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-		if (fd >= 0)
-			dup2(fd, 2);
-		execl(bin, bin, "--socket", d->socket, "--backend", "cpu", (char *)NULL);
-		_exit(127);
-	}
-	if (vyre_bench_await_daemon(d->socket, &d->pid) == 0)
-		return 0;
-	fprintf(stderr, "e2e: vyred did not start (see %s)\n", log);
-	return -1;
-}
-
-static void daemon_stop(struct daemon *d)
-{
-	char log[128];
-
-	if (d->pid > 0) {
-		kill(d->pid, SIGTERM);
-		vyre_bench_reap(d->pid);
-	}
-	snprintf(log, sizeof(log), "%s/vyred.log", d->dir);
-	unlink(log);
-	unlink(d->socket);
-	rmdir(d->dir);
-}
 
 struct client {
 	struct vyre_client *c;
@@ -339,7 +288,7 @@ static int run_against(struct vyre_bench_ctx *ctx, const char *socket, pid_t vyr
 
 static int e2e_suite(struct vyre_bench_ctx *ctx)
 {
-	struct daemon d = {.pid = -1};
+	struct vyre_bench_vyred d = {.pid = -1};
 	char bin[PATH_MAX];
 	int rc;
 
@@ -356,12 +305,10 @@ static int e2e_suite(struct vyre_bench_ctx *ctx)
 		fprintf(stderr, "e2e: skipped: no vyred next to vyre-bench and no --socket\n");
 		return 0;
 	}
-	if (daemon_start(&d, bin)) {
-		daemon_stop(&d);
+	if (vyre_bench_vyred_start(&d, "e2e", bin, (const char *const[]){"--backend", "cpu", NULL}))
 		return -1;
-	}
-	rc = run_against(ctx, d.socket, d.pid);
-	daemon_stop(&d);
+	rc = run_against(ctx, d.sock, d.pid);
+	vyre_bench_vyred_stop(&d, "e2e", NULL);
 	return rc;
 }
 

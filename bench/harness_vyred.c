@@ -86,7 +86,8 @@ void vyre_bench_vyred_stop(struct vyre_bench_vyred *d, const char *suite, const 
 	rmdir(d->dir);
 }
 
-pid_t vyre_bench_vyred_exec(struct vyre_bench_vyred *d, const char *bin, const char *const *args)
+/* vyre_bench_vyred_exec, with vyred pinned to @cpu when @cpu >= 0. */
+static pid_t exec_on(struct vyre_bench_vyred *d, const char *bin, const char *const *args, int cpu)
 {
 	const char *argv[32];
 	unsigned n = 0;
@@ -104,14 +105,21 @@ pid_t vyre_bench_vyred_exec(struct vyre_bench_vyred *d, const char *bin, const c
 
 		if (fd < 0 || dup2(fd, 2) < 0)
 			_exit(126);
+		if (cpu >= 0)
+			vyre_bench_pin(cpu);
 		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
 	return d->pid;
 }
 
-int vyre_bench_vyred_start(struct vyre_bench_vyred *d, const char *suite, const char *bin,
-			   const char *const *args)
+pid_t vyre_bench_vyred_exec(struct vyre_bench_vyred *d, const char *bin, const char *const *args)
+{
+	return exec_on(d, bin, args, -1);
+}
+
+int vyre_bench_vyred_start_on(struct vyre_bench_vyred *d, const char *suite, const char *bin,
+			      const char *const *args, int cpu)
 {
 	snprintf(d->dir, sizeof(d->dir), "/tmp/vyre-bench-%s-XXXXXX", suite);
 	d->pid = -1;
@@ -121,13 +129,18 @@ int vyre_bench_vyred_start(struct vyre_bench_vyred *d, const char *suite, const 
 	}
 	snprintf(d->sock, sizeof(d->sock), "%s/vyre.sock", d->dir);
 	snprintf(d->log, sizeof(d->log), "%s/vyred.log", d->dir);
-	if (vyre_bench_vyred_exec(d, bin, args) > 0 &&
-	    vyre_bench_await_daemon(d->sock, &d->pid) == 0)
+	if (exec_on(d, bin, args, cpu) > 0 && vyre_bench_await_daemon(d->sock, &d->pid) == 0)
 		return 0;
 	fprintf(stderr, "%s: vyred did not start:\n", suite);
 	vyre_bench_print_log(d->log, suite, NULL);
 	vyre_bench_vyred_stop(d, suite, NULL);
 	return -1;
+}
+
+int vyre_bench_vyred_start(struct vyre_bench_vyred *d, const char *suite, const char *bin,
+			   const char *const *args)
+{
+	return vyre_bench_vyred_start_on(d, suite, bin, args, -1);
 }
 
 int vyre_bench_vyred_has_flag(const char *bin, const char *flag)

@@ -32,6 +32,9 @@ struct vyre_bench_vyred {
  */
 int vyre_bench_vyred_start(struct vyre_bench_vyred *d, const char *suite, const char *bin,
 			   const char *const *args);
+/* vyre_bench_vyred_start with vyred pinned to CPU @cpu (vyre_bench_pin; < 0: not pinned). */
+int vyre_bench_vyred_start_on(struct vyre_bench_vyred *d, const char *suite, const char *bin,
+			      const char *const *args, int cpu);
 /*
  * Fork and exec @bin --socket @d->sock @args with stderr to @d->log (truncated),
  * not waiting for it: a new vyred on a socket a killed one left (the restart
