@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench/bench_gpus_count.c - how many GPUs the gpus suite can give a vyred
- * (bench_gpus.h). Built with the CUDA backend (VYRE_HAVE_CUDA, set by
+ * (bench_gpus_count.h). Built with the CUDA backend (VYRE_HAVE_CUDA, set by
  * bench/build.mk when nvcc was found); without it there are none.
  */
 #include "bench_gpus_count.h"
