@@ -31,9 +31,9 @@
  * vyre from the heap and from a device buffer, and by Hyperscan split over
  * every CPU. Every vyre row has a row "vyred cpu" too: the ns of CPU vyred
  * spent over the window per work item it ran (a base64 item is two, its
- * decode and its scan; harness_cpu.h). Rows "limit ..." (GPU machines): pinned host to device copy and
- * device to device copy bandwidth, from a forked child after every producer
- * has gone, since CUDA does not survive fork. bench_scan_job.h lists the parts.
+ * decode and its scan; harness_cpu.h). Rows "limit ..." (GPU machines): pinned host to device copy
+ * and device to device copy bandwidth, from a forked child after every producer has gone, since
+ * CUDA does not survive fork. bench_scan_job.h lists the parts.
  */
 #include <limits.h>
 #include <stdio.h>

@@ -75,7 +75,8 @@ struct figures {
 	double gbps;
 	uint64_t matches;
 	int counted; /* every worker finished its first pass: matches is the whole set's */
-	/* vyre rows: ns of vyred's CPU a work item over the window (harness_cpu.h); < 0: not measured
+	/* vyre rows: ns of vyred's CPU a work item over the window (harness_cpu.h); < 0: not
+	 * measured
 	 */
 	double vyred_cpu;
 };
