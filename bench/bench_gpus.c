@@ -313,12 +313,11 @@ static void ratios(struct vyre_bench_ctx *ctx, const struct plan *pl, const stru
 	for (unsigned i = 0; i < N_CLOSED; i++) {
 		const struct vyre_peers_figures *fa = &a->closed[i], *fb = &b->closed[i];
 
-		if (!a->closed_ran[i] || !b->closed_ran[i] || fa->items <= 0 || fa->p50 <= 0)
+		if (!a->closed_ran[i] || !b->closed_ran[i])
 			continue;
 		snprintf(name, sizeof(name), "closed %s:%s%s %up", b->label, a->label, pl->va.tag,
 			 pl->procs[i]);
-		vyre_bench_report(ctx, SUITE, name, "items/s", fb->items / fa->items, "x");
-		vyre_bench_report(ctx, SUITE, name, "p50", fb->p50 / fa->p50, "x");
+		vyre_peers_report_ratio(ctx, SUITE, name, fb, fa);
 	}
 }
 

@@ -196,13 +196,10 @@ static void ratios(struct vyre_bench_ctx *ctx, const struct series *a, const str
 	char name[96];
 
 	for (unsigned i = 0; i < n_counts(ctx); i++) {
-		if (!a->ran[i] || !b->ran[i] || b->closed[i].items <= 0 || b->closed[i].p50 <= 0)
+		if (!a->ran[i] || !b->ran[i])
 			continue;
 		snprintf(name, sizeof(name), "closed %s:%s %up", a->row, b->row, closed_counts[i]);
-		vyre_bench_report(ctx, SUITE, name, "items/s",
-				  a->closed[i].items / b->closed[i].items, "x");
-		vyre_bench_report(ctx, SUITE, name, "p50", a->closed[i].p50 / b->closed[i].p50,
-				  "x");
+		vyre_peers_report_ratio(ctx, SUITE, name, &a->closed[i], &b->closed[i]);
 	}
 }
 
@@ -212,13 +209,10 @@ static void self_ratios(struct vyre_bench_ctx *ctx, const struct series *a)
 	char name[96];
 
 	for (unsigned i = 1; i < n_counts(ctx) && a->ran[0]; i++) {
-		if (!a->ran[i] || a->closed[0].items <= 0 || a->closed[0].p50 <= 0)
+		if (!a->ran[i])
 			continue;
 		snprintf(name, sizeof(name), "closed %s %up:1p", a->row, closed_counts[i]);
-		vyre_bench_report(ctx, SUITE, name, "items/s",
-				  a->closed[i].items / a->closed[0].items, "x");
-		vyre_bench_report(ctx, SUITE, name, "p50", a->closed[i].p50 / a->closed[0].p50,
-				  "x");
+		vyre_peers_report_ratio(ctx, SUITE, name, &a->closed[i], &a->closed[0]);
 	}
 }
 

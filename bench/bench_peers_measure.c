@@ -250,6 +250,16 @@ int vyre_peers_measure(const struct vyre_bench_ctx *ctx, const struct vyre_peers
 	return vyre_peers_measure_peer(ctx, &pe, procs, 0, f);
 }
 
+void vyre_peers_report_ratio(struct vyre_bench_ctx *ctx, const char *suite, const char *name,
+			     const struct vyre_peers_figures *f,
+			     const struct vyre_peers_figures *base)
+{
+	if (base->items <= 0 || base->p50 <= 0)
+		return;
+	vyre_bench_report(ctx, suite, name, "items/s", f->items / base->items, "x");
+	vyre_bench_report(ctx, suite, name, "p50", f->p50 / base->p50, "x");
+}
+
 void vyre_peers_report(struct vyre_bench_ctx *ctx, const char *suite, const char *name,
 		       const struct vyre_peers_figures *f)
 {

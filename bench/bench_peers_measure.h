@@ -34,6 +34,11 @@ int vyre_peers_measure_peer(const struct vyre_bench_ctx *ctx, const struct peer 
 void vyre_peers_report(struct vyre_bench_ctx *ctx, const char *suite, const char *name,
 		       const struct vyre_peers_figures *f);
 
+/* Rows @name items/s and p50 of @f over @base (unit x); none when @base has no figure. */
+void vyre_peers_report_ratio(struct vyre_bench_ctx *ctx, const char *suite, const char *name,
+			     const struct vyre_peers_figures *f,
+			     const struct vyre_peers_figures *base);
+
 /* For a workload's @run: the vyred's socket, and this producer's domain (NULL: a private one). */
 const char *vyre_peers_socket(const struct vyre_peers_producer *p);
 const char *vyre_peers_domain(const struct vyre_peers_producer *p);
