@@ -19,6 +19,7 @@
 #include "vyre/vyre.h"
 #include "bench.h"
 #include "bench_cuda_e2e.h"
+#include "harness_client.h"
 #include "harness_clock.h"
 #include "harness_stats.h"
 #include "harness_vyred.h"
@@ -54,15 +55,11 @@ static int e2e_session(struct vyre_bench_ctx *ctx, const char *sock, const char 
 	struct vyre_cqe cqe = {0};
 	uint32_t in, out;
 	uint64_t rng = 0x9e3779b97f4a7c15ull;
-	int err = vyre_connect(&o, &c);
+	int err = vyre_bench_client_open(&o, 64, &c, &in, &out);
 
 	if (err)
 		return err;
-	err = vyre_buffer_alloc(c, 64, 0, &in);
-	if (!err)
-		err = vyre_buffer_alloc(c, 64, 0, &out);
-	if (!err)
-		err = vyre_bench_samples_init(&s[0], n);
+	err = vyre_bench_samples_init(&s[0], n);
 	if (!err && (err = vyre_bench_samples_init(&s[1], n)) != 0)
 		vyre_bench_samples_free(&s[0]);
 	if (err) {

@@ -26,6 +26,7 @@
 
 #include "vyre/vyre.h"
 #include "bench.h"
+#include "harness_client.h"
 #include "harness_clock.h"
 #include "harness_cpu.h"
 #include "harness_procs.h"
@@ -47,17 +48,9 @@ struct client {
 
 static int client_open(const char *socket, struct client *cl)
 {
-	struct vyre_connect_opts o = {.socket_path = socket};
-	int rc = vyre_connect(&o, &cl->c);
+	const struct vyre_connect_opts o = {.socket_path = socket};
 
-	if (rc)
-		return rc;
-	rc = vyre_buffer_alloc(cl->c, BUFFER_BYTES, 0, &cl->in);
-	if (!rc)
-		rc = vyre_buffer_alloc(cl->c, BUFFER_BYTES, 0, &cl->out);
-	if (rc)
-		vyre_close(cl->c);
-	return rc;
+	return vyre_bench_client_open(&o, BUFFER_BYTES, &cl->c, &cl->in, &cl->out);
 }
 
 /* Waits for the CQE of @user_data; spinning on vyre_reap when @spin. */

@@ -31,6 +31,7 @@
 
 #include "vyre/vyre.h"
 #include "bench.h"
+#include "harness_client.h"
 #include "harness_clock.h"
 #include "harness_cpu.h"
 #include "harness_procs.h"
@@ -91,8 +92,7 @@ static int victim_main(void *arg)
 	uint32_t in, out;
 	struct vyre_cqe cqe;
 
-	if (vyre_connect(&o, &c) || vyre_buffer_alloc(c, VICTIM_BYTES, 0, &in) ||
-	    vyre_buffer_alloc(c, VICTIM_BYTES, 0, &out))
+	if (vyre_bench_client_open(&o, VICTIM_BYTES, &c, &in, &out))
 		return 1;
 	__atomic_fetch_add(&b->ready.v, 1, __ATOMIC_ACQ_REL);
 	for (uint64_t k = 1;; k++) {
@@ -154,8 +154,7 @@ static int flooder_main(void *arg)
 	uint64_t seq = 0, outstanding = 0;
 	uint32_t in, out;
 
-	if (vyre_connect(&o, &c) || vyre_buffer_alloc(c, FLOOD_BYTES, 0, &in) ||
-	    vyre_buffer_alloc(c, FLOOD_BYTES, 0, &out))
+	if (vyre_bench_client_open(&o, FLOOD_BYTES, &c, &in, &out))
 		return 1;
 	__atomic_fetch_add(&b->ready.v, 1, __ATOMIC_ACQ_REL);
 	for (;;) {

@@ -27,6 +27,7 @@
 
 #include "vyre/vyre.h"
 #include "bench.h"
+#include "harness_client.h"
 #include "harness_clock.h"
 #include "harness_cpu.h"
 #include "harness_procs.h"
@@ -108,8 +109,7 @@ static int producer_main(void *arg)
 	uint32_t in, out;
 	struct vyre_cqe cqe;
 
-	if (vyre_connect(&o, &c) || vyre_buffer_alloc(c, ITEM_BYTES, 0, &in) ||
-	    vyre_buffer_alloc(c, ITEM_BYTES, 0, &out))
+	if (vyre_bench_client_open(&o, ITEM_BYTES, &c, &in, &out))
 		return 1;
 	__atomic_fetch_add(&b->ready.v, 1, __ATOMIC_ACQ_REL);
 	for (uint64_t k = 1;; k++) {
