@@ -155,16 +155,14 @@ int vyre_peers_measure_peer(const struct vyre_bench_ctx *ctx, const struct peer 
 	}
 	if (!b)
 		return -1;
-	fflush(NULL); /* a child must never write out the parent's buffered output again */
 	for (; spawned < procs; spawned++) {
 		args[spawned] =
 		    (struct vyre_peers_producer){b, spawned, pe, offered / procs / 1e9, ""};
 		if (pe->l.domain)
 			snprintf(args[spawned].domain, sizeof(args[spawned].domain), "%s%u",
 				 pe->l.domain, spawned % (pe->l.domains ? pe->l.domains : 1));
-		pids[spawned] = fork();
-		if (pids[spawned] == 0)
-			_exit(child_main(&args[spawned]));
+		/* unpinned: there are more producers than CPUs, and vyred needs CPUs too */
+		pids[spawned] = vyre_bench_spawn(-1, child_main, &args[spawned]);
 		if (pids[spawned] < 0)
 			break;
 	}
