@@ -17,12 +17,12 @@ struct corpus {
 };
 
 /* Reads the corpus; -1 when it holds under PICK_BYTES. */
-int scan_corpus_load(struct corpus *c);
+int vyre_scan_corpus_load(struct corpus *c);
 
 /* @len bytes of the corpus repeated from its start. */
-void scan_tile(const struct corpus *c, uint8_t *dst, size_t len);
+void vyre_scan_tile(const struct corpus *c, uint8_t *dst, size_t len);
 
 /* Up to @want distinct identifiers from @text, into @out; returns how many. */
-uint32_t scan_pick_patterns(const uint8_t *text, struct vyre_dfa_pattern *out, uint32_t want);
+uint32_t vyre_scan_pick_patterns(const uint8_t *text, struct vyre_dfa_pattern *out, uint32_t want);
 
 #endif /* VYRE_BENCH_SCAN_DATA_H */

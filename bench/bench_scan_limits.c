@@ -134,7 +134,7 @@ static void limits_measure(const struct vyre_bench_ctx *ctx, struct limits *l)
 		d->cuDevicePrimaryCtxRelease(dev);
 }
 
-int scan_limits_rows(struct vyre_bench_ctx *ctx)
+int vyre_scan_limits_rows(struct vyre_bench_ctx *ctx)
 {
 	struct limits *l = vyre_bench_shared_alloc(sizeof(*l));
 
@@ -160,7 +160,7 @@ int scan_limits_rows(struct vyre_bench_ctx *ctx)
 
 #else
 
-int scan_limits_rows(struct vyre_bench_ctx *ctx)
+int vyre_scan_limits_rows(struct vyre_bench_ctx *ctx)
 {
 	(void)ctx;
 	fprintf(stderr, "scan: limit rows skipped: vyre-bench was built without CUDA (no nvcc)\n");

@@ -9,6 +9,6 @@
 #include "bench.h"
 
 /* The "limit" rows where there is a GPU; their absence fails nothing. */
-int scan_limits_rows(struct vyre_bench_ctx *ctx);
+int vyre_scan_limits_rows(struct vyre_bench_ctx *ctx);
 
 #endif /* VYRE_BENCH_SCAN_LIMITS_H */

@@ -23,12 +23,12 @@ struct vyred {
  * Starts vyred @bin on a socket of its own (the cpu backend when @cpu_only;
  * one event loop, so that one domain has the whole GPU, when @one_loop).
  */
-int scan_vyred_start(struct vyred *d, const char *bin, int cpu_only, int one_loop);
-void scan_vyred_stop(struct vyred *d);
+int vyre_scan_vyred_start(struct vyred *d, const char *bin, int cpu_only, int one_loop);
+void vyre_scan_vyred_stop(struct vyred *d);
 
 /* The row @row of @j with producer processes through the vyred at j->socket. */
-int scan_vyre_row(const struct vyre_bench_ctx *ctx, struct job *j, const char *row,
-		  struct figures *f);
+int vyre_scan_vyre_row(const struct vyre_bench_ctx *ctx, struct job *j, const char *row,
+		       struct figures *f);
 
 struct single {
 	uint64_t bytes, scans, ns, matches; /* ns: all @scans together */
@@ -37,7 +37,8 @@ struct single {
 };
 
 /* One buffer of @bytes of the corpus scanned whole, again and again for --seconds. */
-int scan_vyre_single_row(const struct vyre_bench_ctx *ctx, const struct job *j,
-			 const struct corpus *corp, uint32_t bytes, int device, struct single *out);
+int vyre_scan_vyre_single_row(const struct vyre_bench_ctx *ctx, const struct job *j,
+			      const struct corpus *corp, uint32_t bytes, int device,
+			      struct single *out);
 
 #endif /* VYRE_BENCH_SCAN_VYRE_H */
