@@ -6,8 +6,8 @@
  * producer's count, failure and latency histogram), and the helpers of a
  * producer's hot loop, inline here since the build has no LTO.
  */
-#ifndef VYRE_BENCH_BENCH_PEERS_BOARD_H
-#define VYRE_BENCH_BENCH_PEERS_BOARD_H
+#ifndef VYRE_BENCH_PEERS_BOARD_H
+#define VYRE_BENCH_PEERS_BOARD_H
 
 #include <math.h>
 #include <stdarg.h>
@@ -166,4 +166,4 @@ static inline void wait_until(uint64_t t)
 		;
 }
 
-#endif /* VYRE_BENCH_BENCH_PEERS_BOARD_H */
+#endif /* VYRE_BENCH_PEERS_BOARD_H */

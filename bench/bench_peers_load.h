@@ -4,8 +4,8 @@
  * producer processes runs and gives (bench/bench_peers_measure.h): the
  * load, a producer as a workload sees it, the figures. Types only.
  */
-#ifndef VYRE_BENCH_BENCH_PEERS_LOAD_H
-#define VYRE_BENCH_BENCH_PEERS_LOAD_H
+#ifndef VYRE_BENCH_PEERS_LOAD_H
+#define VYRE_BENCH_PEERS_LOAD_H
 
 #include <sys/types.h>
 
@@ -42,4 +42,4 @@ struct vyre_peers_load {
 	pid_t vyred; /* the vyred's pid, for its CPU time (figures.vyred_cpu); <= 0: unknown */
 };
 
-#endif /* VYRE_BENCH_BENCH_PEERS_LOAD_H */
+#endif /* VYRE_BENCH_PEERS_LOAD_H */

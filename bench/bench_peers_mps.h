@@ -3,8 +3,8 @@
  * bench/bench_peers_mps.h - the "peers" suite's MPS control daemon (bench/
  * bench_peers_mps.c).
  */
-#ifndef VYRE_BENCH_BENCH_PEERS_MPS_H
-#define VYRE_BENCH_BENCH_PEERS_MPS_H
+#ifndef VYRE_BENCH_PEERS_MPS_H
+#define VYRE_BENCH_PEERS_MPS_H
 
 #include <limits.h>
 
@@ -31,4 +31,4 @@ void vyre_peers_mps_stop(struct vyre_peers_mps *m);
 /* Stops it, removes the directories, restores CUDA_MPS_* to @old_pipe and @old_log. */
 void vyre_peers_mps_fini(struct vyre_peers_mps *m, const char *old_pipe, const char *old_log);
 
-#endif /* VYRE_BENCH_BENCH_PEERS_MPS_H */
+#endif /* VYRE_BENCH_PEERS_MPS_H */

@@ -3,8 +3,8 @@
  * bench/bench_peers_vyre.h - the "peers" suite's vyre producers (bench/
  * bench_peers_vyre.c).
  */
-#ifndef VYRE_BENCH_BENCH_PEERS_VYRE_H
-#define VYRE_BENCH_BENCH_PEERS_VYRE_H
+#ifndef VYRE_BENCH_PEERS_VYRE_H
+#define VYRE_BENCH_PEERS_VYRE_H
 
 struct proc;
 struct vyre_peers_producer;
@@ -15,4 +15,4 @@ int vyre_peers_vyre_closed(const struct vyre_peers_producer *a, struct proc *me)
 /* One producer's open loop at its arrival rate, up to OPEN_SLOTS items outstanding. */
 int vyre_peers_vyre_open(const struct vyre_peers_producer *a, struct proc *me);
 
-#endif /* VYRE_BENCH_BENCH_PEERS_VYRE_H */
+#endif /* VYRE_BENCH_PEERS_VYRE_H */
