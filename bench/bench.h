@@ -2,9 +2,10 @@
 /*
  * bench/bench.h - how a benchmark suite plugs into vyre-bench.
  *
- * Each suite lives in its own file and registers itself with
- * VYRE_BENCH_SUITE(name, help, fn). vyre-bench runs the suites named on its
- * command line (all by default). A suite measures peers in the same run and
+ * Each suite lives in its own file and defines itself with
+ * VYRE_BENCH_SUITE(name, help, fn); the table of suites (bench/suites.c)
+ * lists them, and vyre-bench runs those named on its command line (all by
+ * default). A suite measures peers in the same run and
  * reports raw figures with vyre_bench_report(); ratios are reported as their
  * own rows (unit "x") so a reader never compares across runs.
  */
@@ -30,7 +31,7 @@ struct vyre_bench_ctx {
 	int cpu_only;	     /* --backend cpu: vyreds on the cpu backend, no GPU peers */
 };
 
-/* Print one row of the table (and one JSON line when --json is given). */
+/* Print one row of the table (and one JSON line when --json is given); bench/bench.c. */
 void vyre_bench_report(struct vyre_bench_ctx *ctx, const char *suite, const char *name,
 		       const char *metric, double value, const char *unit);
 
@@ -43,16 +44,14 @@ struct vyre_bench_suite {
 	const char *name;
 	const char *help;
 	vyre_bench_fn run;
-	struct vyre_bench_suite *next;
 };
 
-void vyre_bench_register(struct vyre_bench_suite *s);
-
+/*
+ * Defines the suite vyre_bench_suite_ID; bench/suites.c lists it, so a suite
+ * never calls up into vyre-bench to register.
+ */
 #define VYRE_BENCH_SUITE(id, help_text, fn)                                                        \
-	static struct vyre_bench_suite vyre_bench_suite_##id = {#id, help_text, fn, NULL};         \
-	__attribute__((constructor)) static void vyre_bench_register_##id(void)                    \
-	{                                                                                          \
-		vyre_bench_register(&vyre_bench_suite_##id);                                       \
-	}
+	extern const struct vyre_bench_suite vyre_bench_suite_##id;                                \
+	const struct vyre_bench_suite vyre_bench_suite_##id = {#id, help_text, fn};
 
 #endif /* VYRE_BENCH_H */

@@ -38,7 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_scan.h"
+#include "bench_scan_data.h"
+#include "bench_scan_job.h"
 #include "cuda_driver.h"
 #include "cuda_peers.h"
 #include "dfa_compile.h"
@@ -366,7 +367,8 @@ static int setup(struct dfa_bench *b, const struct copies *cp)
 	struct corpus corp = {0};
 	struct vyre_dfa_pattern pats[1000];
 
-	if (scan_corpus_load(&corp) != 0 || scan_pick_patterns(corp.bytes, pats, 1000) < 1000) {
+	if (vyre_scan_corpus_load(&corp) != 0 ||
+	    vyre_scan_pick_patterns(corp.bytes, pats, 1000) < 1000) {
 		fprintf(stderr, "dfa: skipped: too little text for 1000 patterns\n");
 		free(corp.bytes);
 		return 1;
@@ -379,7 +381,7 @@ static int setup(struct dfa_bench *b, const struct copies *cp)
 		free(corp.bytes);
 		return -1;
 	}
-	scan_tile(&corp, b->text, BIG);
+	vyre_scan_tile(&corp, b->text, BIG);
 	b->registered = !cu_ok(b->d, "cuMemHostRegister(text)",
 			       b->d->cuMemHostRegister(b->text, BIG, CU_MEMHOSTREGISTER_DEVICEMAP));
 	if (!b->registered || cu_ok(b->d, "cuMemHostGetDevicePointer(text)",

@@ -11,25 +11,27 @@
  *   cpu/Np            items/s with N producer processes, each submitting
  *                     batches of ADD items and reaping as it goes
  * and beside each, "vyred cpu": the ns of CPU vyred spent over that
- * measurement per item completed in it (harness.h vyre_bench_cpu_*; the
+ * measurement per item completed in it (harness_cpu.h vyre_bench_cpu_*; the
  * vyred given by --socket is found by SO_PEERCRED).
  * Without --socket the suite starts its own vyred (the binary next to
  * vyre-bench, --backend cpu) on a temporary socket and stops it afterwards.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "vyre/vyre.h"
 #include "bench.h"
-#include "harness.h"
+#include "harness_client.h"
+#include "harness_clock.h"
+#include "harness_cpu.h"
+#include "harness_procs.h"
+#include "harness_stats.h"
+#include "harness_vyred.h"
 
 #define BATCH	      64u
 #define MAX_PRODUCERS 8u
@@ -39,54 +41,6 @@
 #define BUFFER_BYTES  64u
 #define MIN_ITEMS     1000u
 
-struct daemon {
-	pid_t pid;
-	char dir[64];
-	char socket[96];
-};
-
-/* Starts vyred from @bin on a socket in a new temporary directory; waits until it accepts. */
-static int daemon_start(struct daemon *d, const char *bin)
-{
-	char log[128];
-
-	snprintf(d->dir, sizeof(d->dir), "/tmp/vyre-bench-XXXXXX");
-	if (!mkdtemp(d->dir))
-		return -1;
-	snprintf(d->socket, sizeof(d->socket), "%s/vyre.sock", d->dir);
-	snprintf(log, sizeof(log), "%s/vyred.log", d->dir);
-	fflush(NULL);
-	d->pid = fork();
-	if (d->pid < 0)
-		return -1;
-	if (d->pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-		if (fd >= 0)
-			dup2(fd, 2);
-		execl(bin, bin, "--socket", d->socket, "--backend", "cpu", (char *)NULL);
-		_exit(127);
-	}
-	if (vyre_bench_await_daemon(d->socket, &d->pid) == 0)
-		return 0;
-	fprintf(stderr, "e2e: vyred did not start (see %s)\n", log);
-	return -1;
-}
-
-static void daemon_stop(struct daemon *d)
-{
-	char log[128];
-
-	if (d->pid > 0) {
-		kill(d->pid, SIGTERM);
-		vyre_bench_reap(d->pid);
-	}
-	snprintf(log, sizeof(log), "%s/vyred.log", d->dir);
-	unlink(log);
-	unlink(d->socket);
-	rmdir(d->dir);
-}
-
 struct client {
 	struct vyre_client *c;
 	uint32_t in, out;
@@ -94,17 +48,9 @@ struct client {
 
 static int client_open(const char *socket, struct client *cl)
 {
-	struct vyre_connect_opts o = {.socket_path = socket};
-	int rc = vyre_connect(&o, &cl->c);
+	const struct vyre_connect_opts o = {.socket_path = socket};
 
-	if (rc)
-		return rc;
-	rc = vyre_buffer_alloc(cl->c, BUFFER_BYTES, 0, &cl->in);
-	if (!rc)
-		rc = vyre_buffer_alloc(cl->c, BUFFER_BYTES, 0, &cl->out);
-	if (rc)
-		vyre_close(cl->c);
-	return rc;
+	return vyre_bench_client_open(&o, BUFFER_BYTES, &cl->c, &cl->in, &cl->out);
 }
 
 /* Waits for the CQE of @user_data; spinning on vyre_reap when @spin. */
@@ -335,7 +281,7 @@ static int run_against(struct vyre_bench_ctx *ctx, const char *socket, pid_t vyr
 
 static int e2e_suite(struct vyre_bench_ctx *ctx)
 {
-	struct daemon d = {.pid = -1};
+	struct vyre_bench_vyred d = {.pid = -1};
 	char bin[PATH_MAX];
 	int rc;
 
@@ -352,12 +298,10 @@ static int e2e_suite(struct vyre_bench_ctx *ctx)
 		fprintf(stderr, "e2e: skipped: no vyred next to vyre-bench and no --socket\n");
 		return 0;
 	}
-	if (daemon_start(&d, bin)) {
-		daemon_stop(&d);
+	if (vyre_bench_vyred_start(&d, "e2e", bin, (const char *const[]){"--backend", "cpu", NULL}))
 		return -1;
-	}
-	rc = run_against(ctx, d.socket, d.pid);
-	daemon_stop(&d);
+	rc = run_against(ctx, d.sock, d.pid);
+	vyre_bench_vyred_stop(&d, "e2e", NULL);
 	return rc;
 }
 

@@ -18,23 +18,25 @@
  * reported too, and beside the victims' rows of each mode and the
  * flooder's, "vyred cpu": the ns of CPU vyred spent over that mode's phases
  * per item of them, the victims' completed and the flooder's submitted (the
- * flooder's row is the reaping victims' figure; harness.h). Without
+ * flooder's row is the reaping victims' figure; harness_cpu.h). Without
  * --socket the suite starts its own vyred (the binary next to vyre-bench,
  * --backend cpu); with it, the vyred's pid comes from SO_PEERCRED.
  */
-#include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "vyre/vyre.h"
 #include "bench.h"
-#include "harness.h"
+#include "harness_client.h"
+#include "harness_clock.h"
+#include "harness_cpu.h"
+#include "harness_procs.h"
+#include "harness_stats.h"
+#include "harness_vyred.h"
 
 #define VICTIMS	     2u
 #define MODES	     3u
@@ -45,7 +47,6 @@
 #define FLOOD_BYTES  4096u
 #define VICTIM_BYTES 64u
 #define WAIT_NS	     (5ll * 1000000000ll)
-#define START_TRIES  1000 /* 10 ms apart */
 #define STOP	     ((uint32_t)MODES)
 
 enum mode { ALONE, STALLED, REAPING };
@@ -91,8 +92,7 @@ static int victim_main(void *arg)
 	uint32_t in, out;
 	struct vyre_cqe cqe;
 
-	if (vyre_connect(&o, &c) || vyre_buffer_alloc(c, VICTIM_BYTES, 0, &in) ||
-	    vyre_buffer_alloc(c, VICTIM_BYTES, 0, &out))
+	if (vyre_bench_client_open(&o, VICTIM_BYTES, &c, &in, &out))
 		return 1;
 	__atomic_fetch_add(&b->ready.v, 1, __ATOMIC_ACQ_REL);
 	for (uint64_t k = 1;; k++) {
@@ -154,8 +154,7 @@ static int flooder_main(void *arg)
 	uint64_t seq = 0, outstanding = 0;
 	uint32_t in, out;
 
-	if (vyre_connect(&o, &c) || vyre_buffer_alloc(c, FLOOD_BYTES, 0, &in) ||
-	    vyre_buffer_alloc(c, FLOOD_BYTES, 0, &out))
+	if (vyre_bench_client_open(&o, FLOOD_BYTES, &c, &in, &out))
 		return 1;
 	__atomic_fetch_add(&b->ready.v, 1, __ATOMIC_ACQ_REL);
 	for (;;) {
@@ -196,58 +195,6 @@ static int flooder_main(void *arg)
 	}
 	vyre_close(c);
 	return 0;
-}
-
-/*
- * fork() a child running @fn. Unpinned: vyred is not pinned either, and on a
- * 2-core machine pinning would stack the flooder on a victim's CPU.
- */
-static pid_t spawn(int (*fn)(void *arg), void *arg)
-{
-	fflush(NULL);
-	pid_t pid = fork();
-
-	if (pid == 0)
-		_exit(fn(arg));
-	return pid;
-}
-
-/* Starts vyred from @bin on a socket in a new temporary directory. */
-static pid_t daemon_start(const char *bin, char *dir, size_t dir_len, char *sock, size_t sock_len)
-{
-	snprintf(dir, dir_len, "/tmp/vyre-flood-XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(sock, sock_len, "%s/vyre.sock", dir);
-	fflush(NULL);
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-
-		if (fd >= 0)
-			dup2(fd, 2);
-		execl(bin, bin, "--socket", sock, "--backend", "cpu", (char *)NULL);
-		_exit(127);
-	}
-	struct vyre_connect_opts o = {.socket_path = sock};
-
-	for (int i = 0; pid > 0 && i < START_TRIES; i++) {
-		struct vyre_client *c;
-
-		if (vyre_connect(&o, &c) == 0) {
-			vyre_close(c);
-			return pid;
-		}
-		if (waitpid(pid, NULL, WNOHANG) == pid)
-			return -1;
-		pause_us(10000);
-	}
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
-	return -1;
 }
 
 /*
@@ -355,8 +302,10 @@ static int run_against(struct vyre_bench_ctx *ctx, const char *socket, pid_t vyr
 		return -1;
 	for (; spawned < VICTIMS + 1; spawned++) {
 		args[spawned] = (struct child_arg){socket, b, spawned};
-		pids[spawned] =
-		    spawn(spawned < VICTIMS ? victim_main : flooder_main, &args[spawned]);
+		/* unpinned: vyred is not pinned either, and on a 2-core machine pinning
+		 * would stack the flooder on a victim's CPU */
+		pids[spawned] = vyre_bench_spawn(-1, spawned < VICTIMS ? victim_main : flooder_main,
+						 &args[spawned]);
 		if (pids[spawned] < 0)
 			break;
 	}
@@ -389,7 +338,8 @@ static int run_against(struct vyre_bench_ctx *ctx, const char *socket, pid_t vyr
 
 static int flood_suite(struct vyre_bench_ctx *ctx)
 {
-	char bin[PATH_MAX], dir[64], sock[96];
+	struct vyre_bench_vyred d = {.pid = -1};
+	char bin[PATH_MAX];
 	int rc;
 
 	vyre_bench_clock_calibrate();
@@ -399,18 +349,11 @@ static int flood_suite(struct vyre_bench_ctx *ctx)
 		fprintf(stderr, "flood: skipped: no vyred next to vyre-bench and no --socket\n");
 		return 0;
 	}
-	pid_t pid = daemon_start(bin, dir, sizeof(dir), sock, sizeof(sock));
-
-	if (pid < 0) {
-		fprintf(stderr, "flood: vyred did not start\n");
-		rmdir(dir);
+	if (vyre_bench_vyred_start(&d, "flood", bin,
+				   (const char *const[]){"--backend", "cpu", NULL}))
 		return -1;
-	}
-	rc = run_against(ctx, sock, pid);
-	kill(pid, SIGTERM);
-	vyre_bench_reap(pid);
-	unlink(sock);
-	rmdir(dir);
+	rc = run_against(ctx, d.sock, d.pid);
+	vyre_bench_vyred_stop(&d, "flood", NULL);
 	return rc;
 }
 

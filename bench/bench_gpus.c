@@ -9,12 +9,12 @@
  *            --quick: one) each keep two batches of FILLs of one word in
  *            flight, every item to its own buffer, batches of 65536
  *            (--quick: 4096), vyred's --max-batch its default: items/s
- *   closed   the peers suite's closed loop (bench_peers.h), one ADD over 16
+ *   closed   the peers suite's closed loop (bench_peers_measure.h), one ADD over 16
  *            words at a time, 16 and 32 producers (--quick: 4 and 8),
  *            producer i in domain "gpus<i % 4>": items/s, p50, p99, p999
  *
  * Each also has a row "vyred cpu": the ns of CPU that vyred (supervisor and
- * GPU workers together) spent an item over the window (harness.h). Then ratio
+ * GPU workers together) spent an item over the window (harness_cpu.h). Then ratio
  * rows "2gpu:1gpu" (items/s, and p50 for the closed loop). On a
  * host of four or more GPUs also `vyred --gpus A,B,C,D` ("4gpu", 8 domains:
  * 2 a GPU as with two, the same trivial producers and closed-loop
@@ -40,9 +40,10 @@
 
 #include "vyre/vyre.h"
 #include "bench.h"
-#include "bench_gpus.h"
-#include "bench_peers.h"
-#include "harness.h"
+#include "bench_gpus_count.h"
+#include "bench_peers_measure.h"
+#include "harness_cpu.h"
+#include "harness_vyred.h"
 
 #define SUITE	      "gpus"
 #define DOMAINS	      4u
@@ -312,12 +313,11 @@ static void ratios(struct vyre_bench_ctx *ctx, const struct plan *pl, const stru
 	for (unsigned i = 0; i < N_CLOSED; i++) {
 		const struct vyre_peers_figures *fa = &a->closed[i], *fb = &b->closed[i];
 
-		if (!a->closed_ran[i] || !b->closed_ran[i] || fa->items <= 0 || fa->p50 <= 0)
+		if (!a->closed_ran[i] || !b->closed_ran[i])
 			continue;
 		snprintf(name, sizeof(name), "closed %s:%s%s %up", b->label, a->label, pl->va.tag,
 			 pl->procs[i]);
-		vyre_bench_report(ctx, SUITE, name, "items/s", fb->items / fa->items, "x");
-		vyre_bench_report(ctx, SUITE, name, "p50", fb->p50 / fa->p50, "x");
+		vyre_peers_report_ratio(ctx, SUITE, name, fb, fa);
 	}
 }
 

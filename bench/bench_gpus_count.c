@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench/bench_gpus_count.c - how many GPUs the gpus suite can give a vyred
- * (bench_gpus.h). Built with the CUDA backend (VYRE_HAVE_CUDA, set by
+ * (bench_gpus_count.h). Built with the CUDA backend (VYRE_HAVE_CUDA, set by
  * bench/build.mk when nvcc was found); without it there are none.
  */
-#include "bench_gpus.h"
+#include "bench_gpus_count.h"
 
 #include <stdio.h>
 
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cuda_device.h"
-#include "harness.h"
+#include "harness_procs.h"
 
 #define MAX_ORDINALS 16
 

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench/bench_peers_gpu.c - the "launch it yourself" peer of the peers suite
- * (see bench_peers.h). Built with the CUDA backend (VYRE_HAVE_CUDA, set by
+ * (see bench_peers_gpu.h). Built with the CUDA backend (VYRE_HAVE_CUDA, set by
  * bench/build.mk when nvcc was found); without it every call says so.
  *
  * The item runs as the CUDA backend's launch-per-item baseline runs one
  * (gpu/cuda_peers.c): one vyre_mk_unit by value to vyre_mk_item, one warp,
  * buffers in pinned host memory mapped into the device, as vyre's heaps are.
  */
-#include "bench_peers.h"
+#include "bench_peers_gpu.h"
 
 #include <stdio.h>
 

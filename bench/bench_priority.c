@@ -17,7 +17,7 @@
  * classes) and the flood's items/s. Beside the producer's rows and the
  * flood's, "vyred cpu": the ns of CPU vyred spent over the phases of that
  * kind per item of them (the flood's and the producer's alike, so the
- * flooded producer's row and the flood's are one figure; harness.h).
+ * flooded producer's row and the flood's are one figure; harness_cpu.h).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -27,7 +27,12 @@
 
 #include "vyre/vyre.h"
 #include "bench.h"
-#include "harness.h"
+#include "harness_client.h"
+#include "harness_clock.h"
+#include "harness_cpu.h"
+#include "harness_procs.h"
+#include "harness_stats.h"
+#include "harness_vyred.h"
 
 #define FLOODERS       2u
 #define FLOOD_BATCH    1024u
@@ -104,8 +109,7 @@ static int producer_main(void *arg)
 	uint32_t in, out;
 	struct vyre_cqe cqe;
 
-	if (vyre_connect(&o, &c) || vyre_buffer_alloc(c, ITEM_BYTES, 0, &in) ||
-	    vyre_buffer_alloc(c, ITEM_BYTES, 0, &out))
+	if (vyre_bench_client_open(&o, ITEM_BYTES, &c, &in, &out))
 		return 1;
 	__atomic_fetch_add(&b->ready.v, 1, __ATOMIC_ACQ_REL);
 	for (uint64_t k = 1;; k++) {

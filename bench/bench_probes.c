@@ -12,7 +12,7 @@
  * and the median over rounds of untraced/out and traced/out (issue 5
  * targets: >= 0.99 and >= 0.90), and beside each peer's items/s the
  * median "vyred cpu": the ns of CPU its vyred spent an item over a
- * measurement (harness.h; with vyre-top attached, what the probes cost it).
+ * measurement (harness_cpu.h; with vyre-top attached, what the probes cost it).
  * Both daemons run on the harness's consumer CPU and the producer on a
  * producer CPU.
  *
@@ -34,7 +34,10 @@
 
 #include "vyre/vyre.h"
 #include "bench.h"
-#include "harness.h"
+#include "harness_cpu.h"
+#include "harness_procs.h"
+#include "harness_stats.h"
+#include "harness_vyred.h"
 
 #define SUITE	     "probes"
 #define BATCH	     64u
@@ -46,12 +49,6 @@
 
 enum peer { PEER_OUT, PEER_UNTRACED, PEER_TRACED, N_PEERS };
 static const char *const peer_names[N_PEERS] = {"out", "untraced", "traced"};
-
-struct daemon {
-	pid_t pid;
-	char dir[64];
-	char socket[96];
-};
 
 struct paths {
 	char vyred[PATH_MAX];
@@ -81,52 +78,8 @@ static int find_binaries(struct paths *p)
 	return 0;
 }
 
-static int daemon_start(struct daemon *d, const char *bin)
-{
-	char log[128];
-
-	d->pid = -1;
-	snprintf(d->dir, sizeof(d->dir), "/tmp/vyre-bench-probes-XXXXXX");
-	if (!mkdtemp(d->dir))
-		return -1;
-	snprintf(d->socket, sizeof(d->socket), "%s/vyre.sock", d->dir);
-	snprintf(log, sizeof(log), "%s/vyred.log", d->dir);
-	fflush(NULL);
-	d->pid = fork();
-	if (d->pid < 0)
-		return -1;
-	if (d->pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-		if (fd >= 0)
-			dup2(fd, 2);
-		/* The consumer's CPU, as the harness gives it: away from the producer. */
-		vyre_bench_pin(vyre_bench_consumer_cpu());
-		execl(bin, bin, "--socket", d->socket, "--backend", "cpu", (char *)NULL);
-		_exit(127);
-	}
-	if (vyre_bench_await_daemon(d->socket, &d->pid) == 0)
-		return 0;
-	fprintf(stderr, "probes: %s did not start (see %s)\n", bin, log);
-	return -1;
-}
-
-static void daemon_stop(struct daemon *d)
-{
-	char log[128];
-
-	if (d->pid > 0) {
-		kill(d->pid, SIGTERM);
-		vyre_bench_reap(d->pid);
-	}
-	snprintf(log, sizeof(log), "%s/vyred.log", d->dir);
-	unlink(log);
-	unlink(d->socket);
-	rmdir(d->dir);
-}
-
 /* Start vyre-top on @target (output discarded) and wait until it has attached. */
-static pid_t top_start(const char *bin, const struct daemon *target)
+static pid_t top_start(const char *bin, const struct vyre_bench_vyred *target)
 {
 	char log[128], pid[16], line[256];
 
@@ -167,7 +120,7 @@ static pid_t top_start(const char *bin, const struct daemon *target)
 	return -1;
 }
 
-static void top_stop(pid_t p, const struct daemon *target)
+static void top_stop(pid_t p, const struct vyre_bench_vyred *target)
 {
 	char log[128];
 
@@ -256,11 +209,11 @@ static int producer_main(void *arg)
  * Items/s of one producer process against the vyred @d over ctx->seconds,
  * and *@cpu, the ns of CPU that vyred spent an item over them.
  */
-static int throughput(struct vyre_bench_ctx *ctx, const struct daemon *d, double *items_per_s,
-		      double *cpu)
+static int throughput(struct vyre_bench_ctx *ctx, const struct vyre_bench_vyred *d,
+		      double *items_per_s, double *cpu)
 {
 	struct shared *sh = vyre_bench_shared_alloc(sizeof(*sh));
-	struct producer_arg arg = {d->socket, sh};
+	struct producer_arg arg = {d->sock, sh};
 	struct vyre_bench_cpu window;
 	int rc = 0;
 
@@ -297,8 +250,9 @@ static int throughput(struct vyre_bench_ctx *ctx, const struct daemon *d, double
 }
 
 /* One measurement of @peer: the traced peer attaches vyre-top to the probes daemon first. */
-static int measure(struct vyre_bench_ctx *ctx, enum peer peer, const struct daemon *out,
-		   const struct daemon *in, const struct paths *p, double *items_per_s, double *cpu)
+static int measure(struct vyre_bench_ctx *ctx, enum peer peer, const struct vyre_bench_vyred *out,
+		   const struct vyre_bench_vyred *in, const struct paths *p, double *items_per_s,
+		   double *cpu)
 {
 	if (peer == PEER_OUT)
 		return throughput(ctx, out, items_per_s, cpu);
@@ -325,7 +279,7 @@ static int can_trace(const struct paths *p)
 static int probes_suite(struct vyre_bench_ctx *ctx)
 {
 	struct paths p;
-	struct daemon out = {.pid = -1}, in = {.pid = -1};
+	struct vyre_bench_vyred out = {.pid = -1}, in = {.pid = -1};
 	double v[N_PEERS][MAX_ROUNDS], cpu[N_PEERS][MAX_ROUNDS];
 	unsigned rounds = ctx->quick ? 1 : MAX_ROUNDS;
 	int rc = -1;
@@ -340,7 +294,13 @@ static int probes_suite(struct vyre_bench_ctx *ctx)
 	if (peers < N_PEERS)
 		fprintf(stderr, "probes: vyre-top cannot attach here (needs root and BPF): "
 				"the traced peer is skipped\n");
-	if (daemon_start(&out, p.vyred_out) != 0 || daemon_start(&in, p.vyred) != 0)
+	/* vyred on the consumer's CPU, as the harness gives it: away from the producer */
+	const char *const cpu_backend[] = {"--backend", "cpu", NULL};
+
+	if (vyre_bench_vyred_start_on(&out, SUITE, p.vyred_out, cpu_backend,
+				      vyre_bench_consumer_cpu()) != 0 ||
+	    vyre_bench_vyred_start_on(&in, SUITE, p.vyred, cpu_backend,
+				      vyre_bench_consumer_cpu()) != 0)
 		goto done;
 	/* One unrecorded pass first, so no peer pays for faulting in the heaps. */
 	for (int k = 0; k < peers; k++) {
@@ -380,8 +340,8 @@ static int probes_suite(struct vyre_bench_ctx *ctx)
 				  "x");
 	rc = 0;
 done:
-	daemon_stop(&in);
-	daemon_stop(&out);
+	vyre_bench_vyred_stop(&in, SUITE, NULL);
+	vyre_bench_vyred_stop(&out, SUITE, NULL);
 	return rc;
 }
 

@@ -33,7 +33,8 @@
 
 #include "vyre/vyre.h"
 #include "bench.h"
-#include "harness.h"
+#include "harness_procs.h"
+#include "harness_vyred.h"
 
 #define SUITE	     "restart"
 #define PRODUCERS    4u

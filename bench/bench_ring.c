@@ -31,7 +31,9 @@
 
 #include "../ring/ring.h"
 #include "bench.h"
-#include "harness.h"
+#include "harness_clock.h"
+#include "harness_procs.h"
+#include "harness_stats.h"
 
 #define RING_ENTRIES  4096u
 #define MAX_PRODUCERS 8u

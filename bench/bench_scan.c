@@ -31,9 +31,9 @@
  * vyre from the heap and from a device buffer, and by Hyperscan split over
  * every CPU. Every vyre row has a row "vyred cpu" too: the ns of CPU vyred
  * spent over the window per work item it ran (a base64 item is two, its
- * decode and its scan; harness.h). Rows "limit ..." (GPU machines): pinned host to device copy and
- * device to device copy bandwidth, from a forked child after every producer
- * has gone, since CUDA does not survive fork. bench_scan.h lists the parts.
+ * decode and its scan; harness_cpu.h). Rows "limit ..." (GPU machines): pinned host to device copy
+ * and device to device copy bandwidth, from a forked child after every producer has gone, since
+ * CUDA does not survive fork. bench_scan_job.h lists the parts.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -41,9 +41,15 @@
 #include <string.h>
 
 #include "vyre/vyre.h"
-#include "bench_scan.h"
+#include "bench_scan_b64.h"
+#include "bench_scan_data.h"
+#include "bench_scan_hs.h"
+#include "bench_scan_job.h"
+#include "bench_scan_limits.h"
+#include "bench_scan_vyre.h"
 #include "dfa_compile.h"
-#include "harness.h"
+#include "harness_cpu.h"
+#include "harness_vyred.h"
 
 #define MAX_PATTERNS 1000u
 #define SINGLE_BYTES (1024u * MIB)
@@ -130,7 +136,7 @@ static int set_build(struct set *s, const struct vyre_dfa_pattern *p)
 	if (rc && rc != VYRE_E_NOMEM)
 		return -1;
 #ifdef VYRE_HAVE_HS
-	s->db = scan_hs_build(p, s->n);
+	s->db = vyre_scan_hs_build(p, s->n);
 	if (!s->db)
 		return -1;
 #endif
@@ -141,7 +147,7 @@ static void set_free(struct set *s)
 {
 	free(s->table);
 #ifdef VYRE_HAVE_HS
-	scan_hs_free(s->db);
+	vyre_scan_hs_free(s->db);
 #endif
 }
 
@@ -170,7 +176,7 @@ static int vyre_row(struct run *r, struct job *j, uint32_t mode, const char *pre
 
 	j->mode = mode;
 	snprintf(name, sizeof(name), "%s %s%s", prefix, r->d->peer, suffix);
-	if (scan_vyre_row(r->ctx, j, name, &v) != 0)
+	if (vyre_scan_vyre_row(r->ctx, j, name, &v) != 0)
 		return -1;
 	report_figures(r->ctx, name, &v);
 	vyre_bench_report_vyred_cpu(r->ctx, SUITE, name, v.vyred_cpu);
@@ -192,7 +198,7 @@ static int hs_row(struct run *r, const struct set *s, struct job *j, const char 
 	snprintf(name, sizeof(name), "%s hyperscan", prefix);
 	if (!s->db)
 		return 0;
-	if (scan_hs_row(r->ctx, j, name, h) != 0)
+	if (vyre_scan_hs_row(r->ctx, j, name, h) != 0)
 		return -1;
 	report_figures(r->ctx, name, h);
 #else
@@ -235,9 +241,9 @@ static int b64_rows(struct run *r, const struct set *s, const uint8_t *data, uin
 			.n_items = set_bytes / item,
 			.mode = SCAN_B64,
 			.enc = enc,
-			.enc_stride = scan_b64_counted_bytes(item)};
+			.enc_stride = vyre_scan_b64_counted_bytes(item)};
 
-	scan_b64_encode_items(data, item, j.n_items, enc, j.enc_stride);
+	vyre_scan_b64_encode_items(data, item, j.n_items, enc, j.enc_stride);
 	snprintf(prefix, sizeof(prefix), "b64 lit%u %s", s->n, size_name(item, size, sizeof(size)));
 	int rc = hs_row(r, s, &j, prefix, &h);
 
@@ -254,7 +260,7 @@ static int single_rows(struct run *r, const struct set *s)
 {
 	const uint32_t bytes = r->ctx->quick ? QUICK_SINGLE : SINGLE_BYTES;
 	struct job j = {0};
-	struct figures v[2], h = {0};
+	struct figures v[2];
 
 	vyre_job(r, s, &j);
 	memset(v, 0, sizeof(v));
@@ -265,7 +271,7 @@ static int single_rows(struct run *r, const struct set *s)
 	for (int device = 0; device < 2; device++) {
 		struct single one = {0};
 
-		if (scan_vyre_single_row(r->ctx, &j, r->corp, bytes, device, &one)) {
+		if (vyre_scan_vyre_single_row(r->ctx, &j, r->corp, bytes, device, &one)) {
 			rc = -1;
 			continue;
 		}
@@ -277,15 +283,16 @@ static int single_rows(struct run *r, const struct set *s)
 		vyre_bench_report_vyred_cpu(r->ctx, SUITE, name, v[device].vyred_cpu);
 	}
 #ifdef VYRE_HAVE_HS
+	struct figures h = {0};
 	uint8_t *data = malloc(bytes);
 
 	if (!data) {
 		fprintf(stderr, "scan: single hyperscan: out of memory\n");
 		return -1;
 	}
-	scan_tile(r->corp, data, bytes);
+	vyre_scan_tile(r->corp, data, bytes);
 	snprintf(name, sizeof(name), "single lit%u %s hyperscan", s->n, size);
-	if (scan_hs_single(r->ctx, s->db, data, bytes, &h) == 0)
+	if (vyre_scan_hs_single(r->ctx, s->db, data, bytes, &h) == 0)
 		report_figures(r->ctx, name, &h);
 	else
 		rc = -1;
@@ -311,7 +318,7 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 	const uint32_t set_bytes = ctx->quick ? QUICK_SET_BYTES : SET_BYTES;
 	uint8_t *data = malloc(set_bytes);
 	uint8_t *enc =
-	    malloc((uint64_t)set_bytes / b64_sizes[0] * scan_b64_counted_bytes(b64_sizes[0]));
+	    malloc((uint64_t)set_bytes / b64_sizes[0] * vyre_scan_b64_counted_bytes(b64_sizes[0]));
 	struct vyred d = {0};
 	char bin[PATH_MAX];
 	struct run r = {ctx, &corp, NULL, 0};
@@ -327,13 +334,13 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 		rc = -1;
 		goto out;
 	}
-	if (scan_corpus_load(&corp)) {
+	if (vyre_scan_corpus_load(&corp)) {
 		fprintf(stderr, "scan: skipped: under %u bytes of text in those files\n",
 			PICK_BYTES);
 		goto out;
 	}
-	scan_tile(&corp, data, set_bytes);
-	const uint32_t n_pat = scan_pick_patterns(corp.bytes, pat, MAX_PATTERNS);
+	vyre_scan_tile(&corp, data, set_bytes);
+	const uint32_t n_pat = vyre_scan_pick_patterns(corp.bytes, pat, MAX_PATTERNS);
 
 	fprintf(stderr, "scan: %u distinct identifiers of %u-%u bytes picked; first: %.*s %.*s\n",
 		n_pat, PATTERN_MIN, PATTERN_MAX, (int)pat[0].len, (const char *)pat[0].bytes,
@@ -344,7 +351,7 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 #endif
 	if (!vyre_bench_find_vyred(bin, sizeof(bin)))
 		fprintf(stderr, "scan: vyre rows skipped: no vyred next to vyre-bench\n");
-	else if (scan_vyred_start(&d, bin, ctx->cpu_only, 0) == 0)
+	else if (vyre_scan_vyred_start(&d, bin, ctx->cpu_only, 0) == 0)
 		r.d = &d;
 	else
 		rc = -1;
@@ -374,15 +381,15 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 	 * for such work.
 	 */
 	if (r.d && !b64_only && !k4_only) {
-		scan_vyred_stop(&d);
-		r.d = scan_vyred_start(&d, bin, ctx->cpu_only, 1) == 0 ? &d : NULL;
+		vyre_scan_vyred_stop(&d);
+		r.d = vyre_scan_vyred_start(&d, bin, ctx->cpu_only, 1) == 0 ? &d : NULL;
 		rc |= r.d ? 0 : -1;
 	}
 	for (size_t i = 0; r.d && !b64_only && !k4_only && i < N_SETS; i++)
 		if (sets[i].table)
 			rc |= single_rows(&r, &sets[i]);
 	if (r.d)
-		scan_vyred_stop(&d);
+		vyre_scan_vyred_stop(&d);
 	if (r.checked)
 		fprintf(stderr,
 			"scan: vyre and hyperscan counted the same matches in all %u "
@@ -392,7 +399,7 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 		fprintf(stderr, "scan: limit rows skipped: %s\n",
 			only ? "VYRE_BENCH_SCAN_ONLY" : "--backend cpu");
 	else
-		rc |= scan_limits_rows(ctx);
+		rc |= vyre_scan_limits_rows(ctx);
 out:
 	for (size_t i = 0; i < N_SETS; i++)
 		set_free(&sets[i]);

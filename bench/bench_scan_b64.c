@@ -11,13 +11,13 @@
  */
 #include <string.h>
 
-#include "bench_scan.h"
+#include "bench_scan_b64.h"
 
 static const char alphabet[64] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /*
  * A character's 6 bits, or 0x100 for one outside the alphabet. Filled by
- * scan_b64_encode_items, which the suite calls before any worker decodes.
+ * vyre_scan_b64_encode_items, which the suite calls before any worker decodes.
  */
 static uint16_t sextet[256];
 
@@ -29,7 +29,7 @@ static void sextet_init(void)
 		sextet[(uint8_t)alphabet[i]] = (uint16_t)i;
 }
 
-uint32_t scan_b64_counted_bytes(uint32_t bytes)
+uint32_t vyre_scan_b64_counted_bytes(uint32_t bytes)
 {
 	const uint64_t text = ((uint64_t)bytes + 2) / 3 * 4;
 
@@ -60,8 +60,8 @@ static uint32_t encode(const uint8_t *src, uint32_t bytes, uint8_t *dst)
 	return o;
 }
 
-void scan_b64_encode_items(const uint8_t *data, uint32_t item_bytes, uint32_t n_items, uint8_t *enc,
-			   uint32_t stride)
+void vyre_scan_b64_encode_items(const uint8_t *data, uint32_t item_bytes, uint32_t n_items,
+				uint8_t *enc, uint32_t stride)
 {
 	sextet_init();
 	for (uint32_t k = 0; k < n_items; k++) {
@@ -73,7 +73,7 @@ void scan_b64_encode_items(const uint8_t *data, uint32_t item_bytes, uint32_t n_
 	}
 }
 
-int64_t scan_b64_decode(const uint8_t *counted, uint8_t *out, uint64_t out_cap)
+int64_t vyre_scan_b64_decode(const uint8_t *counted, uint8_t *out, uint64_t out_cap)
 {
 	uint32_t len;
 

@@ -11,7 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bench_scan.h"
+#include "bench_scan_data.h"
+#include "bench_scan_job.h"
 #include "dfa_compile.h"
 
 static const char *const corpus_globs[] = {"/usr/include/*.h", "/usr/include/linux/*.h",
@@ -50,7 +51,7 @@ static int corpus_add(struct corpus *c, const char *path)
 	return got > 0;
 }
 
-int scan_corpus_load(struct corpus *c)
+int vyre_scan_corpus_load(struct corpus *c)
 {
 	char first[3][64] = {"", "", ""};
 	unsigned files[N_GLOBS] = {0}, total = 0;
@@ -79,7 +80,7 @@ int scan_corpus_load(struct corpus *c)
 }
 
 /* @len bytes of the corpus repeated from its start. */
-void scan_tile(const struct corpus *c, uint8_t *dst, size_t len)
+void vyre_scan_tile(const struct corpus *c, uint8_t *dst, size_t len)
 {
 	for (size_t at = 0; at < len;) {
 		const size_t n = len - at < c->len ? len - at : c->len;
@@ -113,7 +114,7 @@ static uint64_t xorshift(uint64_t *s)
  * offset (so frequent ones are likelier, as in real rule sets); the smaller
  * sets are prefixes of the larger. Returns how many it found.
  */
-uint32_t scan_pick_patterns(const uint8_t *text, struct vyre_dfa_pattern *out, uint32_t want)
+uint32_t vyre_scan_pick_patterns(const uint8_t *text, struct vyre_dfa_pattern *out, uint32_t want)
 {
 	uint64_t rng = 0x5ca11ab1e0ddba11ull;
 	uint32_t n = 0;

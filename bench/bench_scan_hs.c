@@ -6,7 +6,9 @@
  * thread per online CPU (base64 rows decode each item first, with
  * bench_scan_b64.c's decoder), and one long scan split over those threads.
  */
-#include "bench_scan.h"
+#include "bench_scan_b64.h"
+#include "bench_scan_hs.h"
+#include "bench_scan_run.h"
 
 #ifdef VYRE_HAVE_HS
 #include <hs/hs.h>
@@ -16,7 +18,7 @@
 #include <string.h>
 
 #include "dfa_compile.h"
-#include "harness.h"
+#include "harness_procs.h"
 
 /* The distinct end offsets of one scan: matches of a literal set need not come in order. */
 struct ends {
@@ -65,7 +67,7 @@ static int64_t hs_count(const hs_database_t *db, hs_scratch_t *scratch, const ui
 	return rc == HS_SUCCESS ? (int64_t)e->n : -1;
 }
 
-hs_database_t *scan_hs_build(const struct vyre_dfa_pattern *p, uint32_t n)
+hs_database_t *vyre_scan_hs_build(const struct vyre_dfa_pattern *p, uint32_t n)
 {
 	const char **expr = calloc(n, sizeof(*expr));
 	size_t *lens = calloc(n, sizeof(*lens));
@@ -92,7 +94,7 @@ hs_database_t *scan_hs_build(const struct vyre_dfa_pattern *p, uint32_t n)
 	return db;
 }
 
-void scan_hs_free(hs_database_t *db)
+void vyre_scan_hs_free(hs_database_t *db)
 {
 	hs_free_database(db);
 }
@@ -114,40 +116,42 @@ static void *hs_worker(void *arg)
 
 	uint8_t *decoded = j->mode & SCAN_B64 ? malloc(j->item_bytes) : NULL;
 
-	scan_share(j, a->id, &first, &n);
+	vyre_scan_share(j, a->id, &first, &n);
 	if (ends_init(&e, j->item_bytes) || ((j->mode & SCAN_B64) && !decoded)) {
-		scan_fail(me, "out of memory");
+		vyre_scan_fail(me, "out of memory");
 		free(e.map);
 		free(decoded);
 		return NULL;
 	}
 	if (n == 0)
 		__atomic_store_n(&me->pass_done, 1, __ATOMIC_RELEASE);
-	if (scan_ready_then_go(j->b, me) == 0)
-		for (uint64_t k = 0; n > 0 && !scan_stopping(j->b); k++) {
+	if (vyre_scan_ready_then_go(j->b, me) == 0)
+		for (uint64_t k = 0; n > 0 && !vyre_scan_stopping(j->b); k++) {
 			const uint64_t at = first + k % n;
 			const uint8_t *item = j->data + at * j->item_bytes;
 
-			if (decoded && scan_b64_decode(j->enc + at * j->enc_stride, decoded,
-						       j->item_bytes) != (int64_t)j->item_bytes) {
-				scan_fail(me, "base64 decode failed");
+			if (decoded &&
+			    vyre_scan_b64_decode(j->enc + at * j->enc_stride, decoded,
+						 j->item_bytes) != (int64_t)j->item_bytes) {
+				vyre_scan_fail(me, "base64 decode failed");
 				break;
 			}
 			const int64_t c = hs_count(j->db, a->scratch, decoded ? decoded : item,
 						   j->item_bytes, &e);
 
 			if (c < 0) {
-				scan_fail(me, "hs_scan failed");
+				vyre_scan_fail(me, "hs_scan failed");
 				break;
 			}
-			scan_item_done(me, k, n, j->item_bytes, (uint64_t)c);
+			vyre_scan_item_done(me, k, n, j->item_bytes, (uint64_t)c);
 		}
 	free(e.map);
 	free(decoded);
 	return NULL;
 }
 
-int scan_hs_row(const struct vyre_bench_ctx *ctx, struct job *j, const char *row, struct figures *f)
+int vyre_scan_hs_row(const struct vyre_bench_ctx *ctx, struct job *j, const char *row,
+		     struct figures *f)
 {
 	struct hs_arg a[MAX_WORKERS];
 	struct figures got;
@@ -171,13 +175,13 @@ int scan_hs_row(const struct vyre_bench_ctx *ctx, struct job *j, const char *row
 		}
 	}
 	if (started == j->workers)
-		rc = scan_run_window(ctx, j->b, j->workers, row, 0, &got);
+		rc = vyre_scan_run_window(ctx, j->b, j->workers, row, 0, &got);
 	__atomic_store_n(&j->b->stop, 1, __ATOMIC_RELEASE);
 	for (unsigned i = 0; i < started; i++) {
 		pthread_join(a[i].thread, NULL);
 		hs_free_scratch(a[i].scratch);
 	}
-	if (scan_report_failed(j->b, started, row) || started < j->workers)
+	if (vyre_scan_report_failed(j->b, started, row) || started < j->workers)
 		rc = -1;
 	if (rc == 0)
 		*f = got;
@@ -226,8 +230,8 @@ static int64_t sliced_count(struct slice *sl, unsigned n)
 	return started == n ? total : -1;
 }
 
-int scan_hs_single(const struct vyre_bench_ctx *ctx, const hs_database_t *db, const uint8_t *data,
-		   uint32_t bytes, struct figures *f)
+int vyre_scan_hs_single(const struct vyre_bench_ctx *ctx, const hs_database_t *db,
+			const uint8_t *data, uint32_t bytes, struct figures *f)
 {
 	const long cpus = vyre_bench_cpus();
 	const unsigned n = cpus < 1 ? 1 : cpus > (long)MAX_WORKERS ? MAX_WORKERS : (unsigned)cpus;

@@ -8,7 +8,8 @@
  */
 #include <stdio.h>
 
-#include "bench_scan.h"
+#include "bench_scan_job.h"
+#include "bench_scan_limits.h"
 
 #ifdef VYRE_HAVE_CUDA
 #include <dlfcn.h>
@@ -16,7 +17,7 @@
 #include <unistd.h>
 
 #include "cuda_driver.h"
-#include "harness.h"
+#include "harness_procs.h"
 
 #define SCAN_STR(x)  #x
 #define SCAN_XSTR(x) SCAN_STR(x)
@@ -133,7 +134,7 @@ static void limits_measure(const struct vyre_bench_ctx *ctx, struct limits *l)
 		d->cuDevicePrimaryCtxRelease(dev);
 }
 
-int scan_limits_rows(struct vyre_bench_ctx *ctx)
+int vyre_scan_limits_rows(struct vyre_bench_ctx *ctx)
 {
 	struct limits *l = vyre_bench_shared_alloc(sizeof(*l));
 
@@ -159,7 +160,7 @@ int scan_limits_rows(struct vyre_bench_ctx *ctx)
 
 #else
 
-int scan_limits_rows(struct vyre_bench_ctx *ctx)
+int vyre_scan_limits_rows(struct vyre_bench_ctx *ctx)
 {
 	(void)ctx;
 	fprintf(stderr, "scan: limit rows skipped: vyre-bench was built without CUDA (no nvcc)\n");

@@ -8,7 +8,8 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "bench_scan.h"
+#include "harness_cpu.h"
+#include "bench_scan_run.h"
 
 #define READY_NS (30ull * 1000000000ull)
 
@@ -17,7 +18,7 @@ static void sleep_ns(uint64_t ns)
 	nanosleep(&(struct timespec){(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)}, NULL);
 }
 
-void scan_fail(struct worker *me, const char *fmt, ...)
+void vyre_scan_fail(struct worker *me, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -27,17 +28,17 @@ void scan_fail(struct worker *me, const char *fmt, ...)
 	__atomic_store_n(&me->failed, 1, __ATOMIC_RELEASE);
 }
 
-int scan_stopping(const struct board *b)
+int vyre_scan_stopping(const struct board *b)
 {
 	return __atomic_load_n(&b->stop, __ATOMIC_ACQUIRE) != 0;
 }
 
 /* Says it is ready and waits for go; 0 to start, -1 when the suite gave up. */
-int scan_ready_then_go(struct board *b, struct worker *me)
+int vyre_scan_ready_then_go(struct board *b, struct worker *me)
 {
 	__atomic_store_n(&me->ready, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&b->go, __ATOMIC_ACQUIRE))
-		if (scan_stopping(b))
+		if (vyre_scan_stopping(b))
 			return -1;
 		else
 			sleep_ns(50000);
@@ -45,14 +46,14 @@ int scan_ready_then_go(struct board *b, struct worker *me)
 }
 
 /* Items [*first, *first + *n) are worker @id's: an even split. */
-void scan_share(const struct job *j, unsigned id, uint32_t *first, uint32_t *n)
+void vyre_scan_share(const struct job *j, unsigned id, uint32_t *first, uint32_t *n)
 {
 	*first = (uint32_t)((uint64_t)j->n_items * id / j->workers);
 	*n = (uint32_t)((uint64_t)j->n_items * (id + 1) / j->workers) - *first;
 }
 
 /* Item @k of a worker's cyclic walk over its @n items is done with @count matches. */
-void scan_item_done(struct worker *me, uint64_t k, uint32_t n, uint32_t bytes, uint64_t count)
+void vyre_scan_item_done(struct worker *me, uint64_t k, uint32_t n, uint32_t bytes, uint64_t count)
 {
 	if (k < n) {
 		me->pass_count += count;
@@ -92,8 +93,8 @@ static struct totals totals(const struct board *b, unsigned workers)
  * each worker has completed an item, on average). All of it within
  * ROW_CAP_NS. Sets stop; the caller joins the workers.
  */
-int scan_run_window(const struct vyre_bench_ctx *ctx, struct board *b, unsigned workers,
-		    const char *row, pid_t vyred, struct figures *f)
+int vyre_scan_run_window(const struct vyre_bench_ctx *ctx, struct board *b, unsigned workers,
+			 const char *row, pid_t vyred, struct figures *f)
 {
 	const uint64_t t_spawn = vyre_bench_now_ns();
 	struct totals t = totals(b, workers);
@@ -157,7 +158,7 @@ int scan_run_window(const struct vyre_bench_ctx *ctx, struct board *b, unsigned 
 }
 
 /* Prints the first failed worker's reason; 1 when one failed. */
-int scan_report_failed(const struct board *b, unsigned workers, const char *row)
+int vyre_scan_report_failed(const struct board *b, unsigned workers, const char *row)
 {
 	for (unsigned i = 0; i < workers; i++)
 		if (b->w[i].failed) {

@@ -13,8 +13,12 @@
 #include <unistd.h>
 
 #include "vyre/vyre.h"
-#include "bench_scan.h"
-#include "harness.h"
+#include "bench_scan_data.h"
+#include "bench_scan_run.h"
+#include "bench_scan_vyre.h"
+#include "harness_cpu.h"
+#include "harness_procs.h"
+#include "harness_vyred.h"
 
 #define PROCS	    16u
 #define QUICK_PROCS 2u
@@ -38,7 +42,7 @@ static const char *const big_args[] = {"--heap-bytes-max",
 				       "8192",
 				       NULL};
 
-void scan_vyred_stop(struct vyred *d)
+void vyre_scan_vyred_stop(struct vyred *d)
 {
 	/* what the fused rows kept on chip, and vyred's own cost */
 	static const char *const show[] = {"on-chip handoffs", "mean ns per batch", "CPU: user",
@@ -65,7 +69,7 @@ static void vyred_backend(struct vyred *d)
 		fclose(fp);
 }
 
-int scan_vyred_start(struct vyred *d, const char *bin, int cpu_only, int one_loop)
+int vyre_scan_vyred_start(struct vyred *d, const char *bin, int cpu_only, int one_loop)
 {
 	/* without --backend cpu, vyred's default: auto */
 	const char *args[12] = {0};
@@ -149,13 +153,13 @@ static int vyre_open(const struct job *j, uint64_t heap, struct worker *me, stru
 	int rc = vyre_connect(&o, c);
 
 	if (rc) {
-		scan_fail(me, "vyre_connect: %s", vyre_strerror(rc));
+		vyre_scan_fail(me, "vyre_connect: %s", vyre_strerror(rc));
 		return -1;
 	}
 	rc = host_copy_of(*c, j->table, j->table_bytes, &staged);
 	rc = rc ? rc : upload(*c, &staged, table, 1, j->table_bytes);
 	if (rc) {
-		scan_fail(me, "table: %s", vyre_strerror(rc));
+		vyre_scan_fail(me, "table: %s", vyre_strerror(rc));
 		vyre_close(*c);
 		return -1;
 	}
@@ -189,7 +193,7 @@ static int vyre_items(const struct job *j, struct vyre_client *c, uint32_t first
 		}
 	}
 	if (rc)
-		scan_fail(me, "item buffers: %s", vyre_strerror(rc));
+		vyre_scan_fail(me, "item buffers: %s", vyre_strerror(rc));
 	return rc ? -1 : 0;
 }
 
@@ -239,11 +243,11 @@ static int vyre_producer(const struct job *j, unsigned id)
 	const uint32_t mid_flags = j->mode & SCAN_FUSED ? VYRE_BUF_TRANSIENT : 0;
 	uint64_t next = 0;
 
-	scan_share(j, id, &first, &n);
+	vyre_scan_share(j, id, &first, &n);
 	uint32_t *in = calloc(n ? n : 1, sizeof(*in));
 
 	if (!in) {
-		scan_fail(me, "out of memory");
+		vyre_scan_fail(me, "out of memory");
 		return 1;
 	}
 	if (vyre_open(j, heap_for(j->table_bytes, n + 2 * j->depth, input_bytes(j)), me, &c,
@@ -259,14 +263,14 @@ static int vyre_producer(const struct job *j, unsigned id)
 			rc = vyre_buffer_alloc(c, mid_bytes, mid_flags, &mid[s]);
 		free_slots[n_free++] = s;
 		if (rc)
-			scan_fail(me, "output buffer: %s", vyre_strerror(rc));
+			vyre_scan_fail(me, "output buffer: %s", vyre_strerror(rc));
 	}
 	if (n == 0)
 		__atomic_store_n(&me->pass_done, 1, __ATOMIC_RELEASE);
-	if (rc || scan_ready_then_go(j->b, me) || n == 0)
+	if (rc || vyre_scan_ready_then_go(j->b, me) || n == 0)
 		goto out;
 	for (;;) {
-		const int stop = scan_stopping(j->b);
+		const int stop = vyre_scan_stopping(j->b);
 
 		while (!stop && n_free > 0) {
 			const uint32_t s = free_slots[n_free - 1];
@@ -275,7 +279,7 @@ static int vyre_producer(const struct job *j, unsigned id)
 			if (rc == VYRE_E_AGAIN)
 				break;
 			if (rc) {
-				scan_fail(me, "vyre_submit: %s", vyre_strerror(rc));
+				vyre_scan_fail(me, "vyre_submit: %s", vyre_strerror(rc));
 				goto out;
 			}
 			pending[s] = per_item;
@@ -290,7 +294,7 @@ static int vyre_producer(const struct job *j, unsigned id)
 		const int got = vyre_wait(c, cqes, 2 * MAX_DEPTH, (int64_t)ROW_CAP_NS);
 
 		if (got < 0) {
-			scan_fail(me, "vyre_wait: %s", vyre_strerror(got));
+			vyre_scan_fail(me, "vyre_wait: %s", vyre_strerror(got));
 			goto out;
 		}
 		for (int i = 0; i < got; i++) {
@@ -298,14 +302,14 @@ static int vyre_producer(const struct job *j, unsigned id)
 			const uint32_t s = (uint32_t)(ud & UD_SLOT);
 
 			if (cqes[i].status != 0 || (cqes[i].flags & VYRE_CQE_DEDUPED)) {
-				scan_fail(me, "%s: %s",
-					  ud & UD_DECODE ? "BASE64_DECODE" : "DFA_SCAN",
-					  cqes[i].status ? vyre_strerror(cqes[i].status)
-							 : "deduplicated");
+				vyre_scan_fail(me, "%s: %s",
+					       ud & UD_DECODE ? "BASE64_DECODE" : "DFA_SCAN",
+					       cqes[i].status ? vyre_strerror(cqes[i].status)
+							      : "deduplicated");
 				goto out;
 			}
 			if (!(ud & UD_DECODE))
-				scan_item_done(me, ud >> 8, n, j->item_bytes, cqes[i].result);
+				vyre_scan_item_done(me, ud >> 8, n, j->item_bytes, cqes[i].result);
 			if (--pending[s] == 0)
 				free_slots[n_free++] = s;
 		}
@@ -316,8 +320,8 @@ out:
 	return me->failed;
 }
 
-int scan_vyre_row(const struct vyre_bench_ctx *ctx, struct job *j, const char *row,
-		  struct figures *f)
+int vyre_scan_vyre_row(const struct vyre_bench_ctx *ctx, struct job *j, const char *row,
+		       struct figures *f)
 {
 	pid_t pids[PROCS];
 	struct figures got;
@@ -339,14 +343,14 @@ int scan_vyre_row(const struct vyre_bench_ctx *ctx, struct job *j, const char *r
 			break;
 	}
 	if (spawned == j->workers)
-		rc = scan_run_window(ctx, j->b, j->workers, row, j->vyred, &got);
+		rc = vyre_scan_run_window(ctx, j->b, j->workers, row, j->vyred, &got);
 	__atomic_store_n(&j->b->stop, 1, __ATOMIC_RELEASE);
 	for (unsigned i = 0; i < spawned; i++)
 		if (vyre_bench_reap(pids[i]) != 0 && !j->b->w[i].failed) {
 			fprintf(stderr, "scan: %s: producer %u died\n", row, i);
 			rc = -1;
 		}
-	if (scan_report_failed(j->b, spawned, row) || spawned < j->workers)
+	if (vyre_scan_report_failed(j->b, spawned, row) || spawned < j->workers)
 		rc = -1;
 	/* vyred runs a base64 item as two work items, the decode and the scan */
 	if (rc == 0 && (j->mode & SCAN_B64) && got.vyred_cpu > 0)
@@ -379,7 +383,7 @@ static int vyre_single(const struct vyre_bench_ctx *ctx, const struct job *j,
 	uint8_t *p = rc ? NULL : vyre_buffer_ptr(c, host, NULL);
 
 	if (p) {
-		scan_tile(corp, p, bytes);
+		vyre_scan_tile(corp, p, bytes);
 		buf = host;
 		if (device)
 			rc = upload(c, &host, &buf, 1, bytes);
@@ -407,14 +411,15 @@ static int vyre_single(const struct vyre_bench_ctx *ctx, const struct job *j,
 	}
 	s->vyred_cpu = vyre_bench_cpu_per_item(vyre_bench_cpu_ns(&cpu), s->scans);
 	if (rc)
-		scan_fail(&s->w, "single DFA_SCAN: %s", vyre_strerror(rc));
+		vyre_scan_fail(&s->w, "single DFA_SCAN: %s", vyre_strerror(rc));
 	vyre_close(c);
 	return s->w.failed;
 }
 
 /* vyre_single in a forked child; 0 with *@s filled, else -1. */
-int scan_vyre_single_row(const struct vyre_bench_ctx *ctx, const struct job *j,
-			 const struct corpus *corp, uint32_t bytes, int device, struct single *out)
+int vyre_scan_vyre_single_row(const struct vyre_bench_ctx *ctx, const struct job *j,
+			      const struct corpus *corp, uint32_t bytes, int device,
+			      struct single *out)
 {
 	struct single *s = vyre_bench_shared_alloc(sizeof(*s));
 	int rc = -1;

@@ -27,7 +27,9 @@
 
 #include "../ring/ring.h"
 #include "bench.h"
-#include "harness.h"
+#include "harness_clock.h"
+#include "harness_procs.h"
+#include "harness_stats.h"
 
 /* liburing 2.3 predates the futex opcodes; the kernel ABI values (6.7+). */
 #ifndef IORING_OP_FUTEX_WAIT

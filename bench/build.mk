@@ -1,11 +1,12 @@
 # bench/: vyre-bench and its suites. Every bench/bench_*.c is linked in: a
-# suite, or a part of one (bench_peers_gpu.c, bench_scan_*.c); bench/plot*.c
+# suite (listed in bench/suites.c), or a part of one (bench_peers_*.c,
+# bench_scan_*.c); bench/harness*.c is what the suites share; bench/plot*.c
 # draw the figures of --plot (bench/plot.h); a suite that
 # needs more libraries adds them to BENCH_LIBS, and extra objects as
 # prerequisites of $(BUILD)/vyre-bench (they are linked too).
 
-BENCH_SRCS := bench/vyre-bench.c bench/harness.c $(sort $(wildcard bench/bench_*.c)) \
-	      $(sort $(wildcard bench/plot*.c))
+BENCH_SRCS := bench/vyre-bench.c bench/suites.c bench/bench.c $(sort $(wildcard bench/harness*.c)) \
+	      $(sort $(wildcard bench/bench_*.c)) $(sort $(wildcard bench/plot*.c))
 BENCH_LIBS +=
 PROGRAMS += vyre-bench
 
@@ -28,7 +29,7 @@ HS_ARCHIVE := $(wildcard $(shell $(PKG_CONFIG) --variable=libdir libhs 2>/dev/nu
 HS_CFLAGS := -DVYRE_HAVE_HS $(call pc_cflags,libhs)
 BENCH_LIBS += $(or $(HS_ARCHIVE),$(call pc_libs,libhs)) -lstdc++ -lm
 endif
-# The parts of the scan suite (bench/bench_scan.h) that compile DFAs or read
+# The parts of the scan suite (bench/bench_scan_job.h) that compile DFAs or read
 # patterns need tools/submit; only its Hyperscan part includes libhs's headers,
 # the suite just knows whether that part is there.
 CFLAGS_bench_bench_scan = -Itools/submit $(if $(HS_CFLAGS),-DVYRE_HAVE_HS)

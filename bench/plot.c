@@ -6,6 +6,7 @@
  * the rows are the record, the pictures a convenience.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,12 @@
 #include <unistd.h>
 
 #include "plot.h"
+#include "plot_cuda.h"
+#include "plot_gpus.h"
+#include "plot_label.h"
+#include "plot_peers.h"
+#include "plot_scan.h"
+#include "plot_set.h"
 
 static const struct figure {
 	const char *name, *what;

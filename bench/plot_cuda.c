@@ -8,7 +8,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "plot.h"
+#include "plot_cuda.h"
+#include "plot_gp.h"
 
 static void batch_label(double x, char *out, size_t cap)
 {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plot.h"
+#include "plot_gp.h"
 
 void vyre_plot_str(FILE *gp, const char *s)
 {

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plot.h"
+#include "plot_gp.h"
+#include "plot_gpus.h"
 
 enum { TRIVIAL, CLOSED_ITEMS, CLOSED_P50, PANELS };
 

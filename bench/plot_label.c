@@ -6,10 +6,11 @@
  * /proc/cpuinfo and the online CPU count.
  */
 #include <glob.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "plot.h"
+#include "plot_label.h"
 
 /* The value of the first "@key<spaces>: value" line of @path into @out; 0 or -1. */
 static int proc_field(const char *path, const char *key, char *out, size_t cap)

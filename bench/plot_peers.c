@@ -13,7 +13,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "plot.h"
+#include "plot_gp.h"
+#include "plot_peers.h"
 
 /* "vyre-cpu" systems ran on vyred's cpu backend, every other vyre on a GPU. */
 static const char *backend_of(const struct vyre_plot_set *set, char *out, size_t cap)

@@ -6,11 +6,12 @@
  * with its line number rather than drawn wrong.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plot.h"
+#include "plot_rows.h"
 
 static const char *skip_ws(const char *p)
 {

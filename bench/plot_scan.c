@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plot.h"
+#include "plot_gp.h"
+#include "plot_scan.h"
 
 #define MAX_SETS 8u
 

@@ -5,12 +5,13 @@
  * and written out as gnuplot data files.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plot.h"
+#include "plot_set.h"
 
 int vyre_plot_split(const char *name, struct vyre_plot_words *out)
 {

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vyre-bench - runs the benchmark suites registered with VYRE_BENCH_SUITE
- * (bench/bench.h), prints one aligned table and, with --json FILE, one JSON
- * object per row (see docs/vyre-bench.md). With --plot DIR it then draws
- * figures from those rows (bench/plot.h), or, with --from FILE, from rows
- * saved by an earlier run, without running anything.
+ * vyre-bench - runs the benchmark suites of the table in bench/suites.c
+ * (each defined with VYRE_BENCH_SUITE, bench/bench.h), prints one aligned
+ * table and, with --json FILE, one JSON object per row (see
+ * docs/vyre-bench.md). With --plot DIR it then draws figures from those rows
+ * (bench/plot.h), or, with --from FILE, from rows saved by an earlier run,
+ * without running anything.
  *
  * A suite returns 0 when it ran, or skipped with a message on stderr (no GPU,
  * no daemon); anything else is a failure and makes vyre-bench exit 1 after
@@ -12,78 +13,15 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "bench.h"
-#include "harness.h"
+#include "harness_clock.h"
 #include "plot.h"
-
-static struct vyre_bench_suite *suites;
-
-void vyre_bench_register(struct vyre_bench_suite *s)
-{
-	struct vyre_bench_suite **at = &suites;
-
-	/* kept sorted by name so runs and --list are in a stable order */
-	while (*at && strcmp((*at)->name, s->name) < 0)
-		at = &(*at)->next;
-	s->next = *at;
-	*at = s;
-}
-
-uint64_t vyre_bench_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
-void vyre_bench_report(struct vyre_bench_ctx *ctx, const char *suite, const char *name,
-		       const char *metric, double value, const char *unit)
-{
-	int decimals = strcmp(unit, "x") == 0 ? 3 : fabs(value) < 100 ? 2 : 0;
-
-	printf("%-8s %-34s %-10s %16.*f %s\n", suite, name, metric, decimals, value, unit);
-	fflush(stdout);
-	if (!ctx->json)
-		return;
-	fputs("{\"suite\":", ctx->json);
-	json_string(ctx->json, suite);
-	fputs(",\"name\":", ctx->json);
-	json_string(ctx->json, name);
-	fputs(",\"metric\":", ctx->json);
-	json_string(ctx->json, metric);
-	if (isfinite(value))
-		fprintf(ctx->json, ",\"value\":%.17g", value);
-	else
-		fputs(",\"value\":null", ctx->json);
-	fputs(",\"unit\":", ctx->json);
-	json_string(ctx->json, unit);
-	fputs("}\n", ctx->json);
-	fflush(ctx->json);
-}
+#include "suites.h"
 
 static void usage(FILE *f)
 {
@@ -110,11 +48,11 @@ static void usage(FILE *f)
 	      f);
 }
 
-static struct vyre_bench_suite *find_suite(const char *name)
+static const struct vyre_bench_suite *find_suite(const char *name)
 {
-	for (struct vyre_bench_suite *s = suites; s; s = s->next)
-		if (strcmp(s->name, name) == 0)
-			return s;
+	for (const struct vyre_bench_suite *const *s = vyre_bench_suites; *s; s++)
+		if (strcmp((*s)->name, name) == 0)
+			return *s;
 	return NULL;
 }
 
@@ -144,7 +82,7 @@ static int redraw(const char *dir, const char *const *files, unsigned n, const c
 	return rc != 0;
 }
 
-static int run_suite(struct vyre_bench_ctx *ctx, struct vyre_bench_suite *s)
+static int run_suite(struct vyre_bench_ctx *ctx, const struct vyre_bench_suite *s)
 {
 	int rc = s->run(ctx);
 
@@ -243,8 +181,8 @@ int main(int argc, char **argv)
 			label = optarg;
 			break;
 		case 'l':
-			for (struct vyre_bench_suite *s = suites; s; s = s->next)
-				printf("%-10s %s\n", s->name, s->help);
+			for (const struct vyre_bench_suite *const *s = vyre_bench_suites; *s; s++)
+				printf("%-10s %s\n", (*s)->name, (*s)->help);
 			return 0;
 		case 'h':
 			usage(stdout);
@@ -289,8 +227,8 @@ int main(int argc, char **argv)
 	vyre_bench_clock_calibrate();
 	printf("%-8s %-34s %-10s %16s %s\n", "suite", "name", "metric", "value", "unit");
 	if (optind == argc)
-		for (struct vyre_bench_suite *s = suites; s; s = s->next)
-			failed |= run_suite(&ctx, s);
+		for (const struct vyre_bench_suite *const *s = vyre_bench_suites; *s; s++)
+			failed |= run_suite(&ctx, *s);
 	else
 		for (int i = optind; i < argc; i++)
 			failed |= run_suite(&ctx, find_suite(argv[i]));

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench/bench_gpus.h - the gpus suite's question to the CUDA driver
+ * bench/bench_gpus_count.h - the gpus suite's question to the CUDA driver
  * (bench/bench_gpus_count.c): which GPUs a vyred could drive.
  */
-#ifndef VYRE_BENCH_GPUS_H
-#define VYRE_BENCH_GPUS_H
+#ifndef VYRE_BENCH_GPUS_COUNT_H
+#define VYRE_BENCH_GPUS_COUNT_H
 
 #include <stddef.h>
 
@@ -18,4 +18,4 @@
  */
 int vyre_bench_gpus_usable(int *ordinals, int max, char *why, size_t why_len);
 
-#endif /* VYRE_BENCH_GPUS_H */
+#endif /* VYRE_BENCH_GPUS_COUNT_H */
