@@ -293,7 +293,7 @@ static int run_config(struct vyre_bench_ctx *ctx, const char *bin, const char *c
 	struct vyre_bench_vyred_opts vo;
 	const char *args[8 + VYRE_BENCH_VYRED_OPTS_ARGS];
 	unsigned na = 0;
-	struct vyre_bench_vyred d;
+	struct vyre_bench_vyred d = {0};
 	struct board *b = vyre_bench_shared_alloc(sizeof(*b));
 	struct vyre_bench_samples pool[PHASES] = {0};
 	double p99[PHASES][ROUNDS], flood_s = 0;

@@ -311,7 +311,7 @@ static int restart_suite(struct vyre_bench_ctx *ctx)
 {
 	char bin[PATH_MAX];
 	struct vyre_bench_vyred_opts va;
-	struct vyre_bench_vyred d;
+	struct vyre_bench_vyred d = {0};
 	const char *args[3 + VYRE_BENCH_VYRED_OPTS_ARGS];
 	const unsigned n = ctx->quick ? QUICK_PROD : PRODUCERS;
 	const unsigned n_rounds = ctx->quick ? QUICK_ROUNDS : ROUNDS;
