@@ -351,7 +351,7 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 #endif
 	if (!vyre_bench_find_vyred(bin, sizeof(bin)))
 		fprintf(stderr, "scan: vyre rows skipped: no vyred next to vyre-bench\n");
-	else if (vyre_scan_vyred_start(&d, bin, ctx->cpu_only, 0) == 0)
+	else if (vyre_scan_vyred_start(&d, ctx, bin, 0) == 0)
 		r.d = &d;
 	else
 		rc = -1;
@@ -382,7 +382,7 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 	 */
 	if (r.d && !b64_only && !k4_only) {
 		vyre_scan_vyred_stop(&d);
-		r.d = vyre_scan_vyred_start(&d, bin, ctx->cpu_only, 1) == 0 ? &d : NULL;
+		r.d = vyre_scan_vyred_start(&d, ctx, bin, 1) == 0 ? &d : NULL;
 		rc |= r.d ? 0 : -1;
 	}
 	for (size_t i = 0; r.d && !b64_only && !k4_only && i < N_SETS; i++)

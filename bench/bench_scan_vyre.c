@@ -69,13 +69,14 @@ static void vyred_backend(struct vyred *d)
 		fclose(fp);
 }
 
-int vyre_scan_vyred_start(struct vyred *d, const char *bin, int cpu_only, int one_loop)
+int vyre_scan_vyred_start(struct vyred *d, const struct vyre_bench_ctx *ctx, const char *bin,
+			  int one_loop)
 {
 	/* without --backend cpu, vyred's default: auto */
-	const char *args[12] = {0};
+	const char *args[12 + VYRE_BENCH_MAX_VYRED_ARGS] = {0};
 	unsigned n = 0;
 
-	if (cpu_only) {
+	if (ctx->cpu_only) {
 		args[n++] = "--backend";
 		args[n++] = "cpu";
 	}
@@ -85,6 +86,9 @@ int vyre_scan_vyred_start(struct vyred *d, const char *bin, int cpu_only, int on
 	}
 	for (unsigned i = 0; big_args[i]; i++)
 		args[n++] = big_args[i];
+	/* --vyred-arg, last, so that it can override what comes before */
+	for (unsigned i = 0; i < ctx->n_vyred_args; i++)
+		args[n++] = ctx->vyred_args[i];
 	if (vyre_bench_vyred_start(&d->run, SUITE, bin, args) != 0)
 		return -1;
 	vyred_backend(d);

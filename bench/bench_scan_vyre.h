@@ -20,10 +20,12 @@ struct vyred {
 };
 
 /*
- * Starts vyred @bin on a socket of its own (the cpu backend when @cpu_only;
- * one event loop, so that one domain has the whole GPU, when @one_loop).
+ * Starts vyred @bin on a socket of its own (the cpu backend with --backend cpu;
+ * one event loop, so that one domain has the whole GPU, when @one_loop), with
+ * every --vyred-arg last.
  */
-int vyre_scan_vyred_start(struct vyred *d, const char *bin, int cpu_only, int one_loop);
+int vyre_scan_vyred_start(struct vyred *d, const struct vyre_bench_ctx *ctx, const char *bin,
+			  int one_loop);
 void vyre_scan_vyred_stop(struct vyred *d);
 
 /* The row @row of @j with producer processes through the vyred at j->socket. */
