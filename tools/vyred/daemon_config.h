@@ -30,9 +30,9 @@ struct vyre_priority_rule {
 
 #define VYRED_MAX_ALLOW	       32u
 #define VYRED_MAX_INFLIGHT     64u
-#define VYRED_DEFAULT_INFLIGHT 4u
+#define VYRED_DEFAULT_INFLIGHT 8u
 /* batches of one client in flight at once (docs/design.md 8.6) */
-#define VYRED_DEFAULT_CLIENT_BATCHES 2u
+#define VYRED_DEFAULT_CLIENT_BATCHES 4u
 #define VYRED_DEFAULT_MIN_SHARE	     64u
 /* The CPU backend's per-worker scratch for on-chip handoffs (docs/design.md 7.6). */
 #define VYRED_HANDOFF_BYTES (1u << 20)
