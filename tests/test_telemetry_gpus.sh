@@ -72,7 +72,7 @@ g = o["gpus"]
 assert [r["gpu"] for r in g] == [0, 1], (o["workers"], o["totals"]["gpu_states"], g)
 for i, r in enumerate(g):
     want = dict(have_state=True, ordinal=i, backend="cpu", mode="none", state="ok", lost=False,
-                loops=1, loops_per_gpu=1, slots=4, running=0, clients=clients[i],
+                loops=1, loops_per_gpu=1, slots=8, running=0, clients=clients[i],
                 domains=clients[i], items=0)
     for k, v in want.items():
         assert r[k] == v, f"gpus[{i}].{k} = {r[k]}, want {v}"

@@ -59,7 +59,7 @@ items, clients = int(sys.argv[2]), int(sys.argv[3])
 assert len(o["gpus"]) == 1, o["gpus"]
 g = o["gpus"][0]
 want = dict(gpu=0, have_state=True, ordinal=0, backend="cpu", mode="none", state="ok",
-            lost=False, loops=1, loops_per_gpu=1, slots=4, running=0, items_total=items, name="cpu",
+            lost=False, loops=1, loops_per_gpu=1, slots=8, running=0, items_total=items, name="cpu",
             clients=clients, domains=clients, batches=0, items=0)
 for k, v in want.items():
     assert g[k] == v, f"gpus[0].{k} = {g[k]}, want {v}"
@@ -195,7 +195,7 @@ tm_track "$prod"
 tm_wait_for "$TM_TMP/load.tmux.json" '"round_trips"' 120 || fail "the tmux producer did not finish"
 items=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["items"])' "$TM_TMP/load.tmux.json")
 screen_has "backend cpu  mode none  probes 10/10"
-screen_has "^ +0 +0 +[0-9.k]+ +$items +[^ ]+ +0/4 +1 +1 +cpu/none +0B/1.0GiB +ok +cpu$"
+screen_has "^ +0 +0 +[0-9.k]+ +$items +[^ ]+ +0/8 +1 +1 +cpu/none +0B/1.0GiB +ok +cpu$"
 screen_has "^ +[0-9]+ +$prod +[0-9.k]+ +$items +0 +[0-9]+ +0 +0 +live"
 tmx send-keys -t top s
 screen_has "s sort \(items\)"
@@ -266,9 +266,9 @@ expect "^@total_errors\[[0-9]+, $LOAD_PID\]: 3$"
 expect "^@items\[[0-9]+, $LOAD_PID\]: [1-9]"
 
 # The load may come before the loop's first gpu_state (state "-"); one follows within a second.
-LAST="^[0-9:]{8} +0 +0 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +0 +4 +0 +0 ok$" run_script gpus.bt
+LAST="^[0-9:]{8} +0 +0 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +0 +8 +0 +0 ok$" run_script gpus.bt
 expect "^time +gpu +ord +items/s +batches/s +mean_us +max_us +peak +inflight +slots +domains +clients +state$"
-expect "^[0-9:]{8} +0 +0 +[1-9][0-9]* +[1-9][0-9]* +[0-9]+ +[0-9]+ +[1-4] +[0-4] +[04] +[01] +[01] (ok|-)$"
+expect "^[0-9:]{8} +0 +0 +[1-9][0-9]* +[1-9][0-9]* +[0-9]+ +[0-9]+ +[1-8] +[0-8] +[08] +[01] +[01] (ok|-)$"
 expect "^ +0 +$LOAD_ITEMS +[1-9][0-9]* +3 +[1-9][0-9]* +[1-9][0-9]* +[1-9][0-9]*$"
 expect "^@layout_errors: 0$"
 run_script latency.bt 0
