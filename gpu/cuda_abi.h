@@ -137,6 +137,8 @@ struct vyre_mk_result {
 #define VYRE_MK_LAUNCH_INLINE (1u << 3) /* persistent: one stage, its units in the doorbell */
 #define VYRE_MK_LAUNCH_IMMEDIATE                                                                   \
 	(1u << 4) /* persistent: small items, their data in the doorbell and the completion */
+#define VYRE_MK_LAUNCH_ORDERED                                                                     \
+	(1u << 5) /* pooled lane: starts once every earlier launch of the lane finished */
 
 /* A launch: what one cuLaunchKernel, or one persistent-mode doorbell, runs. */
 struct vyre_mk_launch_args {
@@ -216,7 +218,11 @@ struct vyre_mk_ctrl {
 	uint32_t done;	 /* device: launches completed (seq of the last one + 1) */
 	uint32_t state;	 /* device: VYRE_MK_STATE_* */
 	uint32_t detail; /* device: the block that tripped the watchdog */
-	uint32_t pad1[13];
+	/* pooled lane, after a watchdog trip: the launch that tripped, and which
+	 * launches done + 1 + i (bit i) finished anyway (docs/cuda.md, "The pool") */
+	uint32_t trip_seq;
+	uint32_t after_done[2];
+	uint32_t pad1[10];
 };
 
 /* Device-memory state of the kernels; zeroed before each (re)start. */
@@ -238,6 +244,39 @@ struct vyre_mk_devstate {
  */
 #define VYRE_MK_MAX_LANES 16u
 
+/*
+ * The pool (docs/cuda.md "The pool"): each lane's first block only reads
+ * doorbells and hands each launch to a team of the grid's idle blocks, so
+ * launches of every slot run side by side on the whole grid. Device memory,
+ * zeroed at every kernel start: VYRE_MK_POOL_TEAMS teams a lane, then a
+ * mailbox a block, then the idle bits, then the count of pollers stopped.
+ */
+#define VYRE_MK_POOL_TEAMS	64u /* launches of one lane in flight at once */
+#define VYRE_MK_POOL_MAX_BLOCKS 1024u
+#define VYRE_MK_POOL_SPREAD	4u /* default of vyre_mk_persist_args.pool_spread */
+
+#define VYRE_MK_TEAM_IDLE     0u
+#define VYRE_MK_TEAM_RUNNING  1u
+#define VYRE_MK_TEAM_FINISHED 2u
+#define VYRE_MK_TEAM_ABORTED  3u
+
+struct vyre_mk_team {
+	struct vyre_mk_unit
+	    units[VYRE_MK_INLINE_UNITS]; /* an inline launch's units (16-byte loads) */
+	struct vyre_mk_stage stage;	 /* and its stage */
+	struct vyre_mk_devstate ds; /* the team's barrier, abort and progress; go = the launch */
+	uint32_t n_blocks;
+	uint32_t seq;
+	uint32_t state; /* VYRE_MK_TEAM_* */
+	uint32_t pad[3];
+};
+
+#define VYRE_MK_POOL_MAIL_OFF                                                                      \
+	((uint64_t)VYRE_MK_POOL_TEAMS * VYRE_MK_MAX_LANES * sizeof(struct vyre_mk_team))
+#define VYRE_MK_POOL_BITS_OFF (VYRE_MK_POOL_MAIL_OFF + 8ull * VYRE_MK_POOL_MAX_BLOCKS)
+#define VYRE_MK_POOL_EXIT_OFF (VYRE_MK_POOL_BITS_OFF + VYRE_MK_POOL_MAX_BLOCKS / 8)
+#define VYRE_MK_POOL_BYTES    (VYRE_MK_POOL_EXIT_OFF + 64)
+
 struct vyre_mk_persist_args {
 	uint64_t ctrl;		   /* n_lanes x struct vyre_mk_ctrl */
 	uint64_t ring;		   /* n_lanes doorbell rings */
@@ -248,7 +287,9 @@ struct vyre_mk_persist_args {
 	uint32_t n_lanes;
 	uint32_t lane_first[VYRE_MK_MAX_LANES];
 	uint32_t start_seq[VYRE_MK_MAX_LANES]; /* each lane's next launch */
-	uint32_t reserved;
+	uint32_t pool_spread; /* a team takes up to this many times the blocks it asked for */
+	uint64_t
+	    pool; /* the pool (VYRE_MK_POOL_BYTES), or 0: each lane runs one launch at a time */
 };
 
 struct vyre_mk_launch_kargs {
@@ -264,6 +305,7 @@ static_assert(sizeof(struct vyre_mk_stage) == 16, "stage is 16 bytes");
 static_assert(sizeof(struct vyre_mk_result) == 16, "result is 16 bytes");
 static_assert(sizeof(struct vyre_mk_launch_args) == 40, "launch args are 40 bytes");
 static_assert(sizeof(struct vyre_mk_ctrl) == 128, "ctrl is two lines");
+static_assert(sizeof(struct vyre_mk_team) % 16 == 0, "teams stay aligned");
 static_assert(VYRE_MK_HEADER_WORDS + VYRE_MK_UNIT_WORDS * VYRE_MK_INLINE_UNITS <=
 		  VYRE_MK_SLOT_WORDS,
 	      "inline units fit a slot");
@@ -274,6 +316,7 @@ _Static_assert(sizeof(struct vyre_mk_stage) == 16, "stage is 16 bytes");
 _Static_assert(sizeof(struct vyre_mk_result) == 16, "result is 16 bytes");
 _Static_assert(sizeof(struct vyre_mk_launch_args) == 40, "launch args are 40 bytes");
 _Static_assert(sizeof(struct vyre_mk_ctrl) == 128, "ctrl is two lines");
+_Static_assert(sizeof(struct vyre_mk_team) % 16 == 0, "teams stay aligned");
 _Static_assert(VYRE_MK_HEADER_WORDS + VYRE_MK_UNIT_WORDS * VYRE_MK_INLINE_UNITS <=
 		   VYRE_MK_SLOT_WORDS,
 	       "inline units fit a slot");

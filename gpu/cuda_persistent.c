@@ -31,6 +31,40 @@
 #define SMALL_LANE_BLOCKS 1u   /* blocks of each small lane */
 #define SMALL_BATCH_UNITS 128u /* batches of at most this many units prefer a small lane */
 
+/*
+ * The pool (VYRE_CUDA_POOL, default on; 0 turns it off): each lane's first
+ * block only reads its doorbells, and every launch runs on a team of the
+ * grid's other blocks, side by side with the launches of other slots.
+ */
+static int pool_wanted(const struct vyre_backend *b)
+{
+	const char *s = getenv("VYRE_CUDA_POOL");
+
+	return !(s && strcmp(s, "0") == 0) && b->dv.grid >= b->n_lanes + 2 &&
+	       b->dv.grid <= VYRE_MK_POOL_MAX_BLOCKS;
+}
+
+/* VYRE_CUDA_POOL_SPREAD (1-64), for measuring: how many times the blocks a launch asks for it may
+ * take. */
+static uint32_t pool_spread(void)
+{
+	const char *s = getenv("VYRE_CUDA_POOL_SPREAD");
+	const long v = s ? strtol(s, NULL, 10) : 0;
+
+	return v >= 1 && v <= 64 ? (uint32_t)v : VYRE_MK_POOL_SPREAD;
+}
+
+/* Blocks a launch may run on: the pool's workers, or its lane's blocks. */
+static uint32_t lane_workers(const struct vyre_backend *b, uint32_t lane)
+{
+	return b->pool ? b->dv.grid - b->n_lanes : b->lanes[lane].n_blocks;
+}
+
+static int pooled(const struct vyre_backend *b)
+{
+	return b->pool != 0;
+}
+
 static uint32_t lane_done(const struct cuda_lane *ln)
 {
 	return __atomic_load_n(&ln->ctrl->done, __ATOMIC_ACQUIRE);
@@ -105,7 +139,7 @@ static int plan(struct vyre_backend *b)
 		b->lanes[l].n_blocks = SMALL_LANE_BLOCKS;
 	}
 	b->n_ctrl = b->n_lanes;
-	b->split_blocks = b->lanes[0].n_blocks;
+	b->split_blocks = pool_wanted(b) ? grid - b->n_lanes : b->lanes[0].n_blocks;
 	return 0;
 }
 
@@ -127,6 +161,14 @@ static int setup(struct vyre_backend *b)
 		ln->cpl = (uint64_t *)b->cpl_mem.host + (uint64_t)l * ring_bytes / 8;
 		ln->ctrl = (struct vyre_mk_ctrl *)b->ctrl_mem.host + l;
 		reset_ring(ln);
+	}
+	if (pool_wanted(b)) {
+		const CUresult r = b->dv.d->cuMemAlloc(&b->pool, VYRE_MK_POOL_BYTES);
+
+		if (r != CUDA_SUCCESS) {
+			b->pool = 0;
+			return vyre_cuda_cu_note(b, "cuMemAlloc(pool)", r);
+		}
 	}
 	return 0;
 }
@@ -156,6 +198,8 @@ static int start_kernel(struct vyre_backend *b)
 	    .heartbeat_cycles = b->heartbeat_cycles,
 	    .watchdog_cycles = b->watchdog_cycles,
 	    .n_lanes = b->n_lanes,
+	    .pool_spread = pool_spread(),
+	    .pool = b->pool,
 	};
 	void *params[] = {&a};
 	CUresult r;
@@ -164,11 +208,19 @@ static int start_kernel(struct vyre_backend *b)
 	for (uint32_t l = 0; l < b->n_lanes; l++) {
 		a.lane_first[l] = b->lanes[l].first_block;
 		a.start_seq[l] = lane_done(&b->lanes[l]);
+		__atomic_store_n(&b->lanes[l].ctrl->trip_seq, 0u, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->lanes[l].ctrl->after_done[0], 0u, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->lanes[l].ctrl->after_done[1], 0u, __ATOMIC_RELAXED);
 		__atomic_store_n(&b->lanes[l].ctrl->state, VYRE_MK_STATE_RUNNING, __ATOMIC_RELEASE);
 	}
 	err = vyre_cuda_clear_devstate(b, 0, b->n_ctrl + 1, b->stream);
 	if (err)
 		return err;
+	if (pooled(b)) {
+		r = b->dv.d->cuMemsetD8Async(b->pool, 0, VYRE_MK_POOL_BYTES, b->stream);
+		if (r != CUDA_SUCCESS)
+			return vyre_cuda_cu_note(b, "cuMemsetD8Async(pool)", r);
+	}
 	r = b->dv.d->cuLaunchKernel(b->dv.persistent, b->dv.grid, 1, 1, VYRE_MK_THREADS, 1, 1,
 				    b->dv.smem_dynamic, b->stream, params, NULL);
 	if (r != CUDA_SUCCESS)
@@ -192,6 +244,17 @@ static uint32_t pick_lane(const struct vyre_backend *b, const struct cuda_slot *
 
 	if (b->n_lanes == 1 || b->inject)
 		return 0;
+	/* with the pool a lane is only a poller: an idle one, else the least busy */
+	if (pooled(b)) {
+		best = 0;
+		for (uint32_t l = 0; l < b->n_lanes; l++) {
+			if (b->lanes[l].busy == 0)
+				return l;
+			if (b->lanes[l].busy < b->lanes[best].busy)
+				best = l;
+		}
+		return best;
+	}
 	if (!small && b->lanes[0].busy == 0)
 		return 0;
 	for (uint32_t l = 1; l < b->n_lanes; l++)
@@ -265,6 +328,10 @@ static void post_launches(struct vyre_backend *b, struct cuda_slot *s)
 		    l->n_blocks | l->flags << 16,
 		    l->n_units,
 		};
+		/* the pool runs a lane's launches side by side: a batch's next waits for its last
+		 */
+		if (s->next_post > 0 && pooled(b))
+			data[6] |= VYRE_MK_LAUNCH_ORDERED << 16;
 		uint32_t words = VYRE_MK_HEADER_WORDS;
 
 		if (l->n_stages == 1 && l->n_blocks == 1 && l->n_units <= VYRE_MK_INLINE_UNITS) {
@@ -355,6 +422,30 @@ static void cancel_doorbells(struct cuda_lane *ln, uint32_t from, uint32_t slot)
 	}
 }
 
+/*
+ * The pool's launches after the one that tripped that finished anyway
+ * (after_done) become empty launches, so the restart does not run them
+ * again; their slots complete when `done` passes them.
+ */
+static void skip_finished(struct cuda_lane *ln)
+{
+	const uint32_t done = lane_done(ln);
+	uint32_t data[VYRE_MK_HEADER_WORDS] = {0, 0, 0, 0, 0, 0, 1, 0};
+
+	for (uint32_t i = 0; i < 64; i++) {
+		const uint32_t seq = done + 1 + i;
+		const uint32_t bits =
+		    __atomic_load_n(&ln->ctrl->after_done[i / 32], __ATOMIC_RELAXED);
+
+		if (!(bits >> (i % 32) & 1u) || (int32_t)(ln->seq - seq) <= 0)
+			continue;
+		uint64_t *w =
+		    ln->ring + (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
+		for (uint32_t j = 0; j < VYRE_MK_HEADER_WORDS; j++)
+			__atomic_store_n(&w[j], (uint64_t)seq << 32 | data[j], __ATOMIC_RELEASE);
+	}
+}
+
 /* Lane @lane's launch at its done counter saw a barrier without progress. */
 static int watchdog_fault(struct vyre_backend *b, uint32_t lane)
 {
@@ -376,6 +467,8 @@ static int watchdog_fault(struct vyre_backend *b, uint32_t lane)
 		       "VYRE_E_DEVICE",
 		       b->watchdog_ms, lane, block, s->batch->plan.n_order, slot);
 	cancel_doorbells(ln, done, slot);
+	if (pooled(b))
+		skip_finished(ln);
 	vyre_cuda_slot_finish(b, s, VYRE_E_TIMEDOUT);
 	return 0;
 }
@@ -509,7 +602,7 @@ static int stop(struct vyre_backend *b)
 static uint32_t place(struct vyre_backend *b, struct cuda_slot *s)
 {
 	s->lane = pick_lane(b, s);
-	return b->lanes[s->lane].n_blocks;
+	return lane_workers(b, s->lane);
 }
 
 static void drain(struct vyre_backend *b)
@@ -519,6 +612,9 @@ static void drain(struct vyre_backend *b)
 
 static void teardown(struct vyre_backend *b)
 {
+	if (b->pool)
+		b->dv.d->cuMemFree(b->pool);
+	b->pool = 0;
 	vyre_cuda_pinned_free(&b->dv, &b->cpl_mem);
 	vyre_cuda_pinned_free(&b->dv, &b->ring_mem);
 }

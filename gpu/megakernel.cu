@@ -21,7 +21,8 @@
 // (mk_elementwise.cuh, mk_sequential.cuh; mk_dfa.cuh, mk_decode.cuh and
 // mk_fuse.cuh); one unit by family (mk_units.cuh); the device-wide barrier
 // (mk_barrier.cuh); one launch (mk_launch.cuh); the persistent kernel's
-// doorbell poller (mk_doorbell.cuh). The kernels, at the end, are this
+// doorbell poller (mk_doorbell.cuh); the pooled lane's poller and teams
+// (mk_pool.cuh). The kernels, at the end, are this
 // file's.
 //
 // Memory ordering: the doorbell poller reads with volatile loads and then
@@ -165,14 +166,19 @@ __device__ vyre_mk_unit load_unit(const vyre_mk_unit *p)
 #include "mk_launch.cuh"
 
 #include "mk_doorbell.cuh"
+
+#include "mk_pool.cuh"
 } // namespace
 
 // Resident grid, split into lanes (vyre_mk_persist_args.lane_first). The
 // first block of each lane polls that lane's doorbell ring; a launch of one
 // block runs on it alone, a larger one is published to the lane's other
 // blocks through its device state and runs on the whole lane (every block is
-// co-resident: the host sized the grid from occupancy). Lanes share nothing
-// but the kernel: each has its own rings, control page and barrier.
+// co-resident: the host sized the grid from occupancy). With a pool, the
+// first block of each lane only polls, and hands each launch to a team of
+// the grid's idle blocks (mk_pool.cuh).
+// Lanes share nothing but the kernel: each has its own rings, control page
+// and barrier.
 extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
     vyre_mk_persistent(const vyre_mk_persist_args a)
 {
@@ -201,6 +207,17 @@ extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
 	vyre_mk_devstate *ds = v.ds;
 	uint32_t seq = a.start_seq[ln], go_seen = 0;
 
+	if (a.pool) {
+		const pool_view p = pool_at(a.pool, ln, n_lanes, a.pool_spread);
+		if (block == 0) {
+			if (threadIdx.x < 32)
+				pool_poller(p, v, seq, sh);
+		} else if (blockIdx.x < VYRE_MK_POOL_MAX_BLOCKS) {
+			pool_worker(p, reinterpret_cast<vyre_mk_ctrl *>(a.ctrl), blockIdx.x,
+				    a.watchdog_cycles, sh);
+		}
+		return;
+	}
 	for (;;) {
 		if (block == 0) {
 			if (threadIdx.x < 32)

@@ -43,7 +43,8 @@ __device__ __forceinline__ void st_word(unsigned long long *p, unsigned long lon
 // one too (the host completes this launch from the completion slot, and a
 // later launch's system-scope release orders it). Indices from the slot are
 // clamped: a bad descriptor yields wrong words, never a stray access.
-__device__ void run_immediate(const lane_view &a, uint32_t seq, uint32_t d0, uint32_t d1)
+__device__ void run_immediate(const lane_view &a, uint32_t seq, uint32_t d0, uint32_t d1,
+			      bool post_done)
 {
 	const uint32_t lane = threadIdx.x;
 	const uint32_t n_items = min(slot_word(d0, d1, 7), VYRE_MK_IMM_MAX_ITEMS);
@@ -100,7 +101,7 @@ __device__ void run_immediate(const lane_view &a, uint32_t seq, uint32_t d0, uin
 	for (uint32_t h = 0; h < 2; h++)
 		if (own[h])
 			st_word(cpl + lane + 32 * h, tag | val[h]);
-	if (lane == 0)
+	if (lane == 0 && post_done)
 		st_volatile(&a.ctrl->done, seq + 1);
 	__syncwarp();
 }
@@ -144,7 +145,7 @@ __device__ __forceinline__ bool is_warp_launch(uint32_t flags, uint32_t d0, uint
 }
 
 __device__ void run_warp_launch(const lane_view &a, uint32_t seq, uint32_t d0, uint32_t d1,
-				shared_state &sh)
+				shared_state &sh, bool post_done)
 {
 	const uint32_t lane = threadIdx.x;
 	const uint32_t lo = __shfl_sync(kFull, d0, 4), hi0 = __shfl_sync(kFull, d0, 0),
@@ -160,9 +161,116 @@ __device__ void run_warp_launch(const lane_view &a, uint32_t seq, uint32_t d0, u
 	// release: every lane's heap and result writes, then `done` for the host
 	__threadfence_system();
 	__syncwarp();
-	if (lane == 0)
+	if (lane == 0 && post_done)
 		st_release_sys(&a.ctrl->done, seq + 1);
 	__syncwarp();
+}
+
+// The launch a slab doorbell's header describes (every lane: shuffles).
+__device__ __forceinline__ vyre_mk_launch_args launch_of(uint32_t d0, uint32_t flags)
+{
+	uint32_t d[VYRE_MK_HEADER_WORDS];
+#pragma unroll
+	for (uint32_t j = 0; j < VYRE_MK_HEADER_WORDS; j++)
+		d[j] = __shfl_sync(kFull, d0, j);
+	const uint64_t slab = (uint64_t)d[0] | (uint64_t)d[1] << 32;
+	return vyre_mk_launch_args{slab + d[2], slab + d[3],	slab + d[4], d[5],
+				   d[7],	d[6] & 0xffffu, flags};
+}
+
+// An inline launch's one stage: header word 3 is its block units.
+__device__ __forceinline__ vyre_mk_stage inline_stage_of(uint32_t d0)
+{
+	const uint32_t nb = __shfl_sync(kFull, d0, 3), n = __shfl_sync(kFull, d0, 7);
+	return vyre_mk_stage{0, nb, n - nb, 0};
+}
+
+// One look at doorbell slot `seq` (every lane of the warp): true when the
+// whole launch is current, then held in d0 / d1 (slot word w in lane w % 32)
+// with its flags. One warp reads the slot's first half, a word a lane: one
+// read of the host's memory in flight, never more. The second half is read
+// only when the header says the launch fills it; `full` says the last
+// launch did, so the next one likely does too (vyred's multi-item IMMEDIATE
+// batches): both halves are then read in one round trip until a launch needs
+// the first half alone. More reads in flight made everything slower on the
+// H100 (2026-11-22): four warps polling the slot, 3.33 vs 3.19 us for a
+// single item and 15.2 vs 8.7 us down the slab path; one warp polling four
+// copies of the slot in staggered phases, 7.7 vs 3.3 us.
+__device__ __forceinline__ bool read_slot(const lane_view &a, uint32_t seq, bool &full,
+					  uint32_t &d0, uint32_t &d1, uint32_t &flags)
+{
+	const uint32_t lane = threadIdx.x % 32;
+	const unsigned long long *slot =
+	    a.ring + (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
+	const unsigned long long w0 = *(const volatile unsigned long long *)(slot + lane);
+	const unsigned long long w1_early =
+	    full ? *(const volatile unsigned long long *)(slot + 32 + lane) : 0;
+	const bool cur0 = (uint32_t)(w0 >> 32) == seq;
+	bool cur1 = true;
+
+	d0 = (uint32_t)w0;
+	d1 = 0;
+	if (!__all_sync(kFull, cur0 || lane >= VYRE_MK_HEADER_WORDS))
+		return false;
+	flags = __shfl_sync(kFull, d0, 6) >> 16;
+	const uint32_t n_units = __shfl_sync(kFull, d0, 7);
+	const uint32_t imm_words = __shfl_sync(kFull, d0, 4);
+	uint32_t words = VYRE_MK_HEADER_WORDS;
+
+	if (flags & VYRE_MK_LAUNCH_INLINE)
+		words += VYRE_MK_UNIT_WORDS * min(n_units, VYRE_MK_INLINE_UNITS);
+	else if (flags & VYRE_MK_LAUNCH_IMMEDIATE)
+		words += min(imm_words, VYRE_MK_IMM_DATA_WORDS);
+	if (words > 32) {
+		// the slot's second half: unless read early, one more round
+		// trip, paid only by the launches that fill it
+		const unsigned long long w1 =
+		    full ? w1_early : *(const volatile unsigned long long *)(slot + 32 + lane);
+		cur1 = (uint32_t)(w1 >> 32) == seq;
+		d1 = (uint32_t)w1;
+	}
+	if (!__all_sync(kFull, (cur0 || lane >= words) && (cur1 || lane + 32 >= words)))
+		return false;
+	full = words > 32;
+	return true;
+}
+
+// What a poller watches while it waits (every lane of the warp; lane 0
+// reads): the host heartbeat, checked every sixteenth of its period, and
+// every lane's abort word. The VYRE_MK_STATE_* to stop with, or 0.
+struct stop_watch {
+	uint64_t checked, changed;
+	uint32_t beat;
+};
+
+__device__ __forceinline__ stop_watch watch_start(const lane_view &a)
+{
+	const uint64_t now = clock64();
+	return stop_watch{now, now, ld_volatile(&a.ctrl->heartbeat)};
+}
+
+__device__ __forceinline__ uint32_t watch_check(const lane_view &a, stop_watch &w)
+{
+	uint32_t stop = 0;
+
+	if (threadIdx.x % 32 == 0) {
+		const uint64_t now = clock64();
+		if (now - w.checked > a.heartbeat_cycles / 16 + 1) {
+			w.checked = now;
+			const uint32_t b = ld_volatile(&a.ctrl->heartbeat);
+			if (b != w.beat) {
+				w.beat = b;
+				w.changed = now;
+			} else if (now - w.changed > a.heartbeat_cycles) {
+				stop = VYRE_MK_STATE_HEARTBEAT;
+			}
+			// another lane's watchdog fired: the host restarts the grid
+			for (uint32_t m = 0; m < a.n_lanes; m++)
+				if (ld_volatile(&a.all_ds[m].abort))
+					stop = VYRE_MK_STATE_HALTED;
+		}
+	}
+	return __shfl_sync(kFull, stop, 0);
 }
 
 // Warp 0 of block 0: wait for the doorbell slot of launch `seq`, watching the
@@ -171,92 +279,29 @@ __device__ void run_warp_launch(const lane_view &a, uint32_t seq, uint32_t d0, u
 // block in sh.launch (and an inline launch's units and stage in sh.units /
 // sh.stages), its sequence number in sh.seq and the command in sh.cmd (kRun,
 // or the VYRE_MK_STATE_* to stop with).
-//
-// One warp polls the slot's first half, a word a lane: one read of the host's
-// memory in flight, never more. The second half is read only when the header
-// says the launch fills it. More reads in flight made everything slower on
-// the H100 (2026-11-22): four warps polling the slot, 3.33 vs 3.19 us for a
-// single item and 15.2 vs 8.7 us down the slab path; one warp polling four
-// copies of the slot in staggered phases, 7.7 vs 3.3 us.
 __device__ void poll_doorbell(const lane_view &a, uint32_t seq, shared_state &sh)
 {
 	const uint32_t lane = threadIdx.x;
-	vyre_mk_ctrl *ctrl = a.ctrl;
-	const uint64_t check_every = a.heartbeat_cycles / 16 + 1;
-	uint64_t checked = clock64(), changed = checked;
-	uint32_t beat = ld_volatile(&ctrl->heartbeat);
+	stop_watch watch = watch_start(a);
 	uint32_t d0, d1, flags;
-	// the last launch filled the slot's second half, so the next one likely
-	// does too (vyred's multi-item IMMEDIATE batches): both halves are read
-	// in one round trip until a launch needs the first half alone
 	bool full = false;
 
 	for (;;) {
-		const unsigned long long *slot =
-		    a.ring + (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
-		const unsigned long long w0 = *(const volatile unsigned long long *)(slot + lane);
-		const unsigned long long w1_early =
-		    full ? *(const volatile unsigned long long *)(slot + 32 + lane) : 0;
-		const bool cur0 = (uint32_t)(w0 >> 32) == seq;
-		bool cur1 = true;
-
-		d0 = (uint32_t)w0;
-		d1 = 0;
-		if (__all_sync(kFull, cur0 || lane >= VYRE_MK_HEADER_WORDS)) {
-			flags = __shfl_sync(kFull, d0, 6) >> 16;
-			const uint32_t n_units = __shfl_sync(kFull, d0, 7);
-			const uint32_t imm_words = __shfl_sync(kFull, d0, 4);
-			uint32_t words = VYRE_MK_HEADER_WORDS;
-
-			if (flags & VYRE_MK_LAUNCH_INLINE)
-				words += VYRE_MK_UNIT_WORDS * min(n_units, VYRE_MK_INLINE_UNITS);
-			else if (flags & VYRE_MK_LAUNCH_IMMEDIATE)
-				words += min(imm_words, VYRE_MK_IMM_DATA_WORDS);
-			if (words > 32) {
-				// the slot's second half: unless read early, one more round
-				// trip, paid only by the launches that fill it
-				const unsigned long long w1 =
-				    full ? w1_early
-					 : *(const volatile unsigned long long *)(slot + 32 + lane);
-				cur1 = (uint32_t)(w1 >> 32) == seq;
-				d1 = (uint32_t)w1;
+		if (read_slot(a, seq, full, d0, d1, flags)) {
+			if (flags & VYRE_MK_LAUNCH_IMMEDIATE) {
+				run_immediate(a, seq, d0, d1, true);
+			} else {
+				// acquire: the units, tables and heap words the host wrote
+				// before the doorbell
+				asm volatile("fence.acq_rel.sys;" ::: "memory");
+				if (!is_warp_launch(flags, d0, d1))
+					break;
+				run_warp_launch(a, seq, d0, d1, sh, true);
 			}
-			if (__all_sync(kFull,
-				       (cur0 || lane >= words) && (cur1 || lane + 32 >= words))) {
-				full = words > 32;
-				if (flags & VYRE_MK_LAUNCH_IMMEDIATE) {
-					run_immediate(a, seq, d0, d1);
-				} else {
-					// acquire: the units, tables and heap words the host wrote
-					// before the doorbell
-					asm volatile("fence.acq_rel.sys;" ::: "memory");
-					if (!is_warp_launch(flags, d0, d1))
-						break;
-					run_warp_launch(a, seq, d0, d1, sh);
-				}
-				seq++;
-				continue;
-			}
+			seq++;
+			continue;
 		}
-		uint32_t stop = 0;
-		if (lane == 0) {
-			const uint64_t now = clock64();
-			if (now - checked > check_every) {
-				checked = now;
-				const uint32_t b = ld_volatile(&ctrl->heartbeat);
-				if (b != beat) {
-					beat = b;
-					changed = now;
-				} else if (now - changed > a.heartbeat_cycles) {
-					stop = VYRE_MK_STATE_HEARTBEAT;
-				}
-				// another lane's watchdog fired: the host restarts the grid
-				for (uint32_t m = 0; m < a.n_lanes; m++)
-					if (ld_volatile(&a.all_ds[m].abort))
-						stop = VYRE_MK_STATE_HALTED;
-			}
-		}
-		stop = __shfl_sync(kFull, stop, 0);
+		const uint32_t stop = watch_check(a, watch);
 		if (stop) {
 			if (lane == 0) {
 				sh.cmd = stop;
@@ -265,26 +310,15 @@ __device__ void poll_doorbell(const lane_view &a, uint32_t seq, shared_state &sh
 			return;
 		}
 	}
-	uint32_t d[VYRE_MK_HEADER_WORDS];
-#pragma unroll
-	for (uint32_t j = 0; j < VYRE_MK_HEADER_WORDS; j++)
-		d[j] = __shfl_sync(kFull, d0, j);
-	if (flags & VYRE_MK_LAUNCH_INLINE) {
+	const vyre_mk_launch_args L = launch_of(d0, flags);
+	const vyre_mk_stage st = inline_stage_of(d0);
+	if (flags & VYRE_MK_LAUNCH_INLINE)
 		inline_units_to_shared(d0, d1, sh);
-	}
 	if (lane == 0) {
-		const uint64_t slab = (uint64_t)d[0] | (uint64_t)d[1] << 32;
-		sh.launch.units = slab + d[2];
-		sh.launch.stages = slab + d[3];
-		sh.launch.results = slab + d[4];
-		sh.launch.n_stages = d[5];
-		sh.launch.n_blocks = d[6] & 0xffffu;
-		sh.launch.flags = flags;
-		sh.launch.n_units = d[7];
+		sh.launch = L;
 		if (flags & VYRE_MK_LAUNCH_INLINE)
-			sh.stages[0] = vyre_mk_stage{0, d[3], d[7] - d[3], 0};
+			sh.stages[0] = st;
 		sh.cmd = (flags & VYRE_MK_LAUNCH_EXIT) ? VYRE_MK_STATE_EXITED : kRun;
 		sh.seq = seq;
 	}
 }
-
