@@ -46,7 +46,7 @@ void vyre_scan_vyred_stop(struct vyred *d)
 {
 	/* what the fused rows kept on chip, and vyred's own cost */
 	static const char *const show[] = {"on-chip handoffs", "mean ns per batch", "CPU: user",
-					   NULL};
+					   "pool timing", NULL};
 
 	vyre_bench_vyred_stop(&d->run, SUITE, show);
 }

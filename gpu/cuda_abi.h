@@ -222,7 +222,11 @@ struct vyre_mk_ctrl {
 	 * launches done + 1 + i (bit i) finished anyway (docs/cuda.md, "The pool") */
 	uint32_t trip_seq;
 	uint32_t after_done[2];
-	uint32_t pad1[10];
+	/* pool, written when the poller stops: its launches handed to teams and
+	 * their summed ns from handed to begun, begun to ended, ended to done */
+	uint64_t pool_ns[3];
+	uint32_t pool_launches;
+	uint32_t pad1[3];
 };
 
 /* Device-memory state of the kernels; zeroed before each (re)start. */
@@ -268,7 +272,9 @@ struct vyre_mk_team {
 	uint32_t n_blocks;
 	uint32_t seq;
 	uint32_t state; /* VYRE_MK_TEAM_* */
-	uint32_t pad[3];
+	uint32_t pad;
+	/* %globaltimer (ns) when the poller handed it out, rank 0 began, rank 0 ended */
+	uint64_t t_handed, t_began, t_ended;
 };
 
 #define VYRE_MK_POOL_MAIL_OFF                                                                      \

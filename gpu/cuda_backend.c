@@ -252,12 +252,35 @@ static int release_device(struct vyre_backend *b, void *unused)
 	return 0;
 }
 
+/*
+ * Where a slab batch's time went, for vyred's log (bench/RESULTS.md quotes
+ * it): host first doorbell -> seen done, and of the pool's launches the
+ * device's handed -> begun -> ended -> done posted.
+ */
+static void log_timing(const struct vyre_backend *b)
+{
+	const struct vyre_cuda_stats *st = &b->stats;
+	const double n = st->pool_launches ? (double)st->pool_launches : 1.0;
+
+	if (!st->slab_batches)
+		return;
+	fprintf(stderr,
+		"vyre-cuda: pool timing: %llu slab batches, %.1f us doorbell to done; %llu "
+		"launches on teams, mean us handed->begun %.1f, begun->ended %.1f, ended->done "
+		"%.1f\n",
+		(unsigned long long)st->slab_batches,
+		(double)st->slab_ns / 1000.0 / (double)st->slab_batches,
+		(unsigned long long)st->pool_launches, (double)st->pool_ns[0] / 1000.0 / n,
+		(double)st->pool_ns[1] / 1000.0 / n, (double)st->pool_ns[2] / 1000.0 / n);
+}
+
 static void destroy(struct vyre_backend *b)
 {
 	if (b->in_group)
 		vyre_cuda_group_exclusive(b, release_device, NULL, 1);
 	else
 		release_device(b, NULL);
+	log_timing(b);
 	vyre_cuda_device_close(&b->dv);
 	if (b->op_lock_ready)
 		pthread_mutex_destroy(&b->op_lock);

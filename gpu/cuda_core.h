@@ -61,6 +61,7 @@ struct cuda_slot {
 	uint32_t lane;
 	uint32_t next_post; /* next launch to ring */
 	uint32_t last_seq;  /* the lane's seq of the last launch posted */
+	int64_t posted_ns;  /* when its first doorbell went out */
 	int immediate;	    /* the batch is one IMMEDIATE launch */
 	struct vyre_cuda_immediate imm;
 

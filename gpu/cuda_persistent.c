@@ -364,6 +364,7 @@ static int submit(struct vyre_backend *b, struct cuda_slot *s)
 		return 0;
 	}
 	b->stats.bytes_to_device += vyre_cuda_desc_bytes(s);
+	s->posted_ns = vyre_cuda_now_ns();
 	post_launches(b, s);
 	return 0;
 }
@@ -397,6 +398,8 @@ static int check_slot(struct vyre_backend *b, struct cuda_slot *s)
 	if (s->next_post < s->lay.n_launches ||
 	    (int32_t)(lane_done(&b->lanes[s->lane]) - s->last_seq) <= 0)
 		return 0;
+	b->stats.slab_batches++;
+	b->stats.slab_ns += (uint64_t)(vyre_cuda_now_ns() - s->posted_ns);
 	vyre_cuda_slot_finish(b, s, 0);
 	return 1;
 }
@@ -486,6 +489,12 @@ static int grid_left(struct vyre_backend *b)
 		struct cuda_lane *ln = &b->lanes[l];
 		const uint32_t done = lane_done(ln);
 		const uint32_t state = __atomic_load_n(&ln->ctrl->state, __ATOMIC_ACQUIRE);
+
+		b->stats.pool_launches += ln->ctrl->pool_launches;
+		for (uint32_t i = 0; i < 3; i++)
+			b->stats.pool_ns[i] += ln->ctrl->pool_ns[i];
+		ln->ctrl->pool_launches = 0;
+		memset(ln->ctrl->pool_ns, 0, sizeof(ln->ctrl->pool_ns));
 
 		for (uint32_t i = 0; i < b->n_slots; i++) {
 			const struct cuda_slot *s = &b->slots[i];

@@ -20,6 +20,14 @@ struct vyre_cuda_stats {
 	uint64_t faults;	    /* batches failed with VYRE_E_DEVICE */
 	uint64_t watchdog_trips;
 	uint64_t heartbeat_exits;
+	/* persistent mode with the pool (docs/cuda.md "The pool"): launches run
+	 * by teams, and their summed ns from handed out to begun, begun to ended,
+	 * ended to done posted (device clock, added when the grid leaves); slab
+	 * batches and their summed ns from the first doorbell to seen done */
+	uint64_t pool_launches;
+	uint64_t pool_ns[3];
+	uint64_t slab_batches;
+	uint64_t slab_ns;
 	uint32_t grid_blocks;
 	uint32_t block_threads;
 	uint32_t slots; /* batches that may run at once (max_inflight) */

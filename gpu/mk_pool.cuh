@@ -37,6 +37,20 @@ __device__ __forceinline__ pool_view pool_at(uint64_t pool, uint32_t lane, uint3
 	};
 }
 
+__device__ __forceinline__ uint64_t global_ns()
+{
+	uint64_t t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+// What a poller's teams spent, summed over its launches (lane 0 of the
+// poller warp keeps it; the control page gets it when the poller stops).
+struct pool_clock {
+	uint64_t ns[3];
+	uint32_t launches;
+};
+
 __device__ __forceinline__ unsigned long long ld_acquire64(const unsigned long long *p)
 {
 	unsigned long long v;
@@ -124,6 +138,7 @@ __device__ bool pool_dispatch(const pool_view &p, uint32_t seq, uint32_t d0, uin
 		tm->seq = seq;
 		tm->state = VYRE_MK_TEAM_RUNNING;
 		tm->stage = st;
+		tm->t_handed = global_ns();
 	}
 	__syncwarp();
 	__threadfence();
@@ -143,7 +158,7 @@ __device__ bool pool_dispatch(const pool_view &p, uint32_t seq, uint32_t d0, uin
 // launch after an aborted one that finished anyway is named in after_done:
 // the host must not run it again.
 __device__ void pool_stop(const pool_view &p, const lane_view &a, uint32_t posted, uint32_t seq,
-			  uint32_t stop)
+			  uint32_t stop, const pool_clock &clk)
 {
 	if (threadIdx.x % 32 == 0) {
 		atomicAdd(p.exit, 1u);
@@ -174,6 +189,9 @@ __device__ void pool_stop(const pool_view &p, const lane_view &a, uint32_t poste
 			// an EXIT doorbell counts as done, so a restart at `done` begins after it
 			posted++;
 		}
+		a.ctrl->pool_launches = clk.launches;
+		for (uint32_t i = 0; i < 3; i++)
+			a.ctrl->pool_ns[i] = clk.ns[i];
 		__threadfence_system();
 		st_volatile(&a.ctrl->done, posted);
 		st_volatile(&a.ctrl->state, stop);
@@ -193,6 +211,7 @@ __device__ void pool_poller(const pool_view &p, const lane_view &a, uint32_t seq
 	stop_watch watch = watch_start(a);
 	uint32_t posted = seq, d0, d1, flags, stop = 0;
 	bool full = false;
+	pool_clock clk = {{0, 0, 0}, 0};
 
 	for (;;) {
 		uint32_t aborted = 0;
@@ -204,6 +223,14 @@ __device__ void pool_poller(const pool_view &p, const lane_view &a, uint32_t seq
 				if (x != VYRE_MK_TEAM_FINISHED) {
 					aborted = x == VYRE_MK_TEAM_ABORTED;
 					break;
+				}
+				// launches the poller ran itself have no team times
+				if (tm->t_handed) {
+					clk.ns[0] += tm->t_began - tm->t_handed;
+					clk.ns[1] += tm->t_ended - tm->t_began;
+					clk.ns[2] += global_ns() - tm->t_ended;
+					clk.launches++;
+					tm->t_handed = 0;
 				}
 				st_volatile(&tm->state, VYRE_MK_TEAM_IDLE);
 				posted++;
@@ -250,7 +277,7 @@ __device__ void pool_poller(const pool_view &p, const lane_view &a, uint32_t seq
 		if (stop)
 			break;
 	}
-	pool_stop(p, a, posted, seq, stop);
+	pool_stop(p, a, posted, seq, stop, clk);
 }
 
 // A block that polls no lane: waits for a team of any lane, runs its launch
@@ -302,11 +329,14 @@ __device__ void pool_worker(const pool_view &p, vyre_mk_ctrl *all_ctrl, uint32_t
 			    reinterpret_cast<const uint4 *>(tm->units)[tid];
 		__syncthreads();
 		vyre_mk_ctrl *ctrl = all_ctrl + sh.words[0] / VYRE_MK_POOL_TEAMS;
+		if (tid == 0 && rank == 0)
+			tm->t_began = global_ns();
 		const bool ok = run_launch(sh.launch, rank, n, &tm->ds, ctrl, watchdog, sh);
 		if (tid == 0) {
 			if (!ok) {
 				atomicExch(&tm->state, VYRE_MK_TEAM_ABORTED);
 			} else if (rank == 0) {
+				tm->t_ended = global_ns();
 				// one block passed no barrier that fenced at system scope
 				if (n == 1)
 					__threadfence_system();
