@@ -66,8 +66,10 @@ __device__ __forceinline__ void st_release64(unsigned long long *p, unsigned lon
 // Poller warp: hands launch `seq` (its doorbell in d0 / d1) to a team of
 // idle blocks, or returns false when fewer than it needs wait (the doorbell
 // is then read again). A team takes what is idle up to p.spread
-// times the blocks the host asked for, so a batch of a few dozen DFA scans
-// runs a few per SM over several SMs; at least a quarter of them (two when
+// times the blocks the host asked for, but beyond what it asked for no more
+// than the grid's workers over its lanes, so a batch of a few dozen DFA scans
+// runs a few per SM over several SMs and leaves blocks for the other slots'
+// batches; at least a quarter of what it asked for (two when
 // it asked for more than one: the stall hook needs a second block). The
 // pollers of all lanes take blocks from one pool: a block is this poller's
 // once its atomicAnd cleared the bit.
@@ -79,7 +81,8 @@ __device__ bool pool_dispatch(const pool_view &p, uint32_t seq, uint32_t d0, uin
 	const vyre_mk_launch_args L = launch_of(d0, flags);
 	const uint32_t need = max(1u, min(L.n_blocks, workers));
 	const uint32_t least = need == 1 ? 1 : min(workers, max(2u, need / p.spread));
-	const uint32_t want = min(workers, need * p.spread);
+	// more than it needs only up to a fair share, so the other lanes' launches find blocks
+	const uint32_t want = min(workers, max(need, min(need * p.spread, workers / p.n_lanes)));
 	const uint32_t n_words = (gridDim.x + 31) / 32;
 	uint32_t bits = lane < n_words ? ld_volatile(&p.idle[lane]) : 0u;
 	uint32_t before = __popc(bits);
