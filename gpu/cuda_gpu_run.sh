@@ -35,6 +35,11 @@ step dfa "${DFA_LIMIT:-300}" ./tests/test_cuda_dfa
 step fault 180 ./tests/test_cuda_fault
 step inflight "${INFLIGHT_LIMIT:-300}" ./tests/test_cuda_inflight
 step e2e "${E2E_LIMIT:-300}" ./tests/test_cuda_e2e
+# the pool on a small grid: several slots share a lane (a watchdog trip then
+# has launches after it that finished, which must not run again) and teams
+# wait for blocks
+VYRE_CUDA_MAX_BLOCKS=8 step inflight-grid8 120 ./tests/test_cuda_inflight
+VYRE_CUDA_MAX_BLOCKS=4 step diff-grid4 120 ./tests/test_cuda_diff
 # the SM clock while the benchmark runs: an idle GPU clocks down, which a
 # single-item latency feels
 nvidia-smi --query-gpu=timestamp,clocks.sm,utilization.gpu --format=csv,noheader -lms 500 \
