@@ -39,6 +39,8 @@ CFLAGS_bench_bench_scan_hs = -Itools/submit $(HS_CFLAGS)
 CFLAGS_bench_bench_dfa = -Itools/submit $(if $(NVCC),-DVYRE_HAVE_CUDA -Igpu -I$(CUDA_HOME)/include)
 # Its physical-limit rows use the CUDA driver loader (gpu/cuda_driver.h).
 CFLAGS_bench_bench_scan_limits = $(if $(NVCC),-DVYRE_HAVE_CUDA -Igpu -I$(CUDA_HOME)/include)
+# The lower suite times the CUDA lowering (gpu/cuda_lower.h) on the host.
+CFLAGS_bench_bench_lower = $(if $(NVCC),-DVYRE_HAVE_CUDA -Igpu -I$(CUDA_HOME)/include)
 # The gpus suite asks the same loader how many GPUs there are.
 CFLAGS_bench_bench_gpus_count = $(if $(NVCC),-DVYRE_HAVE_CUDA -Igpu -I$(CUDA_HOME)/include)
 

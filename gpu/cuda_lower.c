@@ -71,6 +71,7 @@ static int measure(const struct vyre_exec_batch *batch, const struct vyre_cuda_h
 {
 	const struct vyre_exec_plan *p = &batch->plan;
 	uint64_t units = 0, stages = 0, results = 0, launches = 0;
+	uint32_t blocks = 0;
 	uint32_t pending = 0; /* handoff run members whose own place is yet to come */
 
 	for (uint32_t i = 0; chained && i < batch->n_items; i++)
@@ -102,6 +103,7 @@ static int measure(const struct vyre_exec_batch *batch, const struct vyre_cuda_h
 				group_units += c & CLS_UNITS;
 				results += result_records(c);
 				split |= c & CLS_SPLIT;
+				blocks += (c & CLS_BLOCK) != 0;
 			}
 			/* the joins of split DFA items are a stage of their own */
 			stages += (group_units != 0) + (split != 0);
@@ -127,6 +129,7 @@ static int measure(const struct vyre_exec_batch *batch, const struct vyre_cuda_h
 	lay->n_results = (uint32_t)results;
 	lay->n_launches = (uint32_t)launches;
 	lay->chained = (uint32_t)chained;
+	lay->blocks = blocks;
 	return 0;
 }
 
@@ -149,19 +152,30 @@ int vyre_cuda_lower_measure(const struct vyre_exec_batch *batch, const struct vy
  * The elementwise units of a large batch are most of the slab, which the
  * host writes once and only the device reads: streaming stores skip reading
  * each line into the cache first. vyre_cuda_lower_fill fences them before
- * any doorbell can be posted.
+ * any doorbell can be posted. The unit is made in registers from its
+ * fields: a unit built in memory field by field and read back 16 bytes at
+ * a time cannot be forwarded from the store buffer, and the wait for each
+ * store to land was most of the lowering of a trivial item (bench "lower").
  */
-static inline void store_unit(struct vyre_mk_unit *dst, const struct vyre_mk_unit *u)
+struct unit_head {
+	uint32_t op, param, aux, slot, reserved;
+	uint64_t table;
+};
+
+static inline void store_unit(struct vyre_mk_unit *dst, const struct unit_head *h, uint32_t count,
+			      uint64_t in, uint64_t out)
 {
 #ifdef __SSE2__
-	const __m128i *s = (const __m128i *)u;
 	__m128i *d = (__m128i *)dst;
 
-	_mm_stream_si128(d, _mm_loadu_si128(s));
-	_mm_stream_si128(d + 1, _mm_loadu_si128(s + 1));
-	_mm_stream_si128(d + 2, _mm_loadu_si128(s + 2));
+	_mm_stream_si128(d, _mm_set_epi32((int)h->aux, (int)count, (int)h->param, (int)h->op));
+	_mm_stream_si128(
+	    d + 1,
+	    _mm_set_epi64x((long long)in, (long long)(((uint64_t)h->reserved << 32) | h->slot)));
+	_mm_stream_si128(d + 2, _mm_set_epi64x((long long)h->table, (long long)out));
 #else
-	*dst = *u;
+	*dst = (struct vyre_mk_unit){h->op,	  h->param, count, h->aux,  h->slot,
+				     h->reserved, in,	    out,   h->table};
 #endif
 }
 
@@ -212,15 +226,17 @@ static uint32_t emit_item(struct fill_cursor *cur, const struct vyre_exec_batch 
 	};
 
 	vyre_cuda_chain_mark(batch, st, i, c, &u);
+	const struct unit_head h = {u.op, u.param, u.aux, u.slot, u.reserved, u.table};
+
 	for (uint32_t k = 0; k < n; k++) {
 		const uint64_t first = (uint64_t)k * VYRE_MK_CHUNK_WORDS;
 		const uint64_t left = words - first;
+		const uint32_t count = (c & CLS_SEQUENTIAL) || left < VYRE_MK_CHUNK_WORDS
+					   ? (uint32_t)left
+					   : VYRE_MK_CHUNK_WORDS;
 
-		u.count = (c & CLS_SEQUENTIAL) || left < VYRE_MK_CHUNK_WORDS ? (uint32_t)left
-									     : VYRE_MK_CHUNK_WORDS;
-		u.in = (mask & VYRE_OPERAND_IN) ? in + 4 * first : 0;
-		u.out = out + 4 * first;
-		store_unit(&cur->units[cur->unit++], &u);
+		store_unit(&cur->units[cur->unit++], &h, count,
+			   (mask & VYRE_OPERAND_IN) ? in + 4 * first : 0, out + 4 * first);
 	}
 	return cur->chained ? vyre_cuda_chain_host_slot(batch, st, i, c) : VYRE_CUDA_SLOT_OK;
 }
@@ -246,7 +262,35 @@ static uint32_t emit_joins(struct fill_cursor *cur, const struct vyre_exec_batch
 	return cur->unit - first;
 }
 
-/* Emits one plan group as a stage (block units first); returns its units. */
+/*
+ * The unit of a trivial item: elementwise, one unit, aligned, not chained
+ * (class CLS_DEVICE | 1, maybe CLS_DEVMEM) in a batch without chains. Most
+ * items of a busy vyred are such: emit_item's general path, made inline here.
+ */
+#define CLS_TRIVIAL (CLS_DEVICE | 1u)
+
+static inline int is_trivial(uint32_t c, const struct fill_cursor *cur)
+{
+	return (c & ~CLS_DEVMEM) == CLS_TRIVIAL && !cur->chained;
+}
+
+static inline void emit_trivial(struct fill_cursor *cur, const struct vyre_exec_item *it,
+				const struct vyre_cuda_heap *heaps)
+{
+	const int mask = vyre_op_operands(it->op);
+	const struct unit_head h = {it->op, it->param, 0, 0, 0, 0};
+
+	/* one unit: the item's words are at most VYRE_MK_CHUNK_WORDS */
+	store_unit(
+	    &cur->units[cur->unit++], &h, vyre_cuda_elementwise_words(it),
+	    vyre_cuda_operand_addr(heaps, mask & VYRE_OPERAND_IN, it->in_heap, it->in_off),
+	    vyre_cuda_operand_addr(heaps, mask & VYRE_OPERAND_OUT, it->out_heap, it->out_off));
+}
+
+/*
+ * Emits one plan group as a stage (block units first); returns its units.
+ * A batch without block units or chains is walked once.
+ */
 static uint32_t emit_group(struct fill_cursor *cur, const struct vyre_exec_batch *batch,
 			   const struct vyre_cuda_heap *heaps, const uint32_t *cls, uint32_t g,
 			   uint32_t *order_slot, struct vyre_cuda_item_state *st,
@@ -254,11 +298,12 @@ static uint32_t emit_group(struct fill_cursor *cur, const struct vyre_exec_batch
 {
 	const struct vyre_exec_plan *p = &batch->plan;
 	const uint32_t first = cur->unit, begin = begin_of(p->group_end, g);
+	const int two_pass = cur->chained || cur->blocks;
 	uint32_t blocks = 0;
 
 	if (cur->chained)
 		vyre_cuda_chain_resolve(batch, cls, st, begin, p->group_end[g]);
-	for (uint32_t k = begin; k < p->group_end[g]; k++) {
+	for (uint32_t k = begin; two_pass && k < p->group_end[g]; k++) {
 		const uint32_t c = cls[k];
 
 		if (!(c & CLS_DEVICE)) {
@@ -276,8 +321,16 @@ static uint32_t emit_group(struct fill_cursor *cur, const struct vyre_exec_batch
 	for (uint32_t k = begin; k < p->group_end[g]; k++) {
 		const uint32_t c = cls[k];
 
-		if ((c & CLS_DEVICE) && !(c & CLS_BLOCK))
+		if (is_trivial(c, cur)) {
+			emit_trivial(cur, &batch->items[p->order[k]], heaps);
+			order_slot[k] = VYRE_CUDA_SLOT_OK;
+		} else if (!(c & CLS_DEVICE)) {
+			if (!two_pass)
+				order_slot[k] =
+				    vyre_cuda_chain_host_slot(batch, st, p->order[k], c);
+		} else if (!(c & CLS_BLOCK)) {
 			order_slot[k] = emit_item(cur, batch, p->order[k], c, heaps, st);
+		}
 	}
 	return cur->unit - first;
 }
@@ -290,7 +343,7 @@ void vyre_cuda_lower_fill(const struct vyre_exec_batch *batch, const struct vyre
 	const struct vyre_exec_plan *p = &batch->plan;
 	/* the slab is page aligned and units_off is 0: units are naturally aligned */
 	struct fill_cursor cur = {(struct vyre_mk_unit *)(slab + lay->units_off), 0, 0,
-				  lay->chained};
+				  lay->chained, lay->blocks};
 	struct vyre_mk_stage *stages = (struct vyre_mk_stage *)(slab + lay->stages_off);
 	uint32_t stage = 0, launch = 0;
 

@@ -35,6 +35,7 @@ struct vyre_cuda_layout {
 	uint64_t units_off, stages_off, results_off, bytes;
 	uint32_t n_units, n_stages, n_results, n_launches;
 	uint32_t chained; /* an item is chained or handed off: fill keeps the chain state */
+	uint32_t blocks;  /* items with block units: without them fill walks a group once */
 };
 
 /* One device launch: a run of non-empty stages of one plan launch. */

@@ -84,6 +84,7 @@ struct fill_cursor {
 	struct vyre_mk_unit *units;
 	uint32_t unit, result;
 	uint32_t chained; /* vyre_cuda_layout.chained */
+	uint32_t blocks;  /* vyre_cuda_layout.blocks */
 };
 
 /*

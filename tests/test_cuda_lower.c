@@ -453,6 +453,47 @@ static void test_random_grouped(void **state)
 	random_batches(GEN_PLAN_GROUPED);
 }
 
+/*
+ * Small batches as vyred forms them under load (one group of independent
+ * elementwise items, NOPs and invalid ones, no chain, no block unit): the
+ * lowering walks such a group once and writes trivial items' units inline
+ * (cuda_lower.c, emit_trivial). Run by the model against the oracle.
+ */
+static void test_random_small(void **state)
+{
+	uint8_t *heap = gen_heap_map(HEAP_BYTES), *want = malloc(HEAP_BYTES);
+	struct gen_batch *g = malloc(sizeof(*g));
+	struct vyre_exec_result *expect = malloc(GEN_MAX_ITEMS * sizeof(*expect));
+	struct lowered *lw = malloc(sizeof(*lw));
+	struct vyre_cuda_heap heaps[2] = {{(uintptr_t)heap, HEAP_BYTES, 1, 0}, {0, 0, 0, 0}};
+	struct gen_rng rng = {0x5eed};
+	uint32_t one_pass = 0;
+	char msg[512];
+
+	(void)state;
+	assert_true(heap && want && g && expect && lw);
+	for (uint32_t n = 0; n < 2000; n++) {
+		gen_small_batch(&rng, heap, HEAP_BYTES, 1 + n % GEN_SMALL_MAX_ITEMS, g);
+		memcpy(want, heap, HEAP_BYTES);
+		gen_oracle(want, HEAP_BYTES, g, expect);
+		assert_int_equal(lower(&g->batch, heaps, 2, 1 + n % 200, lw), 0);
+		one_pass += lw->lay.blocks == 0 && !lw->lay.chained;
+		model_run(&lw->lay, lw->slab, lw->launches);
+		vyre_cuda_lower_results(
+		    &g->batch, lw->order_slot,
+		    (const struct vyre_mk_result *)(lw->slab + lw->lay.results_off));
+		if (gen_compare(g, expect, heap, want, HEAP_BYTES, msg, sizeof(msg)) != 0)
+			fail_msg("small batch %u: %s", n, msg);
+		free(lw->slab);
+	}
+	assert_true(one_pass > 1000);
+	free(lw);
+	free(expect);
+	free(g);
+	free(want);
+	gen_heap_unmap(heap, HEAP_BYTES);
+}
+
 /* A one-launch batch over @items, each item its own group. */
 struct small_batch {
 	struct vyre_exec_item items[8];
@@ -956,7 +997,8 @@ static void test_dfa_units(void **state)
 	assert_int_equal(st[0].n_block_units, parts + 1);
 	assert_int_equal(st[0].n_warp_units, 2);
 	for (uint32_t i = 0; i < parts; i++) {
-		assert_int_equal(u[i].op, VYRE_OP_DFA_SCAN | VYRE_MK_DFA_PART | VYRE_MK_DFA_HOST_IN);
+		assert_int_equal(u[i].op,
+				 VYRE_OP_DFA_SCAN | VYRE_MK_DFA_PART | VYRE_MK_DFA_HOST_IN);
 		assert_int_equal(u[i].param, i);
 		assert_int_equal(u[i].count, big);
 		assert_int_equal(u[i].reserved, pb);
@@ -974,7 +1016,8 @@ static void test_dfa_units(void **state)
 	assert_int_equal(st[1].first_unit, parts + 3);
 	assert_int_equal(st[1].n_block_units, 1);
 	assert_int_equal(st[1].n_warp_units, 0);
-	assert_int_equal(u[parts + 3].op, VYRE_OP_DFA_SCAN | VYRE_MK_DFA_JOIN | VYRE_MK_DFA_HOST_IN);
+	assert_int_equal(u[parts + 3].op,
+			 VYRE_OP_DFA_SCAN | VYRE_MK_DFA_JOIN | VYRE_MK_DFA_HOST_IN);
 	assert_int_equal(u[parts + 3].param, parts);
 	assert_int_equal(u[parts + 3].reserved, 0); /* no chain record to check */
 	assert_int_equal(u[parts + 3].slot, 0);
@@ -1190,6 +1233,7 @@ int main(void)
 	    cmocka_unit_test(test_dfa_units),	  cmocka_unit_test(test_dfa_model),
 	    cmocka_unit_test(test_random_serial), cmocka_unit_test(test_random_grouped),
 	    cmocka_unit_test(test_operand_heaps), cmocka_unit_test(test_random_split_heaps),
+	    cmocka_unit_test(test_random_small),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,9 +29,7 @@ static void fail_all(struct vyre_batch *b, int status)
 /* Accepted items that run (deduplicated ones too: their source runs). */
 static void track(struct vyre_daemon *d, const struct vyre_batch *b, int delta)
 {
-	for (uint32_t i = 0; i < b->n_accepted; i++)
-		if (b->status[i] == 0)
-			vyre_hazards_track(&d->hazards, &b->sqes[i], delta);
+	vyre_hazards_track_batch(&d->hazards, b->sqes, b->status, b->n_accepted, delta);
 }
 
 static void check_usable(struct vyre_daemon *d)

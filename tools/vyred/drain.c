@@ -49,10 +49,7 @@ static uint32_t hazard_free_prefix(struct vyre_daemon *d, const struct vyre_batc
 {
 	if (d->n_running == 0)
 		return n;
-	for (uint32_t k = 0; k < n; k++)
-		if (vyre_hazards_conflict(&d->hazards, &b->sqes[from + k]))
-			return k;
-	return n;
+	return vyre_hazards_free_prefix(&d->hazards, &b->sqes[from], n);
 }
 
 /*

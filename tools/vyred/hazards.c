@@ -169,6 +169,34 @@ void vyre_hazards_track(struct vyre_hazards *h, const struct vyre_sqe *sqe, int 
 		      delta);
 }
 
+/*
+ * SQEs ahead whose lines are loaded while the current one is counted: a
+ * batch's copies are cold by the time it finishes. The count slots are not
+ * prefetched: a batch's are mostly in cache, and asking for them cost the
+ * dispatch more than it saved on the H100 host (bench/RESULTS.md, session 11).
+ */
+#define SQE_AHEAD 16u
+
+uint32_t vyre_hazards_free_prefix(const struct vyre_hazards *h, const struct vyre_sqe *sqes,
+				  uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if (vyre_hazards_conflict(h, &sqes[k]))
+			return k;
+	return n;
+}
+
+void vyre_hazards_track_batch(struct vyre_hazards *h, const struct vyre_sqe *sqes,
+			      const int32_t *status, uint32_t n, int delta)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (i + SQE_AHEAD < n)
+			__builtin_prefetch(&sqes[i + SQE_AHEAD]);
+		if (status[i] == 0)
+			vyre_hazards_track(h, &sqes[i], delta);
+	}
+}
+
 int vyre_hazards_busy(const struct vyre_hazards *h, uint32_t handle)
 {
 	uint32_t s = slot_of(h, handle);

@@ -74,6 +74,20 @@ int vyre_hazards_conflict(const struct vyre_hazards *h, const struct vyre_sqe *s
 /* Count @sqe's reads and writes as in flight (@delta 1) or finished (@delta -1). */
 void vyre_hazards_track(struct vyre_hazards *h, const struct vyre_sqe *sqe, int delta);
 
+/*
+ * Of @n SQEs, the number before the first that vyre_hazards_conflict finds
+ * in conflict (@n when none is).
+ */
+uint32_t vyre_hazards_free_prefix(const struct vyre_hazards *h, const struct vyre_sqe *sqes,
+				  uint32_t n);
+
+/*
+ * vyre_hazards_track of each of @n SQEs whose @status is 0. The SQEs (a
+ * batch's, cold when it finishes) are loaded ahead.
+ */
+void vyre_hazards_track_batch(struct vyre_hazards *h, const struct vyre_sqe *sqes,
+			      const int32_t *status, uint32_t n, int delta);
+
 /* 1 while an in-flight item uses @handle. */
 int vyre_hazards_busy(const struct vyre_hazards *h, uint32_t handle);
 
