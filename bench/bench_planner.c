@@ -19,6 +19,9 @@
  *         8-state DFA into a shared per-payload result word, copy the word
  *         to a private buffer and post-process it; a writer refreshes a
  *         payload 1% of the time and producers fence every 64 items.
+ *
+ * VYRE_BENCH_PLANNER_ONLY=TEXT runs only the rows whose name holds TEXT
+ * ("high/65536", "/18"), for perf record on one row.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -228,6 +231,14 @@ static void gen_scan(struct bench_batch *b, uint32_t n, uint64_t seed)
 	}
 }
 
+/* The row is to run (VYRE_BENCH_PLANNER_ONLY). */
+static int wanted(const char *name)
+{
+	const char *only = getenv("VYRE_BENCH_PLANNER_ONLY");
+
+	return !only || strstr(name, only);
+}
+
 static struct vyre_plan_batch view(const struct bench_batch *b)
 {
 	return (struct vyre_plan_batch){b->n, b->items, b->exec, b->domain, b->client, b->flags};
@@ -324,6 +335,9 @@ static int bench_sizes(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 			struct measured m;
 			char name[64];
 
+			snprintf(name, sizeof(name), "%s/%u", mix_names[mix], sizes[s]);
+			if (!wanted(name))
+				continue;
 			if (mix == 0)
 				gen_low(b, sizes[s], seeds[s]);
 			else
@@ -332,7 +346,6 @@ static int bench_sizes(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 				vyre_planner_destroy(p);
 				return -1;
 			}
-			snprintf(name, sizeof(name), "%s/%u", mix_names[mix], sizes[s]);
 			vyre_bench_report(ctx, SUITE, name, "plan_cpu", m.cpu_ns_per_item,
 					  "ns/item");
 			vyre_bench_report(ctx, SUITE, name, "plan_wall", m.ns_per_item, "ns/item");
@@ -366,6 +379,8 @@ static int bench_vyred_config(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 	for (uint32_t mix = 0; mix < 2; mix++) {
 		struct measured m;
 
+		if (!wanted(names[mix]))
+			continue;
 		if (mix == 0)
 			gen_low(b, 18, 8);
 		else
@@ -400,6 +415,9 @@ static int bench_trivial(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 		struct measured m;
 		char name[64];
 
+		snprintf(name, sizeof(name), "trivial/%u%s", n, direct ? "" : " hashed");
+		if (!wanted(name))
+			continue;
 		vyre_planner_config_default(&cfg);
 		cfg.max_items = cfg.max_clients = cfg.max_groups = cfg.max_stages = n;
 		cfg.direct_handles = direct ? DIRECT_HANDLES : 0;
@@ -409,7 +427,6 @@ static int bench_trivial(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 			vyre_planner_destroy(p);
 			return -1;
 		}
-		snprintf(name, sizeof(name), "trivial/%u%s", n, direct ? "" : " hashed");
 		vyre_bench_report(ctx, SUITE, name, "plan_cpu", m.cpu_ns_per_item, "ns/item");
 		vyre_bench_report(ctx, SUITE, name, "plan_wall", m.ns_per_item, "ns/item");
 		vyre_bench_report(ctx, SUITE, name, "groups", m.last.groups, "count");
@@ -425,6 +442,8 @@ static int bench_scan_mix(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 	struct measured m;
 	const char *name = "scan/4096";
 
+	if (!wanted(name))
+		return 0;
 	vyre_planner_config_default(&cfg);
 	gen_scan(b, 4096, 7);
 	if (vyre_planner_create(&cfg, &p, NULL))
