@@ -64,11 +64,21 @@ static void place(struct id_map *m, uint64_t key, uint32_t id)
 	m->slots[h] = (struct id_slot){.key = key, .id = id, .gen = m->gen};
 }
 
-/* Double the table: a new generation empties it, then every key goes back in. */
+/*
+ * Double the table until it is half empty with every id in it: a new
+ * generation empties it, then every key goes back in. Ids the direct table
+ * handed out (id_map_take) took no slot and were never counted against the
+ * load, so once doubling can be too few: a batch of thousands of direct
+ * handles and then one hashed key would fill the table and probe forever.
+ */
 static void grow(struct id_map *m)
 {
+	uint32_t slots = 2 * (m->mask + 1);
+
+	while (slots < m->cap && 2 * ((uint64_t)m->n_ids + 1) > slots)
+		slots <<= 1;
 	new_generation(m);
-	set_slots(m, 2 * (m->mask + 1));
+	set_slots(m, slots);
 	m->last_slots = m->mask + 1;
 	for (uint32_t id = 0; id < m->n_ids; id++)
 		place(m, m->keys[id], id);

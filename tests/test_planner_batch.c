@@ -458,6 +458,45 @@ static void test_limits_plan_a_prefix(void **state)
 	vyre_planner_destroy(p);
 }
 
+/*
+ * Thousands of handles found by index, then one hashed: the hash map must
+ * make room for every id at once (it once doubled a single time and then
+ * probed a full table forever).
+ */
+static void test_direct_handles_then_hashed(void **state)
+{
+	enum { N = 3000 };
+	struct vyre_work_item *items = calloc(N + 2, sizeof(*items));
+	uint32_t *domain = calloc(N + 2, sizeof(*domain));
+	struct vyre_planner_config cfg;
+	struct vyre_planner *p;
+	struct vyre_plan plan;
+	struct vyre_plan_batch v = {N + 2, items, NULL, domain, NULL, NULL};
+	(void)state;
+
+	assert_non_null(items);
+	assert_non_null(domain);
+	for (uint32_t k = 0; k < N; k++) {
+		items[k] = (struct vyre_work_item){VYRE_OP_FILL, 0, 1 + k, 1};
+		domain[k] = 1;
+	}
+	/* a handle beyond the table is hashed; then it is copied onto item 0's output */
+	items[N] = (struct vyre_work_item){VYRE_OP_FILL, 0, 5000, 1};
+	items[N + 1] = (struct vyre_work_item){VYRE_OP_COPY, 5000, 1, 0};
+	domain[N] = domain[N + 1] = 1;
+	vyre_planner_config_default(&cfg);
+	cfg.max_items = cfg.max_groups = cfg.max_stages = N + 2;
+	cfg.direct_handles = 4097;
+	assert_int_equal(vyre_planner_create(&cfg, &p, NULL), 0);
+	assert_int_equal(vyre_planner_plan(p, &v, &plan, NULL), 0);
+	assert_int_equal(plan.accepted, N + 2);
+	assert_int_equal(plan.exec.n_groups, 2);
+	assert_int_equal(plan.exec.order[N + 1], N + 1);
+	vyre_planner_destroy(p);
+	free(items);
+	free(domain);
+}
+
 static void test_progress_when_the_arena_fails(void **state)
 {
 	struct vyre_planner *p = planner();
@@ -694,6 +733,7 @@ int main(void)
 	    cmocka_unit_test(test_dedupe_across_clients),
 	    cmocka_unit_test(test_fences_and_invalid_items),
 	    cmocka_unit_test(test_limits_plan_a_prefix),
+	    cmocka_unit_test(test_direct_handles_then_hashed),
 	    cmocka_unit_test(test_progress_when_the_arena_fails),
 	    cmocka_unit_test(test_arena_sizing),
 	    cmocka_unit_test(test_config_errors),
