@@ -14,7 +14,7 @@
  *         NODEDUPE, 5% statically invalid, tables rewritten: long chains.
  *   vyred-low/18, vyred-high/18: the two mixes in batches of 18 items (vyred's
  *         mean under load) on a planner set up like vyred's defaults (4096
- *         items, 256 clients, a 1 MiB handoff budget).
+ *         items, 256 clients, a 1 MiB handoff budget, no cross-arm report).
  *   scan  32 producers of one domain scan 64 shared 4 KiB payloads with one
  *         8-state DFA into a shared per-payload result word, copy the word
  *         to a private buffer and post-process it; a writer refreshes a
@@ -362,7 +362,8 @@ static int bench_sizes(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 /*
  * Batches of 18 items (vyred's mean under load, issue 23) planned by a
  * planner set up as vyred sets it up by default: --max-batch 4096,
- * --max-clients 256, the CPU backend's 1 MiB handoff budget.
+ * --max-clients 256, the CPU backend's 1 MiB handoff budget, no cross-arm
+ * report (plan_stage.c).
  */
 static int bench_vyred_config(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 {
@@ -374,6 +375,7 @@ static int bench_vyred_config(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 	cfg.max_clients = 256;
 	cfg.handoff_bytes = 1u << 20;
 	cfg.direct_handles = DIRECT_HANDLES;
+	cfg.cross_arm_report = 0;
 	if (vyre_planner_create(&cfg, &p, NULL))
 		return -1;
 	for (uint32_t mix = 0; mix < 2; mix++) {
