@@ -138,7 +138,7 @@ struct vyre_mk_result {
 #define VYRE_MK_LAUNCH_IMMEDIATE                                                                   \
 	(1u << 4) /* persistent: small items, their data in the doorbell and the completion */
 #define VYRE_MK_LAUNCH_ORDERED                                                                     \
-	(1u << 5) /* pooled lane: starts once every earlier launch of the lane finished */
+	(1u << 5) /* pool: starts once every earlier launch of the lane finished */
 
 /* A launch: what one cuLaunchKernel, or one persistent-mode doorbell, runs. */
 struct vyre_mk_launch_args {
@@ -218,7 +218,7 @@ struct vyre_mk_ctrl {
 	uint32_t done;	 /* device: launches completed (seq of the last one + 1) */
 	uint32_t state;	 /* device: VYRE_MK_STATE_* */
 	uint32_t detail; /* device: the block that tripped the watchdog */
-	/* pooled lane, after a watchdog trip: the launch that tripped, and which
+	/* with the pool, after a watchdog trip: the launch that tripped, and which
 	 * launches done + 1 + i (bit i) finished anyway (docs/cuda.md, "The pool") */
 	uint32_t trip_seq;
 	uint32_t after_done[2];

@@ -118,7 +118,7 @@ struct vyre_backend {
 	CUstream stream;       /* persistent kernel, devstate clears */
 	struct vyre_cuda_pinned ctrl_mem, ring_mem, cpl_mem;
 	CUdeviceptr devstate; /* n_ctrl x struct vyre_mk_devstate, then the grid state */
-	CUdeviceptr pool;     /* persistent: lane 0's teams (VYRE_MK_POOL_BYTES), or 0 */
+	CUdeviceptr pool;     /* persistent: the pool's teams (VYRE_MK_POOL_BYTES), or 0 */
 	struct cuda_slot *slots;
 	struct cuda_lane *lanes;
 	struct vyre_cuda_heap *heaps;

@@ -404,23 +404,28 @@ static int check_slot(struct vyre_backend *b, struct cuda_slot *s)
 	return 1;
 }
 
+/* Doorbell @seq of @ln, posted already, becomes an empty launch (one block, no stage). */
+static void empty_doorbell(struct cuda_lane *ln, uint32_t seq)
+{
+	static const uint32_t data[VYRE_MK_HEADER_WORDS] = {0, 0, 0, 0, 0, 0, 1, 0};
+	uint64_t *w = ln->ring + (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
+
+	for (uint32_t j = 0; j < VYRE_MK_HEADER_WORDS; j++)
+		__atomic_store_n(&w[j], (uint64_t)seq << 32 | data[j], __ATOMIC_RELEASE);
+}
+
 /*
  * The doorbells of @slot still in @ln's ring become empty launches: the
  * slot failed, and its slab may be reused before the device reaches them.
  */
 static void cancel_doorbells(struct cuda_lane *ln, uint32_t from, uint32_t slot)
 {
-	const uint32_t end = ln->seq;
-	uint32_t data[VYRE_MK_HEADER_WORDS] = {0, 0, 0, 0, 0, 0, 1, 0};
-
-	for (uint32_t seq = from; seq != end; seq++) {
+	for (uint32_t seq = from; seq != ln->seq; seq++) {
 		const uint32_t at = seq & (VYRE_MK_RING_SLOTS - 1);
-		uint64_t *w = ln->ring + (uint64_t)at * VYRE_MK_SLOT_WORDS;
 
 		if (ln->owner[at] != slot)
 			continue;
-		for (uint32_t j = 0; j < VYRE_MK_HEADER_WORDS; j++)
-			__atomic_store_n(&w[j], (uint64_t)seq << 32 | data[j], __ATOMIC_RELEASE);
+		empty_doorbell(ln, seq);
 		ln->owner[at] = NO_SLOT;
 	}
 }
@@ -433,19 +438,14 @@ static void cancel_doorbells(struct cuda_lane *ln, uint32_t from, uint32_t slot)
 static void skip_finished(struct cuda_lane *ln)
 {
 	const uint32_t done = lane_done(ln);
-	uint32_t data[VYRE_MK_HEADER_WORDS] = {0, 0, 0, 0, 0, 0, 1, 0};
 
 	for (uint32_t i = 0; i < 64; i++) {
 		const uint32_t seq = done + 1 + i;
 		const uint32_t bits =
 		    __atomic_load_n(&ln->ctrl->after_done[i / 32], __ATOMIC_RELAXED);
 
-		if (!(bits >> (i % 32) & 1u) || (int32_t)(ln->seq - seq) <= 0)
-			continue;
-		uint64_t *w =
-		    ln->ring + (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
-		for (uint32_t j = 0; j < VYRE_MK_HEADER_WORDS; j++)
-			__atomic_store_n(&w[j], (uint64_t)seq << 32 | data[j], __ATOMIC_RELEASE);
+		if ((bits >> (i % 32) & 1u) && (int32_t)(ln->seq - seq) > 0)
+			empty_doorbell(ln, seq);
 	}
 }
 

@@ -21,7 +21,7 @@
 // (mk_elementwise.cuh, mk_sequential.cuh; mk_dfa.cuh, mk_decode.cuh and
 // mk_fuse.cuh); one unit by family (mk_units.cuh); the device-wide barrier
 // (mk_barrier.cuh); one launch (mk_launch.cuh); the persistent kernel's
-// doorbell poller (mk_doorbell.cuh); the pooled lane's poller and teams
+// doorbell poller (mk_doorbell.cuh); the pool's pollers and teams
 // (mk_pool.cuh). The kernels, at the end, are this
 // file's.
 //

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 //
-// gpu/mk_pool.cuh - the pooled lane (docs/cuda.md, "The pool"): its first
-// block's poller hands each slab launch to a team of idle blocks and reads
-// the next doorbell at once, so the small launches of many slots run side by
-// side on the whole lane instead of one after the other; `done` still moves
-// in doorbell order. The other blocks wait in the pool for a team.
+// gpu/mk_pool.cuh - the pool (docs/cuda.md, "The pool"): each lane's first
+// block's poller hands each slab launch to a team of the grid's idle blocks
+// and reads the next doorbell at once, so the small launches of many slots
+// run side by side on the whole grid instead of one after the other; `done`
+// still moves in doorbell order. Every other block waits in the pool for a
+// team.
 //
 // gpu/megakernel.cu includes this inside its anonymous namespace, after
 // mk_launch.cuh and mk_doorbell.cuh, whose code this calls.
@@ -203,7 +204,7 @@ __device__ void pool_stop(const pool_view &p, const lane_view &a, uint32_t poste
 	__syncwarp();
 }
 
-// Warp 0 of the pooled lane's block 0, from doorbell `seq` on: runs
+// Warp 0 of a lane's first block, from doorbell `seq` on: runs
 // IMMEDIATE and warp launches itself as poll_doorbell does, hands every
 // other launch to a team and goes on reading; posts `done` as the oldest
 // launches finish. A launch marked ORDERED (a later launch of the same
