@@ -326,6 +326,14 @@ static int lower(const struct vyre_exec_batch *b, const struct vyre_cuda_heap *h
 	return 0;
 }
 
+/* The model runs what lower() made, and the lowering takes its records back into @b's results. */
+static void run_lowered(const struct vyre_exec_batch *b, struct lowered *lw)
+{
+	model_run(&lw->lay, lw->slab, lw->launches);
+	vyre_cuda_lower_results(b, lw->order_slot,
+				(const struct vyre_mk_result *)(lw->slab + lw->lay.results_off));
+}
+
 /*
  * Random batches whose operands are spread over the heap and a device
  * buffer of the same size (heap 2, marked device): lowering must give each
@@ -359,10 +367,7 @@ static void random_split_batches(enum gen_plan plan)
 
 		gen_oracle_heaps(views, 3, g, expect);
 		assert_int_equal(lower(&g->batch, heaps, 3, 1 + n % 200, lw), 0);
-		model_run(&lw->lay, lw->slab, lw->launches);
-		vyre_cuda_lower_results(
-		    &g->batch, lw->order_slot,
-		    (const struct vyre_mk_result *)(lw->slab + lw->lay.results_off));
+		run_lowered(&g->batch, lw);
 		if (gen_compare(g, expect, heap, want, HEAP_BYTES, msg, sizeof(msg)) != 0)
 			fail_msg("split batch %u: %s", n, msg);
 		if (memcmp(dev, want_dev, HEAP_BYTES) != 0)
@@ -417,10 +422,7 @@ static void random_batches(enum gen_plan plan)
 				VYRE_MK_HANDOFF_OUT;
 			checks += (u[k].op & VYRE_MK_AFTER_PREV) != 0;
 		}
-		model_run(&lw->lay, lw->slab, lw->launches);
-		vyre_cuda_lower_results(
-		    &g->batch, lw->order_slot,
-		    (const struct vyre_mk_result *)(lw->slab + lw->lay.results_off));
+		run_lowered(&g->batch, lw);
 		if (gen_compare(g, expect, heap, want, HEAP_BYTES, msg, sizeof(msg)) != 0)
 			fail_msg("batch %u (%s plan): %s", n,
 				 plan == GEN_PLAN_SERIAL ? "serial" : "grouped", msg);
@@ -478,10 +480,7 @@ static void test_random_small(void **state)
 		gen_oracle(want, HEAP_BYTES, g, expect);
 		assert_int_equal(lower(&g->batch, heaps, 2, 1 + n % 200, lw), 0);
 		one_pass += lw->lay.blocks == 0 && !lw->lay.chained;
-		model_run(&lw->lay, lw->slab, lw->launches);
-		vyre_cuda_lower_results(
-		    &g->batch, lw->order_slot,
-		    (const struct vyre_mk_result *)(lw->slab + lw->lay.results_off));
+		run_lowered(&g->batch, lw);
 		if (gen_compare(g, expect, heap, want, HEAP_BYTES, msg, sizeof(msg)) != 0)
 			fail_msg("small batch %u: %s", n, msg);
 		free(lw->slab);
@@ -1194,10 +1193,7 @@ static void test_dfa_model(void **state)
 		small(&s, &it, 1, 1);
 		put_word(heap + it.out_off, 0xdeadbeef);
 		assert_int_equal(lower(&s.b, heaps, 1, blocks, lw), 0);
-		model_run(&lw->lay, lw->slab, lw->launches);
-		vyre_cuda_lower_results(
-		    &s.b, lw->order_slot,
-		    (const struct vyre_mk_result *)(lw->slab + lw->lay.results_off));
+		run_lowered(&s.b, lw);
 		uint32_t out;
 
 		memcpy(&out, heap + it.out_off, 4);
