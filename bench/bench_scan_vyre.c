@@ -22,13 +22,17 @@
 
 #define PROCS	    16u
 #define QUICK_PROCS 2u
-/* what one producer keeps in flight: 64 items of 4 KiB, 4 of 64 KiB, 1 of 1 MiB (issue 23) */
+/*
+ * What one producer keeps in flight by default: 64 items of 4 KiB, 4 of 64
+ * KiB, 1 of 1 MiB (issue 23); VYRE_BENCH_SCAN_INFLIGHT_KIB sets it, up to
+ * MAX_DEPTH items.
+ */
 #define INFLIGHT_BYTES (256u * KIB)
-#define MAX_DEPTH      64u
+#define MAX_DEPTH      1024u
 /* user_data: the item's walk index, then whether it is the decode, then its slot */
-#define UD_DECODE	   0x80u
-#define UD_SLOT		   0x3fu
-#define UD_KEEP(k, s, dec) ((uint64_t)(k) << 8 | ((dec) ? UD_DECODE : 0) | (s))
+#define UD_DECODE	   0x800u
+#define UD_SLOT		   0x3ffu
+#define UD_KEEP(k, s, dec) ((uint64_t)(k) << 12 | ((dec) ? UD_DECODE : 0) | (s))
 /*
  * vyred flags for the suite: a 1 GiB item and its table in the heap and on
  * the device; and every producer's 4 KiB items as device buffers in one loop
@@ -313,7 +317,7 @@ static int vyre_producer(const struct job *j, unsigned id)
 				goto out;
 			}
 			if (!(ud & UD_DECODE))
-				vyre_scan_item_done(me, ud >> 8, n, j->item_bytes, cqes[i].result);
+				vyre_scan_item_done(me, ud >> 12, n, j->item_bytes, cqes[i].result);
 			if (--pending[s] == 0)
 				free_slots[n_free++] = s;
 		}
@@ -322,6 +326,24 @@ out:
 	vyre_close(c);
 	free(in);
 	return me->failed;
+}
+
+/* Bytes one producer keeps in flight: VYRE_BENCH_SCAN_INFLIGHT_KIB, else INFLIGHT_BYTES; 0: bad. */
+static uint64_t inflight_bytes(void)
+{
+	const char *e = getenv("VYRE_BENCH_SCAN_INFLIGHT_KIB");
+	char *end = NULL;
+	const unsigned long long kib = e ? strtoull(e, &end, 10) : 0;
+
+	if (!e)
+		return INFLIGHT_BYTES;
+	if (end == e || *end || kib == 0 || kib > (1ull << 30)) {
+		fprintf(stderr,
+			"scan: VYRE_BENCH_SCAN_INFLIGHT_KIB=%s: not a size in KiB (1 to 2^30)\n",
+			e);
+		return 0;
+	}
+	return kib * KIB;
 }
 
 int vyre_scan_vyre_row(const struct vyre_bench_ctx *ctx, struct job *j, const char *row,
@@ -333,8 +355,13 @@ int vyre_scan_vyre_row(const struct vyre_bench_ctx *ctx, struct job *j, const ch
 	int rc = -1;
 
 	j->workers = ctx->quick ? QUICK_PROCS : PROCS;
-	j->depth = INFLIGHT_BYTES / j->item_bytes;
-	j->depth = j->depth < 1 ? 1 : j->depth > MAX_DEPTH ? MAX_DEPTH : j->depth;
+	const uint64_t window = inflight_bytes();
+
+	if (window == 0)
+		return -1;
+	j->depth =
+	    (uint32_t)(window / j->item_bytes > MAX_DEPTH ? MAX_DEPTH : window / j->item_bytes);
+	j->depth = j->depth < 1 ? 1 : j->depth;
 	j->b = vyre_bench_shared_alloc(sizeof(*j->b));
 	if (!j->b)
 		return -1;
