@@ -310,6 +310,17 @@ static int single_rows(struct run *r, const struct set *s)
 	return rc;
 }
 
+/* The item size VYRE_BENCH_SCAN_ONLY names in KiB ("4k", "64k"), else 0. */
+static uint32_t only_size(const char *only)
+{
+	char *end = NULL;
+	const unsigned long kib = only ? strtoul(only, &end, 10) : 0;
+
+	return end != only && end && strcmp(end, "k") == 0 && kib > 0 && kib < 1024 * 1024
+		   ? (uint32_t)kib * 1024u
+		   : 0;
+}
+
 static int scan_suite(struct vyre_bench_ctx *ctx)
 {
 	struct corpus corp = {0};
@@ -325,8 +336,9 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 	/* VYRE_BENCH_SCAN_ONLY=b64: the base64 rows alone, for a short run on a GPU lease */
 	const char *only = getenv("VYRE_BENCH_SCAN_ONLY");
 	const int b64_only = only && strcmp(only, "b64") == 0;
-	/* VYRE_BENCH_SCAN_ONLY=4k: the 4 KiB item rows alone (heap and device), likewise */
-	const int k4_only = only && strcmp(only, "4k") == 0;
+	/* VYRE_BENCH_SCAN_ONLY=4k (or 64k, ...): the item rows of that size alone, likewise */
+	const uint32_t size_only = only_size(only);
+	const int k4_only = size_only != 0;
 	int rc = 0;
 
 	if (!pat || !data || !enc) {
@@ -369,7 +381,7 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 			continue;
 		}
 		for (size_t k = 0; k < N_SIZES && !b64_only; k++)
-			if (!k4_only || item_sizes[k] == 4096)
+			if (!k4_only || item_sizes[k] == size_only)
 				rc |= item_rows(&r, s, data, set_bytes, item_sizes[k]);
 		for (size_t k = 0; k < N_B64_SIZES && !k4_only; k++)
 			rc |= b64_rows(&r, s, data, set_bytes, b64_sizes[k], enc);
