@@ -34,6 +34,11 @@ TESTS += test_disjoint
 TEST_EXTRA_OBJS_test_disjoint := $(BUILD)/obj/tests/test_integration_daemon.o
 $(BUILD)/tests/test_disjoint: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
 
+# what a disjoint batch charges against the group budget: a shared table once
+TESTS += test_disjoint_budget
+TEST_EXTRA_OBJS_test_disjoint_budget := $(BUILD)/obj/tools/vyred/disjoint.o
+$(BUILD)/tests/test_disjoint_budget: $(BUILD)/obj/tools/vyred/disjoint.o
+
 # priority classes: per-uid/gid bounds, a class-2 item never behind more than one flood batch
 TESTS += test_priority
 TEST_EXTRA_OBJS_test_priority := $(BUILD)/obj/tests/test_integration_daemon.o

@@ -49,6 +49,27 @@ static int read_conflicts(const struct vyre_disjoint *t, uint32_t stamp, uint32_
 	return s == 0 || (t->mark[s].stamp == stamp && t->mark[s].writer != i);
 }
 
+/*
+ * @bytes of an item's table the first time the batch stamped @stamp reads
+ * it, 0 after: a DFA table read by hundreds of scans is one buffer on the
+ * device, and charging it per item sent such batches to the planner. A
+ * table whose slot cannot be told (0) is charged every time.
+ */
+static uint64_t table_bytes_once(struct vyre_disjoint *t, uint32_t stamp, int mask, uint32_t table,
+				 uint32_t bytes)
+{
+	if (mask <= 0 || !(mask & VYRE_OPERAND_TABLE))
+		return bytes;
+	const uint32_t s = slot_of(t, table);
+
+	if (s == 0)
+		return bytes;
+	if (t->mark[s].counted == stamp)
+		return 0;
+	t->mark[s].counted = stamp;
+	return bytes;
+}
+
 int64_t vyre_disjoint_order(struct vyre_disjoint *t, uint32_t n, const struct vyre_work_item *items,
 			    const struct vyre_exec_item *exec, const int32_t *status,
 			    const uint32_t *flags, uint64_t budget, uint32_t *order)
@@ -62,9 +83,11 @@ int64_t vyre_disjoint_order(struct vyre_disjoint *t, uint32_t n, const struct vy
 			continue;
 		if (flags[i] & (VYRE_SQE_CHAIN | VYRE_SQE_RANGE))
 			return -1;
-		/* three u32 sizes an item, n < 2^32 items: no u64 overflow */
-		bytes += (uint64_t)exec[i].in_bytes + exec[i].out_bytes + exec[i].table_bytes;
 		const int mask = vyre_op_operands(items[i].op_handle);
+
+		/* three u32 sizes an item, n < 2^32 items: no u64 overflow */
+		bytes += (uint64_t)exec[i].in_bytes + exec[i].out_bytes;
+		bytes += table_bytes_once(t, stamp, mask, items[i].param, exec[i].table_bytes);
 
 		if (mask <= 0 || !(mask & VYRE_OPERAND_OUT))
 			continue;
@@ -72,7 +95,8 @@ int64_t vyre_disjoint_order(struct vyre_disjoint *t, uint32_t n, const struct vy
 
 		if (s == 0 || t->mark[s].stamp == stamp)
 			return -1;
-		t->mark[s] = (struct vyre_disjoint_mark){stamp, i};
+		t->mark[s].stamp = stamp;
+		t->mark[s].writer = i;
 	}
 	if (bytes > budget)
 		return -1;

@@ -31,8 +31,9 @@
 #define VYRE_SMALL_PLAN_ITEMS 8u
 
 struct vyre_disjoint_mark {
-	uint32_t stamp;	 /* the batch that wrote the slot, 0: none */
-	uint32_t writer; /* which of its items */
+	uint32_t stamp;	  /* the batch that wrote the slot, 0: none */
+	uint32_t writer;  /* which of its items */
+	uint32_t counted; /* the batch that counted the slot's table bytes, 0: none */
 };
 
 struct vyre_disjoint {
@@ -47,7 +48,8 @@ void vyre_disjoint_fini(struct vyre_disjoint *t);
 /*
  * The items i < @n with status[i] == 0, in order, into @order when they
  * share no written buffer, carry neither VYRE_SQE_CHAIN nor VYRE_SQE_RANGE
- * in flags[i] and touch at most @budget bytes together: returns how many.
+ * in flags[i] and touch at most @budget bytes together (a table read by
+ * several items counts once, as the planner counts it): returns how many.
  * -1 when the batch needs the planner.
  */
 int64_t vyre_disjoint_order(struct vyre_disjoint *t, uint32_t n, const struct vyre_work_item *items,
