@@ -8,8 +8,10 @@
  * host memory (the pinned slab in vyred) and its results written back from
  * the order slots, over and over for --seconds: ns an item of each step and
  * of the three together (issue 23, docs/fastpath.md). Also a batch of 4096
- * ADDs of 16 words, and the trivial batch planned one item a group, to
- * watch the lowering's other paths.
+ * ADDs of 16 words, the trivial batch planned one item a group, and 4096
+ * DFA_SCANs of 4 KiB device buffers (a heap each, as vyred's device
+ * buffers are) with one trusted 728-state table (the scan suite's lit100)
+ * into 4-byte heap outputs, to watch the lowering's other paths.
  */
 #include <stdio.h>
 
@@ -25,7 +27,9 @@
 #define SUITE	  "lower"
 #define N_ITEMS	  4096u
 #define HEAP	  1u
-#define N_HEAPS	  2u
+#define DFA_TABLE (N_ITEMS + 2u) /* the DFA rows' table; heaps 2.. are their inputs */
+#define N_HEAPS	  (N_ITEMS + 3u)
+#define DFA_BYTES 4096u
 #define BUF	  256u /* vyred's heap gives every buffer 256 bytes at least (ring/heap.h) */
 #define ADD_WORDS 16u
 
@@ -42,7 +46,7 @@ struct lower_bench {
 	size_t slab_bytes;
 };
 
-enum lower_kind { LOWER_FILL, LOWER_ADD, LOWER_FILL_GROUPS };
+enum lower_kind { LOWER_FILL, LOWER_ADD, LOWER_FILL_GROUPS, LOWER_DFA };
 
 static void make_batch(struct lower_bench *lb, enum lower_kind kind)
 {
@@ -62,6 +66,15 @@ static void make_batch(struct lower_bench *lb, enum lower_kind kind)
 			it->in_off = (uint64_t)(N_ITEMS + i) * BUF;
 			it->in_bytes = bytes;
 		}
+		if (kind == LOWER_DFA) {
+			it->op = VYRE_OP_DFA_SCAN;
+			it->param = 0;
+			it->in_heap = 2 + i;
+			it->in_bytes = DFA_BYTES;
+			it->table_heap = DFA_TABLE;
+			it->table_bytes = (uint32_t)vyre_dfa_table_bytes(728);
+			it->flags = VYRE_EXEC_TABLE_TRUSTED;
+		}
 		lb->order[i] = i;
 		lb->group_end[i] = i + 1;
 	}
@@ -71,6 +84,9 @@ static void make_batch(struct lower_bench *lb, enum lower_kind kind)
 	lb->launch_end[0] = groups;
 	lb->heaps[0] = (struct vyre_cuda_heap){0, 0, 0, 0};
 	lb->heaps[HEAP] = (struct vyre_cuda_heap){0x7f0000000000ull, 2ull * N_ITEMS * BUF, 1, 0};
+	for (uint32_t h = 2; h < N_HEAPS; h++)
+		lb->heaps[h] = (struct vyre_cuda_heap){0x7e0000000000ull + ((uint64_t)h << 21),
+						       h == DFA_TABLE ? 1u << 21 : DFA_BYTES, 0, 1};
 	lb->batch = (struct vyre_exec_batch){
 	    .items = lb->items,
 	    .n_items = N_ITEMS,
@@ -159,6 +175,8 @@ static int run_lower(struct vyre_bench_ctx *ctx)
 		err = measure_kind(ctx, lb, LOWER_ADD, "add16 4096");
 	if (!err)
 		err = measure_kind(ctx, lb, LOWER_FILL_GROUPS, "fill 4096 groups");
+	if (!err)
+		err = measure_kind(ctx, lb, LOWER_DFA, "dfa 4096");
 	if (err)
 		fprintf(stderr, "lower: the lowering failed: %s\n", vyre_strerror(err));
 	free(lb->slab);
