@@ -19,13 +19,11 @@
 #define SPIN_MIN_NS 1000u
 /*
  * A spin longer than this yields the CPU between looks: with more spinning
- * producers than cores, one that shares a core with vyred's event loop (or
- * with a producer whose completion came) would otherwise keep it from
- * running for a whole time slice. On an idle core the yield returns at
- * once. 16 producers and 4 loops on 16 CPUs (H100 host, bench/RESULTS.md
- * session 12): p999 489-659 us at 8 us, 57 at 4 us, 33-36 at 1-2 us.
+ * producers than cores, one that shares a core with vyred's event loop would
+ * otherwise keep the loop from running for a whole time slice. On an idle
+ * core the yield returns at once.
  */
-#define SPIN_YIELD_NS 2000u
+#define SPIN_YIELD_NS 8000u
 /*
  * Empty vyre_reap calls between looks at the socket: a client that only
  * submits and reaps learns that vyred died (one poll() per 1024 empty
