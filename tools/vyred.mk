@@ -39,6 +39,11 @@ TESTS += test_disjoint_budget
 TEST_EXTRA_OBJS_test_disjoint_budget := $(BUILD)/obj/tools/vyred/disjoint.o
 $(BUILD)/tests/test_disjoint_budget: $(BUILD)/obj/tools/vyred/disjoint.o
 
+# op module manifests (docs/design.md 6.7): every field, every refusal, fuzzed text, op numbers
+TESTS += test_opmod_manifest
+TEST_EXTRA_OBJS_test_opmod_manifest := $(BUILD)/obj/tools/vyred/opmod_manifest.o
+$(BUILD)/tests/test_opmod_manifest: $(BUILD)/obj/tools/vyred/opmod_manifest.o
+
 # priority classes: per-uid/gid bounds, a class-2 item never behind more than one flood batch
 TESTS += test_priority
 TEST_EXTRA_OBJS_test_priority := $(BUILD)/obj/tests/test_integration_daemon.o
