@@ -15,6 +15,9 @@
 #include "../tools/vyred/disjoint.h"
 #include "vyre/vyre.h"
 
+#define TEST_NAME "test_disjoint_budget"
+#include "test_check.h"
+
 #define N      300u
 #define TABLE  (1u << 20)
 #define ITEM   4096u
@@ -25,17 +28,6 @@ static struct vyre_exec_item exec[N + 1];
 static int32_t status[N + 1];
 static uint32_t flags[N + 1];
 static uint32_t order[N + 1];
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "test_disjoint_budget: line %d: ", __LINE__);              \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fputc('\n', stderr);                                                       \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
 
 /* Item @i: a DFA_SCAN of input 1 + i into output 1000 + i with table @table. */
 static void scan(uint32_t i, uint32_t table)
@@ -129,7 +121,7 @@ int main(void)
 	CHECK(k == N, "after the wrap, exactly the budget: %lld", (long long)k);
 
 	vyre_disjoint_fini(&t);
-	if (failures)
+	if (test_failures)
 		return 1;
 	printf("test_disjoint_budget: ok\n");
 	return 0;

@@ -16,18 +16,10 @@
 #include "test_rand.h"
 #include "vyre/abi.h"
 
-static int failures;
-static struct vyre_opmod_manifest m;
+#define TEST_NAME "test_opmod_manifest"
+#include "test_check.h"
 
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "test_opmod_manifest: line %d: ", __LINE__);               \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fputc('\n', stderr);                                                       \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+static struct vyre_opmod_manifest m;
 
 static const char good[] = "# CRC32C and a 64-bit hash\n"
 			   "module checksums\n"
@@ -277,7 +269,7 @@ int main(void)
 	limits();
 	fuzz();
 	numbers();
-	if (failures)
+	if (test_failures)
 		return 1;
 	printf("test_opmod_manifest: ok (%zu bad manifests refused)\n",
 	       sizeof(bads) / sizeof(bads[0]));
