@@ -209,6 +209,9 @@ static inline uint32_t classify_ops(const struct vyre_exec_item *it,
 
 	if (mask < 0 || ((it->in_bytes | it->out_bytes | it->table_bytes) & 3u))
 		return CLS_INVAL;
+	/* module ops have no device side yet (docs/opmods.md): never a silent NOP */
+	if (it->op >= VYRE_OP_COUNT)
+		return CLS_INVAL;
 	if (!operand(heaps, n_heaps, mask & VYRE_OPERAND_IN, it->in_heap, it->in_off, it->in_bytes,
 		     &in, devmem) ||
 	    !operand(heaps, n_heaps, mask & VYRE_OPERAND_OUT, it->out_heap, it->out_off,

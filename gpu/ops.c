@@ -31,6 +31,9 @@ const uint8_t vyre_op_operand_mask[VYRE_OP_COUNT] = {
 int vyre_op_idempotent(const struct vyre_work_item *it)
 {
 	struct vyre_op_access acc;
+	/* a module op that is not pure may give other bytes each time it runs */
+	if (!vyre_op_pure(it->op_handle))
+		return 0;
 
 	vyre_op_access(it, &acc);
 	for (uint32_t i = 0; i < acc.n_reads; i++)
@@ -186,6 +189,44 @@ int vyre_exec_heaps_ok(const struct vyre_heap_view *heaps, uint32_t n_heaps,
 	return 1;
 }
 
+/*
+ * A module op's item through its host function (design.md 6.7): the
+ * counted bytes of a counted input, the table for a table param, else the
+ * param word. Anything but 0 from the function makes the item invalid.
+ */
+static int module_exec(const struct vyre_exec_item *it, const uint8_t *in, uint8_t *out,
+		       const struct vyre_heap_view *ht, uint64_t *result)
+{
+	const struct vyre_op_module_entry *m = vyre_op_module(it->op);
+	struct vyre_op_host_args a = {.abi = VYRE_OP_MODULE_ABI};
+	uint64_t r = 0;
+
+	if (!m)
+		return VYRE_E_INVAL;
+	a.in = in;
+	a.in_bytes = in ? it->in_bytes : 0;
+	if (in && (m->mask & VYRE_OPERAND_COUNTED)) {
+		uint32_t len;
+
+		if (vyre_counted_len(in, it->in_bytes, &len) != 0)
+			return VYRE_E_INVAL;
+		a.in = in + 4;
+		a.in_bytes = len;
+	}
+	a.out = out;
+	a.out_bytes = out ? it->out_bytes : 0;
+	if (ht) {
+		a.table = ht->base + it->table_off;
+		a.table_bytes = it->table_bytes;
+	} else {
+		a.param = it->param;
+	}
+	if (m->host(&a, &r) != 0)
+		return VYRE_E_INVAL;
+	*result = r;
+	return 0;
+}
+
 int vyre_exec_one(const struct vyre_heap_view *heaps, const struct vyre_exec_item *it,
 		  uint64_t *result)
 {
@@ -265,7 +306,7 @@ int vyre_exec_one(const struct vyre_heap_view *heaps, const struct vyre_exec_ite
 				       ht ? ht->base + it->table_off : NULL, it->table_bytes,
 				       result);
 	default:
-		return VYRE_E_INVAL;
+		return module_exec(it, in, out, ht, result);
 	}
 	store32(out, acc);
 	*result = acc;

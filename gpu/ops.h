@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "vyre/abi.h"
+#include "op_modules.h"
 
 /* One registered heap as this process maps it. */
 struct vyre_heap_view {
@@ -77,13 +78,6 @@ _Static_assert(sizeof(struct vyre_exec_item) == 64, "exec item is 64 bytes");
 #define VYRE_EXEC_HANDOFF_OUT (1u << 2)
 #define VYRE_EXEC_HANDOFF_IN  (1u << 3)
 
-/* Which operands an op uses (vyre_op_operands). */
-#define VYRE_OPERAND_IN	     (1u << 0)
-#define VYRE_OPERAND_OUT     (1u << 1)
-#define VYRE_OPERAND_TABLE   (1u << 2) /* param is a buffer handle */
-#define VYRE_OPERAND_WORD0   (1u << 3) /* writes out[0]: needs an output of at least 4 bytes */
-#define VYRE_OPERAND_COUNTED (1u << 4) /* counted bytes (design.md 6.1): in, out >= 4 bytes */
-
 /* Each op's operand mask (gpu/ops.c); read through vyre_op_operands. */
 extern const uint8_t vyre_op_operand_mask[VYRE_OP_COUNT];
 
@@ -91,11 +85,24 @@ extern const uint8_t vyre_op_operand_mask[VYRE_OP_COUNT];
  * Operand mask of @op, or 0 for NOP; VYRE_E_INVAL for an unknown op. Inline:
  * every stage of vyred asks it of every item.
  */
+
+/* 1 when items of @op may be deduplicated: every built-in op, a module op whose manifest says pure.
+ */
+static inline int vyre_op_pure(uint32_t op)
+{
+	const struct vyre_op_module_entry *m = op < VYRE_OP_COUNT ? NULL : vyre_op_module(op);
+
+	return op < VYRE_OP_COUNT || (m && m->pure);
+}
+
 static inline int vyre_op_operands(uint32_t op)
 {
-	if (op >= VYRE_OP_COUNT)
-		return (int)VYRE_E_INVAL;
-	return vyre_op_operand_mask[op];
+	if (op < VYRE_OP_COUNT)
+		return vyre_op_operand_mask[op];
+	const struct vyre_op_module_entry *m =
+	    (op & VYRE_OP_MODULE_BIT) ? vyre_op_module(op) : NULL;
+
+	return m ? m->mask : (int)VYRE_E_INVAL;
 }
 
 /*

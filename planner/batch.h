@@ -32,6 +32,16 @@ struct plan_tables {
 	uint8_t op_mask[VYRE_OP_COUNT]; /* vyre_op_operands of each op (none: 0) */
 };
 
+/* @op's operand mask: the built-in ops' from @op_mask, a module op's from the registry; 0: none. */
+static inline int plan_op_mask(const uint8_t *op_mask, uint32_t op)
+{
+	if (op < VYRE_OP_COUNT)
+		return op_mask[op];
+	const int mask = vyre_op_operands(op);
+
+	return mask > 0 ? mask : 0;
+}
+
 /*
  * A wave's bytes for the memory budget (docs/design.md 7.4): a read-only
  * operand (a byte range of a buffer the wave does not write) is a shared

@@ -26,3 +26,9 @@ $(BUILD)/tests/test_planner_alloc: $(PLANNER_WORLD_OBJ)
 # vyre-bench's planner suite counts allocator calls per batch by wrapping them.
 BENCH_LIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free \
 	-Wl,--wrap=aligned_alloc,--wrap=posix_memalign
+
+# module ops in the core library: the registry, vyre_exec_one's host calls, and planner-world
+# batches with module ops in place of built-in ones against the sequential oracle
+TESTS += test_op_modules
+TEST_EXTRA_OBJS_test_op_modules := $(PLANNER_WORLD_OBJ) $(BUILD)/obj/examples/ops/crc32c/host.o
+$(BUILD)/tests/test_op_modules: $(PLANNER_WORLD_OBJ) $(BUILD)/obj/examples/ops/crc32c/host.o

@@ -249,8 +249,8 @@ int vyre_plan_analyse(struct vyre_planner *p, struct batch_scratch *s,
 		if (run_of)
 			item_runs(run_of, k, &sl);
 		else
-			item_slots_of(m, b->domain[k], &b->items[k],
-				      op < VYRE_OP_COUNT ? op_mask[op] : 0, &sl);
+			item_slots_of(m, b->domain[k], &b->items[k], plan_op_mask(op_mask, op),
+				      &sl);
 		if (report)
 			note_arm_output(s, k, arm, sl.write);
 		src = dedupe_step(&s->t->dedupe, m, b->items, b->domain, k, b->flags, xr, &sl);

@@ -111,7 +111,7 @@ uint32_t batch_range_runs(struct batch_scratch *s, struct buffer_map *m,
 
 	for (uint32_t k = 0; k < n; k++) {
 		const uint32_t op = b->items[k].op_handle, dom = b->domain[k];
-		const int mask = op < VYRE_OP_COUNT ? op_mask[op] : 0;
+		const int mask = plan_op_mask(op_mask, op);
 		const struct vyre_work_item *it = &b->items[k];
 		const struct vyre_exec_item *x = &b->exec[k];
 		const int valid = !(b->flags[k] & VYRE_PLAN_F_INVALID);

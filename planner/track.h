@@ -319,7 +319,7 @@ static inline uint32_t dedupe_step(struct dedupe_table *t, const struct buffer_m
 	const int may_dedupe = !(flags && (flags[k] & (VYRE_SQE_NODEDUPE | VYRE_SQE_FENCE)));
 
 	/* vyre_op_idempotent, from the slots: handles of one domain alias only when equal. */
-	if (item_slots_in_place(s) || chained(flags, k))
+	if (item_slots_in_place(s) || chained(flags, k) || !vyre_op_pure(items[k].op_handle))
 		return VYRE_PLAN_NONE;
 	if (s->write != VYRE_PLAN_NONE) {
 		const uint32_t src = m->slot[s->write].last_write;
