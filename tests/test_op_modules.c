@@ -27,7 +27,12 @@
 
 int vyre_op_crc32c_host(const struct vyre_op_host_args *a, uint64_t *result);
 
-enum { OP_CRC = VYRE_OP_MODULE_BIT | 0x1001, OP_MADD, OP_ACC, OP_TSCAN, OP_CSCAN };
+/* module op numbers of the test (bit 31 set: no enum, which holds ints) */
+#define OP_CRC	 (VYRE_OP_MODULE_BIT | 0x1001u)
+#define OP_MADD	 (OP_CRC + 1u)
+#define OP_ACC	 (OP_CRC + 2u)
+#define OP_TSCAN (OP_CRC + 3u)
+#define OP_CSCAN (OP_CRC + 4u)
 
 static uint32_t load_le(const uint8_t *p)
 {
