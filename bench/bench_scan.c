@@ -338,7 +338,7 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 	const int b64_only = only && strcmp(only, "b64") == 0;
 	/* VYRE_BENCH_SCAN_ONLY=4k (or 64k, ...): the item rows of that size alone, likewise */
 	const uint32_t size_only = only_size(only);
-	const int k4_only = size_only != 0;
+	const int one_size = size_only != 0;
 	int rc = 0;
 
 	if (!pat || !data || !enc) {
@@ -381,9 +381,9 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 			continue;
 		}
 		for (size_t k = 0; k < N_SIZES && !b64_only; k++)
-			if (!k4_only || item_sizes[k] == size_only)
+			if (!one_size || item_sizes[k] == size_only)
 				rc |= item_rows(&r, s, data, set_bytes, item_sizes[k]);
-		for (size_t k = 0; k < N_B64_SIZES && !k4_only; k++)
+		for (size_t k = 0; k < N_B64_SIZES && !one_size; k++)
 			rc |= b64_rows(&r, s, data, set_bytes, b64_sizes[k], enc);
 	}
 	/*
@@ -392,12 +392,12 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 	 * scans run on a vyred of one loop, as an operator would configure it
 	 * for such work.
 	 */
-	if (r.d && !b64_only && !k4_only) {
+	if (r.d && !b64_only && !one_size) {
 		vyre_scan_vyred_stop(&d);
 		r.d = vyre_scan_vyred_start(&d, ctx, bin, 1) == 0 ? &d : NULL;
 		rc |= r.d ? 0 : -1;
 	}
-	for (size_t i = 0; r.d && !b64_only && !k4_only && i < N_SETS; i++)
+	for (size_t i = 0; r.d && !b64_only && !one_size && i < N_SETS; i++)
 		if (sets[i].table)
 			rc |= single_rows(&r, &sets[i]);
 	if (r.d)
@@ -407,7 +407,7 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 			"scan: vyre and hyperscan counted the same matches in all %u "
 			"comparisons\n",
 			r.checked);
-	if (ctx->cpu_only || b64_only || k4_only)
+	if (ctx->cpu_only || b64_only || one_size)
 		fprintf(stderr, "scan: limit rows skipped: %s\n",
 			only ? "VYRE_BENCH_SCAN_ONLY" : "--backend cpu");
 	else

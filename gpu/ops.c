@@ -31,10 +31,10 @@ const uint8_t vyre_op_operand_mask[VYRE_OP_COUNT] = {
 int vyre_op_idempotent(const struct vyre_work_item *it)
 {
 	struct vyre_op_access acc;
+
 	/* a module op that is not pure may give other bytes each time it runs */
 	if (!vyre_op_pure(it->op_handle))
 		return 0;
-
 	vyre_op_access(it, &acc);
 	for (uint32_t i = 0; i < acc.n_reads; i++)
 		if (acc.write != 0 && acc.reads[i] == acc.write)

@@ -81,20 +81,22 @@ _Static_assert(sizeof(struct vyre_exec_item) == 64, "exec item is 64 bytes");
 /* Each op's operand mask (gpu/ops.c); read through vyre_op_operands. */
 extern const uint8_t vyre_op_operand_mask[VYRE_OP_COUNT];
 
-/*
- * Operand mask of @op, or 0 for NOP; VYRE_E_INVAL for an unknown op. Inline:
- * every stage of vyred asks it of every item.
- */
-
 /* 1 when items of @op may be deduplicated: every built-in op, a module op whose manifest says pure.
  */
 static inline int vyre_op_pure(uint32_t op)
 {
-	const struct vyre_op_module_entry *m = op < VYRE_OP_COUNT ? NULL : vyre_op_module(op);
+	const struct vyre_op_module_entry *m;
 
-	return op < VYRE_OP_COUNT || (m && m->pure);
+	if (op < VYRE_OP_COUNT)
+		return 1;
+	m = vyre_op_module(op);
+	return m && m->pure;
 }
 
+/*
+ * Operand mask of @op, or 0 for NOP; VYRE_E_INVAL for an unknown op. Inline:
+ * every stage of vyred asks it of every item.
+ */
 static inline int vyre_op_operands(uint32_t op)
 {
 	if (op < VYRE_OP_COUNT)
