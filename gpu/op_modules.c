@@ -51,6 +51,19 @@ int vyre_op_modules_register(const struct vyre_op_module_entry *e, uint32_t n)
 	return 0;
 }
 
+const struct vyre_op_module_entry *vyre_op_modules_all(uint32_t *n)
+{
+	*n = n_table;
+	return table;
+}
+
+int32_t vyre_op_module_index(uint32_t op)
+{
+	const struct vyre_op_module_entry *m = vyre_op_module(op);
+
+	return m ? (int32_t)(m - table) : -1;
+}
+
 const struct vyre_op_module_entry *vyre_op_module(uint32_t op)
 {
 	uint32_t lo = 0, hi = n_table;

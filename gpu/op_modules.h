@@ -23,13 +23,24 @@
 /*
  * A module op (docs/design.md 6.7, docs/opmods.md): its number, operand
  * mask (VYRE_OPERAND_*), whether its items may be deduplicated, and its
- * host function, which vyre_exec_one calls.
+ * host function, which vyre_exec_one calls. The names and device code are
+ * for the CUDA backend's linker (gpu/cuda_modules.c) and for reports; the
+ * registry borrows them: they must outlive it (vyred keeps its loaded
+ * modules for its whole run). A module's ops share its code pointers.
  */
 struct vyre_op_module_entry {
 	uint32_t number; /* VYRE_OP_MODULE_BIT | ... */
 	uint8_t mask;
 	uint8_t pure;
+	uint8_t stream; /* `stream yes` */
 	vyre_op_host_fn *host;
+	const char *name;      /* the op's name */
+	const char *module;    /* its module's name */
+	const char *device_fn; /* the device function's symbol, or NULL */
+	const uint8_t *ptx;    /* the module's PTX (NUL-terminated or not), or NULL */
+	uint64_t ptx_bytes;
+	const uint8_t *cubin; /* the module's sm_90 cubin or fatbin, or NULL */
+	uint64_t cubin_bytes;
 };
 
 /*
@@ -42,5 +53,14 @@ int vyre_op_modules_register(const struct vyre_op_module_entry *e, uint32_t n);
 
 /* The registered module op numbered @op, or NULL. */
 const struct vyre_op_module_entry *vyre_op_module(uint32_t op);
+
+/*
+ * Every registered module op, sorted by number, and their count in *@n.
+ * An op's index in it is its index on the device (vyre_op_module_index).
+ */
+const struct vyre_op_module_entry *vyre_op_modules_all(uint32_t *n);
+
+/* The index of the module op numbered @op in vyre_op_modules_all(), or -1. */
+int32_t vyre_op_module_index(uint32_t op);
 
 #endif /* VYRE_GPU_OP_MODULES_H */

@@ -94,15 +94,21 @@ static int tscan_host(const struct vyre_op_host_args *a, uint64_t *result)
 }
 
 static const struct vyre_op_module_entry entries[] = {
-    {OP_CRC, VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_WORD0, 1, vyre_op_crc32c_host},
-    {OP_MADD, VYRE_OPERAND_IN | VYRE_OPERAND_OUT, 1, madd_host},
-    {OP_ACC, VYRE_OPERAND_IN | VYRE_OPERAND_OUT, 0, acc_host},
-    {OP_TSCAN, VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE | VYRE_OPERAND_WORD0, 1,
-     tscan_host},
-    {OP_CSCAN,
-     VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE | VYRE_OPERAND_WORD0 |
-	 VYRE_OPERAND_COUNTED,
-     1, tscan_host},
+    {.number = OP_CRC,
+     .mask = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_WORD0,
+     .pure = 1,
+     .host = vyre_op_crc32c_host},
+    {.number = OP_MADD, .mask = VYRE_OPERAND_IN | VYRE_OPERAND_OUT, .pure = 1, .host = madd_host},
+    {.number = OP_ACC, .mask = VYRE_OPERAND_IN | VYRE_OPERAND_OUT, .pure = 0, .host = acc_host},
+    {.number = OP_TSCAN,
+     .mask = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE | VYRE_OPERAND_WORD0,
+     .pure = 1,
+     .host = tscan_host},
+    {.number = OP_CSCAN,
+     .mask = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE | VYRE_OPERAND_WORD0 |
+	     VYRE_OPERAND_COUNTED,
+     .pure = 1,
+     .host = tscan_host},
 };
 #define N_ENTRIES (sizeof(entries) / sizeof(entries[0]))
 

@@ -78,6 +78,26 @@ struct vyre_op_dev_args {
 	uint32_t *state;
 };
 
+/* Shared memory a device function may use through scratch, at least. */
+#define VYRE_OP_DEV_SCRATCH_MIN 8192u
+
+/*
+ * The device function, in CUDA C++ (or PTX of the same signature):
+ *
+ *   extern "C" __device__ int vyre_op_NAME_device(
+ *           const struct vyre_op_dev_args *a, unsigned long long *result);
+ *
+ * One block runs an item: every thread of it calls the function with the
+ * same operands (its own `thread`), so the function may use
+ * __syncthreads(), and every thread must return (none may exit). It
+ * returns 0, or VYRE_E_INVAL (-22) for operands it cannot take; thread 0's
+ * return value and *result are the item's, and must equal the host
+ * function's for the same operands. It may not keep state between calls,
+ * trap on purpose, or touch memory other than its operands and scratch: a
+ * fault is contained as any device fault is (the launch and its batch fail
+ * with VYRE_E_DEVICE), but it is a fault of vyred's context.
+ */
+
 #ifdef __cplusplus
 }
 #endif
