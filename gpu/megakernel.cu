@@ -123,10 +123,10 @@ __device__ __forceinline__ uint32_t reduce(uint32_t op, uint32_t a, uint32_t b)
 }
 
 __device__ __forceinline__ void put_result(uint64_t results, uint32_t slot, int32_t status,
-					   uint32_t value)
+					   uint64_t value)
 {
 	uint4 *r = reinterpret_cast<uint4 *>(results) + slot;
-	*r = make_uint4((uint32_t)status, 0u, value, 0u);
+	*r = make_uint4((uint32_t)status, 0u, (uint32_t)value, (uint32_t)(value >> 32));
 }
 
 __device__ __forceinline__ void bump_progress(vyre_mk_devstate *ds)

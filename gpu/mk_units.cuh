@@ -139,9 +139,7 @@ __device__ __noinline__ void module_unit(const vyre_mk_unit &u, uint64_t results
 	}
 	__syncthreads();
 	if (tid == 0)
-		*(reinterpret_cast<uint4 *>(results) + u.slot) =
-		    rc ? make_uint4((uint32_t)VYRE_E_INVAL, 0u, 0u, 0u)
-		       : make_uint4(0u, 0u, (uint32_t)r, (uint32_t)(r >> 32));
+		put_result(results, u.slot, rc ? VYRE_E_INVAL : 0, rc ? 0 : r);
 	__syncthreads();
 #else
 	if (threadIdx.x == 0)
