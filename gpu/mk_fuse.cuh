@@ -161,9 +161,11 @@ __device__ __forceinline__ bool is_module(const vyre_mk_unit &u)
 	return (u.op & VYRE_MK_OP_MASK) == VYRE_MK_OP_MODULE;
 }
 
-// A stream module F's tile: its device function on every thread. Returns
-// thread 0's return value, broadcast through ctl[kModuleRc]; *result is
-// thread 0's. Without modules linked in, lowering never makes such a run.
+// A module op's device function on every thread of the block, for input
+// [bytes, bytes + nb) (a stream F: one tile of it; a module unit: all of it,
+// as tile 0 and the last). Returns thread 0's return value, broadcast
+// through ctl[kModuleRc]; *result is thread 0's. Without modules linked in
+// (no VYRE_MK_MODULES), lowering never makes a module unit.
 __device__ int module_tile(const vyre_mk_unit &f, const uint8_t *bytes, uint32_t nb, uint32_t tile,
 			   bool last, uint32_t *state, void *scratch, uint32_t scratch_bytes,
 			   uint32_t *ctl, unsigned long long *result)
