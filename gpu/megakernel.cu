@@ -41,8 +41,8 @@
 
 #include "mk_dfa.cuh"
 
-#ifdef VYRE_MK_MODULES
 #include "vyre/op_module.h"
+#ifdef VYRE_MK_MODULES
 // Written by vyred at start as PTX and linked in (gpu/cuda_modules.c): calls
 // the device function of module op `index`.
 extern "C" __device__ int vyre_module_dispatch(uint32_t index, const vyre_op_dev_args *a,
