@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,8 @@
 #include <unistd.h>
 
 #include "../tools/vyred/opmods.h"
+#include "test_built.h"
+#include "test_crc32c.h"
 #include "test_rand.h"
 #include "vyre/abi.h"
 
@@ -31,18 +32,6 @@
 static char so_path[PATH_MAX];
 static char root[256];
 static unsigned n_dirs;
-
-/* The independent CRC32C: one bit at a time, no table. */
-static uint32_t crc32c_bitwise(uint32_t crc, const uint8_t *p, size_t n)
-{
-	crc = ~crc;
-	for (size_t i = 0; i < n; i++) {
-		crc ^= p[i];
-		for (int k = 0; k < 8; k++)
-			crc = crc & 1u ? (crc >> 1) ^ 0x82f63b78u : crc >> 1;
-	}
-	return ~crc;
-}
 
 static int write_file(const char *dir, const char *name, const void *p, size_t n, mode_t mode)
 {
@@ -345,13 +334,8 @@ static void optional_module(void)
 
 int main(void)
 {
-	char exe[PATH_MAX];
-	const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
+	if (test_built_path(so_path, sizeof(so_path), "examples/ops/libvyre_op_crc32c.so") != 0)
 		return 1;
-	exe[n] = 0;
-	snprintf(so_path, sizeof(so_path), "%s/../examples/ops/libvyre_op_crc32c.so", dirname(exe));
 	if (access(so_path, R_OK) != 0) {
 		fprintf(stderr, "test_opmods: %s: %s\n", so_path, strerror(errno));
 		return 1;
@@ -362,11 +346,7 @@ int main(void)
 	loads_and_runs();
 	refusals();
 	optional_module();
-	char cmd[PATH_MAX + 16];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	if (system(cmd) != 0)
-		fprintf(stderr, "test_opmods: could not remove %s\n", root);
+	test_remove_tree("test_opmods", root);
 	if (test_failures)
 		return 1;
 	printf("test_opmods: ok\n");
