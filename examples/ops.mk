@@ -49,15 +49,26 @@ TEST_LIBS_test_opmod_examples := -lm
 CFLAGS_tests_test_opmod_examples = $(if $(NVCC),-DVYRE_OPMOD_PTX_BUILT=1)
 $(BUILD)/tests/test_opmod_examples: $(TEST_EXTRA_OBJS_test_opmods) $(OPMOD_ALL_FILES)
 
+# The device functions compiled for the host and run as blocks of host threads, against
+# the host functions (tests/opmod_device_cases.h): no GPU needed.
+TESTS += test_opmod_blocks
+OPMOD_DEVICE_SRCS := $(foreach m,$(OPMOD_EXAMPLES),examples/ops/$(m)/device.cu)
+OPMOD_HOST_OBJS := $(foreach m,$(OPMOD_EXAMPLES),$(BUILD)/obj/examples/ops/$(m)/host.o)
+$(BUILD)/tests/test_opmod_blocks: tests/test_opmod_blocks.cpp tests/opmod_device_cases.h \
+		tests/mk_host_block.h tests/test_rand.h $(OPMOD_DEVICE_SRCS) examples/ops/op_device.h \
+		examples/ops/hash64/xxh64.h include/vyre/op_module.h $(OPMOD_HOST_OBJS)
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -Wshadow -Wno-unknown-pragmas $(CFLAGS) $(SAN_FLAGS) \
+		-Iinclude -Itests -o $@ $< $(OPMOD_HOST_OBJS) -lm $(LDLIBS)
+
 # The device functions against the host functions on a GPU (exit 77 without one): a
 # kernel of one block calls each device function as the megakernel will (docs/opmods.md).
 # Not in sanitizer builds: nvcc links the host objects without the sanitizers' runtimes.
 ifneq ($(and $(NVCC),$(if $(SANITIZE),,plain)),)
 TESTS += test_opmod_device
-OPMOD_DEVICE_SRCS := $(foreach m,$(OPMOD_EXAMPLES),examples/ops/$(m)/device.cu)
-OPMOD_HOST_OBJS := $(foreach m,$(OPMOD_EXAMPLES),$(BUILD)/obj/examples/ops/$(m)/host.o)
 $(BUILD)/tests/test_opmod_device: tests/test_opmod_device.cu $(OPMOD_DEVICE_SRCS) $(OPMOD_HOST_OBJS) \
-		include/vyre/op_module.h include/vyre/abi.h tests/test_rand.h
+		include/vyre/op_module.h include/vyre/abi.h tests/test_rand.h tests/opmod_device_cases.h \
+		examples/ops/op_device.h examples/ops/hash64/xxh64.h
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -O2 -rdc=true -Iinclude -Itests \
 		--generate-code arch=compute_90,code=[sm_90,compute_90] \
