@@ -36,6 +36,16 @@ $(call OPMOD_DIR,$(1))/$(1).ptx: examples/ops/$(1)/device.cu $(wildcard examples
 endef
 $(foreach m,$(OPMOD_EXAMPLES),$(eval $(call OPMOD_DIR_RULES,$(m))))
 
+# The C producers (examples/ops/NAME/producer.c, examples/ops/producer.h) call
+# vyre_op_lookup: built as $(BUILD)/examples/ops/producer_NAME once vyre.h declares it.
+OPMOD_HAVE_LOOKUP := $(shell grep -qs 'int vyre_op_lookup(' include/vyre/vyre.h && echo yes)
+ifneq ($(OPMOD_HAVE_LOOKUP),)
+EXTRA_ALL += $(foreach m,$(OPMOD_EXAMPLES),$(BUILD)/examples/ops/producer_$(m))
+$(BUILD)/examples/ops/producer_%: $(BUILD)/obj/examples/ops/%/producer.o $(BUILD)/libvyre.a
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) -o $@ $< $(BUILD)/libvyre.a $(LDLIBS)
+endif
+
 # the module loader: files checked as root or vyred's own, manifests, symbols, clashes, optional modules
 TESTS += test_opmods
 TEST_EXTRA_OBJS_test_opmods := $(BUILD)/obj/tools/vyred/opmods.o $(BUILD)/obj/tools/vyred/opmod_manifest.o

@@ -25,7 +25,7 @@
 
 #include "../tools/vyred/opmods.h"
 #include "test_built.h"
-#include "test_crc32c.h"
+#include "opmod_stage.h"
 #include "test_rand.h"
 #include "vyre/abi.h"
 
@@ -154,19 +154,6 @@ static uint32_t dot_ordered(const float *x, const float *y, size_t n)
 
 /* ---- staging the module directories ---- */
 
-static int write_file(const char *path, const void *p, size_t n, mode_t mode)
-{
-	const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-	if (fd < 0 || write(fd, p, n) != (ssize_t)n || fchmod(fd, mode) != 0) {
-		fprintf(stderr, TEST_NAME ": %s: %s\n", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return close(fd);
-}
-
 /* The whole file at @path in a malloc'ed buffer (NULL when it cannot be read). */
 static char *read_all(const char *path, size_t *n)
 {
@@ -191,16 +178,15 @@ static char *read_all(const char *path, size_t *n)
 /* Copies $(BUILD)/examples/ops/@m/@file into @dir as mode 0644; 1 if it was not there. */
 static int stage(const char *dir, const char *m, const char *file)
 {
-	char from[PATH_MAX + 64], to[PATH_MAX + 64];
+	char from[PATH_MAX + 64];
 	size_t n = 0;
 
 	snprintf(from, sizeof(from), "%s/%s/%s", built, m, file);
-	snprintf(to, sizeof(to), "%s/%s", dir, file);
 	char *buf = read_all(from, &n);
 
 	if (!buf)
 		return 1;
-	const int rc = write_file(to, buf, n, 0644);
+	const int rc = opmod_stage_file(dir, file, buf, n, 0644);
 
 	free(buf);
 	return rc;
@@ -236,7 +222,7 @@ static int stage_all(const char *dir)
 		return -1;
 	}
 	for (int i = 0; i < N_EXAMPLES; i++) {
-		char file[64], path[PATH_MAX + 64];
+		char file[64];
 
 		snprintf(file, sizeof(file), "%s.opmod", names[i]);
 		CHECK(stage(dir, names[i], file) == 0, "%s/%s/%s not staged", built, names[i],
@@ -257,8 +243,7 @@ static int stage_all(const char *dir)
 			snprintf(text, sizeof(text),
 				 "// stand-in for %s's device code: built without nvcc\n",
 				 names[i]);
-			snprintf(path, sizeof(path), "%s/%s", dir, file);
-			write_file(path, text, strlen(text), 0644);
+			opmod_stage_file(dir, file, text, strlen(text), 0644);
 			stand_ins++;
 		}
 	}
@@ -377,7 +362,7 @@ static void check_crc32c(const struct vyre_opmod_loaded *op)
 		fill(in, n);
 		memset(out, 0xa5, sizeof(out));
 		const int rc = run(op, in, n, out, sizeof(out), NULL, 0, seed, &result);
-		const uint32_t want = crc32c_bitwise(seed, in, n);
+		const uint32_t want = opmod_stage_crc32c(seed, in, n);
 		uint32_t got;
 
 		memcpy(&got, out, 4);
@@ -387,7 +372,7 @@ static void check_crc32c(const struct vyre_opmod_loaded *op)
 	}
 	/* in place: the CRC over its own first word */
 	fill(in, 64);
-	const uint32_t want = crc32c_bitwise(0, in, 64);
+	const uint32_t want = opmod_stage_crc32c(0, in, 64);
 
 	CHECK(run(op, in, 64, in, 64, NULL, 0, 0, &result) == 0 && result == want &&
 		  memcmp(in, &want, 4) == 0,

@@ -28,10 +28,10 @@
 struct vyre_opmod_module {
 	struct vyre_opmod_manifest man;
 	void *dl;	      /* the host object, dlopen'ed */
-	int host_fd;	      /* its descriptor, open while dl is: /proc/self/fd/N stays unique */
 	uint64_t digest;      /* FNV-1a-64 of its files (opmod_manifest.h) */
 	uint8_t *ptx, *cubin; /* the device code, for the CUDA backend's linker */
 	size_t ptx_bytes, cubin_bytes;
+	int host_fd; /* the host object's descriptor, open while dl is (opmods.c says why) */
 };
 
 struct vyre_opmod_loaded {
