@@ -38,7 +38,7 @@ $(foreach m,$(OPMOD_EXAMPLES),$(eval $(call OPMOD_DIR_RULES,$(m))))
 
 # The C producers (examples/ops/NAME/producer.c, examples/ops/producer.h) call
 # vyre_op_lookup: built as $(BUILD)/examples/ops/producer_NAME once vyre.h declares it.
-OPMOD_HAVE_LOOKUP := $(shell grep -qs 'int vyre_op_lookup(' include/vyre/vyre.h && echo yes)
+OPMOD_HAVE_LOOKUP := $(shell grep -qs '^int vyre_op_lookup' include/vyre/vyre.h && echo yes)
 ifneq ($(OPMOD_HAVE_LOOKUP),)
 EXTRA_ALL += $(foreach m,$(OPMOD_EXAMPLES),$(BUILD)/examples/ops/producer_$(m))
 $(BUILD)/examples/ops/producer_%: $(BUILD)/obj/examples/ops/%/producer.o $(BUILD)/libvyre.a
