@@ -44,6 +44,16 @@ EXTRA_ALL += $(foreach m,$(OPMOD_EXAMPLES),$(BUILD)/examples/ops/producer_$(m))
 $(BUILD)/examples/ops/producer_%: $(BUILD)/obj/examples/ops/%/producer.o $(BUILD)/libvyre.a
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -o $@ $< $(BUILD)/libvyre.a $(LDLIBS)
+
+# the producers, C and Python, against a vyred that loaded the four modules (vyred --ops-dir)
+TESTS += test_opmod_producers
+$(BUILD)/tests/test_opmod_producers: tests/test_opmod_producers.sh $(BUILD)/vyred $(BUILD)/libvyre.so \
+		$(OPMOD_ALL_FILES) $(foreach m,$(OPMOD_EXAMPLES),$(BUILD)/examples/ops/producer_$(m)) \
+		python/examples/op_modules.py
+	@mkdir -p $(dir $@)
+	sed -e 's|@VYRE_SRCDIR@|$(CURDIR)|g' -e 's|@VYRE_BUILD@|$(abspath $(BUILD))|g' \
+	    -e 's|@VYRE_SANITIZE@|$(SANITIZE)|g' $< > $@
+	chmod +x $@
 endif
 
 # the module loader: files checked as root or vyred's own, manifests, symbols, clashes, optional modules
