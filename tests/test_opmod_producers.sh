@@ -15,6 +15,7 @@ sanitize=@VYRE_SANITIZE@
 tmp=$(mktemp -d /tmp/vyre-producers.XXXXXX) || exit 1
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT PIPE TERM
 fails=0
 fail() {
 	echo "FAIL: $*"
