@@ -516,7 +516,7 @@ static void check_dot(const struct vyre_opmod_loaded *op)
 
 static void loads_and_checks(void)
 {
-	char dir[PATH_MAX];
+	char dir[sizeof(root) + 16];
 
 	snprintf(dir, sizeof(dir), "%s/ops.d", root);
 	if (stage_all(dir) != 0)
