@@ -109,12 +109,15 @@ CUDA_BUNDLE := $(BUILD)/cuda-bundle
 .PHONY: cuda-bundle
 cuda-bundle: $(BUILD)/vyred $(BUILD)/vyre-bench \
 	$(addprefix $(BUILD)/tests/,$(CUDA_TESTS) test_integration test_device_buffers test_chains \
-	test_ranges test_resume test_resume_edges test_gpu_fault_load) gpu/cuda_gpu_run.sh
+	test_ranges test_resume test_resume_edges test_gpu_fault_load test_opmod_device) \
+	$(OPMOD_ALL_FILES) gpu/cuda_gpu_run.sh
 	rm -rf $(CUDA_BUNDLE) && mkdir -p $(CUDA_BUNDLE)/tests $(CUDA_BUNDLE)/lib
 	cp $(BUILD)/vyred $(BUILD)/vyre-bench $(CUDA_BUNDLE)/
 	cp $(addprefix $(BUILD)/tests/,$(CUDA_TESTS) test_integration test_device_buffers \
-		test_chains test_ranges test_resume test_resume_edges test_gpu_fault_load) \
-		$(CUDA_BUNDLE)/tests/
+		test_chains test_ranges test_resume test_resume_edges test_gpu_fault_load \
+		test_opmod_device) $(CUDA_BUNDLE)/tests/
+	mkdir -p $(CUDA_BUNDLE)/ops && for m in $(OPMOD_EXAMPLES); do \
+		cp -r $(BUILD)/examples/ops/$$m $(CUDA_BUNDLE)/ops/; done
 	for l in liburing.so.2 libcmocka.so.0; do \
 		p=$$(ldconfig -p | awk -v l=$$l '$$1 == l { print $$NF; exit }'); \
 		[ -z "$$p" ] || cp -L "$$p" $(CUDA_BUNDLE)/lib/; \
