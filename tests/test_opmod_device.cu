@@ -31,8 +31,12 @@ __device__ int vyre_op_dot_device(const struct vyre_op_dev_args *a, unsigned lon
 		}                                                                                  \
 	} while (0)
 
-/* One item: a block of blockDim.x threads, the scratch dynamic shared memory. */
-__global__ void one_item(int op, struct vyre_op_dev_args base, struct outcome *o)
+/*
+ * One item: a block of blockDim.x threads, the scratch dynamic shared memory.
+ * Bounded as the megakernel is (1024 threads, so 64 registers a thread),
+ * which is what the CUDA linker compiles a module's PTX to there.
+ */
+__global__ void __launch_bounds__(1024, 1) one_item(int op, struct vyre_op_dev_args base, struct outcome *o)
 {
 	extern __shared__ __align__(16) unsigned char scratch[];
 	struct vyre_op_dev_args a = base;
