@@ -90,7 +90,7 @@ $(BUILD)/tests/test_opmod_device: tests/test_opmod_device.cu $(OPMOD_DEVICE_SRCS
 		include/vyre/op_module.h include/vyre/abi.h tests/test_rand.h tests/opmod_device_cases.h \
 		examples/ops/op_device.h examples/ops/hash64/xxh64.h
 	@mkdir -p $(dir $@)
-	$(NVCC) -std=c++17 -O2 -rdc=true -Iinclude -Itests \
+	$(NVCC) -std=c++17 -O2 -rdc=true -maxrregcount=64 -Iinclude -Itests \
 		--generate-code arch=compute_90,code=[sm_90,compute_90] \
 		--generate-code arch=compute_75,code=compute_75 \
 		-o $@ tests/test_opmod_device.cu $(OPMOD_DEVICE_SRCS) $(OPMOD_HOST_OBJS) -lm
