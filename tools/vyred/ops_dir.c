@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* vyred's op modules: --ops-dir loaded and registered (ops_dir.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "vyre/vyre.h"
 
+#include "../../gpu/ops.h"
 #include "log.h"
 #include "ops_dir.h"
 
@@ -86,4 +88,75 @@ void vyre_ops_dir_close(struct vyre_opmods *t)
 {
 	vyre_op_modules_register(NULL, 0);
 	vyre_opmods_free(t);
+}
+
+/* VYRE_OP_INFO_* of an op whose operands are @mask (VYRE_OPERAND_*). */
+static uint32_t info_flags(int mask, int pure, int stream)
+{
+	uint32_t f = 0;
+
+	if (mask & VYRE_OPERAND_IN)
+		f |= VYRE_OP_INFO_IN;
+	if (mask & VYRE_OPERAND_OUT)
+		f |= VYRE_OP_INFO_OUT;
+	if (mask & VYRE_OPERAND_TABLE)
+		f |= VYRE_OP_INFO_TABLE;
+	if (mask & VYRE_OPERAND_COUNTED)
+		f |= VYRE_OP_INFO_COUNTED;
+	if (pure)
+		f |= VYRE_OP_INFO_PURE;
+	if (stream)
+		f |= VYRE_OP_INFO_STREAM;
+	return f;
+}
+
+static void builtin_reply(uint32_t op, struct vyre_msg_op_reply *r)
+{
+	r->op = op;
+	r->flags = info_flags(vyre_op_operands(op), vyre_op_pure(op), 0);
+	snprintf(r->name, sizeof(r->name), "%s", vyre_opmod_builtin(op));
+	r->module[0] = '\0';
+}
+
+static void module_reply(const struct vyre_op_module_entry *e, struct vyre_msg_op_reply *r)
+{
+	r->op = e->number;
+	r->flags = info_flags(e->mask, e->pure, e->stream);
+	snprintf(r->name, sizeof(r->name), "%s", e->name);
+	snprintf(r->module, sizeof(r->module), "%s", e->module);
+}
+
+void vyre_ops_dir_lookup(const char *name, struct vyre_msg_op_reply *r)
+{
+	uint32_t n;
+	const struct vyre_op_module_entry *all = vyre_op_modules_all(&n);
+	const int builtin = vyre_opmod_builtin_number(name);
+
+	memset(r, 0, sizeof(*r));
+	if (builtin >= 0) {
+		builtin_reply((uint32_t)builtin, r);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (all[i].name && strcmp(all[i].name, name) == 0) {
+			module_reply(&all[i], r);
+			return;
+		}
+	r->status = VYRE_E_NOENT;
+}
+
+void vyre_ops_dir_list(uint32_t cursor, struct vyre_msg_op_reply *r)
+{
+	uint32_t n;
+	const struct vyre_op_module_entry *all = vyre_op_modules_all(&n);
+	const uint64_t end = (uint64_t)VYRE_OP_COUNT + n;
+
+	memset(r, 0, sizeof(*r));
+	if (cursor >= end)
+		return;
+	if (cursor < VYRE_OP_COUNT)
+		builtin_reply(cursor, r);
+	else
+		module_reply(&all[cursor - VYRE_OP_COUNT], r);
+	r->next = cursor + 1 < end ? cursor + 1 : 0;
 }

@@ -13,6 +13,7 @@
 #include "opmods.h"
 
 #include "../../gpu/op_modules.h"
+#include "../../ring/proto.h"
 
 /*
  * Loads the modules of @dir with vyred's euid as their allowed owner into
@@ -34,5 +35,15 @@ void vyre_ops_dir_close(struct vyre_opmods *t);
  */
 void vyre_ops_dir_entry(const struct vyre_opmods *t, const struct vyre_opmod_loaded *op,
 			struct vyre_op_module_entry *e);
+
+/*
+ * The answers to a client's OP_LOOKUP and OP_LIST (ring/proto.h), from the
+ * built-in ops and the registry: @r gets the op named @name, or status
+ * VYRE_E_NOENT and no op; the op at @cursor (built-in ops, then the
+ * registry's in number order) and the cursor past it (0 after the last),
+ * or no op and cursor 0 past the end.
+ */
+void vyre_ops_dir_lookup(const char *name, struct vyre_msg_op_reply *r);
+void vyre_ops_dir_list(uint32_t cursor, struct vyre_msg_op_reply *r);
 
 #endif /* VYRED_OPS_DIR_H */
