@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../tools/vyred/opmods.h"
+#include "opmod_stage.h"
 #include "test_rand.h"
 #include "vyre/abi.h"
 
@@ -32,47 +33,14 @@ static char so_path[PATH_MAX];
 static char root[256];
 static unsigned n_dirs;
 
-/* The independent CRC32C: one bit at a time, no table. */
-static uint32_t crc32c_bitwise(uint32_t crc, const uint8_t *p, size_t n)
-{
-	crc = ~crc;
-	for (size_t i = 0; i < n; i++) {
-		crc ^= p[i];
-		for (int k = 0; k < 8; k++)
-			crc = crc & 1u ? (crc >> 1) ^ 0x82f63b78u : crc >> 1;
-	}
-	return ~crc;
-}
-
 static int write_file(const char *dir, const char *name, const void *p, size_t n, mode_t mode)
 {
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-	if (fd < 0 || write(fd, p, n) != (ssize_t)n || fchmod(fd, mode) != 0) {
-		fprintf(stderr, "test_opmods: %s: %s\n", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return close(fd);
+	return opmod_stage_file(dir, name, p, n, mode);
 }
 
 static int copy_so(const char *dir, const char *name)
 {
-	static char buf[1 << 20];
-	const int fd = open(so_path, O_RDONLY);
-	const ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf));
-
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0) {
-		fprintf(stderr, "test_opmods: %s: cannot read\n", so_path);
-		return -1;
-	}
-	return write_file(dir, name, buf, (size_t)n, 0644);
+	return opmod_stage_copy(so_path, dir, name);
 }
 
 /* A new module directory under root, mode 0755. */
@@ -163,9 +131,9 @@ static void loads_and_runs(void)
 			buf[k] = (uint8_t)splitmix64(&rng);
 		a = (struct vyre_op_host_args){buf, n, &out, 4, NULL, 0, seed, VYRE_OP_MODULE_ABI};
 		rc = op->host(&a, &result);
-		CHECK(rc == 0 && out == crc32c_bitwise(seed, buf, n),
+		CHECK(rc == 0 && out == opmod_stage_crc32c(seed, buf, n),
 		      "random %d: %zu bytes seed %08x: %08x vs %08x", i, n, seed, out,
-		      crc32c_bitwise(seed, buf, n));
+		      opmod_stage_crc32c(seed, buf, n));
 	}
 	a = (struct vyre_op_host_args){check, 9, &out, 2, NULL, 0, 0, VYRE_OP_MODULE_ABI};
 	CHECK(op && op->host(&a, &result) == VYRE_E_INVAL, "a 2-byte output is refused");
