@@ -24,7 +24,8 @@
 #define TEST_NAME "test_ops_dir"
 #include "test_check.h"
 
-static char so_path[PATH_MAX];
+static char so_path[PATH_MAX + 64];
+static char exe_dir[PATH_MAX - 64];
 static char root[128];
 static unsigned n_dirs;
 
@@ -286,6 +287,47 @@ static void crc_items(uint32_t crc_number)
 	run_items(items, ITEMS);
 }
 
+/* The lines vyre-submit @args prints hold each of @want (NULL-terminated). */
+static void submit_says(const char *sock, const char *args, const char *const *want)
+{
+	char cmd[PATH_MAX * 2 + 64], out[8192];
+	size_t n = 0;
+
+	snprintf(cmd, sizeof(cmd), "%s/../vyre-submit -s '%s' %s 2>&1", exe_dir, sock, args);
+	FILE *f = popen(cmd, "r");
+
+	if (f)
+		n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = 0;
+	const int st = f ? pclose(f) : -1;
+
+	CHECK(st == 0, "%s: exit %d:\n%s", cmd, st, out);
+	for (int i = 0; want[i]; i++)
+		CHECK(strstr(out, want[i]), "%s: no '%s' in:\n%s", cmd, want[i], out);
+}
+
+/* vyre-submit lists the ops and runs crc32c by name. */
+static void submit_tool(const char *sock, uint32_t crc_number)
+{
+	char number[32], result[64], prog[PATH_MAX];
+
+	snprintf(number, sizeof(number), "0x%08x", crc_number);
+	const char *const list[] = {"crc32c",		number, "checksums", "in out pure",
+				    "dfa_scan_counted", NULL};
+
+	submit_says(sock, "ops", list);
+	snprintf(prog, sizeof(prog), "%s/prog.vs", root);
+	static const char text[] = "buffer a 8 text \"12345678\"\nbuffer o 4\n"
+				   "item crc32c a o 0\nwait\n";
+
+	opmod_stage_file(root, "prog.vs", text, sizeof(text) - 1, 0644);
+	snprintf(result, sizeof(result), "op=crc32c status=ok flags=- result=%u",
+		 opmod_stage_crc32c(0, (const uint8_t *)"12345678", 8));
+	const char *const ran[] = {result, NULL};
+
+	submit_says(sock, prog, ran);
+}
+
 static void serves(void)
 {
 	char dir[PATH_MAX];
@@ -312,8 +354,10 @@ static void serves(void)
 	int rc = vyre_connect(&o, &client);
 
 	CHECK(rc == 0, "connect: %s", vyre_strerror(rc));
-	if (rc == 0 && lookups(&crc_number, &d) == 0)
+	if (rc == 0 && lookups(&crc_number, &d) == 0) {
 		crc_items(crc_number);
+		submit_tool(d.socket, crc_number);
+	}
 	if (rc == 0)
 		vyre_close(client);
 	CHECK(vyre_test_daemon_finish(&d) == 0, "vyred did not stop cleanly");
@@ -329,7 +373,8 @@ int main(int argc, char **argv)
 	if (n <= 0)
 		return 1;
 	exe[n] = 0;
-	snprintf(so_path, sizeof(so_path), "%s/../examples/ops/libvyre_op_crc32c.so", dirname(exe));
+	snprintf(exe_dir, sizeof(exe_dir), "%s", dirname(exe));
+	snprintf(so_path, sizeof(so_path), "%s/../examples/ops/libvyre_op_crc32c.so", exe_dir);
 	if (access(so_path, R_OK) != 0) {
 		fprintf(stderr, "test_ops_dir: %s: %s (make builds it with the test)\n", so_path,
 			strerror(errno));

@@ -54,10 +54,10 @@ TESTS += test_loops
 TEST_EXTRA_OBJS_test_loops := $(BUILD)/obj/tests/test_integration_daemon.o
 $(BUILD)/tests/test_loops: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
 
-# op modules in a running vyred (docs/design.md 6.7): --ops-dir, lookup, crc32c items, foreign numbers, refusals
+# op modules in a running vyred (docs/design.md 6.7): --ops-dir, lookup, crc32c items, foreign numbers, refusals, vyre-submit ops
 TESTS += test_ops_dir
 TEST_EXTRA_OBJS_test_ops_dir := $(BUILD)/obj/tests/test_integration_daemon.o \
 	$(BUILD)/obj/tools/vyred/ops_dir.o $(BUILD)/obj/tools/vyred/opmods.o \
 	$(BUILD)/obj/tools/vyred/opmod_manifest.o $(BUILD)/obj/tools/vyred/log.o
-$(BUILD)/tests/test_ops_dir: $(TEST_EXTRA_OBJS_test_ops_dir) $(BUILD)/vyred \
+$(BUILD)/tests/test_ops_dir: $(TEST_EXTRA_OBJS_test_ops_dir) $(BUILD)/vyred $(BUILD)/vyre-submit \
 	$(BUILD)/examples/ops/libvyre_op_crc32c.so
