@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../../ring/proto.h"
 #include "numbers.h"
 #include "parse_item.h"
 
@@ -29,19 +30,6 @@ static const char *const op_names[VYRE_OP_COUNT] = {
 const char *vyre_submit_op_name(uint32_t op)
 {
 	return op < VYRE_OP_COUNT ? op_names[op] : NULL;
-}
-
-/* 1 when @s is a module op's name as design.md 6.7 spells it: [a-z0-9_], a letter first. */
-static int module_op_name(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > VYRE_OP_NAME_MAX || s[0] < 'a' || s[0] > 'z')
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return 0;
-	return 1;
 }
 
 /* 1 + the index of module op name @s in the program's table, added if new; or an error. */
@@ -81,7 +69,7 @@ static int parse_op(struct vyre_submit_parser *ps, const struct vyre_submit_toke
 	}
 	uint64_t v;
 
-	if (!t->quoted && module_op_name(t->s))
+	if (!t->quoted && vyre_msg_op_name_ok(t->s, t->len))
 		return module_op(ps, t, &it->op_name);
 	if (t->quoted || vyre_submit_number(t->s, UINT32_MAX, &v))
 		return vyre_submit_perr(
