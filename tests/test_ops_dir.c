@@ -10,7 +10,10 @@
  * complete with VYRE_E_INVAL and leave their output alone. vyred refuses
  * to start on a group-writable host object, a wrong ABI and a missing
  * directory, naming the file. The registry entries follow the manifest
- * (operand bits, an `update` op never pure).
+ * (operand bits, an `update` op never pure). A resumed client keeps its
+ * number across a restart with the same files, and its old number is an
+ * unknown op after the module changed. vyre-submit lists the ops and runs
+ * crc32c by name.
  */
 #include <libgen.h>
 #include <stdlib.h>
@@ -225,6 +228,10 @@ static void run_items(struct item *items, uint32_t n)
 		if (got <= 0)
 			return;
 		for (int k = 0; k < got; k++) {
+			CHECK(cqe[k].user_data < n, "a CQE of no item: %llu",
+			      (unsigned long long)cqe[k].user_data);
+			if (cqe[k].user_data >= n)
+				continue;
 			const struct item *x = &items[cqe[k].user_data];
 			const uint8_t *in = vyre_buffer_ptr(client, x->in, NULL);
 			const uint32_t *out = vyre_buffer_ptr(client, x->out, NULL);
@@ -363,6 +370,88 @@ static void serves(void)
 	CHECK(vyre_test_daemon_finish(&d) == 0, "vyred did not stop cleanly");
 }
 
+/* Starts vyred @d on @dir; on @socket when not NULL (a restart for a resumed client). */
+static int start_on(struct vyre_test_daemon *d, const char *dir, const char *socket)
+{
+	const char *args[] = {"--backend", "cpu", "--ops-dir", dir, "--socket", socket, NULL};
+
+	if (!socket)
+		args[4] = NULL;
+	return vyre_test_daemon_start(d, args);
+}
+
+/*
+ * A resumed client across restarts (design.md 3 and 6.7): the same module
+ * files give the same number, so the number it looked up still runs
+ * crc32c; a changed module gives a new number, and the old one is an
+ * unknown op (VYRE_E_INVAL, output untouched), never another op.
+ */
+static void restart_changes_numbers(void)
+{
+	char dir[PATH_MAX];
+	struct vyre_test_daemon d[3];
+	uint32_t before = 0, after = 0;
+	static struct item x[2];
+
+	new_dir(dir);
+	put_module(dir, "checksums", "abi 1\n", crc_op, 0644);
+	if (start_on(&d[0], dir, NULL) != 0) {
+		CHECK(0, "restart: the first vyred did not start");
+		return;
+	}
+	struct vyre_connect_opts o = {.socket_path = d[0].socket, .flags = VYRE_CONNECT_RESUMABLE};
+	int rc = vyre_connect(&o, &client);
+
+	if (rc == 0)
+		rc = vyre_op_lookup(client, "crc32c", &before);
+	for (int i = 0; rc == 0 && i < 2; i++) {
+		x[i] = (struct item){.in_bytes = 64, .seed = (uint32_t)i, .op = before};
+		rc = vyre_buffer_alloc(client, 64, 0, &x[i].in);
+		if (rc == 0)
+			rc = vyre_buffer_alloc(client, 4, 0, &x[i].out);
+		if (rc == 0)
+			memset(vyre_buffer_ptr(client, x[i].in, NULL), 'a' + i, 64);
+	}
+	CHECK(rc == 0, "restart: set up: %s", vyre_strerror(rc));
+	CHECK(vyre_test_daemon_stop(&d[0]) == 0, "restart: the first vyred did not stop cleanly");
+	if (rc != 0) {
+		vyre_test_daemon_cleanup(&d[0]);
+		return;
+	}
+	/* the same files: the same number runs crc32c */
+	rc = start_on(&d[1], dir, d[0].socket);
+	if (rc == 0)
+		rc = vyre_reconnect(client, 5000000000ll) < 0 ? -1 : 0;
+	CHECK(rc == 0 && vyre_op_lookup(client, "crc32c", &after) == 0 && after == before,
+	      "restart with the same files: %08x, then %08x", before, after);
+	*(uint32_t *)vyre_buffer_ptr(client, x[0].out, NULL) = 0xdeadbeefu;
+	run_items(x, 1);
+	if (rc == 0)
+		CHECK(vyre_test_daemon_stop(&d[1]) == 0, "restart: the second vyred did not stop");
+	vyre_test_daemon_cleanup(&d[1]);
+
+	/* other device code: a new number, and the old one is no op */
+	opmod_stage_file(dir, "checksums.ptx", "// other device code\n", 21, 0644);
+	rc = start_on(&d[2], dir, d[0].socket);
+	if (rc == 0)
+		rc = vyre_reconnect(client, 5000000000ll) < 0 ? -1 : 0;
+	CHECK(rc == 0 && vyre_op_lookup(client, "crc32c", &after) == 0 && after != before &&
+		  (after & VYRE_OP_MODULE_BIT),
+	      "restart with a changed module: %08x, then %08x", before, after);
+	x[1].want_status = VYRE_E_INVAL;
+	*(uint32_t *)vyre_buffer_ptr(client, x[1].out, NULL) = 0xdeadbeefu;
+	run_items(&x[1], 1);
+	x[1].op = after;
+	x[1].want_status = 0;
+	run_items(&x[1], 1);
+	vyre_close(client);
+	if (rc == 0)
+		CHECK(vyre_test_daemon_finish(&d[2]) == 0, "restart: the third vyred did not stop");
+	else
+		vyre_test_daemon_cleanup(&d[2]);
+	vyre_test_daemon_cleanup(&d[0]);
+}
+
 int main(int argc, char **argv)
 {
 	char exe[PATH_MAX], cmd[PATH_MAX + 16];
@@ -385,6 +474,7 @@ int main(int argc, char **argv)
 		return 1;
 	entries_follow_manifest();
 	serves();
+	restart_changes_numbers();
 	refusals();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
