@@ -152,7 +152,9 @@ static int module_op(struct runner *r, uint32_t i, uint32_t *op)
 			return rerr(
 			    r, rc, "vyred has no op named '%s' (vyre-submit ops lists them)", name);
 		if (rc)
-			return rerr(r, rc, "op '%s': %s", name, vyre_strerror(rc));
+			return rerr(r, rc, "op '%s': lookup: %s", name,
+				    vyre_submit_status_name(rc) ? vyre_submit_status_name(rc)
+								: "error");
 	}
 	*op = r->op_numbers[i];
 	return 0;
