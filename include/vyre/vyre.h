@@ -161,7 +161,9 @@ struct vyre_op_info {
  * vyre_op_lookup - the number vyred gives the op named @name in *op: a
  * built-in op's VYRE_OP_* ("fill", "dfa_scan": its name in lower case) or
  * an op of a module the operator installed (docs/design.md 6.7), whose
- * number is this vyred's: look it up again after connecting to another.
+ * number is this vyred's: look it up again after a reconnect (a vyred
+ * with changed modules gives other numbers, and items of the old ones
+ * complete with VYRE_E_INVAL).
  * VYRE_E_NOENT when vyred has no op of that name, VYRE_E_INVAL for a NULL
  * or bad name (1 to VYRE_OP_NAME_MAX bytes of [a-z0-9_], a letter first),
  * VYRE_E_PROTO from a vyred older than op lookup (it disconnects).
