@@ -13,7 +13,8 @@
  * (operand bits, an `update` op never pure). A resumed client keeps its
  * number across a restart with the same files, and its old number is an
  * unknown op after the module changed. vyre-submit lists the ops and runs
- * crc32c by name.
+ * crc32c by name. A vyred of two devices loads the modules in each worker
+ * process, with the same numbers.
  */
 #include <libgen.h>
 #include <stdlib.h>
@@ -358,6 +359,8 @@ static void serves(void)
 	      "the left-out module is not logged with its file and why");
 	CHECK(vyre_test_log_has(d.log, "1 op of 1 module"), "the count of ops is not logged");
 	struct vyre_connect_opts o = {.socket_path = d.socket, .heap_bytes = 64u << 20};
+
+	client = NULL;
 	int rc = vyre_connect(&o, &client);
 
 	CHECK(rc == 0, "connect: %s", vyre_strerror(rc));
@@ -367,6 +370,7 @@ static void serves(void)
 	}
 	if (rc == 0)
 		vyre_close(client);
+	client = NULL;
 	CHECK(vyre_test_daemon_finish(&d) == 0, "vyred did not stop cleanly");
 }
 
@@ -400,6 +404,8 @@ static void restart_changes_numbers(void)
 		return;
 	}
 	struct vyre_connect_opts o = {.socket_path = d[0].socket, .flags = VYRE_CONNECT_RESUMABLE};
+
+	client = NULL;
 	int rc = vyre_connect(&o, &client);
 
 	if (rc == 0)
@@ -415,6 +421,8 @@ static void restart_changes_numbers(void)
 	CHECK(rc == 0, "restart: set up: %s", vyre_strerror(rc));
 	CHECK(vyre_test_daemon_stop(&d[0]) == 0, "restart: the first vyred did not stop cleanly");
 	if (rc != 0) {
+		if (client)
+			vyre_close(client);
 		vyre_test_daemon_cleanup(&d[0]);
 		return;
 	}
@@ -445,11 +453,68 @@ static void restart_changes_numbers(void)
 	x[1].want_status = 0;
 	run_items(&x[1], 1);
 	vyre_close(client);
+	client = NULL;
 	if (rc == 0)
 		CHECK(vyre_test_daemon_finish(&d[2]) == 0, "restart: the third vyred did not stop");
 	else
 		vyre_test_daemon_cleanup(&d[2]);
 	vyre_test_daemon_cleanup(&d[0]);
+}
+
+/*
+ * A vyred of two devices (design.md 8.8: a worker process each, here two
+ * CPU backends) loads the modules in each worker: clients of domains on
+ * different workers get the same number, and crc32c runs on both.
+ */
+static void two_workers(void)
+{
+	char dir[PATH_MAX], line[96];
+	struct vyre_test_daemon d;
+	const char *args[] = {"--backend", "cpu", "--gpus", "0,1", "--ops-dir", dir, NULL};
+	uint32_t number[2] = {0, 0};
+	int gpu[2] = {-1, -1};
+
+	new_dir(dir);
+	put_module(dir, "checksums", "abi 1\n", crc_op, 0644);
+	if (vyre_test_daemon_start(&d, args) != 0) {
+		CHECK(0, "two workers: vyred did not start");
+		return;
+	}
+	for (int k = 0; k < 2; k++) {
+		static struct item x[4];
+		struct vyre_connect_opts o = {.socket_path = d.socket, .domain = k ? "b" : "a"};
+		client = NULL;
+		int rc = vyre_connect(&o, &client);
+
+		if (rc == 0)
+			rc = vyre_op_lookup(client, "crc32c", &number[k]);
+		gpu[k] = rc == 0 ? vyre_test_logged_gpu(&d, (uint32_t)k + 1) : -1;
+		for (uint32_t i = 0; rc == 0 && i < 4; i++) {
+			x[i] = (struct item){.in_bytes = 4096 * i, .seed = i, .op = number[k]};
+			rc = vyre_buffer_alloc(client, x[i].in_bytes, 0, &x[i].in);
+			if (rc == 0)
+				rc = vyre_buffer_alloc(client, 4, 0, &x[i].out);
+			if (rc == 0 && i)
+				memset(vyre_buffer_ptr(client, x[i].in, NULL), 'k' + k,
+				       x[i].in_bytes);
+		}
+		CHECK(rc == 0, "two workers: client %d: %s", k, vyre_strerror(rc));
+		if (rc == 0)
+			run_items(x, 4);
+		if (client)
+			vyre_close(client);
+		client = NULL;
+	}
+	CHECK(gpu[0] >= 0 && gpu[1] >= 0 && gpu[0] != gpu[1],
+	      "two workers: the domains are not on two workers (gpus %d and %d)", gpu[0], gpu[1]);
+	CHECK(number[0] && number[0] == number[1], "two workers: numbers %08x and %08x", number[0],
+	      number[1]);
+	for (int g = 0; g < 2; g++) {
+		snprintf(line, sizeof(line), "vyred[gpu %d]: --ops-dir: op crc32c 0x%08x", g,
+			 number[0]);
+		CHECK(vyre_test_log_has(d.log, line), "two workers: no '%s' in the log", line);
+	}
+	CHECK(vyre_test_daemon_finish(&d) == 0, "two workers: vyred did not stop cleanly");
 }
 
 int main(int argc, char **argv)
@@ -475,6 +540,7 @@ int main(int argc, char **argv)
 	entries_follow_manifest();
 	serves();
 	restart_changes_numbers();
+	two_workers();
 	refusals();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
