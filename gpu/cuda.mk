@@ -13,8 +13,8 @@ CUDA_SRCS := gpu/cuda_driver.c gpu/cuda_device.c gpu/cuda_lower_item.c gpu/cuda_
 	gpu/cuda_immediate.c \
 	gpu/cuda_core.c gpu/cuda_persistent.c gpu/cuda_launch.c gpu/cuda_slots.c \
 	gpu/cuda_group.c gpu/cuda_devmem.c gpu/cuda_backend.c gpu/cuda_hooks.c \
-	gpu/cuda_peers.c
-CORE_SRCS += $(CUDA_SRCS) $(BUILD)/gen/megakernel_fatbin.c
+	gpu/cuda_peers.c gpu/cuda_modules.c
+CORE_SRCS += $(CUDA_SRCS) $(BUILD)/gen/megakernel_fatbin.c $(BUILD)/gen/megakernel_rdc_fatbin.c
 $(foreach s,$(CUDA_SRCS),$(eval CFLAGS_$(subst /,_,$(s:.c=)) := -I$(CUDA_HOME)/include))
 
 # megakernel.cu first: the rules compile $<, which includes the rest.
@@ -30,16 +30,27 @@ $(BUILD)/gen/megakernel.fatbin: $(MK_SRCS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(MK_NVCCFLAGS) -fatbin $< -o $@
 
-# The fatbin as a C array (od keeps this free of xxd and python).
-$(BUILD)/gen/megakernel_fatbin.c: $(BUILD)/gen/megakernel.fatbin
+# The same megakernel calling vyre_module_dispatch for module ops
+# (docs/design.md 6.7): vyred links it with the op modules' device code at
+# start (gpu/cuda_modules.c), and loads the plain one when it has none.
+# Extensible whole-program (-ewp), not -rdc: with -rdc ptxas compiles each
+# function apart and the DFA walks outgrow the 64 registers that 1024
+# threads a block leave; -ewp keeps the plain build's code and leaves only
+# the dispatch call to the linker.
+$(BUILD)/gen/megakernel_rdc.fatbin: $(MK_SRCS) include/vyre/op_module.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(MK_NVCCFLAGS) -ewp -DVYRE_MK_MODULES=1 -fatbin $< -o $@
+
+# A fatbin as a C array (od keeps this free of xxd and python).
+$(BUILD)/gen/%_fatbin.c: $(BUILD)/gen/%.fatbin
 	{ printf '%s\n' '/* generated from gpu/megakernel.cu by gpu/cuda.mk */' \
 	  '#include <stdint.h>' \
-	  'extern const unsigned char vyre_megakernel_fatbin[];' \
-	  'extern const uint64_t vyre_megakernel_fatbin_bytes;' \
-	  'const unsigned char vyre_megakernel_fatbin[] __attribute__((aligned(64))) = {'; \
+	  'extern const unsigned char vyre_$*_fatbin[];' \
+	  'extern const uint64_t vyre_$*_fatbin_bytes;' \
+	  'const unsigned char vyre_$*_fatbin[] __attribute__((aligned(64))) = {'; \
 	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
 	  printf '%s\n' '};' \
-	  'const uint64_t vyre_megakernel_fatbin_bytes = sizeof(vyre_megakernel_fatbin);'; \
+	  'const uint64_t vyre_$*_fatbin_bytes = sizeof(vyre_$*_fatbin);'; \
 	} > $@.tmp && mv $@.tmp $@
 
 # The PTX alone, for reading (make BUILD=... ptx).
@@ -49,9 +60,24 @@ $(BUILD)/gen/megakernel.sm_%.ptx: $(MK_SRCS)
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -O3 -Iinclude -Igpu -arch=compute_$* -ptx $< -o $@
 
+# The tests' module ops as PTX (test_cuda_modules links them into the megakernel).
+$(BUILD)/gen/test_module_ops.ptx: tests/test_module_ops.cu include/vyre/op_module.h
+	@mkdir -p $(dir $@)
+	$(NVCC) -std=c++17 -O3 -Iinclude -rdc=true -ptx -arch=compute_75 $< -o $@
+$(BUILD)/gen/test_module_ops_ptx.c: $(BUILD)/gen/test_module_ops.ptx
+	{ printf '%s\n' '/* generated from tests/test_module_ops.cu by gpu/cuda.mk */' \
+	  '#include <stdint.h>' \
+	  'extern const unsigned char vyre_test_module_ops_ptx[];' \
+	  'extern const uint64_t vyre_test_module_ops_ptx_bytes;' \
+	  'const unsigned char vyre_test_module_ops_ptx[] = {'; \
+	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  printf '%s\n' '};' \
+	  'const uint64_t vyre_test_module_ops_ptx_bytes = sizeof(vyre_test_module_ops_ptx);'; \
+	} > $@.tmp && mv $@.tmp $@
+
 # test_cuda_lower runs anywhere; the others exit 77 without a GPU.
 CUDA_TESTS := test_cuda_lower test_cuda_immediate test_cuda_diff test_cuda_fault test_cuda_inflight \
-	test_cuda_e2e test_cuda_dfa
+	test_cuda_e2e test_cuda_dfa test_cuda_modules
 TESTS += $(CUDA_TESTS)
 $(foreach t,$(CUDA_TESTS),$(eval TEST_EXTRA_OBJS_$(t) := $(BUILD)/obj/tests/test_cuda_gen.o))
 $(foreach t,$(CUDA_TESTS) test_cuda_gen,$(eval CFLAGS_tests_$(t) := -I$(CUDA_HOME)/include -Igpu))
@@ -66,6 +92,11 @@ TEST_EXTRA_OBJS_test_cuda_dfa += $(BUILD)/libvyre-submit.a
 CFLAGS_tests_test_cuda_dfa += -Itools/submit
 TEST_LIBS_test_cuda_dfa := -lpthread
 $(BUILD)/tests/test_cuda_dfa: $(BUILD)/libvyre-submit.a
+# module ops linked into the megakernel against their host functions
+TEST_EXTRA_OBJS_test_cuda_modules += $(BUILD)/obj/tests/test_module_ops.o \
+	$(BUILD)/obj/$(BUILD)/gen/test_module_ops_ptx.o
+$(BUILD)/tests/test_cuda_modules: $(BUILD)/obj/tests/test_module_ops.o \
+	$(BUILD)/obj/$(BUILD)/gen/test_module_ops_ptx.o
 # test_cuda_e2e runs vyred and the transport's integration test against it
 TEST_EXTRA_OBJS_test_cuda_e2e += $(BUILD)/obj/tests/test_integration_daemon.o
 $(BUILD)/tests/test_cuda_e2e: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred \

@@ -99,6 +99,18 @@
 #define VYRE_MK_HANDOFF_IN  (1u << 14)
 #define VYRE_MK_FUSE_MAX    8u
 
+/*
+ * A module op's unit (docs/design.md 6.7, gpu/cuda_modules.h): a block runs
+ * it through vyre_module_dispatch. Its index in vyre_op_modules_all() is the
+ * op word from VYRE_MK_MODULE_SHIFT up; count: the input's bytes (a counted
+ * input: the buffer's, length word included), aux: the output's; param: the
+ * table's bytes with VYRE_MK_MODULE_TABLE, else the item's param.
+ */
+#define VYRE_MK_OP_MODULE      0x80u
+#define VYRE_MK_MODULE_TABLE   (1u << 16)
+#define VYRE_MK_MODULE_COUNTED (1u << 17)
+#define VYRE_MK_MODULE_SHIFT   18u
+
 struct vyre_mk_unit {
 	uint32_t op;	/* enum vyre_op | VYRE_MK_* flags */
 	uint32_t param; /* the immediate; the byte ops (gpu/mk_decode.cuh): table bytes */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cuda_abi.h"
+#include "cuda_modules.h"
 #include "vyre/abi.h"
 
 int vyre_cuda_status(CUresult r)
@@ -115,12 +116,23 @@ static int load_module(struct vyre_cuda_device *dv, uint32_t max_blocks, char *w
 					    "vyre_mk_empty", "vyre_mk_pingpong"};
 	CUfunction *fns[] = {&dv->persistent, &dv->launch, &dv->item, &dv->empty, &dv->pingpong};
 	int per_sm = 0;
-	CUresult r = d->cuModuleLoadData(&dv->mod, vyre_megakernel_fatbin);
+	uint32_t n_modules = 0;
+	CUresult r;
 
-	if (r != CUDA_SUCCESS) {
-		dv->mod = NULL;
-		vyre_cuda_error(d, why, why_len, "cuModuleLoadData(megakernel)", r);
-		return VYRE_E_DEVICE;
+	/* op modules (docs/design.md 6.7): the relocatable megakernel linked with their code */
+	(void)vyre_op_modules_all(&n_modules);
+	if (n_modules) {
+		int err = vyre_cuda_modules_load(d, &dv->mod, why, why_len);
+
+		if (err)
+			return err;
+	} else {
+		r = d->cuModuleLoadData(&dv->mod, vyre_megakernel_fatbin);
+		if (r != CUDA_SUCCESS) {
+			dv->mod = NULL;
+			vyre_cuda_error(d, why, why_len, "cuModuleLoadData(megakernel)", r);
+			return VYRE_E_DEVICE;
+		}
 	}
 	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
 		r = d->cuModuleGetFunction(fns[i], dv->mod, names[i]);
@@ -130,6 +142,13 @@ static int load_module(struct vyre_cuda_device *dv, uint32_t max_blocks, char *w
 		}
 	}
 	dynamic_smem(dv);
+	if (n_modules && dv->smem_dynamic < VYRE_OP_DEV_SCRATCH_MIN) {
+		snprintf(why, why_len,
+			 "%s grants the megakernel %u bytes of dynamic shared memory: op modules "
+			 "are promised %u",
+			 dv->name, dv->smem_dynamic, VYRE_OP_DEV_SCRATCH_MIN);
+		return VYRE_E_DEVICE;
+	}
 	/* the persistent and launch kernels share one body, so one occupancy serves both */
 	r = d->cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, dv->persistent,
 							   (int)VYRE_MK_THREADS, dv->smem_dynamic);

@@ -57,7 +57,11 @@
 	X(cuGraphInstantiate)                                                                      \
 	X(cuGraphLaunch)                                                                           \
 	X(cuGraphExecDestroy)                                                                      \
-	X(cuGraphDestroy)
+	X(cuGraphDestroy)                                                                          \
+	X(cuLinkCreate)                                                                            \
+	X(cuLinkAddData)                                                                           \
+	X(cuLinkComplete)                                                                          \
+	X(cuLinkDestroy)
 
 #define VYRE_CUDA_DRIVER_MEMBER(f) __typeof__(f) *f;
 
@@ -80,5 +84,8 @@ void vyre_cuda_error(const struct vyre_cuda_driver *d, char *why, uint32_t why_l
 /* The embedded megakernel: a fatbin with sm_90 code and sm_90 / sm_75 PTX. */
 extern const unsigned char vyre_megakernel_fatbin[];
 extern const uint64_t vyre_megakernel_fatbin_bytes;
+/* The same, relocatable, calling vyre_module_dispatch (gpu/cuda_modules.c links it). */
+extern const unsigned char vyre_megakernel_rdc_fatbin[];
+extern const uint64_t vyre_megakernel_rdc_fatbin_bytes;
 
 #endif /* VYRE_GPU_CUDA_DRIVER_H */

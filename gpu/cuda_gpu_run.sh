@@ -32,6 +32,7 @@ step lower 120 ./tests/test_cuda_lower
 step immediate 120 ./tests/test_cuda_immediate
 step diff "${DIFF_LIMIT:-300}" ./tests/test_cuda_diff
 step dfa "${DFA_LIMIT:-300}" ./tests/test_cuda_dfa
+step modules "${MODULES_LIMIT:-300}" ./tests/test_cuda_modules
 step fault 180 ./tests/test_cuda_fault
 step inflight "${INFLIGHT_LIMIT:-300}" ./tests/test_cuda_inflight
 step e2e "${E2E_LIMIT:-300}" ./tests/test_cuda_e2e

@@ -28,7 +28,8 @@
 static int can_fail(uint32_t op)
 {
 	return op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED ||
-	       op == VYRE_OP_BASE64_DECODE || op == VYRE_OP_HEX_DECODE || op == VYRE_OP_BYTEMAP;
+	       op == VYRE_OP_BASE64_DECODE || op == VYRE_OP_HEX_DECODE || op == VYRE_OP_BYTEMAP ||
+	       (op & VYRE_OP_MODULE_BIT);
 }
 
 static int run_writer(uint32_t op)

@@ -50,10 +50,35 @@ static int is_dfa(uint32_t op)
 	return op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED;
 }
 
+/* A module op's unit (cuda_abi.h, VYRE_MK_OP_MODULE): classify found it registered. */
+static struct vyre_mk_unit module_unit(const struct vyre_exec_item *it,
+				       const struct vyre_cuda_heap *heaps, uint32_t slot)
+{
+	const int mask = vyre_op_operands(it->op);
+	const int32_t index = vyre_op_module_index(it->op);
+	const int table = (mask & VYRE_OPERAND_TABLE) != 0;
+
+	return (struct vyre_mk_unit){
+	    .op = VYRE_MK_OP_MODULE | (uint32_t)index << VYRE_MK_MODULE_SHIFT |
+		  (table ? VYRE_MK_MODULE_TABLE : 0u) |
+		  ((mask & VYRE_OPERAND_COUNTED) ? VYRE_MK_MODULE_COUNTED : 0u),
+	    .param = table ? it->table_bytes : it->param,
+	    .count = (mask & VYRE_OPERAND_IN) ? it->in_bytes : 0u,
+	    .aux = (mask & VYRE_OPERAND_OUT) ? it->out_bytes : 0u,
+	    .slot = slot,
+	    .in = vyre_cuda_operand_addr(heaps, mask & VYRE_OPERAND_IN, it->in_heap, it->in_off),
+	    .out =
+		vyre_cuda_operand_addr(heaps, mask & VYRE_OPERAND_OUT, it->out_heap, it->out_off),
+	    .table = vyre_cuda_operand_addr(heaps, table, it->table_heap, it->table_off),
+	};
+}
+
 /* The unit of a result item; a split DFA item's join (its parts differ in op, param, reserved). */
 struct vyre_mk_unit vyre_cuda_result_unit(const struct vyre_exec_item *it, uint32_t c,
 					  const struct vyre_cuda_heap *heaps, uint32_t slot)
 {
+	if (it->op & VYRE_OP_MODULE_BIT)
+		return module_unit(it, heaps, slot);
 	const int mask = vyre_op_operands(it->op);
 	struct vyre_mk_unit u = {
 	    .op = it->op | ((c & CLS_SEQUENTIAL) ? VYRE_MK_SEQUENTIAL : 0u),

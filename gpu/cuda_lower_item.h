@@ -209,9 +209,13 @@ static inline uint32_t classify_ops(const struct vyre_exec_item *it,
 
 	if (mask < 0 || ((it->in_bytes | it->out_bytes | it->table_bytes) & 3u))
 		return CLS_INVAL;
-	/* module ops have no device side yet (docs/opmods.md): never a silent NOP */
-	if (it->op >= VYRE_OP_COUNT)
-		return CLS_INVAL;
+	/* a module op runs only with its device code linked in (gpu/cuda_modules.c) */
+	if (it->op >= VYRE_OP_COUNT) {
+		const struct vyre_op_module_entry *m = vyre_op_module(it->op);
+
+		if (!m || !m->device_fn)
+			return CLS_INVAL;
+	}
 	if (!operand(heaps, n_heaps, mask & VYRE_OPERAND_IN, it->in_heap, it->in_off, it->in_bytes,
 		     &in, devmem) ||
 	    !operand(heaps, n_heaps, mask & VYRE_OPERAND_OUT, it->out_heap, it->out_off,
@@ -226,6 +230,12 @@ static inline uint32_t classify_ops(const struct vyre_exec_item *it,
 
 	uint32_t words;
 
+	if (it->op & VYRE_OP_MODULE_BIT) {
+		/* a block an item (op_module.h); a partial overlap is the oracle's INVAL */
+		if (in && out && in != out && in < out + it->out_bytes && out < in + it->in_bytes)
+			return CLS_INVAL;
+		return CLS_DEVICE | CLS_RESULT | CLS_BLOCK | 1u;
+	}
 	switch (it->op) {
 	case VYRE_OP_FILL:
 		words = it->out_bytes / 4;

@@ -41,6 +41,14 @@
 
 #include "mk_dfa.cuh"
 
+#ifdef VYRE_MK_MODULES
+#include "vyre/op_module.h"
+// Written by vyred at start as PTX and linked in (gpu/cuda_modules.c): calls
+// the device function of module op `index`.
+extern "C" __device__ int vyre_module_dispatch(uint32_t index, const vyre_op_dev_args *a,
+					       unsigned long long *result);
+#endif
+
 namespace
 {
 
@@ -130,7 +138,7 @@ __device__ __forceinline__ void bump_progress(vyre_mk_devstate *ds)
 // Ops whose unit writes a result record (at u.slot).
 __device__ __forceinline__ bool has_record(uint32_t op)
 {
-	return op >= VYRE_OP_SUM && op <= VYRE_OP_DFA_SCAN_COUNTED;
+	return (op >= VYRE_OP_SUM && op <= VYRE_OP_DFA_SCAN_COUNTED) || op == VYRE_MK_OP_MODULE;
 }
 
 // VYRE_MK_AFTER_PREV: whether the unit's chain predecessor failed, which

@@ -86,6 +86,70 @@ __device__ void block_reduce_unit(const vyre_mk_unit &u, uint64_t results, share
 #include "mk_decode.cuh"
 #include "mk_fuse.cuh"
 
+// A module op's item: every thread of the block calls the module's device
+// function (op_module.h), as the ABI promises, with the counted bytes of a
+// counted input and the dynamic shared memory as scratch; thread 0's return
+// and result are the item's, any non-zero return VYRE_E_INVAL as on the host
+// (gpu/ops.c). Without modules linked in, lowering never makes such a unit.
+__device__ __noinline__ void module_unit(const vyre_mk_unit &u, uint64_t results)
+{
+#ifdef VYRE_MK_MODULES
+	__shared__ uint32_t state[VYRE_OP_STATE_WORDS];
+	__shared__ uint32_t counted_len;
+	__shared__ int counted_bad;
+	const uint32_t tid = threadIdx.x;
+	const uint8_t *in = reinterpret_cast<const uint8_t *>(u.in);
+
+	if (tid < VYRE_OP_STATE_WORDS)
+		state[tid] = 0;
+	if (tid == 0 && (u.op & VYRE_MK_MODULE_COUNTED)) {
+		// an earlier stage may have written the length word: read it past the
+		// caches, a byte at a time (the buffer need not be word aligned)
+		const volatile uint8_t *p = in;
+		const uint32_t len = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+				     (uint32_t)p[3] << 24;
+
+		counted_len = len;
+		counted_bad = len > u.count - 4u;
+	}
+	__syncthreads();
+	vyre_op_dev_args a = {};
+	const bool counted = (u.op & VYRE_MK_MODULE_COUNTED) != 0;
+	const bool table = (u.op & VYRE_MK_MODULE_TABLE) != 0;
+	unsigned long long r = 0;
+	int rc = VYRE_E_INVAL;
+
+	if (!(counted && counted_bad)) {
+		a.in = counted ? in + 4 : in;
+		a.in_bytes = u.in ? (counted ? counted_len : u.count) : 0;
+		a.out = reinterpret_cast<void *>(u.out);
+		a.out_bytes = u.out ? u.aux : 0;
+		a.table = reinterpret_cast<const void *>(u.table);
+		a.table_bytes = table ? u.param : 0;
+		a.param = table ? 0u : u.param;
+		a.abi = VYRE_OP_MODULE_ABI;
+		a.thread = tid;
+		a.threads = blockDim.x;
+		a.scratch = dfa::shared_entries();
+		a.scratch_bytes = dfa::dynamic_smem_bytes();
+		a.tile = 0;
+		a.last_tile = 1;
+		a.state = state;
+		rc = vyre_module_dispatch(u.op >> VYRE_MK_MODULE_SHIFT, &a, &r);
+	}
+	__syncthreads();
+	if (tid == 0)
+		*(reinterpret_cast<uint4 *>(results) + u.slot) =
+		    rc ? make_uint4((uint32_t)VYRE_E_INVAL, 0u, 0u, 0u)
+		       : make_uint4(0u, 0u, (uint32_t)r, (uint32_t)(r >> 32));
+	__syncthreads();
+#else
+	if (threadIdx.x == 0)
+		put_result(results, u.slot, VYRE_E_INVAL, 0);
+	__syncthreads();
+#endif
+}
+
 __device__ void block_unit(const vyre_mk_unit &u, uint64_t results, shared_state &sh,
 			   vyre_mk_devstate *ds)
 {
@@ -100,6 +164,8 @@ __device__ void block_unit(const vyre_mk_unit &u, uint64_t results, shared_state
 	}
 	if (op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED)
 		dfa::block_unit(u, results, sh.scan, ds);
+	else if (op == VYRE_MK_OP_MODULE)
+		module_unit(u, results);
 	else if (is_byte_op(op))
 		// the dynamic shared memory the DFA keeps its tables in is free between units
 		block_bytes_unit(u, results, reinterpret_cast<uint32_t *>(dfa::shared_entries()),

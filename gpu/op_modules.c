@@ -26,6 +26,8 @@ int vyre_op_modules_register(const struct vyre_op_module_entry *e, uint32_t n)
 {
 	struct vyre_op_module_entry *t = NULL;
 
+	if (n > VYRE_OP_MODULES_MAX)
+		return VYRE_E_INVAL;
 	for (uint32_t i = 0; i < n; i++)
 		if (!(e[i].number & VYRE_OP_MODULE_BIT) || !e[i].host ||
 		    !(e[i].mask & (VYRE_OPERAND_IN | VYRE_OPERAND_OUT)) ||

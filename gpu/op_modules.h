@@ -13,6 +13,9 @@
 #include "vyre/abi.h"
 #include "vyre/op_module.h"
 
+/* Module ops a process may register: 64 modules of 64 ops (the device index has 14 bits). */
+#define VYRE_OP_MODULES_MAX 4096u
+
 /* Which operands an op uses (vyre_op_operands). */
 #define VYRE_OPERAND_IN	     (1u << 0)
 #define VYRE_OPERAND_OUT     (1u << 1)
@@ -46,7 +49,8 @@ struct vyre_op_module_entry {
 /*
  * Makes @n module ops known to every vyre_op_* call of the process,
  * replacing any before: 0, VYRE_E_INVAL (a number without
- * VYRE_OP_MODULE_BIT, twice, a mask without IN or OUT, no host function),
+ * VYRE_OP_MODULE_BIT, twice, a mask without IN or OUT, no host function,
+ * more than VYRE_OP_MODULES_MAX),
  * VYRE_E_NOMEM. Call it before any thread that asks; @n 0 forgets them.
  */
 int vyre_op_modules_register(const struct vyre_op_module_entry *e, uint32_t n);

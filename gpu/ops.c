@@ -203,6 +203,10 @@ static int module_exec(const struct vyre_exec_item *it, const uint8_t *in, uint8
 
 	if (!m)
 		return VYRE_E_INVAL;
+	/* a block runs an item on the GPU: which of in and out a partial overlap reads first is not
+	 * defined */
+	if (in && out && vyre_bytes_partial_overlap(in, it->in_bytes, out, it->out_bytes))
+		return VYRE_E_INVAL;
 	a.in = in;
 	a.in_bytes = in ? it->in_bytes : 0;
 	if (in && (m->mask & VYRE_OPERAND_COUNTED)) {

@@ -30,5 +30,7 @@ BENCH_LIBS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free \
 # module ops in the core library: the registry, vyre_exec_one's host calls, and planner-world
 # batches with module ops in place of built-in ones against the sequential oracle
 TESTS += test_op_modules
-TEST_EXTRA_OBJS_test_op_modules := $(PLANNER_WORLD_OBJ) $(BUILD)/obj/examples/ops/crc32c/host.o
-$(BUILD)/tests/test_op_modules: $(PLANNER_WORLD_OBJ) $(BUILD)/obj/examples/ops/crc32c/host.o
+TEST_EXTRA_OBJS_test_op_modules := $(PLANNER_WORLD_OBJ) $(BUILD)/obj/examples/ops/crc32c/host.o \
+	$(BUILD)/obj/tests/test_module_ops.o
+$(BUILD)/tests/test_op_modules: $(PLANNER_WORLD_OBJ) $(BUILD)/obj/examples/ops/crc32c/host.o \
+	$(BUILD)/obj/tests/test_module_ops.o

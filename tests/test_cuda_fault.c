@@ -296,21 +296,14 @@ static void watchdog_and_heartbeat(int mode)
 
 int main(void)
 {
-	char why[512];
-
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!vyre_cuda_backend) {
-		printf("%s\n", vyre_cuda_unavailable);
-		return 77;
-	}
 	/* short limits so the faults show quickly; children inherit them */
 	setenv("VYRE_CUDA_WATCHDOG_MS", "300", 1);
 	setenv("VYRE_CUDA_HEARTBEAT_MS", "250", 1);
-	/* this process never touches CUDA, so every child starts clean */
-	if (!gen_gpu_present_in_child(why, sizeof(why))) {
-		printf("no GPU: %s\n", why);
-		return 77;
-	}
+	const int skip = gen_require_gpu_in_child();
+
+	if (skip)
+		return skip;
 	kill_resident();
 	for (int mode = VYRE_CUDA_PERSISTENT; mode <= VYRE_CUDA_LAUNCH; mode++) {
 		failures += gen_in_child(sticky_fault, mode, &failures);

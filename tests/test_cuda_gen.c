@@ -902,6 +902,22 @@ int gen_gpu_present_in_child(char *why, uint32_t why_len)
 	return 0;
 }
 
+int gen_require_gpu_in_child(void)
+{
+	char why[512];
+
+	if (!vyre_cuda_backend) {
+		printf("skipped: %s\n", vyre_cuda_unavailable);
+		return 77;
+	}
+	/* this process never touches CUDA, so every child starts clean */
+	if (!gen_gpu_present_in_child(why, sizeof(why))) {
+		printf("skipped: no GPU: %s\n", why);
+		return 77;
+	}
+	return 0;
+}
+
 uint32_t gen_in_child(void (*fn)(int), int arg, uint32_t *failures)
 {
 	int status = 0;

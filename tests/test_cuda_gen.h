@@ -135,6 +135,12 @@ void gen_device_batch(struct gen_batch *g, uint32_t heap);
 int gen_gpu_present_in_child(char *why, uint32_t why_len);
 
 /*
+ * gen_require_gpu for tests whose work runs in children: 0, or 77 after
+ * saying why (no CUDA backend in this build, or no GPU, asked in a child).
+ */
+int gen_require_gpu_in_child(void);
+
+/*
  * Run @fn(@arg) in a fresh child process, which starts with *@failures 0
  * and exits 1 if fn counted any there. Returns 0 when the child passed,
  * else 1 (after saying so).

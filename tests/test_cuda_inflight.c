@@ -532,20 +532,13 @@ static void device_fault(int mode)
 int main(void)
 {
 	uint32_t bad = 0;
-	char why[512];
-
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!vyre_cuda_backend) {
-		printf("skipped: %s\n", vyre_cuda_unavailable);
-		return 77;
-	}
 	/* short limits so the faults show quickly; children inherit them */
 	setenv("VYRE_CUDA_WATCHDOG_MS", "300", 1);
-	/* this process never touches CUDA, so every child starts clean */
-	if (!gen_gpu_present_in_child(why, sizeof(why))) {
-		printf("skipped: no GPU: %s\n", why);
-		return 77;
-	}
+	const int skip = gen_require_gpu_in_child();
+
+	if (skip)
+		return skip;
 	for (int mode = VYRE_CUDA_PERSISTENT; mode <= VYRE_CUDA_LAUNCH; mode++) {
 		bad += gen_in_child(differential, mode, &failures);
 		bad += gen_in_child(watchdog, mode, &failures);

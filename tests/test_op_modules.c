@@ -25,90 +25,24 @@
 #define BATCHES	  300u
 #define MAX_BATCH 512u
 
-int vyre_op_crc32c_host(const struct vyre_op_host_args *a, uint64_t *result);
-
-/* module op numbers of the test (bit 31 set: no enum, which holds ints) */
-#define OP_CRC	 (VYRE_OP_MODULE_BIT | 0x1001u)
-#define OP_MADD	 (OP_CRC + 1u)
-#define OP_ACC	 (OP_CRC + 2u)
-#define OP_TSCAN (OP_CRC + 3u)
-#define OP_CSCAN (OP_CRC + 4u)
-
-static uint32_t load_le(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void store_le(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-/* out[i] = in[i] * 3 + param over the shorter: pure, works in place. */
-static int madd_host(const struct vyre_op_host_args *a, uint64_t *result)
-{
-	const uint64_t n = (a->in_bytes < a->out_bytes ? a->in_bytes : a->out_bytes) / 4;
-
-	for (uint64_t i = 0; i < n; i++)
-		store_le((uint8_t *)a->out + 4 * i,
-			 load_le((const uint8_t *)a->in + 4 * i) * 3u + a->param);
-	*result = n;
-	return 0;
-}
-
-/* out[i] += in[i] ^ param: reads its output, so two runs differ from one; not pure. */
-static int acc_host(const struct vyre_op_host_args *a, uint64_t *result)
-{
-	const uint64_t n = (a->in_bytes < a->out_bytes ? a->in_bytes : a->out_bytes) / 4;
-	uint32_t sum = 0;
-
-	for (uint64_t i = 0; i < n; i++) {
-		const uint32_t v = load_le((uint8_t *)a->out + 4 * i) +
-				   (load_le((const uint8_t *)a->in + 4 * i) ^ a->param);
-
-		store_le((uint8_t *)a->out + 4 * i, v);
-		sum += v;
-	}
-	*result = sum;
-	return 0;
-}
-
-/* out[0] = FNV-1a-32 of the input bytes seeded by the table's size and first byte; table param. */
-static int tscan_host(const struct vyre_op_host_args *a, uint64_t *result)
-{
-	uint32_t h = 2166136261u ^ (uint32_t)a->table_bytes;
-
-	if (a->out_bytes < 4 || a->param != 0 || !a->table)
-		return VYRE_E_INVAL;
-	if (a->table_bytes > 0)
-		h ^= *(const uint8_t *)a->table;
-	for (uint64_t i = 0; i < a->in_bytes; i++)
-		h = (h ^ ((const uint8_t *)a->in)[i]) * 16777619u;
-	/* a table of an odd number of words is refused, so failures happen too */
-	if ((a->table_bytes / 4) % 2)
-		return VYRE_E_INVAL;
-	store_le(a->out, h);
-	*result = h;
-	return 0;
-}
+#include "test_module_ops.h"
 
 static const struct vyre_op_module_entry entries[] = {
     {.number = OP_CRC,
      .mask = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_WORD0,
      .pure = 1,
      .host = vyre_op_crc32c_host},
-    {.number = OP_MADD, .mask = VYRE_OPERAND_IN | VYRE_OPERAND_OUT, .pure = 1, .host = madd_host},
-    {.number = OP_ACC, .mask = VYRE_OPERAND_IN | VYRE_OPERAND_OUT, .pure = 0, .host = acc_host},
+    {.number = OP_MADD, .mask = VYRE_OPERAND_IN | VYRE_OPERAND_OUT, .pure = 1, .host = test_madd_host},
+    {.number = OP_ACC, .mask = VYRE_OPERAND_IN | VYRE_OPERAND_OUT, .pure = 0, .host = test_acc_host},
     {.number = OP_TSCAN,
      .mask = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE | VYRE_OPERAND_WORD0,
      .pure = 1,
-     .host = tscan_host},
+     .host = test_tscan_host},
     {.number = OP_CSCAN,
      .mask = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE | VYRE_OPERAND_WORD0 |
 	     VYRE_OPERAND_COUNTED,
      .pure = 1,
-     .host = tscan_host},
+     .host = test_tscan_host},
 };
 #define N_ENTRIES (sizeof(entries) / sizeof(entries[0]))
 
@@ -148,7 +82,7 @@ static void exec_one(void)
 	uint64_t result = 0;
 
 	/* a counted input of 9 bytes "123456789" at 0, output at 64 */
-	store_le(heap, 9);
+	test_store_le(heap, 9);
 	memcpy(heap + 4, "123456789", 9);
 	struct vyre_exec_item it = {.op = OP_CRC,
 				    .in_heap = 1,
@@ -170,14 +104,14 @@ static void exec_one(void)
 	uint64_t want = 0;
 
 	a.out = want_out;
-	tscan_host(&a, &want);
-	CHECK(result == want && load_le(heap + 64) == (uint32_t)want,
+	test_tscan_host(&a, &want);
+	CHECK(result == want && test_load_le(heap + 64) == (uint32_t)want,
 	      "cscan saw the counted bytes and the table: %llx vs %llx", (unsigned long long)result,
 	      (unsigned long long)want);
 	it.table_bytes = 12; /* odd words: the host refuses */
 	CHECK(vyre_exec_one(views, &it, &result) == VYRE_E_INVAL && result == 0,
 	      "a refusal is VYRE_E_INVAL");
-	store_le(heap, 200); /* a counted length past the input */
+	test_store_le(heap, 200); /* a counted length past the input */
 	it.table_bytes = 8;
 	CHECK(vyre_exec_one(views, &it, &result) == VYRE_E_INVAL, "a bad counted length");
 	it.op = OP_CSCAN + 1;
