@@ -2,8 +2,12 @@
 # directory can be set on its own (make deb puts the library in the multiarch
 # directory). Man pages (MAN_PAGES, man/man.mk: paths ending in their section,
 # man/vyred.8) and the Python package (PYTHON_PKG_DIR, python/python.mk: its
-# directory) are installed when their fragments define them; this file is
-# read before theirs, so both are used only in recipes.
+# directory) are installed when their fragments define them, and so are the
+# example op modules (OPMOD_EXAMPLES, examples/ops.mk): each one's module
+# directory $(BUILD)/examples/ops/NAME/ into share/vyre/ops/NAME/, not
+# enabled (the operator copies its files into vyred's ops directory), and
+# its sources into share/vyre/examples/ops/NAME/. This file is read before
+# theirs, so these are used only in recipes.
 
 BINDIR     ?= $(PREFIX)/bin
 LIBDIR     ?= $(PREFIX)/lib
@@ -41,6 +45,17 @@ install: build-all
 	install -m 644 dist/systemd/vyred.socket $(DESTDIR)$(UNITDIR)/
 	install -m 644 examples/*.vs examples/*.out $(DESTDIR)$(DATADIR)/vyre/examples/
 	install -m 755 tools/demo.sh $(DESTDIR)$(DATADIR)/vyre/demo.sh
+	if [ -n "$(OPMOD_EXAMPLES)" ]; then \
+		install -D -m 644 examples/ops/op_device.h $(DESTDIR)$(DATADIR)/vyre/examples/ops/op_device.h; \
+	fi
+	for m in $(OPMOD_EXAMPLES); do \
+		for f in $(BUILD)/examples/ops/$$m/*; do \
+			install -D -m 644 "$$f" "$(DESTDIR)$(DATADIR)/vyre/ops/$$m/$${f##*/}" || exit 1; \
+		done; \
+		for f in examples/ops/$$m/*; do \
+			install -D -m 644 "$$f" "$(DESTDIR)$(DATADIR)/vyre/examples/ops/$$m/$${f##*/}" || exit 1; \
+		done; \
+	done
 	install -m 644 docs/operations.md $(DESTDIR)$(DOCDIR)/
 	for p in $(MAN_PAGES); do \
 		install -D -m 644 "$$p" "$(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}" || exit 1; \
@@ -57,3 +72,4 @@ install: build-all
 install-parts:
 	@echo "man_pages=$(MAN_PAGES)"
 	@echo "py_dir=$(PYTHON_PKG_DIR)"
+	@echo "opmods=$(OPMOD_EXAMPLES)"

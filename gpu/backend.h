@@ -203,6 +203,25 @@ uint32_t vyre_backend_inject_after(void);
 #define VYRE_CUDA_HANDOFF_READERS ((1u << VYRE_OP_BYTEMAP) | (1u << VYRE_OP_DFA_SCAN_COUNTED))
 
 /*
+ * Whether @op is one of the handoff ops of @mask (bit op; 0: every op). A
+ * module op whose manifest says `stream yes` and `in counted` reads its
+ * input as DFA_SCAN_COUNTED does (design.md 6.7), so a mask that keeps
+ * DFA_SCAN_COUNTED readers keeps it as a run's last member.
+ */
+static inline int vyre_handoff_kept(uint32_t mask, uint32_t op)
+{
+	const struct vyre_op_module_entry *m;
+
+	if (mask == 0)
+		return 1;
+	if (op < 32)
+		return (mask >> op & 1u) != 0;
+	m = (op & VYRE_OP_MODULE_BIT) ? vyre_op_module(op) : NULL;
+	return m && m->stream && (m->mask & VYRE_OPERAND_COUNTED) &&
+	       (mask >> VYRE_OP_DFA_SCAN_COUNTED & 1u);
+}
+
+/*
  * VYRE_EXEC_AFTER_PREV: 1 when item @it must not run because the item it
  * follows failed (or names no item of the @n_items that ran before it).
  */

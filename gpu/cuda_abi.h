@@ -110,6 +110,14 @@
 #define VYRE_MK_MODULE_TABLE   (1u << 16)
 #define VYRE_MK_MODULE_COUNTED (1u << 17)
 #define VYRE_MK_MODULE_SHIFT   18u
+/* Scratch words a stream module op gets past a fused run's tile (VYRE_OP_DEV_SCRATCH_MIN). */
+#define VYRE_MK_MODULE_SCRATCH_WORDS (8192u / 4u)
+/*
+ * Dynamic shared memory a backend with module ops needs: a module unit's
+ * scratch, and a fused run's tile (16 KiB), its run and control words and
+ * a stream module's scratch past it.
+ */
+#define VYRE_MK_MODULE_SMEM_MIN (32u << 10)
 
 struct vyre_mk_unit {
 	uint32_t op;	/* enum vyre_op | VYRE_MK_* flags */

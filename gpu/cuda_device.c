@@ -142,11 +142,11 @@ static int load_module(struct vyre_cuda_device *dv, uint32_t max_blocks, char *w
 		}
 	}
 	dynamic_smem(dv);
-	if (n_modules && dv->smem_dynamic < VYRE_OP_DEV_SCRATCH_MIN) {
+	if (n_modules && dv->smem_dynamic < VYRE_MK_MODULE_SMEM_MIN) {
 		snprintf(why, why_len,
 			 "%s grants the megakernel %u bytes of dynamic shared memory: op modules "
-			 "are promised %u",
-			 dv->name, dv->smem_dynamic, VYRE_OP_DEV_SCRATCH_MIN);
+			 "need %u",
+			 dv->name, dv->smem_dynamic, VYRE_MK_MODULE_SMEM_MIN);
 		return VYRE_E_DEVICE;
 	}
 	/* the persistent and launch kernels share one body, so one occupancy serves both */

@@ -17,7 +17,7 @@
  * Handoff runs. Items the planner marked (VYRE_EXEC_HANDOFF_OUT/_IN) become
  * one run of units that one block executes where the first item's group
  * runs, when the run is one this backend keeps on chip: a decoder or
- * BYTEMAP first, BYTEMAPs, and a BYTEMAP or DFA_SCAN_COUNTED last, each
+ * BYTEMAP first, BYTEMAPs, and a BYTEMAP, DFA_SCAN_COUNTED or stream module op last, each
  * reading exactly the range its predecessor wrote, every operand word
  * aligned, and the last one's output the first one's input or apart from
  * it (gpu/mk_fuse.cuh streams the first input in order). A marked link that
@@ -39,7 +39,14 @@ static int run_writer(uint32_t op)
 
 static int run_reader(uint32_t op)
 {
-	return op == VYRE_OP_BYTEMAP || op == VYRE_OP_DFA_SCAN_COUNTED;
+	return op == VYRE_OP_BYTEMAP || op == VYRE_OP_DFA_SCAN_COUNTED ||
+	       ((op & VYRE_OP_MODULE_BIT) && vyre_handoff_kept(VYRE_CUDA_HANDOFF_READERS, op));
+}
+
+/* A run ends at a member that writes no stream on: a scan, or a module op. */
+static int run_last(uint32_t op)
+{
+	return op == VYRE_OP_DFA_SCAN_COUNTED || (op & VYRE_OP_MODULE_BIT);
 }
 
 static uint64_t address(const struct vyre_cuda_heap *heaps, uint32_t heap, uint64_t off)
@@ -99,7 +106,7 @@ static uint32_t run_members(const struct vyre_exec_batch *batch, const struct vy
 	while (m < VYRE_MK_FUSE_MAX &&
 	       link_ok(batch, heaps, n_heaps, split_blocks, st, i, i + m - 1)) {
 		m++;
-		if (batch->items[i + m - 1].op == VYRE_OP_DFA_SCAN_COUNTED)
+		if (run_last(batch->items[i + m - 1].op))
 			break;
 	}
 	return m;

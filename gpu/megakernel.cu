@@ -41,8 +41,8 @@
 
 #include "mk_dfa.cuh"
 
-#ifdef VYRE_MK_MODULES
 #include "vyre/op_module.h"
+#ifdef VYRE_MK_MODULES
 // Written by vyred at start as PTX and linked in (gpu/cuda_modules.c): calls
 // the device function of module op `index`.
 extern "C" __device__ int vyre_module_dispatch(uint32_t index, const vyre_op_dev_args *a,
@@ -123,10 +123,10 @@ __device__ __forceinline__ uint32_t reduce(uint32_t op, uint32_t a, uint32_t b)
 }
 
 __device__ __forceinline__ void put_result(uint64_t results, uint32_t slot, int32_t status,
-					   uint32_t value)
+					   uint64_t value)
 {
 	uint4 *r = reinterpret_cast<uint4 *>(results) + slot;
-	*r = make_uint4((uint32_t)status, 0u, value, 0u);
+	*r = make_uint4((uint32_t)status, 0u, (uint32_t)value, (uint32_t)(value >> 32));
 }
 
 __device__ __forceinline__ void bump_progress(vyre_mk_devstate *ds)

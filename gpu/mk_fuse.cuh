@@ -12,6 +12,12 @@
 // DFA state from tile to tile. The transient buffers are never read or
 // written: their bytes stay as they were, which nothing can observe.
 //
+// F may also be a module op whose manifest says `stream yes` (design.md
+// 6.7): the decoded tile is then handed to its device function, a tile at a
+// time with its carried state words, instead of being scanned, and W's
+// characters are checked first (the function may write its output as the
+// tiles come).
+//
 // Outcomes are those of running the members one after the other (gpu/ops.c):
 // W fails on a bad header or a character outside its alphabet, a BYTEMAP on
 // a short table or output, F's DFA on a bad table; the first that fails
@@ -40,11 +46,15 @@ constexpr uint32_t kChunk = 32;	   // bytes a thread's chunk of a tile gets at l
 constexpr uint32_t kWarmup = 32;   // bytes a chunk's guess walks
 constexpr uint32_t kCtlWords = 16; // header results, broadcast by thread 0
 constexpr uint32_t kMapAt = kCtlWords;
-constexpr uint32_t kTileAt = kMapAt + 64;
+constexpr uint32_t kTileAt = kMapAt + 64 + 8; // the map, then a module's state
 
 // ctl words
 constexpr uint32_t kOk = 0, kLen = 1, kD = 2, kDigits = 3; // mk_bytes::check_header's
 constexpr uint32_t kFirstBad = 4, kCanceled = 5, kStates = 6, kStart = 7, kState = 8;
+constexpr uint32_t kModuleRc = 9;
+// a stream module F's carried state (VYRE_OP_STATE_WORDS) follows the map
+constexpr uint32_t kModuleStateAt = kMapAt + 64;
+constexpr uint32_t kModuleStateWords = 8;
 
 // Transitions in memory as the client wrote them, clamped at each use.
 struct global_table {
@@ -146,6 +156,53 @@ __device__ __forceinline__ bool is_map(const vyre_mk_unit &u)
 	return (u.op & VYRE_MK_OP_MASK) == VYRE_OP_BYTEMAP;
 }
 
+__device__ __forceinline__ bool is_module(const vyre_mk_unit &u)
+{
+	return (u.op & VYRE_MK_OP_MASK) == VYRE_MK_OP_MODULE;
+}
+
+// A module op's device function on every thread of the block, for input
+// [bytes, bytes + nb) (a stream F: one tile of it; a module unit: all of it,
+// as tile 0 and the last). Returns thread 0's return value, broadcast
+// through ctl[kModuleRc]; *result is thread 0's. Without modules linked in
+// (no VYRE_MK_MODULES), lowering never makes a module unit.
+__device__ int module_tile(const vyre_mk_unit &f, const uint8_t *bytes, uint32_t nb, uint32_t tile,
+			   bool last, uint32_t *state, void *scratch, uint32_t scratch_bytes,
+			   uint32_t *ctl, unsigned long long *result)
+{
+#ifdef VYRE_MK_MODULES
+	const bool table = (f.op & VYRE_MK_MODULE_TABLE) != 0;
+	vyre_op_dev_args a = {};
+
+	a.in = bytes;
+	a.in_bytes = nb;
+	a.out = reinterpret_cast<void *>(f.out);
+	a.out_bytes = f.out ? f.aux : 0;
+	a.table = reinterpret_cast<const void *>(f.table);
+	a.table_bytes = table ? f.param : 0;
+	a.param = table ? 0u : f.param;
+	a.abi = VYRE_OP_MODULE_ABI;
+	a.thread = threadIdx.x;
+	a.threads = blockDim.x;
+	a.scratch = scratch;
+	a.scratch_bytes = scratch_bytes;
+	a.tile = tile;
+	a.last_tile = last;
+	a.state = state;
+	const int rc = vyre_module_dispatch(f.op >> VYRE_MK_MODULE_SHIFT, &a, result);
+
+	if (threadIdx.x == 0)
+		ctl[kModuleRc] = (uint32_t)rc;
+#else
+	(void)f, (void)bytes, (void)nb, (void)tile, (void)last, (void)state, (void)scratch;
+	(void)scratch_bytes, (void)result;
+	if (threadIdx.x == 0)
+		ctl[kModuleRc] = (uint32_t)VYRE_E_INVAL;
+#endif
+	__syncthreads();
+	return (int)ctl[kModuleRc];
+}
+
 // Thread 0: whether W's chain predecessor failed, W's header, and each later
 // member's header given D, into ctl.
 __device__ void check_headers(const vyre_mk_unit *run, uint32_t m, uint64_t results, uint32_t *ctl)
@@ -166,6 +223,8 @@ __device__ void check_headers(const vyre_mk_unit *run, uint32_t m, uint64_t resu
 
 		if (is_map(u)) {
 			ok = ok && u.param >= 256 && 4 + 4 * ((d + 3) / 4) <= u.aux;
+		} else if (is_module(u)) {
+			// the module checks its own operands, tile by tile
 		} else {
 			const uint32_t *table = reinterpret_cast<const uint32_t *>(u.table);
 			const uint32_t n = u.aux >= 8 ? table[0] : 0,
@@ -184,7 +243,7 @@ __device__ void check_headers(const vyre_mk_unit *run, uint32_t m, uint64_t resu
 
 // Thread 0: every member's record, and F's word 0 when all succeeded.
 __device__ void finish(const vyre_mk_unit *run, uint32_t m, uint64_t results, const uint32_t *ctl,
-		       bool w_bad, bool f_bad, uint32_t count)
+		       bool w_bad, bool f_bad, uint32_t count, unsigned long long module_result)
 {
 	const uint32_t d = ctl[kD];
 	uint32_t first_bad = ctl[kCanceled] ? 0 : w_bad ? 0 : ctl[kFirstBad];
@@ -198,10 +257,12 @@ __device__ void finish(const vyre_mk_unit *run, uint32_t m, uint64_t results, co
 			put_result(results, run[j].slot, VYRE_E_CANCELED, 0);
 		else if (j == first_bad)
 			put_result(results, run[j].slot, VYRE_E_INVAL, 0);
+		else if (j == m - 1 && is_module(f))
+			put_result(results, f.slot, 0, module_result);
 		else
 			put_result(results, run[j].slot, 0, scan ? count : d);
 	}
-	if (first_bad == m)
+	if (first_bad == m && !is_module(f))
 		*reinterpret_cast<uint32_t *>(f.out) = is_map(f) ? d : count;
 }
 
@@ -272,11 +333,16 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 	const uint32_t tid = threadIdx.x, threads = blockDim.x;
 	const vyre_mk_unit &w = run[0], &f = run[m - 1];
 	const uint32_t op = w.op & VYRE_MK_OP_MASK;
-	const bool scan = !is_map(f), decoder = op != VYRE_OP_BYTEMAP;
+	const bool module_f = is_module(f);
+	const bool scan = !is_map(f) && !module_f, decoder = op != VYRE_OP_BYTEMAP;
 	uint32_t *ctl = scratch;
 	uint8_t *map = reinterpret_cast<uint8_t *>(scratch + kMapAt);
 	uint32_t *tile = scratch + kTileAt;
-	const uint32_t tile_words = min(4 * threads, (scratch_words - kTileAt) & ~3u);
+	// a module F keeps VYRE_OP_DEV_SCRATCH_MIN bytes past the tile for its scratch
+	// (the backend starts with modules only when the dynamic shared memory holds both)
+	const uint32_t keep = module_f ? VYRE_MK_MODULE_SCRATCH_WORDS : 0u;
+	const uint32_t tile_words = min(4 * threads, (scratch_words - kTileAt - keep) & ~3u);
+	unsigned long long module_result = 0;
 	const uint32_t *in = reinterpret_cast<const uint32_t *>(w.in) + 1;
 
 	if (tid == 0)
@@ -294,7 +360,7 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 	uint32_t hits = 0;
 
 	if (first_bad == m && !w_bad) {
-		const bool mapped = !decoder || m > 2 || !scan;
+		const bool mapped = !decoder || m > 2 || (!scan && !module_f);
 		const uint32_t n = scan ? ctl[kStates] : 1, start = scan ? ctl[kStart] : 0;
 		const uint32_t *accept = reinterpret_cast<const uint32_t *>(f.table) + 2;
 		const uint32_t *next = accept + (n + 31) / 32;
@@ -316,6 +382,8 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 			f_bad = any_bad(next, n);
 		if (tid == 0)
 			ctl[kState] = start;
+		if (tid < kModuleStateWords)
+			scratch[kModuleStateAt + tid] = 0;
 		__syncthreads();
 
 		const uint32_t in_words = (len + 3) / 4, out_words = (d + 3) / 4;
@@ -345,7 +413,7 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 					const uint64_t ow = first_out + (uint64_t)per * tid + k;
 					const uint32_t v =
 					    mapped ? mk_bytes::map_word(map, o[k]) : o[k];
-					if (scan)
+					if (scan || module_f)
 						tile[per * tid + k] = v;
 					else if (ow < out_words)
 						*(reinterpret_cast<uint32_t *>(f.out) + 1 + ow) =
@@ -368,6 +436,17 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 				if (tid == 0)
 					ctl[kState] = s1;
 			}
+			if (module_f && !f_bad) {
+				__syncthreads();
+				const uint64_t have =
+				    4 * (first_out + (uint64_t)per * ((mw + 3) / 4));
+				const uint32_t nb = (uint32_t)(min(have, (uint64_t)d) -
+							       min(4 * first_out, (uint64_t)d));
+				f_bad = module_tile(f, reinterpret_cast<const uint8_t *>(tile), nb,
+						    t0 / tile_words, t0 + tile_words >= in_words,
+						    scratch + kModuleStateAt, tile + tile_words,
+						    4 * keep, ctl, &module_result) != 0;
+			}
 			if (tid == 0)
 				bump_progress(ds);
 			// the next tile overwrites what this one decoded from (and the carried
@@ -376,6 +455,11 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 		}
 		if (decoder && !checked_first)
 			w_bad = __syncthreads_or(bad) != 0;
+		// no tile: the function still sees the empty input once, as on the host
+		if (module_f && in_words == 0)
+			f_bad = module_tile(f, reinterpret_cast<const uint8_t *>(tile), 0, 0, true,
+					    scratch + kModuleStateAt, tile + tile_words, 4 * keep,
+					    ctl, &module_result) != 0;
 	}
 	// the sum of every thread's hits: 32 at a time, then those sums
 	g[tid] = hits;
@@ -391,7 +475,7 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 		uint32_t count = 0;
 		for (uint32_t k = 0; k < (threads + 31) / 32; k++)
 			count += e[k];
-		finish(run, m, results, ctl, w_bad, f_bad, count);
+		finish(run, m, results, ctl, w_bad, f_bad, count, module_result);
 	}
 	__syncthreads();
 }

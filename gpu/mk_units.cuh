@@ -93,61 +93,37 @@ __device__ void block_reduce_unit(const vyre_mk_unit &u, uint64_t results, share
 // (gpu/ops.c). Without modules linked in, lowering never makes such a unit.
 __device__ __noinline__ void module_unit(const vyre_mk_unit &u, uint64_t results)
 {
-#ifdef VYRE_MK_MODULES
 	__shared__ uint32_t state[VYRE_OP_STATE_WORDS];
-	__shared__ uint32_t counted_len;
-	__shared__ int counted_bad;
+	// [0] the counted length, [1] whether it is too long, [kModuleRc] the return
+	__shared__ uint32_t ctl[mk_fuse::kModuleRc + 1];
 	const uint32_t tid = threadIdx.x;
+	const bool counted = (u.op & VYRE_MK_MODULE_COUNTED) != 0;
 	const uint8_t *in = reinterpret_cast<const uint8_t *>(u.in);
 
 	if (tid < VYRE_OP_STATE_WORDS)
 		state[tid] = 0;
-	if (tid == 0 && (u.op & VYRE_MK_MODULE_COUNTED)) {
+	if (tid == 0 && counted) {
 		// an earlier stage may have written the length word: read it past the
 		// caches, a byte at a time (the buffer need not be word aligned)
 		const volatile uint8_t *p = in;
 		const uint32_t len = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 				     (uint32_t)p[3] << 24;
 
-		counted_len = len;
-		counted_bad = len > u.count - 4u;
+		ctl[0] = len;
+		ctl[1] = len > u.count - 4u;
 	}
 	__syncthreads();
-	vyre_op_dev_args a = {};
-	const bool counted = (u.op & VYRE_MK_MODULE_COUNTED) != 0;
-	const bool table = (u.op & VYRE_MK_MODULE_TABLE) != 0;
 	unsigned long long r = 0;
-	int rc = VYRE_E_INVAL;
+	const int rc =
+	    counted && ctl[1]
+		? VYRE_E_INVAL
+		: mk_fuse::module_tile(u, counted ? in + 4 : in,
+				       u.in ? (counted ? ctl[0] : u.count) : 0u, 0, true, state,
+				       dfa::shared_entries(), dfa::dynamic_smem_bytes(), ctl, &r);
 
-	if (!(counted && counted_bad)) {
-		a.in = counted ? in + 4 : in;
-		a.in_bytes = u.in ? (counted ? counted_len : u.count) : 0;
-		a.out = reinterpret_cast<void *>(u.out);
-		a.out_bytes = u.out ? u.aux : 0;
-		a.table = reinterpret_cast<const void *>(u.table);
-		a.table_bytes = table ? u.param : 0;
-		a.param = table ? 0u : u.param;
-		a.abi = VYRE_OP_MODULE_ABI;
-		a.thread = tid;
-		a.threads = blockDim.x;
-		a.scratch = dfa::shared_entries();
-		a.scratch_bytes = dfa::dynamic_smem_bytes();
-		a.tile = 0;
-		a.last_tile = 1;
-		a.state = state;
-		rc = vyre_module_dispatch(u.op >> VYRE_MK_MODULE_SHIFT, &a, &r);
-	}
-	__syncthreads();
 	if (tid == 0)
-		*(reinterpret_cast<uint4 *>(results) + u.slot) =
-		    rc ? make_uint4((uint32_t)VYRE_E_INVAL, 0u, 0u, 0u)
-		       : make_uint4(0u, 0u, (uint32_t)r, (uint32_t)(r >> 32));
+		put_result(results, u.slot, rc ? VYRE_E_INVAL : 0, rc ? 0 : r);
 	__syncthreads();
-#else
-	if (threadIdx.x == 0)
-		put_result(results, u.slot, VYRE_E_INVAL, 0);
-	__syncthreads();
-#endif
 }
 
 __device__ void block_unit(const vyre_mk_unit &u, uint64_t results, shared_state &sh,

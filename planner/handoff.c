@@ -25,12 +25,6 @@ static int reads_input(uint32_t op)
 	return mask > 0 && (mask & VYRE_OPERAND_IN);
 }
 
-/* @op is one of the backend's @mask (bit op; 0: every op). */
-static int kept_op(uint32_t mask, uint32_t op)
-{
-	return mask == 0 || (op < 32 && (mask >> op & 1u));
-}
-
 /* Link k -> k + 1 passes every test that needs no group: see the top of the file. */
 static int link_candidate(const struct vyre_planner *p, const struct batch_scratch *s,
 			  const struct vyre_plan_batch *b, uint32_t k)
@@ -45,8 +39,8 @@ static int link_candidate(const struct vyre_planner *p, const struct batch_scrat
 	if (t == 0 || r->input_handle != t || !reads_input(r->op_handle) || r->output_handle == t ||
 	    r->param == t || w->input_handle == t || w->param == t)
 		return 0;
-	if (!kept_op(p->cfg.handoff_writers, w->op_handle) ||
-	    !kept_op(p->cfg.handoff_readers, r->op_handle))
+	if (!vyre_handoff_kept(p->cfg.handoff_writers, w->op_handle) ||
+	    !vyre_handoff_kept(p->cfg.handoff_readers, r->op_handle))
 		return 0;
 	return b->exec[k].out_bytes > 0 && b->exec[k].out_bytes <= p->cfg.handoff_bytes &&
 	       vyre_exec_handoff_exact(&b->exec[k], &b->exec[k + 1]);

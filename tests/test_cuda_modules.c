@@ -68,17 +68,24 @@ static int register_ops(const struct vyre_op_module_entry *last)
 	    entry(OP_TSCAN, scan, 1, test_tscan_host, "tscan", "test_tscan_device"),
 	    entry(OP_CSCAN, scan | VYRE_OPERAND_COUNTED, 1, test_tscan_host, "cscan",
 		  "test_tscan_device"),
+	    entry(OP_CFNV, io | VYRE_OPERAND_WORD0 | VYRE_OPERAND_COUNTED, 1, test_cfnv_host,
+		  "cfnv", "test_cfnv_device"),
 	    entry(OP_FAULT, io, 0, fault_host, "fault", "test_fault_device"),
 	};
 	const uint32_t n = sizeof(e) / sizeof(e[0]);
+
+	e[4].stream = 1;
 
 	if (last)
 		e[n - 1] = *last;
 	return vyre_op_modules_register(e, n);
 }
 
-/* Module ops in place of built-in ones of the same operands, outside handoff runs. */
-static uint32_t substitute(struct gen_rng *r, struct gen_batch *g)
+/*
+ * Module ops in place of built-in ones of the same operands; in a handoff
+ * run only its last member, by the stream op (counted in *@fused).
+ */
+static uint32_t substitute(struct gen_rng *r, struct gen_batch *g, uint32_t *fused)
 {
 	uint32_t n = 0;
 
@@ -87,8 +94,17 @@ static uint32_t substitute(struct gen_rng *r, struct gen_batch *g)
 		const uint32_t roll = gen_below(r, 3);
 		uint32_t to = it->op;
 
-		if (it->flags & (VYRE_EXEC_HANDOFF_OUT | VYRE_EXEC_HANDOFF_IN))
+		/* a handoff run's last member may become the stream op, no other member */
+		if (it->flags & VYRE_EXEC_HANDOFF_OUT)
 			continue;
+		if (it->flags & VYRE_EXEC_HANDOFF_IN) {
+			if (it->op == VYRE_OP_DFA_SCAN_COUNTED && roll < 2) {
+				it->op = OP_CFNV;
+				n++;
+				*fused += 1;
+			}
+			continue;
+		}
 		switch (it->op) {
 		case VYRE_OP_COPY:
 		case VYRE_OP_ADD:
@@ -100,7 +116,7 @@ static uint32_t substitute(struct gen_rng *r, struct gen_batch *g)
 			to = roll < 2 ? OP_TSCAN : it->op;
 			break;
 		case VYRE_OP_DFA_SCAN_COUNTED:
-			to = roll < 2 ? OP_CSCAN : it->op;
+			to = roll == 0 ? OP_CSCAN : roll == 1 ? OP_CFNV : it->op;
 			break;
 		default:
 			break;
@@ -141,7 +157,7 @@ static void differential(int mode)
 	struct gen_batch *g = malloc(sizeof(*g));
 	struct vyre_exec_result *expect = malloc(GEN_MAX_ITEMS * sizeof(*expect));
 	struct gen_rng rng = {0x0d5e + (uint64_t)mode};
-	uint32_t module_items = 0, module_ok = 0, bad = 0, n = 0;
+	uint32_t module_items = 0, module_ok = 0, fused = 0, bad = 0, n = 0;
 	char why[2048], msg[512];
 	int err;
 
@@ -160,7 +176,7 @@ static void differential(int mode)
 				  : i % 10   ? 64
 					     : GEN_MAX_ITEMS,
 				  g);
-			const uint32_t subs = substitute(&rng, g);
+			const uint32_t subs = substitute(&rng, g, &fused);
 
 			memcpy(want, heap, HEAP_BYTES);
 			gen_oracle(want, HEAP_BYTES, g, expect);
@@ -188,9 +204,10 @@ static void differential(int mode)
 				    (g->items[j].op & VYRE_OP_MODULE_BIT) && expect[j].status == 0;
 			}
 		}
-	printf("%s: %u batches, %u module items (%u ran ok), %u bad\n", mode_name(mode), n,
-	       module_items, module_ok, bad);
+	printf("%s: %u batches, %u module items (%u ran ok, %u ended a handoff run), %u bad\n",
+	       mode_name(mode), n, module_items, module_ok, fused, bad);
 	CHECK(module_ok > n, "%s: too few module items ran to show anything", mode_name(mode));
+	CHECK(fused > 20, "%s: too few handoff runs ended in the stream op", mode_name(mode));
 	CHECK(vyre_cuda_backend->unregister_heap(b, 0) == 0, "unregister_heap");
 out:
 	if (b)

@@ -4,7 +4,8 @@
 # naming the prefix, the systemd units with ExecStart in the prefix (and
 # systemd-analyze verify content with them where it is installed), the
 # examples and the demo, and, when their fragments exist in this tree, the
-# man pages in their sections and the Python package (importable from there).
+# man pages in their sections, the Python package (importable from there)
+# and the example op modules (share/vyre/ops/NAME, modes the loader takes).
 # Filled in by tests/ops.mk: the source tree and the build.
 src='@VYRE_SRCDIR@'
 build='@BUILD@'
@@ -24,6 +25,7 @@ unset MAKEFLAGS MFLAGS MAKELEVEL
 parts=$(make -s -C "$src" --no-print-directory install-parts) || exit 1
 man_pages=$(echo "$parts" | sed -n 's/^man_pages=//p')
 py_dir=$(echo "$parts" | sed -n 's/^py_dir=//p')
+opmods=$(echo "$parts" | sed -n 's/^opmods=//p')
 install_to() {
 	make -s -C "$src" BUILD="$build" SANITIZE="$sanitize" CFLAGS="$cflags" "$@" install \
 		>"$tmp/make.log" 2>&1 || {
@@ -67,6 +69,14 @@ check() {
 				fail "man page $p not in man${p##*.}"
 		done
 	fi
+	for m in $opmods; do
+		d=$root$prefix/share/vyre/ops/$m
+		[ -f "$d/$m.opmod" ] && [ -f "$d/libvyre_op_$m.so" ] ||
+			fail "op module $m not in share/vyre/ops/$m"
+		[ -z "$(find "$d" -perm /022)" ] || fail "op module $m: writable by group or others"
+		[ -f "$root$prefix/share/vyre/examples/ops/$m/host.c" ] ||
+			fail "op module $m's sources not in share/vyre/examples/ops/$m"
+	done
 	if [ -n "$py_dir" ]; then
 		pkg=$(basename "$py_dir")
 		[ -f "$root$prefix/lib/python3/dist-packages/$pkg/__init__.py" ] ||

@@ -40,7 +40,7 @@ struct record {
 	uint32_t value;
 };
 
-void put_result(uint64_t results, uint32_t slot, int32_t status, uint32_t value)
+void put_result(uint64_t results, uint32_t slot, int32_t status, uint64_t value)
 {
 	record *r = reinterpret_cast<record *>(results) + slot;
 

@@ -45,7 +45,7 @@ using std::min;
 
 #include "mk_host_block.h"
 
-void put_result(uint64_t results, uint32_t slot, int32_t status, uint32_t value)
+void put_result(uint64_t results, uint32_t slot, int32_t status, uint64_t value)
 {
 	vyre_mk_result *r = reinterpret_cast<vyre_mk_result *>(results) + slot;
 

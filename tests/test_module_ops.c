@@ -59,3 +59,16 @@ int test_tscan_host(const struct vyre_op_host_args *a, uint64_t *result)
 	*result = h;
 	return 0;
 }
+
+int test_cfnv_host(const struct vyre_op_host_args *a, uint64_t *result)
+{
+	uint32_t h = 2166136261u ^ a->param;
+
+	if (a->out_bytes < 4)
+		return VYRE_E_INVAL;
+	for (uint64_t i = 0; i < a->in_bytes; i++)
+		h = (h ^ ((const uint8_t *)a->in)[i]) * 16777619u;
+	test_store_le(a->out, h);
+	*result = h | a->in_bytes << 32;
+	return 0;
+}

@@ -88,6 +88,32 @@ extern "C" __device__ int test_tscan_device(const struct vyre_op_dev_args *a,
 	return 0;
 }
 
+// The stream op: thread 0 folds each tile into the carried hash (state[0])
+// and length (state[1]); the last tile stores them. Called whole (one tile,
+// the last) outside a fused run.
+extern "C" __device__ int test_cfnv_device(const struct vyre_op_dev_args *a,
+					   unsigned long long *result)
+{
+	const uint8_t *in = (const uint8_t *)a->in;
+
+	if (a->out_bytes < 4)
+		return E_INVAL;
+	if (a->thread != 0)
+		return 0;
+	uint32_t h = a->tile == 0 ? 2166136261u ^ a->param : a->state[0];
+	const uint32_t len = (a->tile == 0 ? 0u : a->state[1]) + (uint32_t)a->in_bytes;
+
+	for (uint64_t i = 0; i < a->in_bytes; i++)
+		h = (h ^ in[i]) * 16777619u;
+	a->state[0] = h;
+	a->state[1] = len;
+	if (a->last_tile) {
+		store_le((uint8_t *)a->out, h);
+		*result = h | (unsigned long long)len << 32;
+	}
+	return 0;
+}
+
 // A module that faults: a store to an address no context maps.
 extern "C" __device__ int test_fault_device(const struct vyre_op_dev_args *a,
 					    unsigned long long *result)

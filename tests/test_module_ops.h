@@ -20,6 +20,7 @@ int vyre_op_crc32c_host(const struct vyre_op_host_args *a, uint64_t *result);
 #define OP_ACC	 (OP_CRC + 2u)
 #define OP_TSCAN (OP_CRC + 3u)
 #define OP_CSCAN (OP_CRC + 4u)
+#define OP_CFNV	 (OP_CRC + 6u)
 
 uint32_t test_load_le(const uint8_t *p);
 void test_store_le(uint8_t *p, uint32_t v);
@@ -33,5 +34,11 @@ int test_acc_host(const struct vyre_op_host_args *a, uint64_t *result);
  * byte (a table param); VYRE_E_INVAL for a table of an odd number of words.
  */
 int test_tscan_host(const struct vyre_op_host_args *a, uint64_t *result);
+
+/*
+ * A stream op (`in counted`, `stream yes`): out[0] = FNV-1a-32 of the input
+ * seeded by param; result = that | the input's bytes << 32.
+ */
+int test_cfnv_host(const struct vyre_op_host_args *a, uint64_t *result);
 
 #endif /* VYRE_TEST_MODULE_OPS_H */

@@ -62,14 +62,11 @@ TEST_EXTRA_OBJS_test_ops_dir := $(BUILD)/obj/tests/test_integration_daemon.o \
 $(BUILD)/tests/test_ops_dir: $(TEST_EXTRA_OBJS_test_ops_dir) $(BUILD)/vyred $(BUILD)/vyre-submit \
 	$(BUILD)/examples/ops/libvyre_op_crc32c.so
 
-# op modules through vyred on a GPU: the crc32c example with test device code, cuda against cpu
+# op modules through vyred on a GPU: the crc32c example's module directory, cuda against cpu
 ifneq ($(NVCC),)
-$(BUILD)/gen/opmod_crc32c.ptx: tests/opmod_crc32c.cu include/vyre/op_module.h
-	@mkdir -p $(dir $@)
-	$(NVCC) -std=c++17 -O3 -Iinclude -rdc=true -ptx -arch=compute_75 $< -o $@
 TESTS += test_ops_dir_cuda
-$(BUILD)/tests/test_ops_dir_cuda: tests/test_ops_dir_cuda.sh $(BUILD)/gen/opmod_crc32c.ptx \
-	$(BUILD)/vyred $(BUILD)/vyre-submit $(BUILD)/examples/ops/libvyre_op_crc32c.so
+$(BUILD)/tests/test_ops_dir_cuda: tests/test_ops_dir_cuda.sh $(call OPMOD_FILES,crc32c) \
+	$(BUILD)/vyred $(BUILD)/vyre-submit
 	@mkdir -p $(dir $@)
 	sed 's|@VYRE_BUILD@|$(abspath $(BUILD))|g' $< > $@
 	chmod +x $@

@@ -136,8 +136,10 @@ static int take_file(int dirfd, const char *dir, const char *name, uid_t owner,
 
 static void module_free(struct vyre_opmod_module *m)
 {
-	if (m->dl)
+	if (m->dl) {
 		dlclose(m->dl);
+		close(m->host_fd);
+	}
 	free(m->ptx);
 	free(m->cubin);
 	memset(m, 0, sizeof(*m));
@@ -170,12 +172,29 @@ static int load_module(int dirfd, const char *dir, const char *file, uid_t owner
 	if (rc == 0) {
 		char self[64];
 
+		/*
+		 * The dynamic loader knows an object by its name, and every
+		 * host object's is /proc/self/fd/N: the descriptor stays open
+		 * while the object is loaded, so that no other module's gets N
+		 * and the object already loaded as N in its place. One still
+		 * loaded under N (never unloaded by dlclose) is refused.
+		 */
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", host_fd);
-		m->dl = dlopen(self, RTLD_NOW | RTLD_LOCAL);
-		if (!m->dl) {
+		void *old = dlopen(self, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+
+		if (old) {
+			dlclose(old);
+			rc = say(w, VYRE_E_INVAL,
+				 "%s/%s: an object loaded earlier as %s is still "
+				 "loaded",
+				 dir, m->man.host, self);
+		} else if ((m->dl = dlopen(self, RTLD_NOW | RTLD_LOCAL)) == NULL) {
 			const char *e = dlerror();
 
 			rc = say(w, VYRE_E_INVAL, "%s/%s: %s", dir, m->man.host, e ? e : "dlopen");
+		} else {
+			m->host_fd = host_fd;
+			host_fd = -1;
 		}
 	}
 	if (host_fd >= 0)

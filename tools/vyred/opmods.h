@@ -32,6 +32,7 @@ struct vyre_opmod_module {
 	uint64_t digest;		    /* FNV-1a-64 of its files (opmod_manifest.h) */
 	uint8_t *ptx, *cubin;		    /* the device code, for the CUDA backend's linker */
 	size_t ptx_bytes, cubin_bytes;
+	int host_fd; /* the host object's descriptor, open while dl is (opmods.c says why) */
 };
 
 struct vyre_opmod_loaded {

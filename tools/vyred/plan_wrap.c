@@ -47,12 +47,6 @@ static int groups_ok(struct vyre_batch *b, const struct vyre_plan_output *o)
 	return start == p->n_order;
 }
 
-/* @op is one of the backend's handoff ops @mask (bit op; 0: every op). */
-static int kept_op(uint32_t mask, uint32_t op)
-{
-	return mask == 0 || (op < 32 && (mask >> op & 1u));
-}
-
 /*
  * On-chip handoff marks (docs/design.md 7.6) come in links W -> W + 1 of one
  * chain, both run, the reader after its writer, the handed-off bytes within
@@ -78,8 +72,8 @@ static int handoffs_ok(const struct vyre_daemon *d, const struct vyre_batch *b,
 		if (i == 0 || !(o->exec_flags[i - 1] & VYRE_EXEC_HANDOFF_OUT) ||
 		    b->status[i] != 0 || !(b->exec[i].flags & VYRE_EXEC_AFTER_PREV) ||
 		    b->exec[i].prev != i - 1 || b->exec[i - 1].out_bytes > d->handoff_bytes ||
-		    !kept_op(d->handoff_writers, b->exec[i - 1].op) ||
-		    !kept_op(d->handoff_readers, b->exec[i].op))
+		    !vyre_handoff_kept(d->handoff_writers, b->exec[i - 1].op) ||
+		    !vyre_handoff_kept(d->handoff_readers, b->exec[i].op))
 			return 0;
 	}
 	return 1;

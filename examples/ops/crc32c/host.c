@@ -14,7 +14,7 @@
 
 int vyre_op_crc32c_host(const struct vyre_op_host_args *a, uint64_t *result);
 
-/* The byte-at-a-time table, built on first use; each entry is the same whichever thread builds it. */
+/* The byte-at-a-time table, built on first use; any thread builds the same entries. */
 static uint32_t table[256];
 static int table_ready;
 

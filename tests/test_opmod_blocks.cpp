@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_opmod_blocks - the example op modules' device functions
+ * (examples/ops/NAME/device.cu) compiled for the host and run as a block
+ * of host threads (tests/mk_host_block.h: __syncthreads a barrier, the
+ * scratch one shared array), against their host functions on
+ * tests/opmod_device_cases.h's cases: the block-parallel CRC combination,
+ * XXH64's staged stripes, the histogram's bin copies and the dot product's
+ * lanes and tree are checked without a GPU. test_opmod_device runs the
+ * same cases on one.
+ */
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <pthread.h>
+#include <thread>
+#include <vector>
+
+#define __device__
+#define __forceinline__ inline
+
+/* the CUDA intrinsics the examples use, as the host computes them */
+static inline uint32_t atomicAdd(uint32_t *p, uint32_t v)
+{
+	return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+static inline float __fmaf_rn(float a, float b, float c)
+{
+	return fmaf(a, b, c);
+}
+static inline float __fadd_rn(float a, float b)
+{
+	return a + b;
+}
+static inline float __uint_as_float(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+static inline uint32_t __float_as_uint(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+#include "mk_host_block.h"
+
+#include "../examples/ops/crc32c/device.cu"
+#include "../examples/ops/dot/device.cu"
+#include "../examples/ops/hash64/device.cu"
+#include "../examples/ops/histogram/device.cu"
+#include "opmod_device_cases.h"
+
+namespace
+{
+alignas(16) unsigned char scratch[16384];
+
+void to_host(void *dst, const void *src, size_t n)
+{
+	memcpy(dst, src, n);
+}
+
+void block_item(int op, const struct vyre_op_dev_args *a, uint32_t threads, uint32_t scratch_bytes,
+		struct outcome *o)
+{
+	std::vector<std::thread> v;
+
+	pthread_barrier_init(&barrier, NULL, threads);
+	memset(scratch, 0x77, sizeof(scratch)); /* what an earlier item left */
+	for (uint32_t t = 0; t < threads; t++)
+		v.emplace_back([=] {
+			struct vyre_op_dev_args b = *a;
+			unsigned long long result = 0x5eed5eed5eed5eedull;
+
+			b.thread = t;
+			b.threads = threads;
+			b.scratch = scratch;
+			b.scratch_bytes = scratch_bytes;
+			const int rc = OPMOD_DEVICE_CALL(op, &b, &result);
+
+			if (t == 0) {
+				o->rc = rc;
+				o->result = result;
+			}
+		});
+	for (auto &th : v)
+		th.join();
+	pthread_barrier_destroy(&barrier);
+}
+} // namespace
+
+int main()
+{
+	static const uint32_t threads[] = {32, 96, 256, 1024};
+	static std::vector<uint8_t> in(CASES_MAX_IN + CASES_SLACK),
+	    table(CASES_MAX_IN + CASES_SLACK), out(CASES_OUT_MAX);
+	const struct block_runner r = {
+	    "test_opmod_blocks", in.data(), table.data(), out.data(), to_host, to_host, block_item};
+
+	if (cases_init() != 0)
+		return 1;
+	/* host threads are slow to start and to meet: fewer items, and 1024 threads in 1 of 4 */
+	for (int op = 0; op < N_OPS; op++) {
+		case_random(&r, op, 60, CASES_MAX_IN / 4, threads, 4);
+		case_refusals(&r, op);
+	}
+	cases_free();
+	if (case_failures) {
+		fprintf(stderr, "test_opmod_blocks: %d failures\n", case_failures);
+		return 1;
+	}
+	printf("test_opmod_blocks: ok\n");
+	return 0;
+}
