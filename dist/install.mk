@@ -17,6 +17,10 @@ MANDIR     ?= $(DATADIR)/man
 DOCDIR     ?= $(DATADIR)/doc/vyre
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 PYTHONDIR  ?= $(PREFIX)/lib/python3/dist-packages
+# /etc for PREFIX=/usr (the packages), else PREFIX/etc, so no install outside PREFIX writes /etc
+SYSCONFDIR ?= $(patsubst /usr/etc,/etc,$(PREFIX)/etc)
+# op modules (docs/design.md 6.7): made empty, root's, 0755, so the unit's --ops-dir exists
+OPSDIR     ?= $(SYSCONFDIR)/vyre/ops.d
 
 # vyre-demo goes too: the installed demo (share/vyre/demo.sh BINDIR) runs it.
 INSTALL_PROGRAMS = $(PROGRAMS) vyre-demo
@@ -35,7 +39,9 @@ install: build-all
 	sed -e 's|^prefix=.*|prefix=$(PREFIX)|' -e 's|^libdir=.*|libdir=$(LIBDIR)|' \
 	    -e 's|^includedir=.*|includedir=$(INCLUDEDIR)|' $(BUILD)/vyre.pc \
 	    > $(DESTDIR)$(LIBDIR)/pkgconfig/vyre.pc
-	sed 's|@BINDIR@|$(BINDIR)|g' dist/systemd/vyred.service.in > $(DESTDIR)$(UNITDIR)/vyred.service
+	install -d -m 755 $(DESTDIR)$(OPSDIR)
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@OPSDIR@|$(OPSDIR)|g' dist/systemd/vyred.service.in \
+		> $(DESTDIR)$(UNITDIR)/vyred.service
 	install -m 644 dist/systemd/vyred.socket $(DESTDIR)$(UNITDIR)/
 	install -m 644 examples/*.vs examples/*.out $(DESTDIR)$(DATADIR)/vyre/examples/
 	install -m 755 tools/demo.sh $(DESTDIR)$(DATADIR)/vyre/demo.sh

@@ -11,6 +11,9 @@
 
 #include "proto.h"
 
+/* An op or module name's bytes on the wire: VYRE_OP_NAME_MAX, then a zero. */
+#define OP_NAME_FIELD (VYRE_OP_NAME_MAX + 1)
+
 static const size_t body_size[] = {
     [VYRE_MSG_HELLO] = 24 + VYRE_DOMAIN_NAME_MAX,
     [VYRE_MSG_HELLO_REPLY] = 40,
@@ -24,6 +27,9 @@ static const size_t body_size[] = {
     [VYRE_MSG_FREE_NAME] = 8 + VYRE_BUFFER_NAME_MAX,
     [VYRE_MSG_LIST] = 8,
     [VYRE_MSG_LIST_REPLY] = 24 + VYRE_BUFFER_NAME_MAX,
+    [VYRE_MSG_OP_LOOKUP] = 8 + OP_NAME_FIELD,
+    [VYRE_MSG_OP_LIST] = 8,
+    [VYRE_MSG_OP_REPLY] = 24 + 2 * OP_NAME_FIELD,
 };
 
 size_t vyre_msg_size(uint16_t type)
@@ -37,6 +43,8 @@ _Static_assert(VYRE_MSG_HEADER_SIZE + 24 + VYRE_DOMAIN_NAME_MAX <= VYRE_MSG_MAX_
 	       "HELLO fits the largest message");
 _Static_assert(VYRE_MSG_HEADER_SIZE + 24 + VYRE_BUFFER_NAME_MAX <= VYRE_MSG_MAX_SIZE,
 	       "LIST_REPLY fits the largest message");
+_Static_assert(VYRE_MSG_HEADER_SIZE + 24 + 2 * OP_NAME_FIELD <= VYRE_MSG_MAX_SIZE,
+	       "OP_REPLY fits the largest message");
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -99,6 +107,46 @@ int vyre_msg_name_ok(const char *name, size_t len)
 		if (!buffer_name_char(name[i]))
 			return 0;
 	return 1;
+}
+
+int vyre_msg_op_name_ok(const char *name, size_t len)
+{
+	if (len == 0 || len > VYRE_OP_NAME_MAX || name[0] < 'a' || name[0] > 'z')
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
+		      name[i] == '_'))
+			return 0;
+	return 1;
+}
+
+/*
+ * An op or module name as u32 length at @p, its bytes at @at (OP_NAME_FIELD
+ * of them, zero padded); @none: there must be no name.
+ */
+static int put_op_name(uint8_t *p, uint8_t *at, const char *name, int none)
+{
+	size_t n = strnlen(name, VYRE_OP_NAME_MAX + 1);
+
+	if (none ? n != 0 : !vyre_msg_op_name_ok(name, n))
+		return VYRE_E_INVAL;
+	put32(p, (uint32_t)n);
+	memcpy(at, name, n);
+	return 0;
+}
+
+static int encode_op_reply(const struct vyre_msg_op_reply *r, uint8_t *b)
+{
+	const int none = r->name[0] == '\0';
+
+	put32(b, (uint32_t)r->status);
+	put32(b + 4, r->op);
+	put32(b + 8, r->flags);
+	put32(b + 12, r->next);
+	if (put_op_name(b + 16, b + 24, r->name, none) != 0)
+		return VYRE_E_INVAL;
+	/* a built-in op has no module */
+	return r->module[0] ? put_op_name(b + 20, b + 24 + OP_NAME_FIELD, r->module, none) : 0;
 }
 
 /*
@@ -212,6 +260,17 @@ int vyre_msg_encode(const struct vyre_msg *m, uint8_t *buf, size_t cap)
 		if (encode_list_reply(&m->u.list_reply, b) != 0)
 			return VYRE_E_INVAL;
 		break;
+	case VYRE_MSG_OP_LOOKUP:
+		if (put_op_name(b, b + 8, m->u.op_name, 0) != 0)
+			return VYRE_E_INVAL;
+		break;
+	case VYRE_MSG_OP_LIST:
+		put32(b, m->u.list_cursor);
+		break;
+	case VYRE_MSG_OP_REPLY:
+		if (encode_op_reply(&m->u.op_reply, b) != 0)
+			return VYRE_E_INVAL;
+		break;
 	default: /* VYRE_MSG_ERROR: vyre_msg_size rejected every other value */
 		put32(b, (uint32_t)m->u.error);
 		break;
@@ -270,6 +329,41 @@ static int decode_list_reply(const uint8_t *b, struct vyre_msg_list_reply *r)
 	if (r->handle == 0 && (r->bytes || r->flags))
 		return VYRE_E_PROTO;
 	return r->status != 0 && (r->handle != 0 || r->next != 0) ? VYRE_E_PROTO : 0;
+}
+
+/* The name put_op_name wrote into @name (OP_NAME_FIELD bytes); 0 or VYRE_E_PROTO. */
+static int get_op_name(const uint8_t *p, const uint8_t *at, char *name, int none)
+{
+	uint32_t n = get32(p);
+
+	if (n > VYRE_OP_NAME_MAX || !zero(at + n, OP_NAME_FIELD - n))
+		return VYRE_E_PROTO;
+	memcpy(name, at, n);
+	name[n] = '\0';
+	return (none ? n == 0 : vyre_msg_op_name_ok(name, n)) ? 0 : VYRE_E_PROTO;
+}
+
+/* An op with a valid name (its module's, if any) or none: no op, flags or module. */
+static int decode_op_reply(const uint8_t *b, struct vyre_msg_op_reply *r)
+{
+	const int none = get32(b + 16) == 0;
+
+	r->status = (int32_t)get32(b);
+	r->op = get32(b + 4);
+	r->flags = get32(b + 8);
+	r->next = get32(b + 12);
+	if (!status_ok(r->status) || (r->flags & ~(uint32_t)VYRE_OP_INFO_ALL) ||
+	    get_op_name(b + 16, b + 24, r->name, none) != 0)
+		return VYRE_E_PROTO;
+	if (get32(b + 20) ? get_op_name(b + 20, b + 24 + OP_NAME_FIELD, r->module, none) != 0
+			  : !zero(b + 24 + OP_NAME_FIELD, OP_NAME_FIELD))
+		return VYRE_E_PROTO;
+	if (none && (r->op || r->flags))
+		return VYRE_E_PROTO;
+	/* a module op's number has VYRE_OP_MODULE_BIT and a module; a built-in op neither */
+	if (!none && !(r->op & VYRE_OP_MODULE_BIT) != !r->module[0])
+		return VYRE_E_PROTO;
+	return r->status != 0 && (!none || r->next != 0) ? VYRE_E_PROTO : 0;
 }
 
 static int decode_hello(const uint8_t *b, struct vyre_msg_hello *h)
@@ -347,6 +441,13 @@ int vyre_msg_decode(const uint8_t *buf, size_t len, struct vyre_msg *m)
 		return zero(b + 4, 4) ? 0 : VYRE_E_PROTO;
 	case VYRE_MSG_LIST_REPLY:
 		return decode_list_reply(b, &m->u.list_reply);
+	case VYRE_MSG_OP_LOOKUP:
+		return zero(b + 4, 4) ? get_op_name(b, b + 8, m->u.op_name, 0) : VYRE_E_PROTO;
+	case VYRE_MSG_OP_LIST:
+		m->u.list_cursor = get32(b);
+		return zero(b + 4, 4) ? 0 : VYRE_E_PROTO;
+	case VYRE_MSG_OP_REPLY:
+		return decode_op_reply(b, &m->u.op_reply);
 	default: /* VYRE_MSG_ERROR */
 		m->u.error = (int32_t)get32(b);
 		return status_ok(m->u.error) && zero(b + 4, 4) ? 0 : VYRE_E_PROTO;

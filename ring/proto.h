@@ -53,10 +53,21 @@
  *		0, no name, bytes or flags when vyred looked at a stretch of
  *		its table and found none: next is where to go on, 0 at the end
  *
+ *	OP_LOOKUP u32 name_len, u32 zero, u8 name[32]: an op's name
+ *		(vyre_msg_op_name_ok)
+ *	OP_LIST	u32 cursor (0 to start), u32 zero
+ *	OP_REPLY (to OP_LOOKUP and OP_LIST) i32 status, u32 op, u32 flags
+ *		(VYRE_OP_INFO_*), u32 next (OP_LIST: the cursor of the next
+ *		entry, 0 after the last; OP_LOOKUP: 0), u32 name_len, u32
+ *		module_len (0 for a built-in op), u8 name[32], u8 module[32]:
+ *		the op, or no name, op, flags or module when there is none
+ *		(a failed lookup, a cursor past the end)
+ *
  * A name (docs/design.md section 5) is name_len (1 to VYRE_BUFFER_NAME_MAX)
  * bytes that vyre_msg_name_ok() accepts, then zeros: anything else is a
  * malformed message. CREATE, OPEN, FREE_NAME and LIST are refused with
- * VYRE_E_PROTO by a vyred older than named buffers.
+ * VYRE_E_PROTO by a vyred older than named buffers, OP_LOOKUP and OP_LIST by
+ * one older than op lookup (docs/design.md 6.7).
  *
  * The first message must be HELLO. A HELLO whose abi_version differs from
  * vyred's gets a HELLO_REPLY with VYRE_E_PROTO, and the connection is closed.
@@ -99,6 +110,9 @@ enum vyre_msg_type {
 	VYRE_MSG_FREE_NAME = 10,
 	VYRE_MSG_LIST = 11,
 	VYRE_MSG_LIST_REPLY = 12,
+	VYRE_MSG_OP_LOOKUP = 13,
+	VYRE_MSG_OP_LIST = 14,
+	VYRE_MSG_OP_REPLY = 15,
 };
 
 struct vyre_msg_hello {
@@ -157,6 +171,16 @@ struct vyre_msg_list_reply {
 	char name[VYRE_BUFFER_NAME_MAX + 1]; /* NUL-terminated; "" with handle 0 */
 };
 
+/* OP_REPLY: one op; no name when there is none. */
+struct vyre_msg_op_reply {
+	int32_t status;
+	uint32_t op;
+	uint32_t flags; /* VYRE_OP_INFO_* */
+	uint32_t next;
+	char name[VYRE_OP_NAME_MAX + 1];   /* NUL-terminated; "" with no op */
+	char module[VYRE_OP_NAME_MAX + 1]; /* "" for a built-in op */
+};
+
 struct vyre_msg {
 	uint32_t abi_version;
 	uint16_t type;
@@ -167,8 +191,10 @@ struct vyre_msg {
 		struct vyre_msg_buffer buffer;
 		struct vyre_msg_buffer_reply buffer_reply;
 		struct vyre_msg_name named;
-		uint32_t list_cursor;
+		uint32_t list_cursor; /* LIST and OP_LIST */
 		struct vyre_msg_list_reply list_reply;
+		char op_name[VYRE_OP_NAME_MAX + 1]; /* OP_LOOKUP, NUL-terminated */
+		struct vyre_msg_op_reply op_reply;
 		int32_t error;
 	} u;
 };
@@ -178,6 +204,12 @@ struct vyre_msg {
  * VYRE_BUFFER_NAME_MAX bytes of [A-Za-z0-9._-], the first a letter or a digit.
  */
 int vyre_msg_name_ok(const char *name, size_t len);
+
+/*
+ * vyre_msg_op_name_ok - 1 when the @len bytes at @name are an op's name: 1 to
+ * VYRE_OP_NAME_MAX bytes of [a-z0-9_], the first a letter (docs/design.md 6.7).
+ */
+int vyre_msg_op_name_ok(const char *name, size_t len);
 
 /* The wire size of a message of @type, or 0 for an unknown type. */
 size_t vyre_msg_size(uint16_t type);

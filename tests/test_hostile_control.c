@@ -572,9 +572,10 @@ static void random_datagram(uint8_t *buf, size_t *len)
 			buf[i] = (uint8_t)rel_rand(&rng);
 		return;
 	}
-	static const uint16_t types[] = {VYRE_MSG_HELLO,  VYRE_MSG_ALLOC,     VYRE_MSG_FREE,
-					 VYRE_MSG_LOOKUP, VYRE_MSG_ERROR,     VYRE_MSG_CREATE,
-					 VYRE_MSG_OPEN,	  VYRE_MSG_FREE_NAME, VYRE_MSG_LIST};
+	static const uint16_t types[] = {VYRE_MSG_HELLO,     VYRE_MSG_ALLOC,	 VYRE_MSG_FREE,
+					 VYRE_MSG_LOOKUP,    VYRE_MSG_ERROR,	 VYRE_MSG_CREATE,
+					 VYRE_MSG_OPEN,	     VYRE_MSG_FREE_NAME, VYRE_MSG_LIST,
+					 VYRE_MSG_OP_LOOKUP, VYRE_MSG_OP_LIST};
 	const uint16_t type = types[(r >> 8) % (sizeof(types) / sizeof(types[0]))];
 
 	buffer_msg(&m, type, (uint32_t)rel_rand(&rng) % 64, (uint32_t)rel_rand(&rng) % 4096);
@@ -588,6 +589,12 @@ static void random_datagram(uint8_t *buf, size_t *len)
 		if (m.type == VYRE_MSG_LIST)
 			m.u.list_cursor = (uint32_t)(r >> 40) % 4;
 	}
+	/* op lookup (design.md 6.7): built-in names, unknown ones, cursors in and past the list */
+	if (m.type == VYRE_MSG_OP_LOOKUP)
+		snprintf(m.u.op_name, sizeof(m.u.op_name), "%s",
+			 (r >> 32) % 2 ? "dfa_scan" : "no_such_op");
+	if (m.type == VYRE_MSG_OP_LIST)
+		m.u.list_cursor = (uint32_t)(r >> 40) % (VYRE_OP_COUNT + 4);
 	int n = vyre_msg_encode(&m, buf, VYRE_MSG_MAX_SIZE);
 
 	*len = n > 0 ? (size_t)n : 0;
@@ -638,7 +645,7 @@ static int read_answers(struct conn *c)
 		if (m.type == VYRE_MSG_HELLO_REPLY && m.u.hello_reply.status == 0)
 			c->active = 1;
 		else if (m.type != VYRE_MSG_HELLO_REPLY && m.type != VYRE_MSG_BUFFER_REPLY &&
-			 m.type != VYRE_MSG_LIST_REPLY) {
+			 m.type != VYRE_MSG_LIST_REPLY && m.type != VYRE_MSG_OP_REPLY) {
 			printf("random traffic: vyred answered with message type %u\n", m.type);
 			return -1;
 		}

@@ -51,8 +51,12 @@ check() {
 	grep -qx "prefix=$prefix" "$pc" && grep -qx "libdir=$prefix/lib" "$pc" ||
 		fail "vyre.pc does not name $prefix"
 	units=$root$prefix/lib/systemd/system
-	grep -qx "ExecStart=$prefix/bin/vyred --allow-gid vyre" "$units/vyred.service" ||
-		fail "vyred.service: ExecStart not $prefix/bin/vyred"
+	opsdir=$prefix/etc/vyre/ops.d
+	[ "$prefix" = /usr ] && opsdir=/etc/vyre/ops.d
+	grep -qx "ExecStart=$prefix/bin/vyred --allow-gid vyre --ops-dir $opsdir" "$units/vyred.service" ||
+		fail "vyred.service: ExecStart not $prefix/bin/vyred with --ops-dir $opsdir"
+	[ -d "$root$opsdir" ] && [ "$(stat -c %a "$root$opsdir")" = 755 ] &&
+		[ -z "$(ls -A "$root$opsdir")" ] || fail "$opsdir: not an empty directory of mode 755"
 	grep -qx "ListenSequentialPacket=/run/vyre/vyre.sock" "$units/vyred.socket" &&
 		grep -qx "SocketGroup=vyre" "$units/vyred.socket" ||
 		fail "vyred.socket: not the SEQPACKET socket of group vyre"
@@ -109,8 +113,9 @@ fi
 
 install_to PREFIX=/usr DESTDIR="$tmp/dest"
 check "$tmp/dest" /usr
-[ -z "$(find "$tmp/dest" -mindepth 1 -maxdepth 1 ! -name usr)" ] ||
-	fail "DESTDIR install wrote outside DESTDIR/usr"
+[ -z "$(find "$tmp/dest" -mindepth 1 -maxdepth 1 ! -name usr ! -name etc)" ] &&
+	[ -z "$(find "$tmp/dest/etc" -mindepth 1 ! -path "$tmp/dest/etc/vyre" ! -path "$tmp/dest/etc/vyre/ops.d")" ] ||
+	fail "DESTDIR install wrote outside DESTDIR/usr and DESTDIR/etc/vyre/ops.d"
 
 [ "$fails" -eq 0 ] || exit 1
 echo "ok: make install PREFIX= and DESTDIR= put every part in place"

@@ -58,7 +58,7 @@ def headers_match():
     text += open(os.path.join(SRC, "include/vyre/vyre.h")).read()
     want = {f"OP_{n}": int(v) for n, v in re.findall(r"VYRE_OP_(\w+) = (\d+)", text)}
     want.update({f"E_{n}": int(v) for n, v in re.findall(r"VYRE_E_(\w+) = (-\d+)", text)})
-    for n, v in re.findall(r"#define VYRE_((?:SQE|CQE|BUF|CONNECT)_\w+)\s+\(1u << (\d+)\)", text):
+    for n, v in re.findall(r"#define VYRE_((?:SQE|CQE|BUF|CONNECT|OP_INFO)_\w+)\s+\(1u << (\d+)\)", text):
         want[n] = 1 << int(v)
     check(len(want) > 25, "abi.h/vyre.h: constants not found")
     m = re.search(r"#define VYRE_PRIORITY_MAX\s+(\d+)u", text)
@@ -76,13 +76,14 @@ def headers_match():
 
 
 class Daemon:
-    def __init__(self, tmp):
+    def __init__(self, tmp, extra=()):
         """vyred on tmp/vyre.sock: a second one on the same tmp takes over a killed one's socket."""
         self.sock = os.path.join(tmp, "vyre.sock")
         self.log = os.path.join(tmp, "vyred.log")
         with open(self.log, "w") as log:
             self.proc = subprocess.Popen(
-                [os.path.join(BUILD, "vyred"), "--socket", self.sock, "--backend", "cpu"], stderr=log
+                [os.path.join(BUILD, "vyred"), "--socket", self.sock, "--backend", "cpu", *extra],
+                stderr=log,
             )
         end = time.monotonic() + 60
         while "vyred: ready" not in open(self.log).read():
@@ -443,6 +444,78 @@ def named(sock):
     print("ok: named buffers: create, open, names, free_name; Exists, Invalid, NoEntry")
 
 
+def crc32c(data, crc=0):
+    """The independent CRC32C of the test: a bit at a time."""
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+    return crc ^ 0xFFFFFFFF
+
+
+def op_modules(tmp):
+    """op_lookup and ops (docs/design.md 6.7) on a vyred with the crc32c example module."""
+    ops_dir = os.path.join(tmp, "ops.d")
+    os.mkdir(ops_dir, 0o755)
+    os.chmod(ops_dir, 0o755)
+    files = {
+        "checksums.opmod": b"module checksums\nabi 1\nhost libcrc.so\nptx crc.ptx\n"
+        b"op crc32c\nin read\nout write\nparam word\npure yes\nresult the CRC32C\n",
+        "libcrc.so": open(os.path.join(BUILD, "examples/ops/libvyre_op_crc32c.so"), "rb").read(),
+        "crc.ptx": b"// device code\n",
+    }
+    for name, data in files.items():
+        with open(os.path.join(ops_dir, name), "wb") as f:
+            f.write(data)
+        os.chmod(os.path.join(ops_dir, name), 0o644)
+    home = os.path.join(tmp, "ops-vyred")
+    os.mkdir(home)
+    d = Daemon(home, ("--ops-dir", ops_dir))
+    try:
+        with vyre.connect(d.sock) as c:
+            check(c.op_lookup("fill") == vyre.OP_FILL and c.op_lookup("dfa_scan") == vyre.OP_DFA_SCAN,
+                  "built-in ops by name")
+            crc_op = c.op_lookup("crc32c")
+            check(crc_op & vyre.OP_MODULE_BIT, f"crc32c is {crc_op:#x}")
+            ops = c.ops()
+            check(len(ops) == len(vyre.Op) + 1, f"ops: {ops}")
+            check([o.name for o in ops[: len(vyre.Op)]] == [o.name.lower() for o in vyre.Op], f"{ops}")
+            want = vyre.OpInfo("crc32c", crc_op, "checksums",
+                               vyre.OP_INFO_PURE | vyre.OP_INFO_IN | vyre.OP_INFO_OUT)
+            check(ops[-1] == want, f"the module op: {ops[-1]}")
+            for name, err in (("nosuch", vyre.NoEntry), ("Fill", vyre.Invalid), ("", vyre.Invalid),
+                              ("x" * 32, vyre.Invalid)):
+                try:
+                    c.op_lookup(name)
+                    fail(f"op_lookup({name!r}) found an op")
+                except err:
+                    pass
+            rng = random.Random(SEED)
+            want = {}
+            for i in range(40):
+                data = bytes(rng.getrandbits(8) for _ in range(4 * rng.randrange(0, 600)))
+                seed = rng.getrandbits(32) if i % 3 == 0 else 0
+                inp, out = c.alloc(len(data)), c.alloc(4)
+                if data:
+                    inp.view[:] = data
+                c.submit((crc_op, inp, out, seed), user_data=i)
+                want[i] = (crc32c(data, seed), out)
+            c.submit((crc_op ^ 1, out, out, 0), user_data=999)  # a number this vyred lacks
+            got = {}
+            while len(got) < len(want) + 1:
+                for q in c.wait(timeout=30):
+                    got[q.user_data] = q
+            check(got[999].status == vyre.E_INVAL, f"a foreign op number: {got[999]}")
+            for i, (crc, out) in want.items():
+                check(got[i].ok and got[i].result == crc and out.words[0] == crc,
+                      f"crc32c item {i}: {got[i]}, want {crc:#x}")
+        d.check_log()
+    finally:
+        d.kill()
+    print("ok: op modules: op_lookup, ops, 40 crc32c items against an independent CRC32C, a foreign number")
+
+
 def event_fd_and_death(d):
     c = vyre.connect(d.sock)
     fd = c.event_fd()
@@ -540,6 +613,7 @@ def main():
             event_fd_and_death(d)
             d.check_log()
             resume(tmp)
+            op_modules(tmp)
         except SystemExit:
             print(open(d.log).read()[-3000:], file=sys.stderr)
             raise

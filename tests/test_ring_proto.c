@@ -316,6 +316,74 @@ static void test_named_malformed(void **state)
 	refused_with(&m, 16, 0xff);	/* an error with an entry */
 }
 
+/* OP_LOOKUP, OP_LIST and OP_REPLY (docs/design.md 6.7): round trips and every refusal. */
+static void test_op_messages(void **state)
+{
+	struct vyre_msg m, o;
+
+	(void)state;
+	assert_true(vyre_msg_op_name_ok("crc32c", 6) && vyre_msg_op_name_ok("a_1", 3));
+	assert_false(vyre_msg_op_name_ok("", 0) || vyre_msg_op_name_ok("Crc", 3) ||
+		     vyre_msg_op_name_ok("1a", 2) || vyre_msg_op_name_ok("_a", 2) ||
+		     vyre_msg_op_name_ok("a-b", 3) || vyre_msg_op_name_ok("a.b", 3) ||
+		     vyre_msg_op_name_ok("abcdefghijklmnopqrstuvwxyz012345", 32));
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_OP_LOOKUP;
+	memset(m.u.op_name, 'q', VYRE_OP_NAME_MAX);
+	roundtrip(&m, &o);
+	assert_int_equal(strlen(o.u.op_name), VYRE_OP_NAME_MAX);
+	refused_with(&m, 16, VYRE_OP_NAME_MAX + 1); /* name length */
+	refused_with(&m, 16 + 4, 1);		    /* reserved word */
+	refused_with(&m, 16 + 8, '7');		    /* a digit first */
+	refused_with(&m, 16 + 9, 'Q');		    /* upper case */
+	refused_with(&m, 16, 3);		    /* bytes after the name */
+	m.u.op_name[0] = 0;
+	assert_int_equal(vyre_msg_encode(&m, (uint8_t[128]){0}, 128), VYRE_E_INVAL);
+
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_OP_LIST;
+	m.u.list_cursor = 14;
+	roundtrip(&m, &o);
+	assert_int_equal(o.u.list_cursor, 14);
+	refused_with(&m, 16 + 7, 1);
+
+	memset(&m, 0, sizeof(m));
+	m.type = VYRE_MSG_OP_REPLY;
+	m.u.op_reply.op = VYRE_OP_MODULE_BIT | 0x1234;
+	m.u.op_reply.flags = VYRE_OP_INFO_PURE | VYRE_OP_INFO_IN | VYRE_OP_INFO_OUT;
+	m.u.op_reply.next = 15;
+	strcpy(m.u.op_reply.name, "crc32c");
+	strcpy(m.u.op_reply.module, "checksums");
+	roundtrip(&m, &o);
+	assert_int_equal(o.u.op_reply.op, VYRE_OP_MODULE_BIT | 0x1234);
+	assert_int_equal(o.u.op_reply.flags, m.u.op_reply.flags);
+	assert_int_equal(o.u.op_reply.next, 15);
+	assert_string_equal(o.u.op_reply.name, "crc32c");
+	assert_string_equal(o.u.op_reply.module, "checksums");
+	refused_with(&m, 16 + 8, 0x40);		  /* flags beyond VYRE_OP_INFO_ALL */
+	refused_with(&m, 16 + 24, 'C');		  /* a bad op name */
+	refused_with(&m, 16 + 24 + 32, '_');	  /* a bad module name */
+	refused_with(&m, 16 + 20, 0);		  /* a module op without its module */
+	refused_with(&m, 16 + 7, 0);		  /* a module's op without the module bit */
+	refused_with(&m, 16 + 24 + 32 + 31, 'x'); /* the module's last padding byte */
+	refused_with(&m, 16, 0xff);		  /* an error with an op */
+	strcpy(m.u.op_reply.module, "");	  /* a built-in op: no module, no bit */
+	assert_int_equal(vyre_msg_encode(&m, (uint8_t[128]){0}, 128) > 0, 1);
+	refused_with(&m, 16 + 7, 0x80);
+	/* no op: nothing but a status and, for a list, 0 */
+	memset(&m.u, 0, sizeof(m.u));
+	m.u.op_reply.status = VYRE_E_NOENT;
+	roundtrip(&m, &o);
+	assert_int_equal(o.u.op_reply.status, VYRE_E_NOENT);
+	assert_string_equal(o.u.op_reply.name, "");
+	refused_with(&m, 16 + 4, 1);  /* an op number without a name */
+	refused_with(&m, 16 + 8, 1);  /* flags without a name */
+	refused_with(&m, 16 + 12, 1); /* an error with a cursor */
+	refused_with(&m, 16 + 20, 3); /* a module without a name */
+	strcpy(m.u.op_reply.module, "orphan");
+	assert_int_equal(vyre_msg_encode(&m, (uint8_t[128]){0}, 128), VYRE_E_INVAL);
+}
+
 static int fd_open(int fd)
 {
 	return fcntl(fd, F_GETFD) >= 0;
@@ -374,6 +442,7 @@ int main(void)
 	    cmocka_unit_test(test_name_rules),
 	    cmocka_unit_test(test_named_roundtrip),
 	    cmocka_unit_test(test_named_malformed),
+	    cmocka_unit_test(test_op_messages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,6 +26,9 @@
 static void usage(FILE *f)
 {
 	fputs("usage: vyre-submit [options] [FILE]   (FILE '-' or absent: stdin)\n"
+	      "       vyre-submit [-s PATH] ops      list vyred's ops: name, number, module,\n"
+	      "                                      operands and purity (a program file\n"
+	      "                                      named ops: ./ops)\n"
 	      "  -s, --socket PATH    vyred socket (default $VYRE_SOCKET, else " VYRE_DEFAULT_SOCKET
 	      ")\n"
 	      "  -d, --domain NAME    join domain NAME (default: a private domain)\n"
@@ -135,6 +138,60 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* The words of an op's VYRE_OP_INFO_* flags, in the manifest's terms. */
+static void op_flags(uint32_t f, char *s, size_t len)
+{
+	snprintf(s, len, "%s%s%s%s%s",
+		 (f & VYRE_OP_INFO_COUNTED) ? " in=counted"
+		 : (f & VYRE_OP_INFO_IN)    ? " in"
+					    : "",
+		 (f & VYRE_OP_INFO_OUT) ? " out" : "", (f & VYRE_OP_INFO_TABLE) ? " table" : "",
+		 (f & VYRE_OP_INFO_PURE) ? " pure" : "",
+		 (f & VYRE_OP_INFO_STREAM) ? " stream" : "");
+}
+
+/* `vyre-submit ops`: every op of vyred, one a line. */
+static int list_ops(const struct vyre_connect_opts *o)
+{
+	struct vyre_client *c;
+	struct vyre_op_info *v = NULL;
+	uint32_t room = 0;
+	int n, rc = vyre_connect(o, &c);
+
+	if (rc) {
+		fprintf(stderr, "vyre-submit: connect: %s\n", vyre_strerror(rc));
+		return EXIT_DAEMON;
+	}
+	/* an op list does not change while vyred runs, but a restart between calls may */
+	while ((n = vyre_op_list(c, v, room)) > (int)room) {
+		struct vyre_op_info *bigger = realloc(v, (size_t)n * sizeof(*v));
+
+		if (!bigger) {
+			n = VYRE_E_NOMEM;
+			break;
+		}
+		v = bigger;
+		room = (uint32_t)n;
+	}
+	vyre_close(c);
+	if (n < 0) {
+		fprintf(stderr, "vyre-submit: ops: %s\n", vyre_strerror(n));
+		free(v);
+		return EXIT_DAEMON;
+	}
+	printf("%-20s %-10s %-20s %s\n", "op", "number", "module", "operands");
+	for (int i = 0; i < n; i++) {
+		char num[16], flags[64];
+
+		snprintf(num, sizeof(num), v[i].op & VYRE_OP_MODULE_BIT ? "0x%08x" : "%u", v[i].op);
+		op_flags(v[i].flags, flags, sizeof(flags));
+		printf("%-20s %-10s %-20s%s\n", v[i].name, num, v[i].module[0] ? v[i].module : "-",
+		       flags);
+	}
+	free(v);
+	return 0;
+}
+
 static int load(const char *path, struct vyre_submit_program **p)
 {
 	const char *name = strcmp(path, "-") ? path : "<stdin>";
@@ -175,6 +232,12 @@ int main(int argc, char **argv)
 
 	if (rc)
 		return rc;
+	if (strcmp(o.path, "ops") == 0 && (o.local || o.check)) {
+		fprintf(stderr, "vyre-submit: ops asks vyred: not with --local or --check\n");
+		return EXIT_USAGE;
+	}
+	if (strcmp(o.path, "ops") == 0)
+		return list_ops(&o.connect);
 	rc = load(o.path, &p);
 	if (rc)
 		return rc;

@@ -53,3 +53,21 @@ $(BUILD)/tests/test_priority: $(BUILD)/obj/tests/test_integration_daemon.o $(BUI
 TESTS += test_loops
 TEST_EXTRA_OBJS_test_loops := $(BUILD)/obj/tests/test_integration_daemon.o
 $(BUILD)/tests/test_loops: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
+
+# op modules in a running vyred (docs/design.md 6.7): --ops-dir, lookup, crc32c items, foreign numbers, refusals, vyre-submit ops
+TESTS += test_ops_dir
+TEST_EXTRA_OBJS_test_ops_dir := $(BUILD)/obj/tests/test_integration_daemon.o \
+	$(BUILD)/obj/tools/vyred/ops_dir.o $(BUILD)/obj/tools/vyred/opmods.o \
+	$(BUILD)/obj/tools/vyred/opmod_manifest.o $(BUILD)/obj/tools/vyred/log.o
+$(BUILD)/tests/test_ops_dir: $(TEST_EXTRA_OBJS_test_ops_dir) $(BUILD)/vyred $(BUILD)/vyre-submit \
+	$(BUILD)/examples/ops/libvyre_op_crc32c.so
+
+# op modules through vyred on a GPU: the crc32c example's module directory, cuda against cpu
+ifneq ($(NVCC),)
+TESTS += test_ops_dir_cuda
+$(BUILD)/tests/test_ops_dir_cuda: tests/test_ops_dir_cuda.sh $(call OPMOD_FILES,crc32c) \
+	$(BUILD)/vyred $(BUILD)/vyre-submit
+	@mkdir -p $(dir $@)
+	sed 's|@VYRE_BUILD@|$(abspath $(BUILD))|g' $< > $@
+	chmod +x $@
+endif

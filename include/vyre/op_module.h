@@ -90,13 +90,14 @@ struct vyre_op_dev_args {
  * One block runs an item: every thread of it calls the function with the
  * same operands (its own `thread`), so the function may use
  * __syncthreads(), and every thread must return (none may exit). It
- * returns 0, or VYRE_E_INVAL (-22) for operands it cannot take; thread 0's
- * return value and *result are the item's, and must equal the host
- * function's for the same operands. It gets at most 64 registers a thread
- * (the linker compiles PTX so; a cubin must be built with -maxrregcount=64). It may not keep state between calls,
- * trap on purpose, or touch memory other than its operands and scratch: a
- * fault is contained as any device fault is (the launch and its batch fail
- * with VYRE_E_DEVICE), but it is a fault of vyred's context.
+ * returns 0, or VYRE_E_INVAL (-1; any other value is taken as it) for
+ * operands it cannot take; thread 0's return value and *result are the
+ * item's, and must equal the host function's for the same operands. It
+ * gets at most 64 registers a thread (the linker compiles PTX so; a cubin
+ * must be built with -maxrregcount=64). It may not keep state between
+ * calls, trap on purpose, or touch memory other than its operands and
+ * scratch: a fault is contained as any device fault is (the launch and its
+ * batch fail with VYRE_E_DEVICE), but it is a fault of vyred's context.
  */
 
 #ifdef __cplusplus

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "vyre/abi.h"
+#include "vyre/op_module.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -139,6 +140,43 @@ int vyre_buffer_list(struct vyre_client *c, struct vyre_buffer_info *out, uint32
  * @name. VYRE_E_NOENT when there is none.
  */
 int vyre_buffer_free_name(struct vyre_client *c, const char *name);
+
+/* An op of the daemon, as vyre_op_list() reports it. */
+struct vyre_op_info {
+	char name[VYRE_OP_NAME_MAX + 1];   /* NUL-terminated: "crc32c", "dfa_scan" */
+	char module[VYRE_OP_NAME_MAX + 1]; /* its module's name; "" for a built-in op */
+	uint32_t op;			   /* the number to put in vyre_work_item.op_handle */
+	uint32_t flags;			   /* VYRE_OP_INFO_* */
+};
+
+#define VYRE_OP_INFO_PURE    (1u << 0) /* identical items may be deduplicated */
+#define VYRE_OP_INFO_STREAM  (1u << 1) /* reads its input once, in order (design.md 6.7) */
+#define VYRE_OP_INFO_IN	     (1u << 2) /* reads in_handle */
+#define VYRE_OP_INFO_OUT     (1u << 3) /* writes out_handle */
+#define VYRE_OP_INFO_TABLE   (1u << 4) /* param is a buffer handle it reads whole */
+#define VYRE_OP_INFO_COUNTED (1u << 5) /* its input is counted bytes (design.md 6.1) */
+#define VYRE_OP_INFO_ALL     0x3fu
+
+/*
+ * vyre_op_lookup - the number vyred gives the op named @name in *op: a
+ * built-in op's VYRE_OP_* ("fill", "dfa_scan": its name in lower case) or
+ * an op of a module the operator installed (docs/design.md 6.7), whose
+ * number is this vyred's: look it up again after a reconnect (a vyred
+ * with changed modules gives other numbers, and items of the old ones
+ * complete with VYRE_E_INVAL).
+ * VYRE_E_NOENT when vyred has no op of that name, VYRE_E_INVAL for a NULL
+ * or bad name (1 to VYRE_OP_NAME_MAX bytes of [a-z0-9_], a letter first),
+ * VYRE_E_PROTO from a vyred older than op lookup (it disconnects).
+ */
+int vyre_op_lookup(struct vyre_client *c, const char *name, uint32_t *op);
+
+/*
+ * vyre_op_list - the ops vyred runs, built-in ones in number order, then
+ * module ops in number order: at most @max of them in @out (NULL when @max
+ * is 0). Returns how many there are, which may exceed @max. One round trip
+ * an op. VYRE_E_PROTO from a vyred older than op lookup (it disconnects).
+ */
+int vyre_op_list(struct vyre_client *c, struct vyre_op_info *out, uint32_t max);
 
 /*
  * vyre_submit - queue one item. Returns 0, or VYRE_E_AGAIN when the SQ is full

@@ -23,7 +23,7 @@ import collections
 import ctypes
 import enum
 
-from ._lib import BUFFER_NAME_MAX, BufferInfoC, ConnectOptsC, CqeC, ItemRangeC, WorkItemC, lib
+from ._lib import BUFFER_NAME_MAX, OP_NAME_MAX, BufferInfoC, ConnectOptsC, CqeC, ItemRangeC, OpInfoC, WorkItemC, lib
 
 try:
     import numpy as _np
@@ -88,6 +88,15 @@ BUF_TRANSIENT = 1 << 1
 CONNECT_RESUMABLE = 1 << 0
 CONNECT_RECONNECT = 1 << 1
 CONNECT_RERUN = 1 << 2
+
+# Op modules (docs/design.md 6.7): a module op's number has this bit; vyre_op_info.flags.
+OP_MODULE_BIT = 1 << 31
+OP_INFO_PURE = 1 << 0
+OP_INFO_STREAM = 1 << 1
+OP_INFO_IN = 1 << 2
+OP_INFO_OUT = 1 << 3
+OP_INFO_TABLE = 1 << 4
+OP_INFO_COUNTED = 1 << 5
 
 
 def strerror(code):
@@ -180,6 +189,9 @@ def _check(rc, what):
         raise VyreError.of(rc, what)
     return rc
 
+
+OpInfo = collections.namedtuple("OpInfo", "name op module flags")
+OpInfo.__doc__ = "struct vyre_op_info: module is '' for a built-in op; flags are OP_INFO_*."
 
 WorkItem = collections.namedtuple("WorkItem", "op input output param", defaults=(0, 0, 0))
 WorkItem.__doc__ = "struct vyre_work_item; input, output and param may be Buffers or handles."
@@ -391,6 +403,22 @@ class Client:
             n = _check(lib.vyre_buffer_list(self._live(), out, cap), "list")
             if n <= cap:
                 return [(i.name.decode(), i.handle, i.bytes, i.flags) for i in out[:n]]
+            cap = n
+
+    def op_lookup(self, name):
+        """vyre_op_lookup: this vyred's number of the op named name ("fill", a module's "crc32c")."""
+        op = ctypes.c_uint32()
+        _check(lib.vyre_op_lookup(self._live(), name.encode(), ctypes.byref(op)), "op_lookup")
+        return op.value
+
+    def ops(self):
+        """vyre_op_list: [OpInfo(name, op, module, flags)], built-in ops first, then module ops."""
+        cap = 64
+        while True:
+            out = (OpInfoC * cap)()
+            n = _check(lib.vyre_op_list(self._live(), out, cap), "ops")
+            if n <= cap:
+                return [OpInfo(i.name.decode(), i.op, i.module.decode(), i.flags) for i in out[:n]]
             cap = n
 
     def free_name(self, name):

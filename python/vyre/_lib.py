@@ -64,6 +64,20 @@ class BufferInfoC(ctypes.Structure):
     ]
 
 
+OP_NAME_MAX = 31
+
+
+class OpInfoC(ctypes.Structure):
+    """struct vyre_op_info: one op of the daemon (vyre_op_list)."""
+
+    _fields_ = [
+        ("name", ctypes.c_char * (OP_NAME_MAX + 1)),
+        ("module", ctypes.c_char * (OP_NAME_MAX + 1)),
+        ("op", c_u32),
+        ("flags", c_u32),
+    ]
+
+
 class ConnectOptsC(ctypes.Structure):
     """struct vyre_connect_opts."""
 
@@ -86,6 +100,7 @@ LAYOUT = [
     (WorkItemC, 16, {"op_handle": 0, "input_handle": 4, "output_handle": 8, "param": 12}),
     (CqeC, 32, {"user_data": 0, "status": 8, "flags": 12, "result": 16, "complete_ns": 24}),
     (ItemRangeC, 24, {"in_offset": 0, "out_offset": 8, "in_length": 16, "out_length": 20}),
+    (OpInfoC, 72, {"name": 0, "module": 32, "op": 64, "flags": 68}),
     (
         ConnectOptsC,
         _PTRS + 24,
@@ -138,6 +153,8 @@ def _declare(lib):
         ),
         "vyre_buffer_list": (I, [P, ctypes.POINTER(BufferInfoC), c_u32]),
         "vyre_buffer_free_name": (I, [P, ctypes.c_char_p]),
+        "vyre_op_lookup": (I, [P, ctypes.c_char_p, ctypes.POINTER(c_u32)]),
+        "vyre_op_list": (I, [P, ctypes.POINTER(OpInfoC), c_u32]),
         "vyre_buffer_ptr": (P, [P, c_u32, ctypes.POINTER(c_u32)]),
         "vyre_submit": (I, [P, ctypes.POINTER(WorkItemC), c_u64, c_u32]),
         "vyre_submit_batch": (I, [P, ctypes.POINTER(WorkItemC), ctypes.POINTER(c_u64), c_u32]),

@@ -124,6 +124,7 @@ void vyre_submit_program_free(struct vyre_submit_program *p)
 	free(p->buffers);
 	free(p->items);
 	free(p->stmts);
+	free(p->op_names);
 	free(p);
 }
 

@@ -3,9 +3,11 @@
  * vyre-submit: the item statement - its op, operands and options - and the
  * names of the ops.
  */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "../../ring/proto.h"
 #include "numbers.h"
 #include "parse_item.h"
 
@@ -30,26 +32,53 @@ const char *vyre_submit_op_name(uint32_t op)
 	return op < VYRE_OP_COUNT ? op_names[op] : NULL;
 }
 
-static int parse_op(struct vyre_submit_parser *ps, const struct vyre_submit_token *t, uint32_t *op)
+/* 1 + the index of module op name @s in the program's table, added if new; or an error. */
+static int module_op(struct vyre_submit_parser *ps, const struct vyre_submit_token *t,
+		     uint32_t *op_name)
+{
+	struct vyre_submit_program *p = ps->p;
+
+	for (uint32_t i = 0; i < p->n_op_names; i++)
+		if (strcmp(p->op_names[i].name, t->s) == 0) {
+			*op_name = i + 1;
+			return 0;
+		}
+	int rc = vyre_submit_grow((void **)&p->op_names, &ps->cap_op_names, p->n_op_names + 1,
+				  sizeof(*p->op_names), VYRE_SUBMIT_MAX_OP_NAMES);
+
+	if (rc)
+		return rc == VYRE_E_INVAL ? vyre_submit_perr(ps, t, "more than %u module op names",
+							     VYRE_SUBMIT_MAX_OP_NAMES)
+					  : rc;
+	snprintf(p->op_names[p->n_op_names].name, sizeof(p->op_names[0].name), "%s", t->s);
+	*op_name = ++p->n_op_names;
+	return 0;
+}
+
+static int parse_op(struct vyre_submit_parser *ps, const struct vyre_submit_token *t,
+		    struct vyre_submit_item *it)
 {
 	for (uint32_t i = 0; i < VYRE_OP_COUNT; i++)
 		if (!t->quoted && strcasecmp(t->s, op_names[i]) == 0) {
-			*op = i;
+			it->op = i;
 			return 0;
 		}
 	if (!t->quoted && strcasecmp(t->s, "DFA") == 0) {
-		*op = VYRE_OP_DFA_SCAN;
+		it->op = VYRE_OP_DFA_SCAN;
 		return 0;
 	}
 	uint64_t v;
 
+	if (!t->quoted && vyre_msg_op_name_ok(t->s, t->len))
+		return module_op(ps, t, &it->op_name);
 	if (t->quoted || vyre_submit_number(t->s, UINT32_MAX, &v))
 		return vyre_submit_perr(
 		    ps, t,
 		    "unknown op '%s' (NOP FILL COPY ADD XOR MUL SUM MAX DFA_SCAN "
-		    "BASE64_DECODE HEX_DECODE BYTEMAP DFA_SCAN_COUNTED or a number)",
+		    "BASE64_DECODE HEX_DECODE BYTEMAP DFA_SCAN_COUNTED, a module op's "
+		    "name in lower case, or a number)",
 		    t->s);
-	*op = (uint32_t)v;
+	it->op = (uint32_t)v;
 	return 0;
 }
 
@@ -160,7 +189,7 @@ int vyre_submit_parse_item(struct vyre_submit_parser *ps)
 		return vyre_submit_perr(ps, &l->tok[0],
 					"usage: item OP IN OUT [PARAM] [fence] [nodedupe] "
 					"[id=N] [in=OFF+LEN] [out=OFF+LEN]");
-	rc = parse_op(ps, &l->tok[1], &it.op);
+	rc = parse_op(ps, &l->tok[1], &it);
 	if (!rc)
 		rc = parse_operand(ps, &l->tok[2], 0, &it.in);
 	if (!rc)

@@ -21,7 +21,7 @@ struct vyre_submit_name_index {
 
 struct vyre_submit_parser {
 	struct vyre_submit_program *p;
-	uint32_t cap_buffers, cap_items, cap_stmts;
+	uint32_t cap_buffers, cap_items, cap_stmts, cap_op_names;
 	struct vyre_submit_name_index names;
 	struct vyre_submit_line line;
 	uint32_t lineno;

@@ -15,9 +15,11 @@ const char *vyre_submit_status_name(int32_t status)
 	return NULL;
 }
 
-void vyre_submit_print_cqe(FILE *f, const struct vyre_submit_item *it, const struct vyre_cqe *cqe)
+void vyre_submit_print_cqe(FILE *f, const struct vyre_submit_program *p,
+			   const struct vyre_submit_item *it, const struct vyre_cqe *cqe)
 {
-	const char *op = vyre_submit_op_name(it->op);
+	const char *op =
+	    it->op_name ? p->op_names[it->op_name - 1].name : vyre_submit_op_name(it->op);
 	const char *status = vyre_submit_status_name(cqe->status);
 	char op_num[16], status_num[16];
 

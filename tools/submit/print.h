@@ -17,7 +17,8 @@
 /* "ok", "E_INVAL", ..., or NULL for a status without a name. */
 const char *vyre_submit_status_name(int32_t status);
 
-void vyre_submit_print_cqe(FILE *f, const struct vyre_submit_item *it, const struct vyre_cqe *cqe);
+void vyre_submit_print_cqe(FILE *f, const struct vyre_submit_program *p,
+			   const struct vyre_submit_item *it, const struct vyre_cqe *cqe);
 
 void vyre_submit_print_buffer(FILE *f, const char *name, const uint8_t *data, uint32_t bytes,
 			      enum vyre_submit_print_format format);

@@ -44,8 +44,18 @@ struct vyre_submit_operand {
 	uint32_t value;	 /* the immediate */
 };
 
+/*
+ * An op the program names that is no built-in op: a module op (docs/design.md
+ * 6.7), whose number belongs to the vyred the program runs on, so it is
+ * looked up (vyre_op_lookup) when the program runs.
+ */
+struct vyre_submit_op_name {
+	char name[VYRE_OP_NAME_MAX + 1];
+};
+
 struct vyre_submit_item {
-	uint32_t op;
+	uint32_t op;	  /* with op_name 0 */
+	uint32_t op_name; /* 0: op is the number; else 1 + index into program.op_names */
 	struct vyre_submit_operand in, out, param;
 	uint32_t flags;		      /* VYRE_SQE_* */
 	struct vyre_item_range range; /* with VYRE_SQE_RANGE: in=OFF+LEN, out=OFF+LEN */
@@ -83,6 +93,8 @@ struct vyre_submit_program {
 	uint32_t n_items;
 	struct vyre_submit_stmt *stmts;
 	uint32_t n_stmts;
+	struct vyre_submit_op_name *op_names;
+	uint32_t n_op_names;
 };
 
 struct vyre_submit_error {
@@ -95,6 +107,7 @@ struct vyre_submit_error {
 #define VYRE_SUBMIT_MAX_BUFFERS	   65536u
 #define VYRE_SUBMIT_MAX_ITEMS	   (1u << 24)
 #define VYRE_SUBMIT_MAX_DFA_STATES 65536u
+#define VYRE_SUBMIT_MAX_OP_NAMES   256u
 
 /*
  * vyre_submit_parse - parse @len bytes of @text. On success returns 0 and

@@ -34,6 +34,7 @@ struct runner {
 	struct id_index *ids; /* sorted by user_data */
 	struct vyre_cqe *cqes;
 	uint8_t *done;
+	uint32_t *op_numbers; /* of program.op_names, once looked up; 0 before */
 	uint32_t submitted, completed, printed, failed;
 };
 
@@ -126,7 +127,7 @@ static int drain(struct runner *r)
 			deadline = now_ns() + r->timeout_ns;
 	}
 	for (; r->printed < r->submitted; r->printed++)
-		vyre_submit_print_cqe(r->out, &r->p->items[r->printed], &r->cqes[r->printed]);
+		vyre_submit_print_cqe(r->out, r->p, &r->p->items[r->printed], &r->cqes[r->printed]);
 	return 0;
 }
 
@@ -135,12 +136,43 @@ static uint32_t operand(const struct runner *r, const struct vyre_submit_operand
 	return o->buffer ? r->handles[o->buffer - 1] : o->value;
 }
 
+/* The number of module op @i of the program on this target, looked up once; 0 or an error. */
+static int module_op(struct runner *r, uint32_t i, uint32_t *op)
+{
+	const char *name = r->p->op_names[i].name;
+
+	if (r->op_numbers[i] == 0) {
+		if (!r->t->op_lookup)
+			return rerr(r, VYRE_E_NOENT,
+				    "op '%s': no module ops here (--local runs the built-in ops)",
+				    name);
+		int rc = r->t->op_lookup(r->t->impl, name, &r->op_numbers[i]);
+
+		if (rc == VYRE_E_NOENT)
+			return rerr(
+			    r, rc, "vyred has no op named '%s' (vyre-submit ops lists them)", name);
+		if (rc)
+			return rerr(r, rc, "op '%s': lookup: %s", name,
+				    vyre_submit_status_name(rc) ? vyre_submit_status_name(rc)
+								: "error");
+	}
+	*op = r->op_numbers[i];
+	return 0;
+}
+
 static int submit_item(struct runner *r, uint32_t index)
 {
 	const struct vyre_submit_item *it = &r->p->items[index];
 	struct vyre_work_item w = {it->op, operand(r, &it->in), operand(r, &it->out),
 				   operand(r, &it->param)};
 	int64_t deadline = now_ns() + r->timeout_ns;
+
+	if (it->op_name) {
+		int rc = module_op(r, it->op_name - 1, &w.op_handle);
+
+		if (rc)
+			return rc;
+	}
 
 	for (;;) {
 		int rc =
@@ -287,7 +319,8 @@ int vyre_submit_run(const struct vyre_submit_program *p, const struct vyre_submi
 	r.ids = calloc(ni, sizeof(*r.ids));
 	r.cqes = calloc(ni, sizeof(*r.cqes));
 	r.done = calloc(ni, 1);
-	if (r.handles && r.sizes && r.ids && r.cqes && r.done) {
+	r.op_numbers = calloc(p->n_op_names ? p->n_op_names : 1, sizeof(*r.op_numbers));
+	if (r.handles && r.sizes && r.ids && r.cqes && r.done && r.op_numbers) {
 		for (uint32_t i = 0; i < p->n_items; i++)
 			r.ids[i] = (struct id_index){p->items[i].user_data, i};
 		qsort(r.ids, p->n_items, sizeof(*r.ids), cmp_id);
@@ -301,5 +334,6 @@ int vyre_submit_run(const struct vyre_submit_program *p, const struct vyre_submi
 	free(r.ids);
 	free(r.cqes);
 	free(r.done);
+	free(r.op_numbers);
 	return rc ? rc : (int)(r.failed > INT32_MAX ? INT32_MAX : r.failed);
 }

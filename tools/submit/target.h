@@ -26,6 +26,8 @@ struct vyre_submit_target {
 	int (*open)(void *impl, const char *name, uint32_t *handle, uint32_t *bytes,
 		    uint32_t *flags);
 	int (*list)(void *impl, struct vyre_buffer_info *out, uint32_t max);
+	/* a module op's number, as vyre_op_lookup; NULL where there are no module ops */
+	int (*op_lookup)(void *impl, const char *name, uint32_t *op);
 };
 
 /*

@@ -49,6 +49,11 @@ static int client_list(void *impl, struct vyre_buffer_info *out, uint32_t max)
 	return vyre_buffer_list(impl, out, max);
 }
 
+static int client_op_lookup(void *impl, const char *name, uint32_t *op)
+{
+	return vyre_op_lookup(impl, name, op);
+}
+
 int vyre_submit_target_client(const struct vyre_connect_opts *o, struct vyre_submit_target *t)
 {
 	struct vyre_client *c;
@@ -64,6 +69,7 @@ int vyre_submit_target_client(const struct vyre_connect_opts *o, struct vyre_sub
 					 .close = client_close,
 					 .create = client_create,
 					 .open = client_open,
-					 .list = client_list};
+					 .list = client_list,
+					 .op_lookup = client_op_lookup};
 	return 0;
 }

@@ -276,5 +276,6 @@ int vyre_submit_target_local(uint64_t heap_bytes, struct vyre_submit_target *t)
 	t->create = local_create;
 	t->open = local_open;
 	t->list = local_list;
+	t->op_lookup = NULL; /* the oracle here loads no op modules */
 	return 0;
 }

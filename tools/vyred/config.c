@@ -51,6 +51,7 @@ enum {
 	OPT_PRIORITY_MAX,
 	OPT_PRIORITY_BATCH,
 	OPT_GPU_WORKER,
+	OPT_OPS_DIR,
 };
 
 static const struct option options[] = {
@@ -88,6 +89,7 @@ static const struct option options[] = {
     {"priority", required_argument, NULL, OPT_PRIORITY},
     {"priority-max", required_argument, NULL, OPT_PRIORITY_MAX},
     {"priority-batch", required_argument, NULL, OPT_PRIORITY_BATCH},
+    {"ops-dir", required_argument, NULL, OPT_OPS_DIR},
     {"gpu-worker", required_argument, NULL, OPT_GPU_WORKER}, /* front.c's, not for users */
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -173,6 +175,11 @@ static void usage(FILE *f)
 		"                         none)\n"
 		"  --hello-timeout-ms N   close a connection that sent no HELLO for this long\n"
 		"                         (default 5000)\n"
+		"  --ops-dir DIR          load the op modules (*.opmod) of DIR at start\n"
+		"                         (docs/design.md 6.7): files owned by root or\n"
+		"                         vyred's user and writable by no one else; a bad\n"
+		"                         module stops vyred unless it says optional\n"
+		"                         (default: none, the built-in ops only)\n"
 		"  --accept-log PATH      testing aid: append 'client_id user_data' for each\n"
 		"                         accepted item, in acceptance order\n"
 		"  --max-groups N         planner: most dependency layers per batch (default:\n"
@@ -473,6 +480,11 @@ static int parse_one(int opt, const char *arg, struct vyre_daemon_config *cfg)
 	}
 	case OPT_ACCEPT_LOG:
 		cfg->accept_log = arg;
+		return 0;
+	case OPT_OPS_DIR:
+		if (!*arg)
+			return bad("ops-dir", arg);
+		cfg->ops_dir = arg;
 		return 0;
 	default:
 		return parse_planner(opt, arg, cfg);

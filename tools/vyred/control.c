@@ -30,6 +30,7 @@
 #include "inbox.h"
 #include "log.h"
 #include "names.h"
+#include "ops_dir.h"
 #include "priority.h"
 #include "regions.h"
 #include "resume.h"
@@ -398,6 +399,14 @@ static void handle_buffer(struct vyre_daemon *d, struct vyre_conn *c, const stru
 		break;
 	case VYRE_MSG_LIST:
 		handle_list(d, c, m->u.list_cursor, &rep);
+		break;
+	case VYRE_MSG_OP_LOOKUP:
+		rep.type = VYRE_MSG_OP_REPLY;
+		vyre_ops_dir_lookup(m->u.op_name, &rep.u.op_reply);
+		break;
+	case VYRE_MSG_OP_LIST:
+		rep.type = VYRE_MSG_OP_REPLY;
+		vyre_ops_dir_list(m->u.list_cursor, &rep.u.op_reply);
 		break;
 	default:
 		rep.type = VYRE_MSG_ERROR;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tools/vyred/control.h - control messages of one connection: HELLO, buffers, adopting
+ * tools/vyred/control.h - control messages of one connection: HELLO, buffers, op lookup, adopting
  * a client handed over by loop 0.
  */
 #ifndef VYRED_CONTROL_H

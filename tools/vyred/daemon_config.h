@@ -102,6 +102,7 @@ struct vyre_daemon_config {
 	int loop_cpu;		   /* --cpu: the event loop's CPU, or -1 */
 	uint32_t hello_timeout_ms; /* a connection without HELLO is closed after this */
 	const char *accept_log;
+	const char *ops_dir; /* --ops-dir: op modules loaded at start (ops_dir.h), or NULL */
 	/* The planner (planner/planner.h); 0 picks its default. */
 	uint32_t max_groups;
 	uint32_t max_stages;

@@ -20,6 +20,7 @@
 #include "loop.h"
 #include "loops.h"
 #include "names.h"
+#include "ops_dir.h"
 #include "pipeline.h"
 #include "plan_stage.h"
 #include "sd.h"
@@ -145,6 +146,7 @@ int main(int argc, char **argv)
 {
 	static struct vyre_daemon loops[VYRED_MAX_LOOPS];
 	static struct vyre_shared sh;
+	static struct vyre_opmods opmods;
 	FILE *accept_log = NULL;
 	uint32_t n = 0;
 	int rc = vyre_daemon_config_parse(argc, argv, &loops[0].cfg);
@@ -169,15 +171,20 @@ int main(int argc, char **argv)
 	}
 	const struct vyre_backend_ops *ops;
 
-	if (vyre_gpus_choose(&sh, &loops[0].cfg, &ops) != 0) {
+	/* before any backend opens: the CUDA backend links what the registry holds */
+	if ((loops[0].cfg.ops_dir && vyre_ops_dir_open(loops[0].cfg.ops_dir, &opmods) != 0) ||
+	    vyre_gpus_choose(&sh, &loops[0].cfg, &ops) != 0) {
+		vyre_ops_dir_close(&opmods);
 		if (accept_log)
 			fclose(accept_log);
 		vyre_sd_fini();
 		return 1;
 	}
 	if (vyre_front_wanted(&loops[0].cfg, &sh)) {
-		/* several devices: a process each, under this one (front.h) */
+		/* several devices: a process each, under this one (front.h); each loads the modules
+		 */
 		rc = vyre_front_run(&loops[0].cfg, &sh, argc, argv);
+		vyre_ops_dir_close(&opmods);
 		if (accept_log)
 			fclose(accept_log);
 		vyre_sd_fini();
@@ -203,6 +210,7 @@ int main(int argc, char **argv)
 	for (uint32_t l = 0; l < n; l++)
 		teardown(&loops[l]);
 	vyre_loops_fini(&sh);
+	vyre_ops_dir_close(&opmods);
 	if (accept_log)
 		fclose(accept_log);
 	vyre_sd_fini();

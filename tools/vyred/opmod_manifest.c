@@ -21,12 +21,25 @@ static const char *const builtin_names[] = {"nop",
 					    "bytemap",
 					    "dfa_scan_counted"};
 
+_Static_assert(sizeof(builtin_names) / sizeof(builtin_names[0]) == VYRE_OP_COUNT,
+	       "a name for every built-in op, in VYRE_OP_* order");
+
+int vyre_opmod_builtin_number(const char *name)
+{
+	for (uint32_t i = 0; i < VYRE_OP_COUNT; i++)
+		if (strcmp(name, builtin_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
 int vyre_opmod_builtin_name(const char *name)
 {
-	for (size_t i = 0; i < sizeof(builtin_names) / sizeof(builtin_names[0]); i++)
-		if (strcmp(name, builtin_names[i]) == 0)
-			return 1;
-	return 0;
+	return vyre_opmod_builtin_number(name) >= 0;
+}
+
+const char *vyre_opmod_builtin(uint32_t op)
+{
+	return op < VYRE_OP_COUNT ? builtin_names[op] : NULL;
 }
 
 uint64_t vyre_opmod_fnv1a64(uint64_t h, const void *p, size_t n)

@@ -59,6 +59,10 @@ int vyre_opmod_parse(const char *text, size_t len, struct vyre_opmod_manifest *m
 
 /* 1 when @name is a built-in op's name in the manifest's spelling ("dfa_scan"). */
 int vyre_opmod_builtin_name(const char *name);
+/* The built-in op named @name (its VYRE_OP_*), or -1. */
+int vyre_opmod_builtin_number(const char *name);
+/* The name of built-in op @op ("dfa_scan"), or NULL past VYRE_OP_COUNT. */
+const char *vyre_opmod_builtin(uint32_t op);
 
 /* FNV-1a-64 of @n bytes at @p, continuing from @h (start: VYRE_OPMOD_FNV_SEED). */
 #define VYRE_OPMOD_FNV_SEED 0xcbf29ce484222325ull

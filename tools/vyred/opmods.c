@@ -323,6 +323,7 @@ int vyre_opmods_load(const char *dir, uid_t owner, struct vyre_opmods *t, vyre_o
 		if (mrc == 0 && (mrc = add_ops(t, t->n_modules, dir, &w)) != 0)
 			module_free(m);
 		if (mrc == 0) {
+			snprintf(m->file, sizeof(m->file), "%s", names[i]);
 			t->n_modules++;
 			continue;
 		}

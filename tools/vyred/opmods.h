@@ -27,9 +27,10 @@
 
 struct vyre_opmod_module {
 	struct vyre_opmod_manifest man;
-	void *dl;	      /* the host object, dlopen'ed */
-	uint64_t digest;      /* FNV-1a-64 of its files (opmod_manifest.h) */
-	uint8_t *ptx, *cubin; /* the device code, for the CUDA backend's linker */
+	char file[VYRE_OPMOD_FILE_MAX + 1]; /* the manifest's name in the directory, for logs */
+	void *dl;			    /* the host object, dlopen'ed */
+	uint64_t digest;		    /* FNV-1a-64 of its files (opmod_manifest.h) */
+	uint8_t *ptx, *cubin;		    /* the device code, for the CUDA backend's linker */
 	size_t ptx_bytes, cubin_bytes;
 	int host_fd; /* the host object's descriptor, open while dl is (opmods.c says why) */
 };
