@@ -75,9 +75,21 @@ $(BUILD)/gen/test_module_ops_ptx.c: $(BUILD)/gen/test_module_ops.ptx
 	  'const uint64_t vyre_test_module_ops_ptx_bytes = sizeof(vyre_test_module_ops_ptx);'; \
 	} > $@.tmp && mv $@.tmp $@
 
+# The shipped examples' PTX as C arrays (test_cuda_examples links them into the megakernel).
+$(BUILD)/gen/example_ops_ptx.c: $(foreach m,$(OPMOD_EXAMPLES),$(call OPMOD_DIR,$(m))/$(m).ptx)
+	@mkdir -p $(dir $@)
+	{ printf '%s\n' '/* generated from examples/ops by gpu/cuda.mk */' '#include <stdint.h>'; \
+	  for m in $(OPMOD_EXAMPLES); do \
+	    printf 'extern const unsigned char vyre_example_ptx_%s[];\n' $$m; \
+	    printf 'extern const uint64_t vyre_example_ptx_%s_bytes;\n' $$m; \
+	    printf 'const unsigned char vyre_example_ptx_%s[] = {\n' $$m; \
+	    od -An -v -tx1 $(BUILD)/examples/ops/$$m/$$m.ptx | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	    printf '};\nconst uint64_t vyre_example_ptx_%s_bytes = sizeof(vyre_example_ptx_%s);\n' $$m $$m; \
+	  done; } > $@.tmp && mv $@.tmp $@
+
 # test_cuda_lower runs anywhere; the others exit 77 without a GPU.
 CUDA_TESTS := test_cuda_lower test_cuda_immediate test_cuda_diff test_cuda_fault test_cuda_inflight \
-	test_cuda_e2e test_cuda_dfa test_cuda_modules
+	test_cuda_e2e test_cuda_dfa test_cuda_modules test_cuda_examples
 TESTS += $(CUDA_TESTS)
 $(foreach t,$(CUDA_TESTS),$(eval TEST_EXTRA_OBJS_$(t) := $(BUILD)/obj/tests/test_cuda_gen.o))
 $(foreach t,$(CUDA_TESTS) test_cuda_gen,$(eval CFLAGS_tests_$(t) := -I$(CUDA_HOME)/include -Igpu))
@@ -97,6 +109,10 @@ TEST_EXTRA_OBJS_test_cuda_modules += $(BUILD)/obj/tests/test_module_ops.o \
 	$(BUILD)/obj/$(BUILD)/gen/test_module_ops_ptx.o
 $(BUILD)/tests/test_cuda_modules: $(BUILD)/obj/tests/test_module_ops.o \
 	$(BUILD)/obj/$(BUILD)/gen/test_module_ops_ptx.o
+# the shipped examples linked into the megakernel against their host functions
+TEST_EXTRA_OBJS_test_cuda_examples += $(OPMOD_HOST_OBJS) $(BUILD)/obj/$(BUILD)/gen/example_ops_ptx.o
+TEST_LIBS_test_cuda_examples := -lm
+$(BUILD)/tests/test_cuda_examples: $(OPMOD_HOST_OBJS) $(BUILD)/obj/$(BUILD)/gen/example_ops_ptx.o
 # test_cuda_e2e runs vyred and the transport's integration test against it
 TEST_EXTRA_OBJS_test_cuda_e2e += $(BUILD)/obj/tests/test_integration_daemon.o
 $(BUILD)/tests/test_cuda_e2e: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred \
@@ -110,14 +126,14 @@ CUDA_BUNDLE := $(BUILD)/cuda-bundle
 cuda-bundle: $(BUILD)/vyred $(BUILD)/vyre-bench \
 	$(addprefix $(BUILD)/tests/,$(CUDA_TESTS) test_integration test_device_buffers test_chains \
 	test_ranges test_resume test_resume_edges test_gpu_fault_load test_opmod_device) \
-	$(OPMOD_ALL_FILES) gpu/cuda_gpu_run.sh
+	$(OPMOD_ALL_FILES) $(BUILD)/vyre-submit $(BUILD)/tests/test_ops_dir_cuda gpu/cuda_gpu_run.sh
 	rm -rf $(CUDA_BUNDLE) && mkdir -p $(CUDA_BUNDLE)/tests $(CUDA_BUNDLE)/lib
-	cp $(BUILD)/vyred $(BUILD)/vyre-bench $(CUDA_BUNDLE)/
+	cp $(BUILD)/vyred $(BUILD)/vyre-bench $(BUILD)/vyre-submit $(CUDA_BUNDLE)/
 	cp $(addprefix $(BUILD)/tests/,$(CUDA_TESTS) test_integration test_device_buffers \
 		test_chains test_ranges test_resume test_resume_edges test_gpu_fault_load \
-		test_opmod_device) $(CUDA_BUNDLE)/tests/
-	mkdir -p $(CUDA_BUNDLE)/ops && for m in $(OPMOD_EXAMPLES); do \
-		cp -r $(BUILD)/examples/ops/$$m $(CUDA_BUNDLE)/ops/; done
+		test_opmod_device test_ops_dir_cuda) $(CUDA_BUNDLE)/tests/
+	mkdir -p $(CUDA_BUNDLE)/examples/ops && for m in $(OPMOD_EXAMPLES); do \
+		cp -r $(BUILD)/examples/ops/$$m $(CUDA_BUNDLE)/examples/ops/; done
 	for l in liburing.so.2 libcmocka.so.0; do \
 		p=$$(ldconfig -p | awk -v l=$$l '$$1 == l { print $$NF; exit }'); \
 		[ -z "$$p" ] || cp -L "$$p" $(CUDA_BUNDLE)/lib/; \

@@ -34,6 +34,8 @@ step diff "${DIFF_LIMIT:-300}" ./tests/test_cuda_diff
 step dfa "${DFA_LIMIT:-300}" ./tests/test_cuda_dfa
 step modules "${MODULES_LIMIT:-300}" ./tests/test_cuda_modules
 step opmod-device 120 ./tests/test_opmod_device
+step examples 200 ./tests/test_cuda_examples
+VYRE_BUILD=$PWD step ops-dir 200 ./tests/test_ops_dir_cuda
 step fault 180 ./tests/test_cuda_fault
 step inflight "${INFLIGHT_LIMIT:-300}" ./tests/test_cuda_inflight
 step e2e "${E2E_LIMIT:-300}" ./tests/test_cuda_e2e

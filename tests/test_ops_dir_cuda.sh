@@ -8,7 +8,8 @@
 # fails on both. A module whose device function is missing stops vyred
 # --backend cuda at start with the linker's message, which names it.
 # Skips (77) without a GPU.
-build=@VYRE_BUILD@
+# VYRE_BUILD: where vyred, vyre-submit and examples/ops are (a GPU bundle's root)
+build=${VYRE_BUILD:-@VYRE_BUILD@}
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU' || {
 	echo "skip: no GPU (nvidia-smi -L lists none)"
 	exit 77
