@@ -168,6 +168,14 @@ struct vyre_backend_ops {
 	 */
 	int (*usable)(struct vyre_backend *b);
 	void (*shutdown)(struct vyre_backend *b);
+	/*
+	 * Whether the device code of module ops @e (docs/design.md 6.7) links on
+	 * device @device, tried before any backend opens so that vyred can leave
+	 * an optional module out: 0, or a negative VYRE_E_* with the module, the
+	 * op and the linker's log in @why. NULL: every module runs (host code).
+	 */
+	int (*link_modules)(int device, const struct vyre_op_module_entry *e, uint32_t n, char *why,
+			    uint32_t why_len);
 };
 
 extern const struct vyre_backend_ops vyre_cpu_backend;

@@ -497,6 +497,7 @@ static void cuda_shutdown(struct vyre_backend *b)
 static const struct vyre_backend_ops cuda_ops = {
     .name = "cuda",
     .devices = vyre_cuda_device_list,
+    .link_modules = vyre_cuda_device_link_modules,
     .init = cuda_init,
     .register_heap = cuda_register_heap,
     .unregister_heap = cuda_unregister_heap,

@@ -228,6 +228,34 @@ int vyre_cuda_device_open(struct vyre_cuda_device *dv, int ordinal, uint32_t max
 	return open_context(dv, max_blocks, why, why_len);
 }
 
+int vyre_cuda_device_link_modules(int ordinal, const struct vyre_op_module_entry *e, uint32_t n,
+				  char *why, uint32_t why_len)
+{
+	struct vyre_cuda_device dv;
+	int err;
+
+	memset(&dv, 0, sizeof(dv));
+	dv.ordinal = ordinal;
+	dv.opened = __atomic_add_fetch(&opens, 1, __ATOMIC_RELAXED);
+	dv.d = vyre_cuda_driver_load(why, why_len);
+	if (!dv.d)
+		return VYRE_E_DEVICE;
+	err = query(&dv, why, why_len);
+	if (err)
+		return err;
+	CUresult r = dv.d->cuDevicePrimaryCtxRetain(&dv.ctx, dv.dev);
+
+	if (r != CUDA_SUCCESS) {
+		vyre_cuda_error(dv.d, why, why_len, "cuDevicePrimaryCtxRetain", r);
+		return VYRE_E_DEVICE;
+	}
+	err = vyre_cuda_device_bind(&dv, why, why_len);
+	if (!err)
+		err = vyre_cuda_modules_try(dv.d, e, n, why, why_len);
+	vyre_cuda_device_close(&dv);
+	return err;
+}
+
 int vyre_cuda_device_list(struct vyre_device_info *out, uint32_t max, char *why, uint32_t why_len)
 {
 	const struct vyre_cuda_driver *d = vyre_cuda_driver_load(why, why_len);

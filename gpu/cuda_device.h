@@ -44,6 +44,13 @@ int vyre_cuda_device_open(struct vyre_cuda_device *dv, int ordinal, uint32_t max
  */
 int vyre_cuda_device_list(struct vyre_device_info *out, uint32_t max, char *why, uint32_t why_len);
 
+/*
+ * backend.h's link_modules: device @ordinal's primary context retained (no
+ * megakernel loaded), @e's device code linked with the megakernel and
+ * unloaded, the context released.
+ */
+int vyre_cuda_device_link_modules(int ordinal, const struct vyre_op_module_entry *e, uint32_t n,
+				  char *why, uint32_t why_len);
 /* Unload the module and release the context (errors ignored: this also runs after faults). */
 void vyre_cuda_device_close(struct vyre_cuda_device *dv);
 

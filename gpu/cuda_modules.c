@@ -240,11 +240,9 @@ static int link_all(const struct vyre_cuda_driver *d, CUlinkState ls,
 	return 0;
 }
 
-int vyre_cuda_modules_load(const struct vyre_cuda_driver *d, CUmodule *mod, char *why,
-			   uint32_t why_len)
+static int link_entries(const struct vyre_cuda_driver *d, const struct vyre_op_module_entry *e,
+			uint32_t n, CUmodule *mod, char *why, uint32_t why_len)
 {
-	uint32_t n = 0;
-	const struct vyre_op_module_entry *e = vyre_op_modules_all(&n);
 	char *dispatch = NULL, *log = calloc(1, LINK_LOG_SIZE + 1);
 	/*
 	 * The megakernel's blocks of VYRE_MK_THREADS threads leave 64 registers a
@@ -279,5 +277,25 @@ int vyre_cuda_modules_load(const struct vyre_cuda_driver *d, CUmodule *mod, char
 	}
 	free(dispatch);
 	free(log);
+	return err;
+}
+
+int vyre_cuda_modules_load(const struct vyre_cuda_driver *d, CUmodule *mod, char *why,
+			   uint32_t why_len)
+{
+	uint32_t n = 0;
+	const struct vyre_op_module_entry *e = vyre_op_modules_all(&n);
+
+	return link_entries(d, e, n, mod, why, why_len);
+}
+
+int vyre_cuda_modules_try(const struct vyre_cuda_driver *d, const struct vyre_op_module_entry *e,
+			  uint32_t n, char *why, uint32_t why_len)
+{
+	CUmodule mod = NULL;
+	const int err = link_entries(d, e, n, &mod, why, why_len);
+
+	if (mod)
+		d->cuModuleUnload(mod);
 	return err;
 }

@@ -35,4 +35,12 @@ int vyre_cuda_modules_dispatch_ptx(const struct vyre_op_module_entry *e, uint32_
 int vyre_cuda_modules_load(const struct vyre_cuda_driver *d, CUmodule *mod, char *why,
 			   uint32_t why_len);
 
+/*
+ * The same for the @n module ops of @e instead of the registry's, in the
+ * current context, the image unloaded again: whether they link (0), or why
+ * not.
+ */
+int vyre_cuda_modules_try(const struct vyre_cuda_driver *d, const struct vyre_op_module_entry *e,
+			  uint32_t n, char *why, uint32_t why_len);
+
 #endif /* VYRE_GPU_CUDA_MODULES_H */

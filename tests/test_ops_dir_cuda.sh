@@ -111,5 +111,24 @@ else
 	grep -q 'no_such_device_function' "$tmp/missing.log" ||
 		fail "cuda: the refusal does not name the missing function: $(cat "$tmp/missing.log")"
 fi
+# an optional module whose device code does not link is left out, the rest runs
+module "$tmp/opt"
+sed -e 's/^module crc32c/module crc_opt/' -e 's/^op crc32c/op crc_opt/' \
+	-e 's/^host libvyre_op_crc32c.so/host libvyre_op_crc_opt.so/' \
+	-e 's/^ptx crc32c.ptx/ptx crc_opt.ptx\noptional yes/' \
+	"$tmp/opt/crc32c.opmod" >"$tmp/opt/crc_opt.opmod"
+printf 'host_fn vyre_op_crc32c_host\ndevice_fn no_such_device_function\n' >>"$tmp/opt/crc_opt.opmod"
+cp "$tmp/opt/libvyre_op_crc32c.so" "$tmp/opt/libvyre_op_crc_opt.so"
+cp "$tmp/opt/crc32c.ptx" "$tmp/opt/crc_opt.ptx"
+chmod 644 "$tmp/opt"/*
+if ! run optional --backend cuda --ops-dir "$tmp/opt"; then
+	fail "cuda: vyred did not start with an optional module that does not link:"
+	sed 's/^/  | /' "$tmp/optional.log"
+else
+	grep -q 'optional module crc_opt left out.*no_such_device_function' "$tmp/optional.log" ||
+		fail "cuda: the optional module's leaving out is not logged with the linker's message"
+	cmp -s "$tmp/cpu.out" "$tmp/optional.out" ||
+		fail "cuda: crc32c beside a left-out optional module differs from the cpu backend"
+fi
 [ "$fails" -eq 0 ] || exit 1
 echo "ok: crc32c through vyred on the GPU (persistent, launch) equals the cpu backend; a missing device function refused"

@@ -190,6 +190,19 @@ int main(int argc, char **argv)
 		vyre_sd_fini();
 		return rc;
 	}
+	/* this process drives the devices: leave out optional modules that do not link */
+	uint32_t ordinals[VYRED_MAX_GPUS];
+
+	for (uint32_t g = 0; g < sh.n_gpus && g < VYRED_MAX_GPUS; g++)
+		ordinals[g] = sh.gpus[g].ordinal;
+	if (loops[0].cfg.ops_dir &&
+	    vyre_ops_dir_link(loops[0].cfg.ops_dir, &opmods, ops, ordinals, sh.n_gpus) != 0) {
+		vyre_ops_dir_close(&opmods);
+		if (accept_log)
+			fclose(accept_log);
+		vyre_sd_fini();
+		return 1;
+	}
 	rc = vyre_loops_init(&sh, loops, ops);
 	if (rc != 0)
 		vyre_log("out of memory setting up %u event loops", sh.n_made);

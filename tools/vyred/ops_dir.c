@@ -7,6 +7,7 @@
 
 #include "vyre/vyre.h"
 
+#include "../../gpu/backend.h"
 #include "../../gpu/ops.h"
 #include "log.h"
 #include "ops_dir.h"
@@ -82,6 +83,97 @@ int vyre_ops_dir_open(const char *dir, struct vyre_opmods *t)
 	vyre_log("--ops-dir %s: %u op%s of %u module%s", dir, t->n_ops, t->n_ops == 1 ? "" : "s",
 		 t->n_modules, t->n_modules == 1 ? "" : "s");
 	return 0;
+}
+
+/* The entries of @t's ops whose module @keep marks, into @e; returns how many. */
+static uint32_t kept_entries(const struct vyre_opmods *t, const uint8_t *keep,
+			     struct vyre_op_module_entry *e)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < t->n_ops; i++)
+		if (keep[t->ops[i].module])
+			vyre_ops_dir_entry(t, &t->ops[i], &e[n++]);
+	return n;
+}
+
+/* Whether the modules @keep marks link on every device of @ordinals. */
+static int link_kept(const struct vyre_opmods *t, const uint8_t *keep,
+		     struct vyre_op_module_entry *e, const struct vyre_backend_ops *ops,
+		     const uint32_t *ordinals, uint32_t n_ordinals, char *why, size_t why_len)
+{
+	const uint32_t n = kept_entries(t, keep, e);
+	int rc = 0;
+
+	for (uint32_t d = 0; d < n_ordinals && rc == 0 && n; d++)
+		rc = ops->link_modules((int)ordinals[d], e, n, why, (uint32_t)why_len);
+	return rc;
+}
+
+/*
+ * Required modules first, then each optional one that links beside them;
+ * the registry then holds what linked.
+ */
+static int keep_what_links(const char *dir, const struct vyre_opmods *t, uint8_t *keep,
+			   struct vyre_op_module_entry *e, const struct vyre_backend_ops *ops,
+			   const uint32_t *ordinals, uint32_t n_ordinals)
+{
+	char why[4096];
+	uint32_t optional = 0;
+
+	for (uint32_t m = 0; m < t->n_modules; m++) {
+		keep[m] = !t->modules[m].man.optional;
+		optional += !keep[m];
+	}
+	if (link_kept(t, keep, e, ops, ordinals, n_ordinals, why, sizeof(why)) != 0) {
+		vyre_log("--ops-dir %s: cannot start: %s", dir, why);
+		return -1;
+	}
+	for (uint32_t m = 0; m < t->n_modules && optional; m++) {
+		if (t->modules[m].man.optional) {
+			keep[m] = 1;
+			if (link_kept(t, keep, e, ops, ordinals, n_ordinals, why, sizeof(why)) !=
+			    0) {
+				keep[m] = 0;
+				vyre_log("--ops-dir: optional module %s left out: %s",
+					 t->modules[m].man.module, why);
+			}
+		}
+	}
+	const uint32_t n = kept_entries(t, keep, e);
+	const int rc = vyre_op_modules_register(e, n);
+
+	if (rc != 0)
+		vyre_log("--ops-dir %s: cannot register its ops: %s", dir, vyre_strerror(rc));
+	return rc ? -1 : 0;
+}
+
+int vyre_ops_dir_link(const char *dir, const struct vyre_opmods *t,
+		      const struct vyre_backend_ops *ops, const uint32_t *ordinals,
+		      uint32_t n_ordinals)
+{
+	uint8_t all[VYRE_OPMODS_MAX_MODULES];
+	char why[4096];
+
+	if (!ops->link_modules || !t->n_ops)
+		return 0;
+	struct vyre_op_module_entry *e = calloc(t->n_ops, sizeof(*e));
+
+	if (!e) {
+		vyre_log("--ops-dir %s: out of memory for %u ops", dir, t->n_ops);
+		return -1;
+	}
+	memset(all, 1, sizeof(all));
+	/* the common case: everything links at once */
+	int rc = link_kept(t, all, e, ops, ordinals, n_ordinals, why, sizeof(why));
+
+	if (rc != 0)
+		rc = keep_what_links(dir, t, all, e, ops, ordinals, n_ordinals);
+	else
+		vyre_log("--ops-dir: %u op%s linked into the megakernel on %u device%s", t->n_ops,
+			 t->n_ops == 1 ? "" : "s", n_ordinals, n_ordinals == 1 ? "" : "s");
+	free(e);
+	return rc;
 }
 
 void vyre_ops_dir_close(struct vyre_opmods *t)

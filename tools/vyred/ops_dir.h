@@ -23,6 +23,21 @@
  */
 int vyre_ops_dir_open(const char *dir, struct vyre_opmods *t);
 
+struct vyre_backend_ops;
+
+/*
+ * With a backend that links module device code (backend.h link_modules),
+ * after vyre_ops_dir_open and before any backend opens, in the process
+ * that drives the devices @ordinals: whether every module links on each.
+ * When one does not, an optional module that does not link beside the
+ * required ones is left out of the registry (and logged with the linker's
+ * message); a required one that does not link stops vyred: -1 after
+ * logging the module, the op and the linker's log. 0 otherwise.
+ */
+int vyre_ops_dir_link(const char *dir, const struct vyre_opmods *t,
+		      const struct vyre_backend_ops *ops, const uint32_t *ordinals,
+		      uint32_t n_ordinals);
+
 /* Forgets the registered ops and frees @t's modules (after every loop has stopped). */
 void vyre_ops_dir_close(struct vyre_opmods *t);
 
