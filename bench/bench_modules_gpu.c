@@ -62,12 +62,13 @@ static int gpu_submit(struct vyre_modules_side *s, uint32_t slot, uint32_t param
 {
 	struct gpu *g = (struct gpu *)s;
 	const CUdeviceptr base = g->mem.dev;
+	/* an op without a table gets none, as the megakernel passes it */
 	struct vyre_bench_modules_item it = {base,
 					     s->bytes,
 					     base + slot_off(g, slot),
 					     s->op->out_bytes,
-					     base + g->table_off,
-					     s->bytes,
+					     s->op->table ? base + g->table_off : 0,
+					     s->op->table ? s->bytes : 0,
 					     base + slot_off(g, slot) + RECORD_OFF,
 					     param,
 					     seq};
