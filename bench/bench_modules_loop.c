@@ -17,6 +17,8 @@
 
 #define CANARY 0xa5
 
+_Static_assert(OPEN_SLOTS <= VYRE_MODULES_SLOTS, "a side has a slot for every open-loop item");
+
 /* Item @seq into @slot: a sampled item's output is overwritten first, so a stale one fails. */
 static int start(struct vyre_modules_side *s, uint32_t slot, uint32_t seq)
 {
