@@ -78,43 +78,6 @@ static int vyred_start(struct vyre_bench_vyred *d, const char *bin, const char *
 	return vyre_bench_vyred_start(d, "peers", bin, args);
 }
 
-/* ---- the GPU probe, in a child so this process never touches CUDA ------------ */
-
-struct probe {
-	int ok;
-	char why[320];
-};
-
-static int probe_main(void *arg)
-{
-	struct probe *p = arg;
-
-	p->ok = vyre_peers_gpu_probe(p->why, sizeof(p->why)) == 0;
-	return 0;
-}
-
-/* 1 when a forked child could open device 0; else 0 and why. */
-static int gpu_usable(char *why, size_t len)
-{
-	struct probe *p = vyre_bench_shared_alloc(sizeof(*p));
-	int ok = 0;
-
-	if (!p) {
-		snprintf(why, len, "out of memory");
-		return 0;
-	}
-	const pid_t pid = vyre_bench_spawn(-1, probe_main, p);
-
-	if (pid > 0 && vyre_bench_reap(pid) == 0) {
-		ok = p->ok;
-		snprintf(why, len, "%s", p->why);
-	} else {
-		snprintf(why, len, "the probe process failed");
-	}
-	vyre_bench_shared_free(p, sizeof(*p));
-	return ok;
-}
-
 /* ---- the suite -------------------------------------------------------------- */
 
 struct series {
@@ -321,7 +284,8 @@ static int peers_suite(struct vyre_bench_ctx *ctx)
 			 "this vyre-bench already loaded the CUDA driver (an earlier suite), "
 			 "and CUDA does not survive fork: run `vyre-bench peers` alone");
 	else
-		gpu = gpu_usable(why, sizeof(why));
+		/* in a child, so this process never touches CUDA */
+		gpu = vyre_bench_probe_child(vyre_peers_gpu_probe, why, sizeof(why));
 	if (!gpu) {
 		fprintf(stderr,
 			"peers: no GPU peers (%s): vyre rows on vyred --backend cpu, ratios "
@@ -336,16 +300,9 @@ static int peers_suite(struct vyre_bench_ctx *ctx)
 		return rc ? -1 : 0;
 	}
 	struct vyre_peers_mps m = {0};
-	const char *old_pipe = getenv("CUDA_MPS_PIPE_DIRECTORY");
-	const char *old_log = getenv("CUDA_MPS_LOG_DIRECTORY");
-	char old_pipe_buf[PATH_MAX], old_log_buf[PATH_MAX];
 
-	snprintf(old_pipe_buf, sizeof(old_pipe_buf), "%s", old_pipe ? old_pipe : "");
-	snprintf(old_log_buf, sizeof(old_log_buf), "%s", old_log ? old_log : "");
-	if (vyre_peers_mps_init(&m)) {
-		fprintf(stderr, "peers: temporary MPS directories: %s\n", strerror(errno));
-		vyre_peers_mps_fini(&m, old_pipe ? old_pipe_buf : NULL,
-				    old_log ? old_log_buf : NULL);
+	if (vyre_peers_mps_enter(&m, SUITE)) {
+		vyre_peers_mps_leave(&m);
 		return -1;
 	}
 	rc |= vyre_series(ctx, bin, "persistent", &va, 1, &vp);
@@ -360,7 +317,7 @@ static int peers_suite(struct vyre_bench_ctx *ctx)
 	} else {
 		rc = -1;
 	}
-	vyre_peers_mps_fini(&m, old_pipe ? old_pipe_buf : NULL, old_log ? old_log_buf : NULL);
+	vyre_peers_mps_leave(&m);
 	ratios(ctx, &vp, &mpss);
 	ratios(ctx, &vl, &mpss);
 	ratios(ctx, &vp, &self);

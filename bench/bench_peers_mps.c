@@ -71,6 +71,11 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
+static const char *suite(const struct vyre_peers_mps *m)
+{
+	return m->suite ? m->suite : "peers";
+}
+
 int vyre_peers_mps_init(struct vyre_peers_mps *m)
 {
 	snprintf(m->dir, sizeof(m->dir), "/tmp/vyre-bench-mps-XXXXXX");
@@ -93,16 +98,17 @@ int vyre_peers_mps_start(struct vyre_peers_mps *m)
 	if (setenv("CUDA_MPS_PIPE_DIRECTORY", m->pipe, 1) != 0)
 		return -1;
 	if (run_tool(argv, NULL) != 0) {
-		fprintf(stderr, "peers: %s -d failed; its log:\n", m->bin);
+		fprintf(stderr, "%s: %s -d failed; its log:\n", suite(m), m->bin);
 		char log[128];
 
 		snprintf(log, sizeof(log), "%s/control.log", m->log);
-		vyre_bench_print_log(log, "peers", NULL);
+		vyre_bench_print_log(log, suite(m), NULL);
 		setenv("CUDA_MPS_PIPE_DIRECTORY", m->none, 1);
 		return -1;
 	}
 	m->running = 1;
-	fprintf(stderr, "peers: started %s -d (CUDA_MPS_PIPE_DIRECTORY=%s)\n", m->bin, m->pipe);
+	fprintf(stderr, "%s: started %s -d (CUDA_MPS_PIPE_DIRECTORY=%s)\n", suite(m), m->bin,
+		m->pipe);
 	return 0;
 }
 
@@ -113,9 +119,9 @@ void vyre_peers_mps_stop(struct vyre_peers_mps *m)
 	if (!m->running)
 		return;
 	if (run_tool(argv, "quit\n") != 0)
-		fprintf(stderr, "peers: 'echo quit | %s' failed\n", m->bin);
+		fprintf(stderr, "%s: 'echo quit | %s' failed\n", suite(m), m->bin);
 	else
-		fprintf(stderr, "peers: stopped the MPS control daemon (echo quit)\n");
+		fprintf(stderr, "%s: stopped the MPS control daemon (echo quit)\n", suite(m));
 	/* quit returns before the server has gone; a later context must not find it half gone */
 	char control[96];
 
@@ -141,4 +147,25 @@ void vyre_peers_mps_fini(struct vyre_peers_mps *m, const char *old_pipe, const c
 		setenv("CUDA_MPS_LOG_DIRECTORY", old_log, 1);
 	else
 		unsetenv("CUDA_MPS_LOG_DIRECTORY");
+}
+
+int vyre_peers_mps_enter(struct vyre_peers_mps *m, const char *suite_name)
+{
+	const char *pipe = getenv("CUDA_MPS_PIPE_DIRECTORY"),
+		   *log = getenv("CUDA_MPS_LOG_DIRECTORY");
+
+	m->suite = suite_name;
+	m->had_pipe = pipe != NULL;
+	m->had_log = log != NULL;
+	snprintf(m->old_pipe, sizeof(m->old_pipe), "%s", pipe ? pipe : "");
+	snprintf(m->old_log, sizeof(m->old_log), "%s", log ? log : "");
+	if (vyre_peers_mps_init(m) == 0)
+		return 0;
+	fprintf(stderr, "%s: temporary MPS directories: %s\n", suite(m), strerror(errno));
+	return -1;
+}
+
+void vyre_peers_mps_leave(struct vyre_peers_mps *m)
+{
+	vyre_peers_mps_fini(m, m->had_pipe ? m->old_pipe : NULL, m->had_log ? m->old_log : NULL);
 }

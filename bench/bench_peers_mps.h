@@ -17,6 +17,9 @@ struct vyre_peers_mps {
 	char dir[64], none[80], pipe[80], log[80];
 	char bin[PATH_MAX];
 	int have, running;
+	const char *suite;			    /* its messages' prefix; NULL: "peers" */
+	char old_pipe[PATH_MAX], old_log[PATH_MAX]; /* CUDA_MPS_* before enter */
+	int had_pipe, had_log;
 };
 
 /* Makes the directories and points CUDA_MPS_* at them (no daemon yet); 0 or -1. */
@@ -30,5 +33,14 @@ void vyre_peers_mps_stop(struct vyre_peers_mps *m);
 
 /* Stops it, removes the directories, restores CUDA_MPS_* to @old_pipe and @old_log. */
 void vyre_peers_mps_fini(struct vyre_peers_mps *m, const char *old_pipe, const char *old_log);
+
+/*
+ * Saves CUDA_MPS_*, then vyre_peers_mps_init with messages prefixed by
+ * @suite; 0, or -1 after saying why (then vyre_peers_mps_leave still runs).
+ */
+int vyre_peers_mps_enter(struct vyre_peers_mps *m, const char *suite);
+
+/* vyre_peers_mps_fini back to the CUDA_MPS_* that enter saved. */
+void vyre_peers_mps_leave(struct vyre_peers_mps *m);
 
 #endif /* VYRE_BENCH_PEERS_MPS_H */

@@ -20,6 +20,10 @@ $(BUILD)/vyre-bench: $(call obj,$(BENCH_SRCS)) $(BUILD)/libvyre-submit.a $(BUILD
 # The peers suite's own-launch peer needs the CUDA headers and gpu/ when the
 # CUDA backend is built (gpu/cuda.mk, read after this file: hence `=`).
 CFLAGS_bench_bench_peers_gpu = $(if $(NVCC),-DVYRE_HAVE_CUDA -Igpu -I$(CUDA_HOME)/include)
+# So does the modules suite's; its kernels (bench/bench_modules_peer.cu) are a
+# fatbin gpu/cuda.mk embeds, and its items are checked against the examples'
+# host functions (examples/ops.mk links them in).
+CFLAGS_bench_bench_modules_gpu = $(if $(NVCC),-DVYRE_HAVE_CUDA -Igpu -I$(CUDA_HOME)/include)
 
 # The scan suite's Hyperscan peer, when libhs is installed (libhyperscan-dev,
 # amd64 only). Linked statically when the archive is there, so vyre-bench (and

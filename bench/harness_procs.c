@@ -98,6 +98,42 @@ int vyre_bench_reap(pid_t pid)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+struct probe {
+	int (*fn)(char *why, size_t len);
+	int ok;
+	char why[320];
+};
+
+static int probe_main(void *arg)
+{
+	struct probe *p = arg;
+
+	p->ok = p->fn(p->why, sizeof(p->why)) == 0;
+	return 0;
+}
+
+int vyre_bench_probe_child(int (*probe)(char *why, size_t len), char *why, size_t len)
+{
+	struct probe *p = vyre_bench_shared_alloc(sizeof(*p));
+	int ok = 0;
+
+	if (!p) {
+		snprintf(why, len, "out of memory");
+		return 0;
+	}
+	p->fn = probe;
+	const pid_t pid = vyre_bench_spawn(-1, probe_main, p);
+
+	if (pid > 0 && vyre_bench_reap(pid) == 0) {
+		ok = p->ok;
+		snprintf(why, len, "%s", p->why);
+	} else {
+		snprintf(why, len, "the probe process failed");
+	}
+	vyre_bench_shared_free(p, sizeof(*p));
+	return ok;
+}
+
 int vyre_bench_cuda_loaded(void)
 {
 	char line[512];

@@ -44,4 +44,11 @@ int vyre_bench_reap(pid_t pid);
  * it). */
 int vyre_bench_cuda_loaded(void);
 
+/*
+ * Runs @probe(why, len) in a forked child, so that this process never
+ * touches what it opens (CUDA does not survive fork): 1 when it returned
+ * 0, else 0; either way @why holds what it said (or why the child failed).
+ */
+int vyre_bench_probe_child(int (*probe)(char *why, size_t len), char *why, size_t len);
+
 #endif /* VYRE_BENCH_HARNESS_PROCS_H */

@@ -74,6 +74,11 @@ $(BUILD)/tests/test_opmod_examples: $(TEST_EXTRA_OBJS_test_opmods) $(OPMOD_ALL_F
 TESTS += test_opmod_blocks
 OPMOD_DEVICE_SRCS := $(foreach m,$(OPMOD_EXAMPLES),examples/ops/$(m)/device.cu)
 OPMOD_HOST_OBJS := $(foreach m,$(OPMOD_EXAMPLES),$(BUILD)/obj/examples/ops/$(m)/host.o)
+# vyre-bench's modules suite stages the module directories for its vyred
+# (bench/bench_modules_dir.c) and checks its items against the host
+# functions (bench/bench_modules_ops.c; vyre-bench links -lm)
+$(BUILD)/vyre-bench: $(OPMOD_HOST_OBJS) | $(OPMOD_ALL_FILES)
+
 $(BUILD)/tests/test_opmod_blocks: tests/test_opmod_blocks.cpp tests/opmod_device_cases.h \
 		tests/mk_host_block.h tests/test_rand.h $(OPMOD_DEVICE_SRCS) examples/ops/op_device.h \
 		examples/ops/hash64/xxh64.h include/vyre/op_module.h $(OPMOD_HOST_OBJS)

@@ -41,9 +41,22 @@ $(BUILD)/gen/megakernel_rdc.fatbin: $(MK_SRCS) include/vyre/op_module.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(MK_NVCCFLAGS) -ewp -DVYRE_MK_MODULES=1 -fatbin $< -o $@
 
+# vyre-bench's modules suite: the examples' device functions in kernels of
+# the peer's own (bench/bench_modules_peer.cu includes them: one
+# translation unit, no device linking), 64 registers a thread as the
+# megakernel's linker compiles module code.
+$(BUILD)/gen/bench_modules.fatbin: bench/bench_modules_peer.cu bench/bench_modules_abi.h \
+		$(OPMOD_DEVICE_SRCS) examples/ops/op_device.h examples/ops/hash64/xxh64.h \
+		include/vyre/op_module.h include/vyre/abi.h
+	@mkdir -p $(dir $@)
+	$(NVCC) -std=c++17 -O3 -Iinclude -maxrregcount=64 \
+		--generate-code arch=compute_90,code=[sm_90,compute_90] \
+		--generate-code arch=compute_75,code=compute_75 -fatbin $< -o $@
+$(BUILD)/vyre-bench: $(BUILD)/obj/$(BUILD)/gen/bench_modules_fatbin.o
+
 # A fatbin as a C array (od keeps this free of xxd and python).
 $(BUILD)/gen/%_fatbin.c: $(BUILD)/gen/%.fatbin
-	{ printf '%s\n' '/* generated from gpu/megakernel.cu by gpu/cuda.mk */' \
+	{ printf '%s\n' '/* generated from $*.fatbin by gpu/cuda.mk */' \
 	  '#include <stdint.h>' \
 	  'extern const unsigned char vyre_$*_fatbin[];' \
 	  'extern const uint64_t vyre_$*_fatbin_bytes;' \

@@ -70,6 +70,11 @@ grep -E '^restart' "$O/restart.log" | head -20
 # a class-1 producer beside a class-0 flood, with and without classes (design.md 8.9)
 step priority 200 ./vyre-bench --seconds "${BENCH_SECONDS:-0.5}" priority
 grep -E '^priority' "$O/priority.log" | grep -E 'p50|p99 |ratio|flood '
+# the example op modules through vyred against the same device functions in
+# each producer's own kernel under MPS (issue 25: >= 2.5 x items/s at 16
+# producers, p50 below MPS); about 100 measurements
+step modules-bench "${MODULES_BENCH_LIMIT:-600}" ./vyre-bench --seconds "${BENCH_SECONDS:-0.5}" modules
+grep -E '^modules(:| .*(:mps|closed (vyre-persistent|mps) 16p +(items/s|p50)))' "$O/modules-bench.log" | head -80
 # the same host's CPU-backend end to end, for what vyred itself costs there
 step e2e-cpu 120 ./vyre-bench --seconds "${BENCH_SECONDS:-0.5}" e2e
 S=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)

@@ -13,7 +13,11 @@
  * the trivial and closed-loop rows of a vyred with one CPU-backend GPU and
  * one with two, and their ratios (skipped while vyred has no --gpus);
  * `--quick --backend cpu restart` gives the pause of a restart without loss
- * and the restarted items (the suite fails when a buffer lost bytes). Every
+ * and the restarted items (the suite fails when a buffer lost bytes);
+ * `--quick --backend cpu modules` gives the closed-loop rows of every
+ * example op module at both sizes and 1 and 4 producers, their scaling,
+ * and the 4 KiB open loop (the suite fails when an item's output differs
+ * from the module's host function). Every
  * row that measures items through a vyred (e2e, peers, scan, gpus, priority)
  * has its "vyred cpu" row, positive ns/item; Hyperscan's rows have none. Not
  * a performance assertion: only that figures exist and are sane.
@@ -459,6 +463,61 @@ static void test_quick_ring_and_wake_json(void **state)
 	remove_dir(dir);
 }
 
+/*
+ * `--quick --backend cpu --json FILE @suite` in a new scratch @t: its rows
+ * (at most @cap) into @rows, one table line each after the header.
+ */
+static size_t run_quick_cpu(struct scratch *t, const char *suite, struct row *rows, size_t cap)
+{
+	scratch_make(t);
+	const char *args[] = {"--quick", "--backend", "cpu", "--json", t->json, suite, NULL};
+	const size_t table_rows = run_ok(args, t->out);
+	const size_t n = load_rows(t->json, rows, cap);
+
+	assert_int_equal(table_rows, n + 1);
+	return n;
+}
+
+static void test_quick_modules_cpu(void **state)
+{
+	(void)state;
+	struct scratch t;
+	char name[96];
+	static struct row rows[256];
+	const size_t n = run_quick_cpu(&t, "modules", rows, 256);
+	static const char *const ops[] = {"crc32c", "hash64", "histogram", "dot"};
+	static const char *const sizes[] = {"4KiB", "64KiB"};
+	static const char *const loads[] = {"10%", "50%", "120%"};
+	static const char *const metrics[] = {"items/s", "p50", "p99", "p999", "vyred cpu"};
+	static const char *const units[] = {"items/s", "ns", "ns", "ns", "ns/item"};
+
+	for (size_t o = 0; o < 4; o++)
+		for (size_t z = 0; z < 2; z++) {
+			for (unsigned p = 1; p <= 4; p *= 4) {
+				snprintf(name, sizeof(name), "%s %s closed vyre-cpu %up", ops[o],
+					 sizes[z], p);
+				for (size_t m = 0; m < 5; m++)
+					expect_positive(rows, n, "modules", name, metrics[m],
+							units[m]);
+			}
+			snprintf(name, sizeof(name), "%s %s closed vyre-cpu 4p:1p", ops[o],
+				 sizes[z]);
+			expect_positive(rows, n, "modules", name, "items/s", "x");
+			expect_positive(rows, n, "modules", name, "p50", "x");
+			for (size_t l = 0; z == 0 && l < 3; l++) {
+				snprintf(name, sizeof(name), "%s 4KiB open vyre-cpu 4p %s", ops[o],
+					 loads[l]);
+				expect_positive(rows, n, "modules", name, "offered", "items/s");
+				for (size_t m = 0; m < 5; m++)
+					expect_positive(rows, n, "modules", name, metrics[m],
+							units[m]);
+			}
+		}
+	/* 8 series x 2 closed x 5, 4 x 3 open x 6, 8 x 2 ratios: nothing else */
+	assert_int_equal(n, 80 + 72 + 16);
+	remove_dir(t.dir);
+}
+
 static void test_quick_peers_cpu(void **state)
 {
 	(void)state;
@@ -661,17 +720,12 @@ static void test_quick_priority_cpu(void **state)
 	(void)state;
 	struct scratch t;
 	char name[96];
-
-	scratch_make(&t);
-	const char *args[] = {"--quick", "--backend", "cpu", "--json", t.json, "priority", NULL};
-	const size_t table_rows = run_ok(args, t.out);
 	struct row rows[64];
-	const size_t n = load_rows(t.json, rows, 64);
+	const size_t n = run_quick_cpu(&t, "priority", rows, 64);
 	static const char *const configs[] = {"classes", "one_class", "classes_loops2"};
 	static const char *const phases[] = {"alone", "flooded"};
 	static const char *const quantiles[] = {"p50", "p99", "p999"};
 
-	assert_int_equal(table_rows, n + 1);
 	for (size_t c = 0; c < 3; c++) {
 		for (size_t p = 0; p < 2; p++)
 			for (size_t q = 0; q < 3; q++) {
@@ -873,6 +927,7 @@ int main(void)
 	    cmocka_unit_test(test_list_and_usage),
 	    cmocka_unit_test(test_quick_ring_and_wake_json),
 	    cmocka_unit_test(test_quick_peers_cpu),
+	    cmocka_unit_test(test_quick_modules_cpu),
 	    cmocka_unit_test(test_quick_scan_cpu),
 	    cmocka_unit_test(test_quick_gpus_cpu),
 	    cmocka_unit_test(test_quick_restart_cpu),
