@@ -33,6 +33,7 @@
  */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
@@ -154,13 +155,21 @@ static int open_loop(struct vyre_bench_ctx *ctx, struct series *s)
 	return rc;
 }
 
+/* VYRE_BENCH_MODULES_ONLY=OP: that example's rows alone, for a short run on a GPU lease. */
+static int op_wanted(unsigned o)
+{
+	const char *only = getenv("VYRE_BENCH_MODULES_ONLY");
+
+	return !only || !*only || strcmp(only, vyre_modules_ops[o].name) == 0;
+}
+
 /* Every op and size of @sys: the closed loop, then (4 KiB) the open loop. */
 static int run_system(struct vyre_bench_ctx *ctx, struct system *sys)
 {
 	int rc = 0;
 
 	for (unsigned o = 0; o < VYRE_MODULES_OPS; o++)
-		for (unsigned z = 0; z < N_SIZES; z++) {
+		for (unsigned z = 0; z < N_SIZES && op_wanted(o); z++) {
 			rc |= closed_loop(ctx, &sys->s[o][z]);
 			if (sizes[z] == OPEN_BYTES)
 				rc |= open_loop(ctx, &sys->s[o][z]);
