@@ -44,6 +44,8 @@ step e2e "${E2E_LIMIT:-300}" ./tests/test_cuda_e2e
 # wait for blocks
 VYRE_CUDA_MAX_BLOCKS=8 step inflight-grid8 120 ./tests/test_cuda_inflight
 VYRE_CUDA_MAX_BLOCKS=4 step diff-grid4 120 ./tests/test_cuda_diff
+# NO_BENCH=1: the tests alone (a shorter run, e.g. on a multi-GPU lease)
+if [ -z "$NO_BENCH" ]; then
 # the SM clock while the benchmark runs: an idle GPU clocks down, which a
 # single-item latency feels
 nvidia-smi --query-gpu=timestamp,clocks.sm,utilization.gpu --format=csv,noheader -lms 500 \
@@ -58,6 +60,7 @@ grep -E 'mean ns per batch' "$O/bench.log"
 # device, rows "2lanes"); about 20 s at 0.5 s a measurement
 step gpus "${GPUS_LIMIT:-240}" ./vyre-bench --seconds "${BENCH_SECONDS:-0.5}" gpus
 grep -E '^gpus(: (the two-GPU|skipped|no GPU)| )' "$O/gpus.log" | grep -v p999
+fi
 # restart without loss on the CUDA backend: SIGKILL under load, resume, every
 # item once against the oracle; then the pause it costs (design.md 3, 11)
 VYRE_TEST_BACKEND=cuda step resume 200 ./tests/test_resume
@@ -65,6 +68,7 @@ VYRE_TEST_BACKEND=cuda step resume-edges 200 ./tests/test_resume_edges
 # a device fault on one GPU of two under load: the other serves on, the faulting
 # GPU's resumable producers resume (design.md 8.5, 8.8); needs two GPUs, else 77
 VYRE_TEST_BACKEND=cuda step fault-load 200 ./tests/test_gpu_fault_load
+if [ -z "$NO_BENCH" ]; then
 step restart 200 ./vyre-bench restart
 grep -E '^restart' "$O/restart.log" | head -20
 # a class-1 producer beside a class-0 flood, with and without classes (design.md 8.9)
@@ -77,6 +81,7 @@ step modules-bench "${MODULES_BENCH_LIMIT:-600}" ./vyre-bench --seconds "${BENCH
 grep -E '^modules(:| .*(:mps|closed (vyre-persistent|mps) 16p +(items/s|p50)))' "$O/modules-bench.log" | head -80
 # the same host's CPU-backend end to end, for what vyred itself costs there
 step e2e-cpu 120 ./vyre-bench --seconds "${BENCH_SECONDS:-0.5}" e2e
+fi
 S=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -x "$S" ] && [ -z "$NO_SANITIZER" ]; then
 	VYRE_CUDA_DIFF_BATCHES=40 step memcheck 200 "$S" --tool memcheck --print-limit 20 ./tests/test_cuda_diff
