@@ -40,7 +40,7 @@ want = dict(batches=10, items=80, completed=80, failed=10, deduped=20, executed=
 for k, v in want.items():
     assert t[k] == v, f"totals.{k} = {t[k]}, want {v}"
 assert last["backend"] == "cpu" and last["mode"] == "none", (last["backend"], last["mode"])
-assert last["probes"] == 10 and last["probes_total"] == 10
+assert last["probes"] == 12 and last["probes_total"] == 12
 assert abs(last["dedupe_ratio"] - 0.25) < 1e-9
 assert abs(last["fusion_ratio"] - 1 / 3) < 1e-5
 lat = last["latency_ns"]["total"]
@@ -99,7 +99,7 @@ for d in 1 3 9; do
 	tm_top_finish && break
 	[ "$d" -lt 9 ] || fail "the fixture never finished within vyre-top's refresh"
 done
-for want in "^vyre-top  pid $FIX_PID vyre-tm-fixture  backend cpu  mode none  probes 10/10" \
+for want in "^vyre-top  pid $FIX_PID vyre-tm-fixture  backend cpu  mode none  probes 12/12" \
 	"^items 32 .* batches 4 " "^dedupe 25.0% \(8 deduped\)" "launches 8 .* avoided 4 " \
 	"^latency p50 2.0us p99 33.55ms" "^arena 1.0MiB / 4.0MiB" "slow batches 2 " \
 	"^read-back [0-9.]+[KMG]?i?B/s \(8.0KiB\)" \

@@ -87,7 +87,7 @@ assert len(objs) == 3, f"{len(objs)} objects"
 o = objs[-1]
 t = o["totals"]
 assert o["pid"] == int(sys.argv[3]) and o["backend"] == "cpu" and o["mode"] == "none", o["backend"]
-assert o["probes"] == o["probes_total"] == 10, (o["probes"], o["probes_total"])
+assert o["probes"] == o["probes_total"] == 12, (o["probes"], o["probes_total"])
 exact = dict(items=load["items"], completed=load["items"], deduped=load["deduped"],
              executed=load["executed"], failed=load["errors"], invalid=load["errors"],
              errors=load["errors"], connects=1, disconnects=1,
@@ -194,7 +194,7 @@ prod=$!
 tm_track "$prod"
 tm_wait_for "$TM_TMP/load.tmux.json" '"round_trips"' 120 || fail "the tmux producer did not finish"
 items=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["items"])' "$TM_TMP/load.tmux.json")
-screen_has "backend cpu  mode none  probes 10/10"
+screen_has "backend cpu  mode none  probes 12/12"
 screen_has "^ +0 +0 +[0-9.k]+ +$items +[^ ]+ +0/8 +1 +1 +cpu/none +0B/1.0GiB +ok +cpu$"
 screen_has "^ +[0-9]+ +$prod +[0-9.k]+ +$items +0 +[0-9]+ +0 +0 +live"
 tmx send-keys -t top s
