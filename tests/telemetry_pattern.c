@@ -221,4 +221,19 @@ void tm_fire_bad_layout(void)
 	g.items = 1000;
 	if (VYRE_PROBE_ENABLED(gpu_state))
 		VYRE_PROBE_GPU_STATE(&g);
+	/* the ops layout before op[] grew, and an op_info one name longer */
+	struct vyre_tm_ops o;
+	memset(&o, 0, sizeof(o));
+	o.bytes = sizeof(o) - 40;
+	o.n_ops = 1;
+	o.op[0].op = VYRE_OP_ADD;
+	o.op[0].items = 1000;
+	if (VYRE_PROBE_ENABLED(ops))
+		VYRE_PROBE_OPS(&o);
+	struct vyre_tm_op_info r;
+	memset(&r, 0, sizeof(r));
+	r.bytes = sizeof(r) + 32;
+	strcpy(r.name, "wrong");
+	if (VYRE_PROBE_ENABLED(op_info))
+		VYRE_PROBE_OP_INFO(&r);
 }

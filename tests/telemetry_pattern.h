@@ -81,7 +81,7 @@ void tm_fire_batch(uint64_t k);
 void tm_fire_disconnect(void);
 /* Fire gpu_state for the three loops above. */
 void tm_fire_gpu_state(void);
-/* Fire plan, arena, complete and gpu_state with a size field that is not theirs. */
+/* Fire plan, arena, complete, gpu_state, ops and op_info with a size field not theirs. */
 void tm_fire_bad_layout(void);
 
 #endif /* VYRE_TESTS_TELEMETRY_PATTERN_H */

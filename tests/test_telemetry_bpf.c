@@ -357,7 +357,8 @@ static void test_layout_mismatch_is_ignored(void **state)
 	struct top_sample smp = {0};
 	tm_fire_bad_layout();
 	assert_int_equal(top_session_sample(s, &smp), 0);
-	assert_int_equal(smp.c.layout_errors, 4);
+	assert_int_equal(smp.c.layout_errors, 6);
+	assert_int_equal(smp.n_ops, 0);
 	assert_int_equal(smp.c.gpu_states, 0);
 	assert_int_equal(smp.n_gpus, 0);
 	assert_int_equal(smp.c.batches, 0);

@@ -7,7 +7,7 @@
 #   3. the interactive vyre-top in tmux: rows, sort, help, pause, quit
 #   4. every bpftrace script for a few seconds: its keys, non-zero counts,
 #      and per-client items exactly as produced
-#   5. the binaries: vyred carries all 12 probes with semaphores and no
+#   5. the binaries: vyred carries all 14 probes with semaphores and no
 #      libbpf; the VYRE_PROBES=0 build carries none
 #   6. the GPU row: shown by an idle vyre-top within a second of attaching
 #      (from gpu_state alone), with items since start equal to every load
@@ -31,7 +31,7 @@ SOCK="$TM_TMP/vyre.sock"
 
 # 5 first: what the binaries carry.
 probes=$(readelf -n "$VYRED" | awk '/Provider: vyre/ { getline; print $2 }' | sort -u | tr '\n' ' ')
-[ "$probes" = "arena backpressure batch_drained client_connect client_disconnect complete dedupe dispatch_begin dispatch_end error gpu_state plan " ] ||
+[ "$probes" = "arena backpressure batch_drained client_connect client_disconnect complete dedupe dispatch_begin dispatch_end error gpu_state op_info ops plan " ] ||
 	fail "vyred's probes: '$probes'"
 readelf -n "$VYRED" | grep -q "Semaphore: 0x0*[1-9a-f]" || fail "vyred's probes have no semaphores"
 readelf -n "$VYRED" | grep -E "Semaphore: 0x0+$" && fail "a vyred probe without a semaphore"
