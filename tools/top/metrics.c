@@ -449,17 +449,29 @@ static void op_labels(char *buf, size_t len, const struct top_op_row *r)
 	label(buf, len, u, "module", r->o.module);
 }
 
-#define OP_FAMILY(w, v, fname, type, unit, help, suffix, put)                                      \
-	do {                                                                                       \
-		family(w, fname, type, unit, help);                                                \
-		for (uint32_t i_ = 0; i_ < (v)->n_ops; i_++) {                                     \
-			const struct top_op_row *r = &(v)->ops[i_];                                \
-			char lb_[128], s_[40];                                                     \
-			op_labels(lb_, sizeof(lb_), r);                                            \
-			(void)s_;                                                                  \
-			put;                                                                       \
-		}                                                                                  \
-	} while (0)
+/*
+ * One family over the op rows: the u64 at offset @field of each row's
+ * struct vyre_bpf_op, as seconds when @unit is "seconds".
+ */
+static void op_family(const struct om *w, const struct top_view *v, const char *name,
+		      enum om_type type, const char *unit, const char *help, size_t field)
+{
+	family(w, name, type, unit, help);
+	for (uint32_t i = 0; i < v->n_ops; i++) {
+		const struct top_op_row *r = &v->ops[i];
+		uint64_t x;
+		char lb[128];
+
+		memcpy(&x, (const char *)&r->o.c + field, sizeof(x));
+		op_labels(lb, sizeof(lb), r);
+		const char *suffix = type == OM_COUNTER ? "_total" : "";
+		if (unit) {
+			char sec[40];
+			sample_s(w, name, suffix, lb, seconds(sec, sizeof(sec), x));
+		} else
+			sample_u(w, name, suffix, lb, x);
+	}
+}
 
 /* Per op (docs/design.md 6.7): the ops that completed items since attach. */
 static void ops(const struct om *w, const struct top_view *v)
@@ -478,26 +490,22 @@ static void ops(const struct om *w, const struct top_view *v)
 		label(lb, sizeof(lb), u, "pure", (r->o.flags & VYRE_TM_OP_F_PURE) ? "1" : "0");
 		sample_u(w, "vyre_op", "_info", lb, 1);
 	}
-	OP_FAMILY(w, v, "vyre_op_items", OM_COUNTER, NULL, "CQEs posted for items of the op.", "",
-		  sample_u(w, "vyre_op_items", "_total", lb_, r->o.c.items));
-	OP_FAMILY(w, v, "vyre_op_failed_items", OM_COUNTER, NULL,
-		  "CQEs of the op with a negative status.", "",
-		  sample_u(w, "vyre_op_failed_items", "_total", lb_, r->o.c.failed));
-	OP_FAMILY(w, v, "vyre_op_deduped_items", OM_COUNTER, NULL,
-		  "CQEs of the op satisfied by an identical item.", "",
-		  sample_u(w, "vyre_op_deduped_items", "_total", lb_, r->o.c.deduped));
-	OP_FAMILY(w, v, "vyre_op_item_latency_seconds", OM_COUNTER, "seconds",
-		  "Sum of the op's item latencies, submit to complete.", "",
-		  sample_s(w, "vyre_op_item_latency_seconds", "_total", lb_,
-			   seconds(s_, sizeof(s_), r->o.c.latency_ns)));
-	OP_FAMILY(w, v, "vyre_op_drain_to_complete_seconds", OM_COUNTER, "seconds",
-		  "Sum over the op's items of drain to complete, vyred's own clock.", "",
-		  sample_s(w, "vyre_op_drain_to_complete_seconds", "_total", lb_,
-			   seconds(s_, sizeof(s_), r->o.c.drain_ns)));
-	OP_FAMILY(w, v, "vyre_op_item_latency_max_seconds", OM_GAUGE, "seconds",
-		  "The op's slowest item since attach, submit to complete.", "",
-		  sample_s(w, "vyre_op_item_latency_max_seconds", "", lb_,
-			   seconds(s_, sizeof(s_), r->o.c.max_ns)));
+	op_family(w, v, "vyre_op_items", OM_COUNTER, NULL, "CQEs posted for items of the op.",
+		  offsetof(struct vyre_bpf_op, items));
+	op_family(w, v, "vyre_op_failed_items", OM_COUNTER, NULL,
+		  "CQEs of the op with a negative status.", offsetof(struct vyre_bpf_op, failed));
+	op_family(w, v, "vyre_op_deduped_items", OM_COUNTER, NULL,
+		  "CQEs of the op satisfied by an identical item.",
+		  offsetof(struct vyre_bpf_op, deduped));
+	op_family(w, v, "vyre_op_item_latency_seconds", OM_COUNTER, "seconds",
+		  "Sum of the op's item latencies, submit to complete.",
+		  offsetof(struct vyre_bpf_op, latency_ns));
+	op_family(w, v, "vyre_op_drain_to_complete_seconds", OM_COUNTER, "seconds",
+		  "Sum over the op's items of drain to complete, vyred's own clock.",
+		  offsetof(struct vyre_bpf_op, drain_ns));
+	op_family(w, v, "vyre_op_item_latency_max_seconds", OM_GAUGE, "seconds",
+		  "The op's slowest item since attach, submit to complete.",
+		  offsetof(struct vyre_bpf_op, max_ns));
 }
 
 void top_print_metrics(FILE *f, const struct top_view *v, int openmetrics)
