@@ -58,6 +58,6 @@ TESTS += test_telemetry_partition
 $(BUILD)/tests/test_telemetry_partition: $(BUILD)/vyred $(TM_PRODUCER)
 
 # Per-op items, failures and latency (the ops and op_info probes) against a vyred that loaded
-# the crc32c example module: vyre-top --json, --openmetrics, -b and ops.bt, equal to the load.
+# the example modules: vyre-top --json, --openmetrics, -b and ops.bt, equal to the load.
 TESTS += test_telemetry_ops
-$(BUILD)/tests/test_telemetry_ops: $(BUILD)/vyred $(BUILD)/vyre-submit $(call OPMOD_FILES,crc32c)
+$(BUILD)/tests/test_telemetry_ops: $(BUILD)/vyred $(BUILD)/vyre-submit $(OPMOD_ALL_FILES)

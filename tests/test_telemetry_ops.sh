@@ -1,6 +1,6 @@
 #!/bin/bash
 # Per-op telemetry against a live vyred (CPU backend) that loaded the
-# example crc32c op module from an ops directory (docs/design.md 6.7),
+# four example op modules from an ops directory (docs/design.md 6.7),
 # under a vyre-submit load of crc32c and built-in ADD items, some of each
 # failing before planning (a raw handle that does not exist):
 #   1. vyre-top --json: one op row per op, named (crc32c of module crc32c,
@@ -12,6 +12,10 @@
 #   3. bpf/scripts/ops.bt over a third load: the same counts, names from
 #      op_info
 #   4. vyre-top -b: the text op rows
+#   5. a batch of more ops than one ops record holds (13 built-in, 4 module
+#      ops, 2 numbers of no op, all failing): the records split (part 1
+#      and on, seen with bpftrace) and every op's items and failures, and
+#      the unknown numbers' as `unknown`, still equal vyre-submit's CQEs
 SRCDIR="@VYRE_SRCDIR@"
 BUILD=$(cd "$(dirname "$0")/.." && pwd)
 . "$SRCDIR/tests/telemetry_lib.sh"
@@ -23,6 +27,7 @@ tm_require_prometheus
 VYRED="$BUILD/vyred"
 SUBMIT="$BUILD/vyre-submit"
 MODULE="$BUILD/examples/ops/crc32c"
+MODULES="crc32c hash64 histogram dot"
 SOCK="$TM_TMP/vyre.sock"
 SCALE=${VYRE_TEST_SCALE:-1}
 N_CRC=$((40 * SCALE))
@@ -35,12 +40,15 @@ N_ADD=$((25 * SCALE))
 OPS="$TM_TMP/ops.d"
 mkdir -m 0755 "$OPS" || fail "mkdir $OPS"
 chmod 0755 "$TM_TMP" "$OPS"
-for f in "$MODULE"/*; do
-	install -m 644 "$f" "$OPS/" || fail "install $f"
+for m in $MODULES; do
+	[ -f "$BUILD/examples/ops/$m/$m.opmod" ] || fail "the $m example module is not built"
+	for f in "$BUILD/examples/ops/$m"/*; do
+		install -m 644 "$f" "$OPS/" || fail "install $f"
+	done
+	# without nvcc there is no PTX: the loader keeps the bytes, the CPU backend never reads them
+	[ -f "$OPS/$m.ptx" ] || echo "// stand-in: built without nvcc" >"$OPS/$m.ptx"
+	chmod 0644 "$OPS/$m.ptx"
 done
-# without nvcc there is no PTX: the loader keeps the bytes, the CPU backend never reads them
-[ -f "$OPS/crc32c.ptx" ] || echo "// stand-in: built without nvcc" >"$OPS/crc32c.ptx"
-chmod 0644 "$OPS/crc32c.ptx"
 
 "$VYRED" --socket "$SOCK" --backend cpu --ops-dir "$OPS" 2>"$TM_TMP/vyred.log" &
 VYRED_PID=$!
@@ -196,4 +204,51 @@ for want in "^OP +MODULE +ITEMS/S +ITEMS +FAILED +FAIL/S +LAT mean +LAT all +LAT
 	"^crc32c +crc32c +[0-9.k]+ +$((N_CRC + 2)) +2 " "^add +- +[0-9.k]+ +$((N_ADD + 2)) +2 "; do
 	grep -Eq -- "$want" "$TM_TMP/top.txt" || { cat "$TM_TMP/top.txt"; fail "text lacks /$want/"; }
 done
-echo "per-op telemetry against vyred with the crc32c module: ok"
+
+# 5. 19 op numbers in one batch, ten times over: more than VYRE_TM_OPS_MAX.
+MANY="nop fill copy add xor mul sum max dfa_scan base64_decode hex_decode bytemap dfa_scan_counted"
+MANY="$MANY $MODULES 4000 0x80001234"
+{
+	for r in $(seq 1 10); do
+		for op in $MANY; do echo "item $op @9999 @9998 $r"; done
+	done
+	echo 'wait'
+} >"$TM_TMP/many.vs"
+cat >"$TM_TMP/parts.bt" <<'BT'
+BEGIN { printf("Tracing the parts of ops records\n"); }
+usdt:$1:vyre:ops /pid == $2/ { @parts = max(*(uint32 *)(arg0 + 16)); }
+BT
+tm_bpftrace_start "$TM_TMP/parts.bt" "$VYRED" "$VYRED_PID"
+for d in 3 8 20; do
+	tm_top_start "$TM_TMP/many.json" 1 "$d" --socket "$SOCK" --json
+	"$SUBMIT" -s "$SOCK" "$TM_TMP/many.vs" >"$TM_TMP/many.out" 2>&1
+	[ $? -le 1 ] || fail "vyre-submit: $(tail -5 "$TM_TMP/many.out")"
+	tm_top_finish && break
+	[ "$d" -lt 20 ] || fail "the load never finished within vyre-top's refresh"
+done
+tm_bpftrace_stop
+grep -Eq "^@parts: [1-9]" "$BT_OUT" || { cat "$BT_OUT"; fail "no batch split its ops record"; }
+python3 - "$TM_TMP/many.json" "$TM_TMP/many.out" <<'PY' || fail "vyre-top --json per op, 19 op numbers"
+import collections, json, re, sys
+o = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+cqes = collections.Counter()
+bad = collections.Counter()
+for line in open(sys.argv[2]):
+    m = re.match(r"cqe .* op=(\S+) status=(\S+) ", line)
+    if m:
+        name = m.group(1).lower()
+        name = "unknown" if name.isdigit() else name
+        cqes[name] += 1
+        bad[name] += m.group(2) != "ok"
+assert len(cqes) == 18 and sum(cqes.values()) == 190, cqes
+ops = {r["name"]: r for r in o["ops"]}
+assert set(ops) == set(cqes), (sorted(ops), sorted(cqes))
+for name, n in cqes.items():
+    assert (ops[name]["items"], ops[name]["failed"]) == (n, bad[name]), (name, ops[name], n, bad[name])
+assert ops["unknown"]["op"] == 0xffffffff and ops["unknown"]["items"] == 20, ops["unknown"]
+for m in ("crc32c", "hash64", "histogram", "dot"):
+    assert ops[m]["module"] == m and ops[m]["op"] >= 1 << 31, ops[m]
+assert o["totals"]["completed"] == 190 and o["ops_dropped"] == 0, o["totals"]
+print("19 op numbers in one batch ok:", len(ops), "rows")
+PY
+echo "per-op telemetry against vyred with the example modules: ok"

@@ -186,7 +186,9 @@ struct vyre_tm_gpu {
  * ops: one batch's CQEs per op (docs/design.md 6.7: built-in and module
  * ops alike), in the order the ops first appear in the batch. A batch of
  * more than VYRE_TM_OPS_MAX distinct ops fires ops again for the rest
- * (part 1, 2, ...), so every CQE is in exactly one entry. Only while a
+ * (part 1, 2, ...), so every CQE is in exactly one entry (an op whose
+ * entry went out in an earlier part gets a new one: readers sum entries
+ * by op number). Only while a
  * tracer is attached to ops does vyred build it.
  *
  * latency: submit -> complete of each CQE, as complete's sum_ns and lat[]
