@@ -16,6 +16,7 @@
 #      ops, 2 numbers of no op, all failing): the records split (part 1
 #      and on, seen with bpftrace) and every op's items and failures, and
 #      the unknown numbers' as `unknown`, still equal vyre-submit's CQEs
+#   6. a supervisor of two GPU workers (--gpus 0,1): the same per-op counts
 SRCDIR="@VYRE_SRCDIR@"
 BUILD=$(cd "$(dirname "$0")/.." && pwd)
 . "$SRCDIR/tests/telemetry_lib.sh"
@@ -72,9 +73,10 @@ CRC_NUMBER=$(sed -n 's/.*op crc32c \(0x[0-9a-f]*\) of module crc32c.*/\1/p' "$TM
 	echo 'wait'
 } >"$TM_TMP/load.vs"
 
-# load OUT: run the program, OUT gets its CQE lines; vyre-submit exits 1 for the failed items.
+# load OUT [SOCKET]: run the program, OUT gets its CQE lines; vyre-submit exits 1 for the
+# failed items.
 load() {
-	"$SUBMIT" -s "$SOCK" "$TM_TMP/load.vs" >"$1" 2>&1
+	"$SUBMIT" -s "${2:-$SOCK}" "$TM_TMP/load.vs" >"$1" 2>&1
 	rc=$?
 	[ "$rc" -le 1 ] || fail "vyre-submit exited with $rc: $(tail -5 "$1")"
 }
@@ -251,4 +253,28 @@ for m in ("crc32c", "hash64", "histogram", "dot"):
 assert o["totals"]["completed"] == 190 and o["ops_dropped"] == 0, o["totals"]
 print("19 op numbers in one batch ok:", len(ops), "rows")
 PY
+
+# 6. A supervisor of two GPU workers (--gpus 0,1): each worker loaded the
+# modules and fires ops and op_info; vyre-top follows both.
+SOCK2="$TM_TMP/vyre2.sock"
+"$VYRED" --socket "$SOCK2" --backend cpu --gpus 0,1 --ops-dir "$OPS" 2>"$TM_TMP/vyred2.log" &
+SUP_PID=$!
+tm_track "$SUP_PID"
+tm_wait_for "$TM_TMP/vyred2.log" "ready \(pid $SUP_PID\)" 30 || fail "vyred --gpus 0,1 did not start"
+for d in 3 8 20; do
+	tm_top_start "$TM_TMP/sup.json" 1 "$d" --socket "$SOCK2" --json
+	load "$TM_TMP/load6.out" "$SOCK2"
+	tm_top_finish && break
+	[ "$d" -lt 20 ] || fail "the load never finished within vyre-top's refresh"
+done
+python3 - "$TM_TMP/sup.json" "$N_CRC" "$N_ADD" <<'PY' || fail "vyre-top --json per op, two GPU workers"
+import json, sys
+o = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+n_crc, n_add = int(sys.argv[2]), int(sys.argv[3])
+assert len(o["workers"]) == 2, o["workers"]
+ops = {r["name"]: (r["module"], r["items"], r["failed"]) for r in o["ops"]}
+assert ops == {"crc32c": ("crc32c", n_crc + 2, 2), "add": (None, n_add + 2, 2)}, ops
+print("two GPU workers ok:", ops)
+PY
+expect_counts "$TM_TMP/load6.out"
 echo "per-op telemetry against vyred with the example modules: ok"
