@@ -166,16 +166,31 @@ static uint32_t known_op(uint32_t op)
 	return op < VYRE_OP_COUNT || vyre_op_module(op) ? op : VYRE_TM_OP_UNKNOWN;
 }
 
+/* The entry of @op in @o, or -1. */
+static int32_t op_entry(const struct vyre_tm_ops *o, uint32_t op)
+{
+	for (uint32_t k = 0; k < o->n_ops; k++)
+		if (o->op[k].op == op)
+			return (int32_t)k;
+	return -1;
+}
+
+/*
+ * An op of the batch is looked up in the registry once, when its entry is
+ * made: a CQE of an op that has an entry finds it by number (an unknown
+ * number's entry is VYRE_TM_OP_UNKNOWN's, found by a second look).
+ */
 void vyre_trace_op_slot(struct vyre_trace_cqes *t, uint32_t op)
 {
 	struct vyre_tm_ops *o = &t->ops;
-	uint32_t want = known_op(op);
+	int32_t k = op_entry(o, op);
+	const uint32_t want = k < 0 ? known_op(op) : op;
 
-	for (uint32_t k = 0; k < o->n_ops; k++) {
-		if (o->op[k].op == want) {
-			t->last = k;
-			return;
-		}
+	if (k < 0 && want != op)
+		k = op_entry(o, want);
+	if (k >= 0) {
+		t->last = (uint32_t)k;
+		return;
 	}
 	if (o->n_ops == VYRE_TM_OPS_MAX) {
 		/* full: this part goes out, the rest of the batch follows in the next */
