@@ -6,7 +6,8 @@
  * and dispatch_begin, whose figures plan and dispatch_end carry too: every
  * uprobe hit costs vyred about half a microsecond, so a batch costs four
  * (batch_drained per client, plan, dispatch_end, complete) plus arena, and
- * each loop adds one gpu_state a second. The
+ * ops (per-op items, five then), and each loop adds one gpu_state a second
+ * (loop 0 one op_info per op too). The
  * maps are described in bpf/vyre_bpf.h; the per-item latency distribution
  * arrives already bucketed by vyred.
  *
@@ -123,6 +124,28 @@ struct {
 	__type(key, uint32_t);
 	__type(value, struct vyre_bpf_worker);
 } workers SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, VYRE_BPF_MAX_OPS);
+	__type(key, uint32_t);
+	__type(value, struct vyre_bpf_op);
+} ops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VYRE_BPF_MAX_OPS);
+	__type(key, uint32_t);
+	__type(value, struct vyre_tm_op_info);
+} op_names SEC(".maps");
+
+/* The ops struct is too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, uint32_t);
+	__type(value, struct vyre_tm_ops);
+} ops_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -541,5 +564,59 @@ int BPF_USDT(vyre_gpu_state, const struct vyre_tm_gpu *arg)
 		return 0;
 	l.updated_ns = bpf_ktime_get_ns();
 	bpf_map_update_elem(&loops, &loop, &l, BPF_ANY);
+	return 0;
+}
+
+/*
+ * Per op: each entry of a batch's ops record into the op's counters. A
+ * batch of more than VYRE_TM_OPS_MAX ops sends several records, each
+ * counted alike.
+ */
+SEC("usdt")
+int BPF_USDT(vyre_ops, const struct vyre_tm_ops *arg)
+{
+	struct vyre_bpf_counters *ctr = counters_get();
+	uint32_t zero = 0;
+	struct vyre_tm_ops *o = bpf_map_lookup_elem(&ops_scratch, &zero);
+	if (!ctr || !o || read_arg(o, sizeof(*o), arg, ctr) != 0)
+		return 0;
+	uint64_t now = bpf_ktime_get_ns();
+	for (uint32_t k = 0; k < VYRE_TM_OPS_MAX; k++) {
+		if (k >= o->n_ops)
+			break;
+		const struct vyre_tm_op_count *e = &o->op[k];
+		uint32_t op = e->op;
+		struct vyre_bpf_op *a = bpf_map_lookup_elem(&ops, &op);
+		if (!a) {
+			struct vyre_bpf_op fresh = {};
+			bpf_map_update_elem(&ops, &op, &fresh, BPF_NOEXIST);
+			a = bpf_map_lookup_elem(&ops, &op);
+			if (!a)
+				continue;
+		}
+		a->batches += 1;
+		a->items += e->items;
+		a->failed += e->failed;
+		a->deduped += e->deduped;
+		a->latency_ns += e->sum_ns;
+		a->drain_ns += e->drain_sum_ns;
+		if (e->max_ns > a->max_ns)
+			a->max_ns = e->max_ns;
+		a->updated_ns = now;
+	}
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(vyre_op_info, const struct vyre_tm_op_info *arg)
+{
+	struct vyre_bpf_counters *ctr = counters_get();
+	struct vyre_tm_op_info r;
+	if (!ctr || read_arg(&r, sizeof(r), arg, ctr) != 0)
+		return 0;
+	r.name[VYRE_TM_OP_NAME_MAX - 1] = '\0';
+	r.module[VYRE_TM_OP_NAME_MAX - 1] = '\0';
+	uint32_t op = r.op;
+	bpf_map_update_elem(&op_names, &op, &r, BPF_ANY);
 	return 0;
 }

@@ -19,6 +19,9 @@
  *             (complete's priority): sum over CPUs
  *   loops     array, one struct vyre_bpf_loop per event loop: the latest
  *             gpu_state record of that loop; readers sum a GPU's loops
+ *   ops       per-CPU hash, op number -> struct vyre_bpf_op (from ops):
+ *             sum the counters over CPUs, the largest max_ns
+ *   op_names  hash, op number -> the latest struct vyre_tm_op_info (op_info)
  *   workers   hash, pid -> struct vyre_bpf_worker, written by the reader
  *             for each GPU worker process of a supervisor it attaches to
  *             (docs/design.md 8.8 and 9)
@@ -42,6 +45,8 @@
 #define VYRE_BPF_MAX_LOOPS    64u /* and at most 64 loops in all */
 #define VYRE_BPF_CLASSES      4u  /* priority classes 0 to VYRE_PRIORITY_MAX */
 #define VYRE_BPF_MAX_WORKERS  64u /* GPU worker processes followed at once */
+/* ops known at once: 4096 module ops (gpu/op_modules.h) + 13 built-in + unknown, rounded up */
+#define VYRE_BPF_MAX_OPS 4160u
 
 enum vyre_bpf_hist_id {
 	VYRE_BPF_HIST_LATENCY = 0,  /* submit -> complete ns, per item */
@@ -161,6 +166,18 @@ struct vyre_bpf_class {
 	struct vyre_bpf_hist latency; /* items per log2 bucket */
 };
 
+/* One op's CQEs since attach, from ops records (struct vyre_tm_op_count). */
+struct vyre_bpf_op {
+	uint64_t batches;    /* ops entries: batches with items of the op */
+	uint64_t items;	     /* CQEs posted */
+	uint64_t failed;     /* with a negative status */
+	uint64_t deduped;    /* with VYRE_CQE_DEDUPED */
+	uint64_t latency_ns; /* sum of submit -> complete */
+	uint64_t max_ns;     /* slowest submit -> complete (per CPU: readers take the max) */
+	uint64_t drain_ns;   /* sum of drain -> complete, vyred's clock */
+	uint64_t updated_ns; /* bpf_ktime_get_ns() of the last record */
+};
+
 /* One loop's latest gpu_state; state.bytes is 0 until the loop sent one. */
 struct vyre_bpf_loop {
 	struct vyre_tm_gpu state;
@@ -198,6 +215,7 @@ _Static_assert(sizeof(struct vyre_bpf_client) == 80, "vyre_bpf_client layout");
 _Static_assert(sizeof(struct vyre_bpf_class) == (4 + VYRE_BPF_HIST_BUCKETS) * 8,
 	       "vyre_bpf_class layout");
 _Static_assert(sizeof(struct vyre_bpf_slow_batch) == 88, "vyre_bpf_slow_batch layout");
+_Static_assert(sizeof(struct vyre_bpf_op) == 64, "vyre_bpf_op layout");
 _Static_assert(sizeof(struct vyre_bpf_worker) == (2 + VYRE_BPF_MAX_GPUS) * 4,
 	       "vyre_bpf_worker layout");
 

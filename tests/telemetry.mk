@@ -56,3 +56,8 @@ $(BUILD)/tests/test_telemetry_metrics: $(BUILD)/vyred $(TM_PRODUCER)
 # --openmetrics, under a load with items that fail before planning and at execution.
 TESTS += test_telemetry_partition
 $(BUILD)/tests/test_telemetry_partition: $(BUILD)/vyred $(TM_PRODUCER)
+
+# Per-op items, failures and latency (the ops and op_info probes) against a vyred that loaded
+# the example modules: vyre-top --json, --openmetrics, -b and ops.bt, equal to the load.
+TESTS += test_telemetry_ops
+$(BUILD)/tests/test_telemetry_ops: $(BUILD)/vyred $(BUILD)/vyre-submit $(OPMOD_ALL_FILES)

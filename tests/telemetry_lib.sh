@@ -156,7 +156,7 @@ tm_top_start() {
 	"$TOP" -b -n "$TOP_N" -d "$TOP_D" "$@" >"$TOP_OUT" 2>"$TOP_OUT.err" &
 	TOP_PID=$!
 	tm_track "$TOP_PID"
-	tm_wait_for "$TOP_OUT.err" "attached to pid [0-9]+, [0-9]+ of 10 probes" 60 || fail "vyre-top did not attach"
+	tm_wait_for "$TOP_OUT.err" "attached to pid [0-9]+, [0-9]+ of 12 probes" 60 || fail "vyre-top did not attach"
 }
 
 # tm_top_finish: call right after the load is complete; waits for vyre-top.

@@ -62,6 +62,49 @@ static void fire_complete(uint64_t k)
 	VYRE_PROBE_COMPLETE(&c);
 }
 
+static void fire_ops(uint64_t k)
+{
+	struct vyre_tm_ops o;
+	memset(&o, 0, sizeof(o));
+	o.bytes = sizeof(o);
+	o.n_ops = 2;
+	o.batch_id = k;
+	o.gpu = (uint32_t)(k % 2);
+	o.loop = k % 2 ? 2 : 0;
+	o.op[0].op = VYRE_OP_ADD;
+	o.op[0].items = TM_ADD_ITEMS;
+	o.op[0].failed = 1;
+	o.op[0].deduped = TM_DEDUPED;
+	o.op[0].max_ns = k % 2 == 0 ? TM_SLOW_NS : TM_FAST_MAX_NS;
+	o.op[0].sum_ns = 4 * 1500 + o.op[0].max_ns;
+	o.op[0].drain_sum_ns = TM_ADD_ITEMS * TM_DRAIN_NS;
+	o.op[1].op = TM_MOD_OP;
+	o.op[1].items = TM_MOD_ITEMS;
+	o.op[1].max_ns = TM_MOD_NS;
+	o.op[1].sum_ns = TM_MOD_ITEMS * TM_MOD_NS;
+	o.op[1].drain_sum_ns = TM_MOD_ITEMS * TM_DRAIN_NS;
+	VYRE_PROBE_OPS(&o);
+}
+
+static void fire_op_info(void)
+{
+	struct vyre_tm_op_info r;
+	memset(&r, 0, sizeof(r));
+	r.bytes = sizeof(r);
+	r.op = VYRE_OP_ADD;
+	r.index = VYRE_OP_ADD;
+	r.count = VYRE_OP_COUNT + 1;
+	r.flags = VYRE_TM_OP_F_PURE;
+	strcpy(r.name, "add");
+	VYRE_PROBE_OP_INFO(&r);
+	r.op = TM_MOD_OP;
+	r.index = VYRE_OP_COUNT;
+	r.flags = VYRE_TM_OP_F_MODULE | VYRE_TM_OP_F_PURE;
+	strcpy(r.name, "crc32c");
+	strcpy(r.module, "checksums");
+	VYRE_PROBE_OP_INFO(&r);
+}
+
 void tm_fire_batch(uint64_t k)
 {
 	if (VYRE_PROBE_ENABLED(batch_drained))
@@ -102,6 +145,8 @@ void tm_fire_batch(uint64_t k)
 					VYRE_TM_MODE_NONE, k % 2);
 	if (VYRE_PROBE_ENABLED(complete))
 		fire_complete(k);
+	if (VYRE_PROBE_ENABLED(ops))
+		fire_ops(k);
 	if (VYRE_PROBE_ENABLED(error))
 		VYRE_PROBE_ERROR(1, TM_PID1, VYRE_E_INVAL, 1);
 	if (VYRE_PROBE_ENABLED(backpressure))
@@ -125,6 +170,8 @@ static void gpu_record(struct vyre_tm_gpu *g, uint32_t gpu, uint32_t loop)
 void tm_fire_gpu_state(void)
 {
 	struct vyre_tm_gpu g;
+	if (VYRE_PROBE_ENABLED(op_info))
+		fire_op_info();
 	if (!VYRE_PROBE_ENABLED(gpu_state))
 		return;
 	gpu_record(&g, 0, 0);
@@ -174,4 +221,19 @@ void tm_fire_bad_layout(void)
 	g.items = 1000;
 	if (VYRE_PROBE_ENABLED(gpu_state))
 		VYRE_PROBE_GPU_STATE(&g);
+	/* the ops layout before op[] grew, and an op_info one name longer */
+	struct vyre_tm_ops o;
+	memset(&o, 0, sizeof(o));
+	o.bytes = sizeof(o) - 40;
+	o.n_ops = 1;
+	o.op[0].op = VYRE_OP_ADD;
+	o.op[0].items = 1000;
+	if (VYRE_PROBE_ENABLED(ops))
+		VYRE_PROBE_OPS(&o);
+	struct vyre_tm_op_info r;
+	memset(&r, 0, sizeof(r));
+	r.bytes = sizeof(r) + 32;
+	strcpy(r.name, "wrong");
+	if (VYRE_PROBE_ENABLED(op_info))
+		VYRE_PROBE_OP_INFO(&r);
 }

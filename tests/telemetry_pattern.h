@@ -15,6 +15,10 @@
  * else in bucket 15. Even batches run on GPU 0 (loop 0), odd ones on GPU 1
  * (loop 2), and even ones are of priority class 0, odd ones of class 2.
  * Client 1 connects on GPU 0 in class 0, client 2 on GPU 1 in class 2.
+ * ops splits each batch's 8 CQEs over two ops: ADD 5 items (the failed
+ * one, both deduplicated ones, the 4 of bucket 11 at 1500 ns and the
+ * batch's slowest), TM_MOD_OP 3 items at 20000 ns; drain -> complete
+ * TM_DRAIN_NS each.
  *
  * tm_fire_gpu_state fires one gpu_state per loop of two GPUs:
  *   loop 0, GPU 0 (ordinal 3, "Fixture GPU A", CUDA persistent): 4 slots,
@@ -24,6 +28,8 @@
  *           400 items, the same device memory (a GPU-wide figure)
  *   loop 2, GPU 1 (ordinal 5, "Fixture GPU B"), lost: 8 slots, 0 running,
  *           0 domains, 0 clients, 7 batches, 56 items, 0 of 2 GiB
+ * and op_info for ADD ("add") and TM_MOD_OP ("crc32c" of module
+ * "checksums", pure).
  */
 #ifndef VYRE_TESTS_TELEMETRY_PATTERN_H
 #define VYRE_TESTS_TELEMETRY_PATTERN_H
@@ -61,6 +67,11 @@
 #define TM_GPU0_DEV_USED (1ull << 20)
 #define TM_GPU0_DEV_MAX	 (1ull << 30)
 #define TM_GPU1_DEV_MAX	 (2ull << 30)
+#define TM_MOD_OP	 0x8000abcdu
+#define TM_ADD_ITEMS	 5u
+#define TM_MOD_ITEMS	 3u
+#define TM_MOD_NS	 20000u
+#define TM_DRAIN_NS	 700u
 
 /* Fire client_connect for both clients. */
 void tm_fire_connect(void);
@@ -70,7 +81,7 @@ void tm_fire_batch(uint64_t k);
 void tm_fire_disconnect(void);
 /* Fire gpu_state for the three loops above. */
 void tm_fire_gpu_state(void);
-/* Fire plan, arena, complete and gpu_state with a size field that is not theirs. */
+/* Fire plan, arena, complete, gpu_state, ops and op_info with a size field not theirs. */
 void tm_fire_bad_layout(void);
 
 #endif /* VYRE_TESTS_TELEMETRY_PATTERN_H */

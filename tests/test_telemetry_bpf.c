@@ -259,6 +259,41 @@ static void check_gauges_and_slow(const struct top_sample *s)
 	}
 }
 
+/* Per op: ADD and the module op of every batch, named by op_info. */
+static void check_ops(const struct top_sample *s)
+{
+	char buf[24];
+
+	assert_int_equal(s->n_ops, 2);
+	assert_int_equal(s->ops_dropped, 0);
+	const struct top_op *add = &s->ops[0], *mod = &s->ops[1]; /* by number */
+	assert_int_equal(add->op, VYRE_OP_ADD);
+	assert_int_equal(mod->op, TM_MOD_OP);
+	assert_int_equal(add->c.batches, BATCHES);
+	assert_int_equal(add->c.items, BATCHES * TM_ADD_ITEMS);
+	assert_int_equal(add->c.failed, BATCHES);
+	assert_int_equal(add->c.deduped, BATCHES * TM_DEDUPED);
+	assert_int_equal(add->c.latency_ns,
+			 BATCHES * 4 * 1500 + BATCHES / 2 * (TM_SLOW_NS + TM_FAST_MAX_NS));
+	assert_int_equal(add->c.max_ns, TM_SLOW_NS);
+	assert_int_equal(add->c.drain_ns, BATCHES * TM_ADD_ITEMS * TM_DRAIN_NS);
+	assert_int_equal(mod->c.items, BATCHES * TM_MOD_ITEMS);
+	assert_int_equal(mod->c.failed, 0);
+	assert_int_equal(mod->c.latency_ns, BATCHES * TM_MOD_ITEMS * TM_MOD_NS);
+	assert_int_equal(mod->c.max_ns, TM_MOD_NS);
+	/* every CQE is in one op entry: the ops add up to complete's figures */
+	assert_int_equal(add->c.items + mod->c.items, s->c.completed);
+	assert_int_equal(add->c.failed + mod->c.failed, s->c.failed);
+	assert_int_equal(add->c.latency_ns + mod->c.latency_ns, s->c.latency_ns);
+	assert_true(add->named && mod->named);
+	assert_string_equal(top_op_name(add, buf, sizeof(buf)), "add");
+	assert_string_equal(add->module, "");
+	assert_int_equal(add->flags, VYRE_TM_OP_F_PURE);
+	assert_string_equal(top_op_name(mod, buf, sizeof(buf)), "crc32c");
+	assert_string_equal(mod->module, "checksums");
+	assert_int_equal(mod->flags, VYRE_TM_OP_F_MODULE | VYRE_TM_OP_F_PURE);
+}
+
 static void test_exact_aggregates(void **state)
 {
 	(void)state;
@@ -278,6 +313,7 @@ static void test_exact_aggregates(void **state)
 	check_clients(&after);
 	check_gauges_and_slow(&after);
 	check_gpus(&after);
+	check_ops(&after);
 
 	/* The view over the two samples agrees with the raw maps. */
 	struct top_client_row rows[2];
@@ -294,6 +330,13 @@ static void test_exact_aggregates(void **state)
 	assert_true(v.gpus[1].items_per_s == BATCHES / 2 * (TM_ITEMS1 + TM_ITEMS2) / 2.0);
 	assert_int_equal(v.gpus[0].latency.p99, (1u << 25) - 1);
 	assert_int_equal(v.gpus[1].latency.p99, (1u << 15) - 1);
+	/* op rows: most items first, rates and means over the interval */
+	assert_int_equal(v.n_ops, 2);
+	assert_int_equal(v.ops[0].o.op, VYRE_OP_ADD);
+	assert_true(v.ops[0].items_per_s == BATCHES * TM_ADD_ITEMS / 2.0);
+	assert_true(v.ops[0].failed_per_s == BATCHES / 2.0);
+	assert_int_equal(v.ops[1].mean_ns, TM_MOD_NS);
+	assert_int_equal(v.ops[1].drain_mean_ns, TM_DRAIN_NS);
 
 	/* Disconnects mark the rows; a third sample drains no new slow events. */
 	tm_fire_disconnect();
@@ -314,7 +357,8 @@ static void test_layout_mismatch_is_ignored(void **state)
 	struct top_sample smp = {0};
 	tm_fire_bad_layout();
 	assert_int_equal(top_session_sample(s, &smp), 0);
-	assert_int_equal(smp.c.layout_errors, 4);
+	assert_int_equal(smp.c.layout_errors, 6);
+	assert_int_equal(smp.n_ops, 0);
 	assert_int_equal(smp.c.gpu_states, 0);
 	assert_int_equal(smp.n_gpus, 0);
 	assert_int_equal(smp.c.batches, 0);

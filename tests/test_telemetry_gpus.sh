@@ -225,7 +225,7 @@ loads() {
 "$TOP" -b -n 400 -d 0.25 --socket "$SOCK" --json >"$FOLLOW" 2>"$FOLLOW.err" &
 FOLLOW_PID=$!
 tm_track "$FOLLOW_PID"
-tm_wait_for "$FOLLOW.err" "attached to pid $VYRED_PID, 10 of 10 probes" 60 || fail "vyre-top did not attach"
+tm_wait_for "$FOLLOW.err" "attached to pid $VYRED_PID, 12 of 12 probes" 60 || fail "vyre-top did not attach"
 export W0 W1
 follow_wait 10 'sorted(o["workers"]) == sorted([int(env["W0"]), int(env["W1"])])' ||
 	fail "vyre-top did not attach to both GPU workers"
@@ -312,7 +312,7 @@ FOLLOW="$TM_TMP/lost.json"
 "$TOP" -b -n 400 -d 0.25 --socket "$SOCK" --json >"$FOLLOW" 2>"$FOLLOW.err" &
 TOP_PID=$!
 tm_track "$TOP_PID"
-tm_wait_for "$FOLLOW.err" "attached to pid $VYRED_PID, 10 of 10 probes" 60 || fail "vyre-top did not attach"
+tm_wait_for "$FOLLOW.err" "attached to pid $VYRED_PID, 12 of 12 probes" 60 || fail "vyre-top did not attach"
 mkfifo "$TM_TMP/hold.lost"
 exec 8<>"$TM_TMP/hold.lost"
 "$PRODUCER" --socket "$SOCK" --pairs "$PAIRS" --hold <"$TM_TMP/hold.lost" >"$TM_TMP/lost.0.json" 8>&- &

@@ -117,7 +117,7 @@ for d in 3 8 20; do
 	"$TOP" --socket "$SOCK" --openmetrics -d "$d" >"$TM_TMP/once.txt" 2>"$TM_TMP/once.err" &
 	top=$!
 	tm_track "$top"
-	tm_wait_for "$TM_TMP/once.err" "attached to pid $VYRED_PID, 10 of 10 probes" 60 ||
+	tm_wait_for "$TM_TMP/once.err" "attached to pid $VYRED_PID, 12 of 12 probes" 60 ||
 		fail "vyre-top --openmetrics did not attach"
 	"$PRODUCER" --socket "$SOCK" --pairs "$PAIRS" --invalid 3 --bad-tables 4 --readback 2 \
 		>"$TM_TMP/load1.json" || fail "the producer failed"

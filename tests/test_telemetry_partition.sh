@@ -39,7 +39,7 @@ run() {
 	"$TOP" --socket "$SOCK" --openmetrics -d "$d" >"$TM_TMP/om.txt" 2>"$TM_TMP/om.err" &
 	om=$!
 	tm_track "$om"
-	tm_wait_for "$TM_TMP/om.err" "attached to pid $VYRED_PID, 10 of 10 probes" 60 ||
+	tm_wait_for "$TM_TMP/om.err" "attached to pid $VYRED_PID, 12 of 12 probes" 60 ||
 		fail "vyre-top --openmetrics did not attach"
 	"$PRODUCER" --socket "$SOCK" --pairs $((200 * SCALE)) --invalid $((20 * SCALE)) \
 		--bad-tables $((8 * SCALE)) --bad-pairs $((8 * SCALE)) >"$TM_TMP/load.json" ||

@@ -10,7 +10,7 @@ BUILD=$(cd "$(dirname "$0")/.." && pwd)
 tm_require_bpf
 tm_require_tool bpftrace
 
-for s in latency fusion dedupe slow_batches client_load gpus; do
+for s in latency fusion dedupe slow_batches client_load gpus ops; do
 	[ -f "$SCRIPTS/$s.bt" ] || fail "bpf/scripts/$s.bt is missing"
 	grep -q "^ \* usage: bpftrace $s.bt VYRED" "$SCRIPTS/$s.bt" || fail "$s.bt has no usage header"
 	[ -s "$SCRIPTS/$s.example.txt" ] || fail "bpf/scripts/$s.example.txt is missing"
@@ -92,6 +92,24 @@ expect "^ +1 +40 +5 +5 +10750 +2047 +32767$"
 expect "^@layout_errors: 2$"
 awk '$2 == 0 && $3 == 3 && $1 ~ /^[0-9:]+$/ { n += $4 } END { exit n != 40 }' "$BT_OUT" ||
 	{ cat "$BT_OUT"; fail "gpus.bt: GPU 0's items per second do not add up to 40"; }
+
+# Per op: ADD 5 items a batch (one failed, two deduplicated), the module op
+# 3; names from op_info (sent with the fixture's gpu_state).
+LAST="^@items\[3, add\]: " run ops.bt
+expect "^@name\[3\]: add$"
+expect "^@name\[$((0x8000abcd))\]: crc32c$"
+expect "^@module\[$((0x8000abcd))\]: checksums$"
+expect "^@total_items\[3\]: 50$"
+expect "^@total_failed\[3\]: 10$"
+expect "^@total_deduped\[3\]: 20$"
+expect "^@total_sum_ns\[3\]: $((10 * 6000 + 5 * 20000000 + 5 * 20000))$"
+expect "^@total_max_ns\[3\]: 20000000$"
+expect "^@total_items\[$((0x8000abcd))\]: 30$"
+expect "^@total_failed\[$((0x8000abcd))\]: 0$"
+expect "^@total_sum_ns\[$((0x8000abcd))\]: 600000$"
+expect "^@layout_errors: 2$"
+awk -F': ' '/^@items\[3, add\]: / { n += $2 } END { exit n != 50 }' "$BT_OUT" ||
+	{ cat "$BT_OUT"; fail "ops.bt: add's items per second do not add up to 50"; }
 
 tm_fixture_stop
 echo "bpftrace scripts against the fixture: ok"

@@ -40,7 +40,7 @@ want = dict(batches=10, items=80, completed=80, failed=10, deduped=20, executed=
 for k, v in want.items():
     assert t[k] == v, f"totals.{k} = {t[k]}, want {v}"
 assert last["backend"] == "cpu" and last["mode"] == "none", (last["backend"], last["mode"])
-assert last["probes"] == 10 and last["probes_total"] == 10
+assert last["probes"] == 12 and last["probes_total"] == 12
 assert abs(last["dedupe_ratio"] - 0.25) < 1e-9
 assert abs(last["fusion_ratio"] - 1 / 3) < 1e-5
 lat = last["latency_ns"]["total"]
@@ -49,6 +49,14 @@ assert last["plan_ns"]["total"]["p50"] == 4095
 assert last["dispatch_ns"]["total"] == dict(count=10, p50=8191, p99=8191, p999=8191)
 assert last["batch_items"]["total"]["count"] == 10
 assert last["arena"] == dict(used=(1 << 20) + first + 9, capacity=4 << 20, high_water=2 << 20)
+ops = {o["name"]: o for o in last["ops"]}
+assert set(ops) == {"add", "crc32c"} and last["ops_dropped"] == 0, last["ops"]
+add, crc = ops["add"], ops["crc32c"]
+assert (add["op"], add["module"], add["items"], add["failed"], add["deduped"]) == (3, None, 50, 10, 20), add
+assert (add["latency_max_ns"], add["latency_sum_ns"]) == (20000000, 10 * 6000 + 5 * 20000000 + 5 * 20000), add
+assert (crc["op"], crc["module"], crc["items"], crc["failed"], crc["pure"]) == (0x8000abcd, "checksums", 30, 0, True), crc
+assert (crc["latency_mean_ns"], crc["drain_sum_ns"]) == (20000, 30 * 700), crc
+assert last["ops"][0]["name"] == "add"  # most items first
 clients = {c["id"]: c for c in last["clients"]}
 assert set(clients) == {1, 2}, clients
 c1, c2 = clients[1], clients[2]
@@ -99,7 +107,7 @@ for d in 1 3 9; do
 	tm_top_finish && break
 	[ "$d" -lt 9 ] || fail "the fixture never finished within vyre-top's refresh"
 done
-for want in "^vyre-top  pid $FIX_PID vyre-tm-fixture  backend cpu  mode none  probes 10/10" \
+for want in "^vyre-top  pid $FIX_PID vyre-tm-fixture  backend cpu  mode none  probes 12/12" \
 	"^items 32 .* batches 4 " "^dedupe 25.0% \(8 deduped\)" "launches 8 .* avoided 4 " \
 	"^latency p50 2.0us p99 33.55ms" "^arena 1.0MiB / 4.0MiB" "slow batches 2 " \
 	"^read-back [0-9.]+[KMG]?i?B/s \(8.0KiB\)" \
@@ -122,8 +130,8 @@ python3 -c '
 import json, sys
 o = json.loads(open(sys.argv[1]).read())
 t = o["totals"]
-assert t["layout_errors"] == 4 and t["batches"] == 0 and t["launches"] == 0, t
-assert t["gpu_states"] == 0 and o["gpus"] == [], o["gpus"]
+assert t["layout_errors"] == 6 and t["batches"] == 0 and t["launches"] == 0, t
+assert t["gpu_states"] == 0 and o["gpus"] == [] and o["ops"] == [], (o["gpus"], o["ops"])
 ' "$TM_TMP/bad.json" || fail "layout errors"
 
 # 4. Without the capabilities it names them and exits non-zero.

@@ -3,8 +3,9 @@
  * The pure parts of telemetry: the latency bucket rule vyred uses, how a CQE
  * is accounted (with untrusted submit stamps), vyre-top's percentiles, rates,
  * client ordering, the GPU rows (loops summed per GPU, newest record wins
- * for GPU-wide figures), number formats, JSON escaping and /proc/net/unix
- * parsing.
+ * for GPU-wide figures), the op rows (per-op CQE accounting, names and
+ * their fallbacks, rates, text, JSON and metrics), number formats, JSON
+ * escaping and /proc/net/unix parsing.
  */
 #include <errno.h>
 #include <math.h>
@@ -19,6 +20,7 @@
 #include <cmocka.h>
 
 #include "../tools/top/top.h"
+#include "vyre/op_module.h"
 
 static void test_lat_bucket(void **state)
 {
@@ -180,6 +182,23 @@ static struct vyre_bpf_loop mk_loop(uint32_t gpu, uint32_t loop, uint64_t update
 	return l;
 }
 
+/* @v printed as text (0), one JSON object (1) or OpenMetrics (2), in a string to free. */
+static char *render(const struct top_view *v, int as)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	if (as == 0)
+		top_print_text(f, v);
+	else if (as == 1)
+		top_print_json(f, v, 7);
+	else
+		top_print_metrics(f, v, 1);
+	fclose(f);
+	return text;
+}
+
 static void test_gpu_rows(void **state)
 {
 	(void)state;
@@ -243,12 +262,7 @@ static void test_gpu_rows(void **state)
 	assert_int_equal(v.gpus[0].latency.p50, 4095);
 	assert_true(v.gpus[2].items_per_s == 25.0); /* not in prev: counted from 0 */
 
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	assert_non_null(f);
-	top_print_text(f, &v);
-	fclose(f);
+	char *text = render(&v, 0);
 	assert_non_null(strstr(text, "\n     GPU  ORD "));
 	assert_non_null(
 	    strstr(text, "       0   10     1.00k       3000    4.1us       3/8       2       4  "
@@ -256,17 +270,146 @@ static void test_gpu_rows(void **state)
 	assert_non_null(strstr(text, "  LOST  dev 2\n"));
 	assert_non_null(strstr(text, "\n       5    -        25         50        -         -  "));
 	free(text);
-	text = NULL;
-	f = open_memstream(&text, &len);
-	assert_non_null(f);
-	top_print_json(f, &v, 7);
-	fclose(f);
+	text = render(&v, 1);
 	assert_non_null(strstr(text, ",\"gpus\":[{\"gpu\":0,\"have_state\":true,\"ordinal\":10,"
 				     "\"name\":\"dev 0\",\"backend\":\"cuda\",\"mode\":\"launch\","
 				     "\"state\":\"ok\",\"lost\":false,\"loops\":2,"));
 	assert_non_null(strstr(text, "\"state\":\"LOST\",\"lost\":true"));
 	assert_non_null(strstr(text, "{\"gpu\":5,\"have_state\":false,"));
 	free(text);
+}
+
+static struct vyre_tm_op_info op_info(uint32_t op, const char *name, const char *module,
+				      uint32_t flags)
+{
+	struct vyre_tm_op_info r;
+	memset(&r, 0, sizeof(r));
+	r.bytes = sizeof(r);
+	r.op = op;
+	r.flags = flags;
+	snprintf(r.name, sizeof(r.name), "%s", name);
+	snprintf(r.module, sizeof(r.module), "%s", module);
+	return r;
+}
+
+/* Per op: the CQE rule, sorted samples, names and fallbacks, rows, text, JSON, metrics. */
+static void test_op_rows(void **state)
+{
+	(void)state;
+	struct vyre_tm_op_count e;
+	memset(&e, 0, sizeof(e));
+	struct vyre_cqe ok = {.complete_ns = 10000};
+	struct vyre_cqe bad = {
+	    .status = VYRE_E_INVAL, .flags = VYRE_CQE_DEDUPED, .complete_ns = 10000};
+	vyre_tm_op_add(&e, 10000 - 1500, 9000, &ok);
+	vyre_tm_op_add(&e, 20000, 12000, &bad); /* stamps from the future: 0 ns */
+	assert_int_equal(e.items, 2);
+	assert_int_equal(e.failed, 1);
+	assert_int_equal(e.deduped, 1);
+	assert_int_equal(e.sum_ns, 1500);
+	assert_int_equal(e.max_ns, 1500);
+	assert_int_equal(e.drain_sum_ns, 1000);
+
+	struct vyre_bpf_op a = {.batches = 1,
+				.items = 10,
+				.failed = 1,
+				.latency_ns = 1000,
+				.max_ns = 300,
+				.drain_ns = 500};
+	struct vyre_bpf_op b = a, sum;
+	b.max_ns = 700;
+	memset(&sum, 0, sizeof(sum));
+	top_op_counters_add(&sum, &a);
+	top_op_counters_add(&sum, &b);
+	assert_int_equal(sum.items, 20);
+	assert_int_equal(sum.max_ns, 700); /* the larger, not the sum */
+
+	struct top_sample prev = {0}, cur = {0};
+	const uint32_t crc = VYRE_OP_MODULE_BIT | 0x1c4eu;
+	struct vyre_tm_op_info crc_info =
+	    op_info(crc, "crc32c", "checksums", VYRE_TM_OP_F_MODULE | VYRE_TM_OP_F_PURE);
+	struct vyre_tm_op_info add_info = op_info(VYRE_OP_ADD, "add", "", VYRE_TM_OP_F_PURE);
+	struct vyre_tm_op_info foreign = op_info(7, "max", "", 0);
+	foreign.bytes = 8;
+	struct vyre_bpf_op c_crc = {.batches = 4,
+				    .items = 400,
+				    .failed = 4,
+				    .latency_ns = 4000000,
+				    .max_ns = 90000,
+				    .drain_ns = 2000000};
+	struct vyre_bpf_op c_add = {
+	    .batches = 2, .items = 100, .latency_ns = 300000, .max_ns = 5000, .drain_ns = 100000};
+	struct vyre_bpf_op c_zero = {0};
+	top_ops_put(&cur, crc, &c_crc, &crc_info);
+	top_ops_put(&cur, VYRE_TM_OP_UNKNOWN, &c_add, NULL);
+	top_ops_put(&cur, VYRE_OP_ADD, &c_add, &add_info);
+	top_ops_put(&cur, 7, &c_add, &foreign); /* a record of another layout names nothing */
+	top_ops_put(&cur, 9, &c_zero, NULL);	/* no items: no row */
+	assert_int_equal(cur.n_ops, 5);
+	assert_int_equal(cur.ops[0].op, VYRE_OP_ADD); /* by number */
+	assert_int_equal(cur.ops[4].op, VYRE_TM_OP_UNKNOWN);
+	char buf[24];
+	assert_string_equal(top_op_name(&cur.ops[1], buf, sizeof(buf)), "op_0x00000007");
+	assert_string_equal(top_op_name(&cur.ops[4], buf, sizeof(buf)), "unknown");
+	assert_string_equal(top_op_name(&cur.ops[3], buf, sizeof(buf)), "crc32c");
+
+	/* prev: crc32c had 200 items of 2000000 ns two seconds before */
+	struct vyre_bpf_op p_crc = c_crc;
+	p_crc.items = 200;
+	p_crc.failed = 0;
+	p_crc.latency_ns = 2000000;
+	top_ops_put(&prev, crc, &p_crc, &crc_info);
+	prev.t_ns = 1000000000u;
+	cur.t_ns = 3000000000u;
+	struct top_view v = {0};
+	top_view_build(&v, &prev, &cur, NULL, TOP_SORT_RATE);
+	assert_int_equal(v.n_ops, 4);
+	assert_int_equal(v.ops[0].o.op, crc); /* most items first, then by number */
+	assert_int_equal(v.ops[1].o.op, VYRE_OP_ADD);
+	assert_int_equal(v.ops[3].o.op, VYRE_TM_OP_UNKNOWN);
+	assert_true(v.ops[0].items_per_s == 100.0);
+	assert_true(v.ops[0].failed_per_s == 2.0);
+	assert_int_equal(v.ops[0].mean_ns, 10000);
+	assert_int_equal(v.ops[0].mean_all_ns, 10000);
+	assert_int_equal(v.ops[0].drain_mean_ns, 5000);
+	assert_true(v.ops[1].items_per_s == 50.0); /* not in prev: counted from 0 */
+
+	char *text = render(&v, 0);
+	assert_non_null(
+	    strstr(text, "\nOP               MODULE         ITEMS/S      ITEMS   FAILED"));
+	assert_non_null(strstr(text, "\ncrc32c           checksums          100        400        4"
+				     "        2    10.0us    10.0us    90.0us\n"));
+	assert_non_null(
+	    strstr(text, "\nadd              -                   50        100        0"));
+	free(text);
+	text = render(&v, 1);
+	assert_non_null(strstr(text, ",\"ops\":[{\"op\":2147490894,\"name\":\"crc32c\","
+				     "\"module\":\"checksums\",\"named\":true,\"pure\":true,"
+				     "\"batches\":4,\"items\":400,\"failed\":4,"));
+	assert_non_null(strstr(text, "{\"op\":3,\"name\":\"add\",\"module\":null,"));
+	assert_non_null(strstr(text, "\"name\":\"unknown\",\"module\":null,\"named\":false,"));
+	assert_non_null(strstr(text, "],\"ops_dropped\":0,\"gpus\":["));
+	free(text);
+	text = render(&v, 2);
+	assert_non_null(strstr(text, "\nvyre_op_info{op=\"crc32c\",module=\"checksums\","
+				     "number=\"0x80001c4e\",pure=\"1\"} 1\n"));
+	assert_non_null(
+	    strstr(text, "\nvyre_op_items_total{op=\"crc32c\",module=\"checksums\"} 400\n"));
+	assert_non_null(strstr(text, "\nvyre_op_items_total{op=\"unknown\",module=\"\"} 100\n"));
+	assert_non_null(strstr(text, "\nvyre_op_item_latency_seconds_total{op=\"crc32c\","
+				     "module=\"checksums\"} 0.004\n"));
+	assert_non_null(strstr(text, "\nvyre_op_item_latency_max_seconds{op=\"add\",module=\"\"} "
+				     "0.000005\n"));
+	free(text);
+
+	/* past TOP_OPS_MAX ops a sample counts, and keeps none */
+	struct top_sample *big = calloc(1, sizeof(*big));
+	assert_non_null(big);
+	for (uint32_t op = 0; op < TOP_OPS_MAX + 3; op++)
+		top_ops_put(big, op, &c_add, NULL);
+	assert_int_equal(big->n_ops, TOP_OPS_MAX);
+	assert_int_equal(big->ops_dropped, 3);
+	free(big);
 }
 
 static void test_formats(void **state)
@@ -301,12 +444,8 @@ static void test_json_escapes_and_has_no_nan(void **state)
 	v.pid = 42;
 	v.exe = "/tmp/a \"quoted\"\\path\n";
 	v.rate[0] = NAN;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	assert_non_null(f);
-	top_print_json(f, &v, 7);
-	fclose(f);
+	char *text = render(&v, 1);
+	size_t len = strlen(text);
 	assert_non_null(strstr(text, "\"exe\":\"/tmp/a \\\"quoted\\\"\\\\path\\u000a\""));
 	assert_null(strstr(text, "nan"));
 	assert_non_null(strstr(text, "\"arena\":null"));
@@ -362,6 +501,7 @@ int main(void)
 	    cmocka_unit_test(test_quantiles),
 	    cmocka_unit_test(test_view),
 	    cmocka_unit_test(test_gpu_rows),
+	    cmocka_unit_test(test_op_rows),
 	    cmocka_unit_test(test_formats),
 	    cmocka_unit_test(test_json_escapes_and_has_no_nan),
 	    cmocka_unit_test(test_net_unix_parse),

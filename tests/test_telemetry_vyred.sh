@@ -7,7 +7,7 @@
 #   3. the interactive vyre-top in tmux: rows, sort, help, pause, quit
 #   4. every bpftrace script for a few seconds: its keys, non-zero counts,
 #      and per-client items exactly as produced
-#   5. the binaries: vyred carries all 12 probes with semaphores and no
+#   5. the binaries: vyred carries all 14 probes with semaphores and no
 #      libbpf; the VYRE_PROBES=0 build carries none
 #   6. the GPU row: shown by an idle vyre-top within a second of attaching
 #      (from gpu_state alone), with items since start equal to every load
@@ -31,7 +31,7 @@ SOCK="$TM_TMP/vyre.sock"
 
 # 5 first: what the binaries carry.
 probes=$(readelf -n "$VYRED" | awk '/Provider: vyre/ { getline; print $2 }' | sort -u | tr '\n' ' ')
-[ "$probes" = "arena backpressure batch_drained client_connect client_disconnect complete dedupe dispatch_begin dispatch_end error gpu_state plan " ] ||
+[ "$probes" = "arena backpressure batch_drained client_connect client_disconnect complete dedupe dispatch_begin dispatch_end error gpu_state op_info ops plan " ] ||
 	fail "vyred's probes: '$probes'"
 readelf -n "$VYRED" | grep -q "Semaphore: 0x0*[1-9a-f]" || fail "vyred's probes have no semaphores"
 readelf -n "$VYRED" | grep -E "Semaphore: 0x0+$" && fail "a vyred probe without a semaphore"
@@ -87,7 +87,7 @@ assert len(objs) == 3, f"{len(objs)} objects"
 o = objs[-1]
 t = o["totals"]
 assert o["pid"] == int(sys.argv[3]) and o["backend"] == "cpu" and o["mode"] == "none", o["backend"]
-assert o["probes"] == o["probes_total"] == 10, (o["probes"], o["probes_total"])
+assert o["probes"] == o["probes_total"] == 12, (o["probes"], o["probes_total"])
 exact = dict(items=load["items"], completed=load["items"], deduped=load["deduped"],
              executed=load["executed"], failed=load["errors"], invalid=load["errors"],
              errors=load["errors"], connects=1, disconnects=1,
@@ -194,7 +194,7 @@ prod=$!
 tm_track "$prod"
 tm_wait_for "$TM_TMP/load.tmux.json" '"round_trips"' 120 || fail "the tmux producer did not finish"
 items=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["items"])' "$TM_TMP/load.tmux.json")
-screen_has "backend cpu  mode none  probes 10/10"
+screen_has "backend cpu  mode none  probes 12/12"
 screen_has "^ +0 +0 +[0-9.k]+ +$items +[^ ]+ +0/8 +1 +1 +cpu/none +0B/1.0GiB +ok +cpu$"
 screen_has "^ +[0-9]+ +$prod +[0-9.k]+ +$items +0 +[0-9]+ +0 +0 +live"
 tmx send-keys -t top s

@@ -3,7 +3,7 @@
 
 TOP_LIB_SRCS := tools/top/stats.c tools/top/print.c tools/top/findpid.c tools/top/session.c \
 		tools/top/privilege.c tools/top/refresh.c tools/top/ui.c tools/top/gpus.c \
-		tools/top/metrics.c tools/top/http.c
+		tools/top/metrics.c tools/top/http.c tools/top/ops.c
 TOP_LIB_OBJS := $(call obj,$(TOP_LIB_SRCS))
 
 LIBBPF_CFLAGS := $(call pc_cflags,libbpf)

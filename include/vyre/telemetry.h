@@ -28,6 +28,10 @@
  *   dispatch_end       u64 batch_id, s32 status, u32 executed, u64 dispatch_ns,
  *                      u32 backend, u32 mode, u32 gpu
  *   complete           const struct vyre_tm_complete *
+ *   ops                const struct vyre_tm_ops *   the batch's items per op;
+ *                                                   more than one for a batch
+ *                                                   of more than
+ *                                                   VYRE_TM_OPS_MAX ops
  *   error              u32 client_id, u32 pid, s32 code, u32 count
  *                      (per client with failed CQEs in the batch; client 0
  *                      and count 1 for a daemon-side fault)
@@ -40,6 +44,10 @@
  *   client_disconnect  u32 client_id, u32 pid, s32 reason (0 or a VYRE_E_*)
  *   gpu_state          const struct vyre_tm_gpu *   each loop once a second,
  *                                                   and when its GPU is lost
+ *   op_info            const struct vyre_tm_op_info *  once a second (each
+ *                                                   process's loop 0), one per
+ *                                                   op vyred runs: built-in
+ *                                                   ops, then module ops
  *
  * gpu is the GPU's index in vyred's --gpus list (docs/design.md 8.8).
  *
@@ -174,6 +182,71 @@ struct vyre_tm_gpu {
 	char name[VYRE_TM_GPU_NAME_MAX]; /* the device's name, NUL-terminated */
 };
 
+/*
+ * ops: one batch's CQEs per op (docs/design.md 6.7: built-in and module
+ * ops alike), in the order the ops first appear in the batch. A batch of
+ * more than VYRE_TM_OPS_MAX distinct ops fires ops again for the rest
+ * (part 1, 2, ...), so every CQE is in exactly one entry (an op whose
+ * entry went out in an earlier part gets a new one: readers sum entries
+ * by op number). Only while a
+ * tracer is attached to ops does vyred build it.
+ *
+ * latency: submit -> complete of each CQE, as complete's sum_ns and lat[]
+ * count it (the client's submit stamp, not trusted: 0 or a stamp later
+ * than the completion counts 0 ns), so the entries' sum_ns add up to
+ * complete's. drain_sum_ns is vyred's own clock only: from the moment the
+ * drain found the batch's first ready client to the CQE (the same for
+ * every item of a batch), so it holds whatever the client's stamp claims.
+ * Neither is an op's device time: a batch's ops run together.
+ */
+#define VYRE_TM_OPS_MAX 16u
+/* An op number no op of vyred has (an SQE's own op_handle is not trusted). */
+#define VYRE_TM_OP_UNKNOWN 0xffffffffu
+
+struct vyre_tm_op_count {
+	uint32_t op;	       /* VYRE_OP_*, VYRE_OP_MODULE_BIT | hash, or VYRE_TM_OP_UNKNOWN */
+	uint32_t items;	       /* CQEs posted for items of the op */
+	uint32_t failed;       /* of them, with a negative status */
+	uint32_t deduped;      /* of them, with VYRE_CQE_DEDUPED */
+	uint64_t sum_ns;       /* sum of submit -> complete */
+	uint64_t max_ns;       /* slowest submit -> complete */
+	uint64_t drain_sum_ns; /* sum of drain -> complete (vyred's clock) */
+};
+
+struct vyre_tm_ops {
+	uint32_t bytes; /* sizeof(struct vyre_tm_ops) */
+	uint32_t n_ops; /* entries of op[] in use, 1 to VYRE_TM_OPS_MAX */
+	uint64_t batch_id;
+	uint32_t part; /* 0, then 1, 2, ... for a batch of more ops than op[] holds */
+	uint32_t gpu;  /* the GPU's index in --gpus, as complete's */
+	uint32_t loop; /* the event loop, as complete's */
+	uint32_t pad;
+	struct vyre_tm_op_count op[VYRE_TM_OPS_MAX];
+};
+
+/*
+ * op_info: one op vyred runs, so that a tracer can name the op numbers of
+ * ops (a module op's number is a hash: it names no op by itself). Fired
+ * once a second by each process's loop 0, built-in ops in number order,
+ * then module ops in vyre_op_modules_all() order; index/count say where
+ * in that listing it is.
+ */
+#define VYRE_TM_OP_NAME_MAX 32u
+
+#define VYRE_TM_OP_F_MODULE 1u /* a module op (docs/design.md 6.7) */
+#define VYRE_TM_OP_F_PURE   2u /* may be deduplicated */
+
+struct vyre_tm_op_info {
+	uint32_t bytes; /* sizeof(struct vyre_tm_op_info) */
+	uint32_t op;	/* its number */
+	uint32_t index; /* in this listing */
+	uint32_t count; /* ops in the listing */
+	uint32_t flags; /* VYRE_TM_OP_F_* */
+	uint32_t pad;
+	char name[VYRE_TM_OP_NAME_MAX];	  /* "add", "crc32c": NUL-terminated */
+	char module[VYRE_TM_OP_NAME_MAX]; /* the module's name; "" for a built-in op */
+};
+
 _Static_assert(sizeof(struct vyre_tm_drain) == 40, "vyre_tm_drain layout");
 _Static_assert(offsetof(struct vyre_tm_drain, batch_id) == 16, "vyre_tm_drain.batch_id");
 _Static_assert(offsetof(struct vyre_tm_drain, items) == 24, "vyre_tm_drain.items");
@@ -210,6 +283,21 @@ _Static_assert(offsetof(struct vyre_tm_gpu, device_bytes_used) == 64,
 _Static_assert(offsetof(struct vyre_tm_gpu, time_ns) == 80, "vyre_tm_gpu.time_ns");
 _Static_assert(offsetof(struct vyre_tm_gpu, name) == 88, "vyre_tm_gpu.name");
 
+_Static_assert(sizeof(struct vyre_tm_op_count) == 40, "vyre_tm_op_count layout");
+_Static_assert(offsetof(struct vyre_tm_op_count, sum_ns) == 16, "vyre_tm_op_count.sum_ns");
+_Static_assert(offsetof(struct vyre_tm_op_count, drain_sum_ns) == 32,
+	       "vyre_tm_op_count.drain_sum_ns");
+_Static_assert(sizeof(struct vyre_tm_ops) == 32 + 40 * VYRE_TM_OPS_MAX, "vyre_tm_ops layout");
+_Static_assert(offsetof(struct vyre_tm_ops, part) == 16, "vyre_tm_ops.part");
+_Static_assert(offsetof(struct vyre_tm_ops, op) == 32, "vyre_tm_ops.op");
+
+_Static_assert(sizeof(struct vyre_tm_op_info) == 24 + 2 * VYRE_TM_OP_NAME_MAX,
+	       "vyre_tm_op_info layout");
+_Static_assert(offsetof(struct vyre_tm_op_info, flags) == 16, "vyre_tm_op_info.flags");
+_Static_assert(offsetof(struct vyre_tm_op_info, name) == 24, "vyre_tm_op_info.name");
+_Static_assert(offsetof(struct vyre_tm_op_info, module) == 24 + VYRE_TM_OP_NAME_MAX,
+	       "vyre_tm_op_info.module");
+
 /* The latency bucket of @ns (see VYRE_TM_LAT_BUCKETS). */
 static inline uint32_t vyre_tm_lat_bucket(uint64_t ns)
 {
@@ -238,6 +326,25 @@ static inline void vyre_tm_complete_add(struct vyre_tm_complete *c, uint64_t sub
 	if (ns > c->max_ns)
 		c->max_ns = ns;
 	c->sum_ns = ns > UINT64_MAX - c->sum_ns ? UINT64_MAX : c->sum_ns + ns;
+}
+
+/*
+ * Account one posted CQE of entry @e's op, with the same untrusted-stamp
+ * rule as vyre_tm_complete_add; @drain_ns is vyred's own drain time.
+ */
+static inline void vyre_tm_op_add(struct vyre_tm_op_count *e, uint64_t submit_ns, uint64_t drain_ns,
+				  const struct vyre_cqe *cqe)
+{
+	uint64_t done = cqe->complete_ns;
+	uint64_t ns = submit_ns != 0 && done > submit_ns ? done - submit_ns : 0;
+	uint64_t own = done > drain_ns ? done - drain_ns : 0;
+	e->items++;
+	e->failed += cqe->status < 0;
+	e->deduped += (cqe->flags & VYRE_CQE_DEDUPED) != 0;
+	if (ns > e->max_ns)
+		e->max_ns = ns;
+	e->sum_ns = ns > UINT64_MAX - e->sum_ns ? UINT64_MAX : e->sum_ns + ns;
+	e->drain_sum_ns = own > UINT64_MAX - e->drain_sum_ns ? UINT64_MAX : e->drain_sum_ns + own;
 }
 
 #endif /* VYRE_TELEMETRY_H */

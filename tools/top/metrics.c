@@ -440,6 +440,74 @@ static void classes(const struct om *w, const struct top_view *v)
 	}
 }
 
+/* op="crc32c",module="crc32c": an op row's labels (module "" for a built-in op). */
+static void op_labels(char *buf, size_t len, const struct top_op_row *r)
+{
+	char name[24];
+	size_t u = label(buf, len, 0, "op", top_op_name(&r->o, name, sizeof(name)));
+
+	label(buf, len, u, "module", r->o.module);
+}
+
+/*
+ * One family over the op rows: the u64 at offset @field of each row's
+ * struct vyre_bpf_op, as seconds when @unit is "seconds".
+ */
+static void op_family(const struct om *w, const struct top_view *v, const char *name,
+		      enum om_type type, const char *unit, const char *help, size_t field)
+{
+	family(w, name, type, unit, help);
+	for (uint32_t i = 0; i < v->n_ops; i++) {
+		const struct top_op_row *r = &v->ops[i];
+		uint64_t x;
+		char lb[128];
+
+		memcpy(&x, (const char *)&r->o.c + field, sizeof(x));
+		op_labels(lb, sizeof(lb), r);
+		const char *suffix = type == OM_COUNTER ? "_total" : "";
+		if (unit) {
+			char sec[40];
+			sample_s(w, name, suffix, lb, seconds(sec, sizeof(sec), x));
+		} else
+			sample_u(w, name, suffix, lb, x);
+	}
+}
+
+/* Per op (docs/design.md 6.7): the ops that completed items since attach. */
+static void ops(const struct om *w, const struct top_view *v)
+{
+	if (v->n_ops == 0)
+		return;
+	family(w, "vyre_op", OM_INFO, NULL,
+	       "An op that completed items since attach: its number, and pure or not.");
+	for (uint32_t i = 0; i < v->n_ops; i++) {
+		const struct top_op_row *r = &v->ops[i];
+		char lb[160], num[16];
+
+		op_labels(lb, sizeof(lb), r);
+		snprintf(num, sizeof(num), "0x%08x", r->o.op);
+		size_t u = label(lb, sizeof(lb), strlen(lb), "number", num);
+		label(lb, sizeof(lb), u, "pure", (r->o.flags & VYRE_TM_OP_F_PURE) ? "1" : "0");
+		sample_u(w, "vyre_op", "_info", lb, 1);
+	}
+	op_family(w, v, "vyre_op_items", OM_COUNTER, NULL, "CQEs posted for items of the op.",
+		  offsetof(struct vyre_bpf_op, items));
+	op_family(w, v, "vyre_op_failed_items", OM_COUNTER, NULL,
+		  "CQEs of the op with a negative status.", offsetof(struct vyre_bpf_op, failed));
+	op_family(w, v, "vyre_op_deduped_items", OM_COUNTER, NULL,
+		  "CQEs of the op satisfied by an identical item.",
+		  offsetof(struct vyre_bpf_op, deduped));
+	op_family(w, v, "vyre_op_item_latency_seconds", OM_COUNTER, "seconds",
+		  "Sum of the op's item latencies, submit to complete.",
+		  offsetof(struct vyre_bpf_op, latency_ns));
+	op_family(w, v, "vyre_op_drain_to_complete_seconds", OM_COUNTER, "seconds",
+		  "Sum over the op's items of drain to complete, vyred's own clock.",
+		  offsetof(struct vyre_bpf_op, drain_ns));
+	op_family(w, v, "vyre_op_item_latency_max_seconds", OM_GAUGE, "seconds",
+		  "The op's slowest item since attach, submit to complete.",
+		  offsetof(struct vyre_bpf_op, max_ns));
+}
+
 void top_print_metrics(FILE *f, const struct top_view *v, int openmetrics)
 {
 	struct om w = {f, openmetrics};
@@ -449,6 +517,7 @@ void top_print_metrics(FILE *f, const struct top_view *v, int openmetrics)
 	gpus(&w, v);
 	clients(&w, v);
 	classes(&w, v);
+	ops(&w, v);
 	if (openmetrics)
 		fputs("# EOF\n", f);
 }

@@ -141,6 +141,33 @@ static void text_classes(FILE *f, const struct top_view *v)
 	}
 }
 
+/*
+ * One line per op that completed items since attach (docs/design.md 6.7):
+ * its name (op_info), module, items/s and failed/s this interval, items
+ * and failed since attach, mean latency this interval and since attach,
+ * the slowest item since attach.
+ */
+static void text_ops(FILE *f, const struct top_view *v)
+{
+	if (!v->n_ops)
+		return;
+	fprintf(f, "%-16s %-12s %9s %10s %8s %8s %9s %9s %9s\n", "OP", "MODULE", "ITEMS/S", "ITEMS",
+		"FAILED", "FAIL/S", "LAT mean", "LAT all", "LAT max");
+	for (uint32_t i = 0; i < v->n_ops; i++) {
+		const struct top_op_row *r = &v->ops[i];
+		char name[24], rate[24], frate[24], mean[24] = "-", all[24], max[24];
+
+		if (r->mean_ns)
+			top_fmt_ns(mean, sizeof(mean), r->mean_ns);
+		fprintf(f, "%-16s %-12s %9s %10" PRIu64 " %8" PRIu64 " %8s %9s %9s %9s\n",
+			top_op_name(&r->o, name, sizeof(name)), r->o.module[0] ? r->o.module : "-",
+			top_fmt_count(rate, sizeof(rate), r->items_per_s), r->o.c.items,
+			r->o.c.failed, top_fmt_count(frate, sizeof(frate), r->failed_per_s), mean,
+			top_fmt_ns(all, sizeof(all), r->mean_all_ns),
+			top_fmt_ns(max, sizeof(max), r->o.c.max_ns));
+	}
+}
+
 void top_print_text(FILE *f, const struct top_view *v)
 {
 	char a[24], b[24], c[24], d[24];
@@ -211,6 +238,7 @@ void top_print_text(FILE *f, const struct top_view *v)
 	fputc('\n', f);
 	text_gpus(f, v);
 	text_classes(f, v);
+	text_ops(f, v);
 	fprintf(f, "%8s %8s %9s %10s %7s %7s %7s %7s  %-5s %4s %5s   (sort: %s)\n", "CLIENT", "PID",
 		"ITEMS/S", "ITEMS", "QDEPTH", "QCAP", "ERRORS", "BP", "STATE", "GPU", "CLASS",
 		top_sort_name(v->sort));
@@ -316,6 +344,32 @@ static void json_gpu(FILE *f, const struct top_gpu_row *r)
 	fputc('}', f);
 }
 
+static void json_op(FILE *f, const struct top_op_row *r, uint32_t i)
+{
+	char buf[24];
+
+	fprintf(f, "%s{\"op\":%u,\"name\":", i ? "," : "", r->o.op);
+	json_string(f, top_op_name(&r->o, buf, sizeof(buf)));
+	fputs(",\"module\":", f);
+	if (r->o.named && (r->o.flags & VYRE_TM_OP_F_MODULE))
+		json_string(f, r->o.module);
+	else
+		fputs("null", f);
+	fprintf(f,
+		",\"named\":%s,\"pure\":%s,\"batches\":%" PRIu64 ",\"items\":%" PRIu64
+		",\"failed\":%" PRIu64 ",\"deduped\":%" PRIu64 ",\"latency_sum_ns\":%" PRIu64
+		",\"latency_max_ns\":%" PRIu64 ",\"drain_sum_ns\":%" PRIu64
+		",\"latency_mean_ns\":%" PRIu64 ",\"interval_latency_mean_ns\":%" PRIu64
+		",\"items_per_s\":",
+		r->o.named ? "true" : "false", (r->o.flags & VYRE_TM_OP_F_PURE) ? "true" : "false",
+		r->o.c.batches, r->o.c.items, r->o.c.failed, r->o.c.deduped, r->o.c.latency_ns,
+		r->o.c.max_ns, r->o.c.drain_ns, r->mean_all_ns, r->mean_ns);
+	json_double(f, r->items_per_s);
+	fputs(",\"failed_per_s\":", f);
+	json_double(f, r->failed_per_s);
+	fputc('}', f);
+}
+
 void top_print_json(FILE *f, const struct top_view *v, uint64_t wall_ns)
 {
 	const struct vyre_bpf_gauges *g = &v->gauges;
@@ -390,7 +444,11 @@ void top_print_json(FILE *f, const struct top_view *v, uint64_t wall_ns)
 			",\"p99\":%" PRIu64 "}}",
 			r->latency.count, r->latency.p50, r->latency.p99);
 	}
-	fputs("],\"gpus\":[", f);
+	fputs("],\"ops\":[", f);
+	for (uint32_t i = 0; i < v->n_ops; i++)
+		json_op(f, &v->ops[i], i);
+	fprintf(f, "],\"ops_dropped\":%u", v->ops_dropped);
+	fputs(",\"gpus\":[", f);
 	for (uint32_t i = 0; i < v->n_gpus; i++) {
 		if (i)
 			fputc(',', f);

@@ -267,6 +267,8 @@ int top_session_open(struct top_session **out, pid_t pid, uint64_t slow_ns, char
 	s->ncpus = libbpf_num_possible_cpus();
 	_Static_assert(sizeof(struct vyre_bpf_class) <= sizeof(struct vyre_bpf_gpu),
 		       "per-CPU buffer holds a class");
+	_Static_assert(sizeof(struct vyre_bpf_op) <= sizeof(struct vyre_bpf_gpu),
+		       "per-CPU buffer holds an op");
 	size_t biggest = sizeof(struct vyre_bpf_gpu) > sizeof(struct vyre_bpf_hist)
 			     ? sizeof(struct vyre_bpf_gpu)
 			     : sizeof(struct vyre_bpf_hist);
@@ -481,6 +483,32 @@ static int read_classes(struct top_session *s, struct top_sample *out)
 	return 0;
 }
 
+/* Every op in the ops map, over CPUs, with its op_info record where one came. */
+static int read_ops(struct top_session *s, struct top_sample *out)
+{
+	int fd = bpf_map__fd(s->skel->maps.ops), names = bpf_map__fd(s->skel->maps.op_names);
+	const struct vyre_bpf_op *v = s->percpu;
+	uint32_t key, next, *prev = NULL;
+
+	out->n_ops = 0;
+	out->ops_dropped = 0;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct vyre_bpf_op sum;
+		struct vyre_tm_op_info info;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, s->percpu) != 0)
+			continue;
+		memset(&sum, 0, sizeof(sum));
+		for (int cpu = 0; cpu < s->ncpus; cpu++)
+			top_op_counters_add(&sum, &v[cpu]);
+		int named = bpf_map_lookup_elem(names, &key, &info) == 0;
+		top_ops_put(out, key, &sum, named ? &info : NULL);
+	}
+	return 0;
+}
+
 int top_session_sample(struct top_session *s, struct top_sample *out)
 {
 	uint32_t key = 0;
@@ -500,7 +528,8 @@ int top_session_sample(struct top_session *s, struct top_sample *out)
 		return err;
 	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.gauges), &key, &out->g) != 0)
 		return -errno;
-	if ((err = read_gpus(s, out)) != 0 || (err = read_classes(s, out)) != 0)
+	if ((err = read_gpus(s, out)) != 0 || (err = read_classes(s, out)) != 0 ||
+	    (err = read_ops(s, out)) != 0)
 		return err;
 	return read_clients(s, out);
 }

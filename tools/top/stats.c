@@ -285,6 +285,7 @@ void top_view_build(struct top_view *v, const struct top_sample *prev, const str
 	build_rows(v, prev, cur, rows, sort);
 	build_gpu_rows(v, prev, cur);
 	build_class_rows(v, prev, cur);
+	top_ops_build(v, prev, cur);
 }
 
 void top_sample_free(struct top_sample *s)

@@ -10,6 +10,8 @@
  *                GPU worker processes of a supervisor
  *   gpus.c       one struct top_gpu per GPU from the loops' gpu_state
  *                records and the per-GPU counters: pure, unit-tested
+ *   ops.c        one struct top_op per op from the ops and op_names maps,
+ *                and the per-op rows of a view: pure
  *   stats.c      turn two samples into a struct top_view (rates, ratios,
  *                percentiles, sorted client and GPU rows): pure, unit-tested
  *   refresh.c    the two samples a view is built from
@@ -71,6 +73,20 @@ struct top_gpu {
 	struct vyre_bpf_gpu c; /* since attach, summed over CPUs */
 };
 
+/* Ops kept per sample (the busiest are not chosen: the first met in the map). */
+#define TOP_OPS_MAX 128u
+
+/* One op since attach: its counters over CPUs and, once op_info named it, its names. */
+struct top_op {
+	uint32_t op;	/* VYRE_OP_*, VYRE_OP_MODULE_BIT | hash, or VYRE_TM_OP_UNKNOWN */
+	uint32_t named; /* an op_info record for it was seen */
+	uint32_t flags; /* VYRE_TM_OP_F_* of that record */
+	uint32_t pad;
+	struct vyre_bpf_op c;
+	char name[VYRE_TM_OP_NAME_MAX];
+	char module[VYRE_TM_OP_NAME_MAX]; /* "" for a built-in op */
+};
+
 struct top_sample {
 	uint64_t t_ns; /* CLOCK_MONOTONIC when taken */
 	struct vyre_bpf_counters c;
@@ -87,6 +103,9 @@ struct top_sample {
 	struct vyre_bpf_class classes[VYRE_BPF_CLASSES]; /* by class, summed over CPUs */
 	pid_t workers[VYRE_BPF_MAX_GPUS]; /* the GPU workers attached to, a supervisor's */
 	uint32_t n_workers;
+	struct top_op ops[TOP_OPS_MAX]; /* by op number */
+	uint32_t n_ops;
+	uint32_t ops_dropped; /* ops in the map beyond TOP_OPS_MAX */
 };
 
 /* Release a sample's client array. */
@@ -190,6 +209,22 @@ void top_gpus_merge(struct top_sample *s, const struct vyre_bpf_loop *loops, uin
 /* Add @src into @dst field by field (one CPU's share of a per-GPU counter). */
 void top_gpu_counters_add(struct vyre_bpf_gpu *dst, const struct vyre_bpf_gpu *src);
 
+/* ---- ops.c ---- */
+
+/* Add one CPU's share @src of an op's counters into @dst (sums, and the larger max). */
+void top_op_counters_add(struct vyre_bpf_op *dst, const struct vyre_bpf_op *src);
+/*
+ * Put op @op's counters (already over CPUs) and its op_info record (NULL
+ * when none was seen) into @s, keeping s->ops sorted by number.
+ */
+void top_ops_put(struct top_sample *s, uint32_t op, const struct vyre_bpf_op *c,
+		 const struct vyre_tm_op_info *info);
+/*
+ * How @o is named: its op_info name; "unknown" for VYRE_TM_OP_UNKNOWN;
+ * "op_0x%08x" for an op not named yet.
+ */
+const char *top_op_name(const struct top_op *o, char *buf, size_t len);
+
 /* ---- stats.c ---- */
 
 enum top_sort {
@@ -243,6 +278,16 @@ struct top_class_row {
 	struct top_percentiles latency; /* this interval */
 };
 
+/* An op that completed items since attach. */
+struct top_op_row {
+	struct top_op o;	/* since attach */
+	double items_per_s;	/* this interval */
+	double failed_per_s;	/* this interval */
+	uint64_t mean_ns;	/* submit -> complete, this interval; 0 without items */
+	uint64_t mean_all_ns;	/* since attach */
+	uint64_t drain_mean_ns; /* drain -> complete (vyred's clock), since attach */
+};
+
 struct top_view {
 	pid_t pid;
 	const char *exe;
@@ -273,6 +318,9 @@ struct top_view {
 	int classes_used; /* a class above 0 has items or a client: worth showing */
 	const struct vyre_bpf_class *class_totals; /* the current sample's, since attach */
 	const struct vyre_bpf_hist *hists;	   /* the current sample's, since attach */
+	struct top_op_row ops[TOP_OPS_MAX];	   /* most items since attach first */
+	uint32_t n_ops;
+	uint32_t ops_dropped;
 };
 
 /*
@@ -282,6 +330,8 @@ struct top_view {
  */
 void top_view_build(struct top_view *v, const struct top_sample *prev, const struct top_sample *cur,
 		    struct top_client_row *rows, enum top_sort sort);
+/* @v's op rows from the two samples (top_view_build calls it). */
+void top_ops_build(struct top_view *v, const struct top_sample *prev, const struct top_sample *cur);
 const char *top_backend_name(const struct vyre_bpf_gauges *g);
 const char *top_mode_name(const struct vyre_bpf_gauges *g);
 /* VYRE_TM_BACKEND_* and VYRE_TM_MODE_* as words. */

@@ -225,7 +225,7 @@ static void write_cqes(struct vyre_batch *b, uint32_t t, struct vyre_conn *c, ui
 
 		fill_cqe(b, i, now, &cqe);
 		vyre_cq_post_at(&c->cq, ahead + k, &cqe);
-		vyre_trace_cqe(tc, b->sqes[i].submit_ns, &cqe);
+		vyre_trace_cqe(tc, &b->sqes[i], &cqe);
 		if (cqe.status != 0) {
 			st->errors++;
 			st->exec_invalid += exec_invalid(b, i, &cqe);

@@ -74,7 +74,8 @@ static void arm_inbox(struct vyre_daemon *d)
 /*
  * The gpu_state probe's clock: one timeout a second per loop, always armed,
  * since a tracer that attaches cannot wake a sleeping loop. It is the only
- * wake-up an idle loop gets; untraced it costs that and a semaphore load.
+ * wake-up an idle loop gets; untraced it costs that and a semaphore load
+ * (two in loop 0, which also names the ops: op_info).
  * The kernel copies the timespec when the timeout is submitted.
  */
 static void arm_gpu_tick(struct vyre_daemon *d)
@@ -89,6 +90,7 @@ static void arm_gpu_tick(struct vyre_daemon *d)
 static void on_gpu_tick(struct vyre_daemon *d)
 {
 	vyre_trace_gpu_state(d);
+	vyre_trace_op_info(d);
 	arm_gpu_tick(d);
 }
 

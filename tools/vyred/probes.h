@@ -44,7 +44,9 @@
 	X(backpressure)                                                                            \
 	X(client_connect)                                                                          \
 	X(client_disconnect)                                                                       \
-	X(gpu_state)
+	X(gpu_state)                                                                               \
+	X(ops)                                                                                     \
+	X(op_info)
 
 #if VYRE_PROBES
 
@@ -82,6 +84,14 @@ static inline const struct vyre_tm_gpu *vyre_probe_gpu_arg(const struct vyre_tm_
 {
 	return g;
 }
+static inline const struct vyre_tm_ops *vyre_probe_ops_arg(const struct vyre_tm_ops *o)
+{
+	return o;
+}
+static inline const struct vyre_tm_op_info *vyre_probe_op_info_arg(const struct vyre_tm_op_info *o)
+{
+	return o;
+}
 
 #define VYRE_PROBE_BATCH_DRAINED(arg) STAP_PROBE1(vyre, batch_drained, vyre_probe_drain_arg(arg))
 #define VYRE_PROBE_DEDUPE(batch_id, items, deduped)                                                \
@@ -109,6 +119,8 @@ static inline const struct vyre_tm_gpu *vyre_probe_gpu_arg(const struct vyre_tm_
 	STAP_PROBE3(vyre, client_disconnect, (uint32_t)(client_id), (uint32_t)(pid),               \
 		    (int32_t)(reason))
 #define VYRE_PROBE_GPU_STATE(arg) STAP_PROBE1(vyre, gpu_state, vyre_probe_gpu_arg(arg))
+#define VYRE_PROBE_OPS(arg)	  STAP_PROBE1(vyre, ops, vyre_probe_ops_arg(arg))
+#define VYRE_PROBE_OP_INFO(arg)	  STAP_PROBE1(vyre, op_info, vyre_probe_op_info_arg(arg))
 
 #else /* !VYRE_PROBES */
 
@@ -137,6 +149,8 @@ static inline void vyre_probe_discard(int unused, ...)
 #define VYRE_PROBE_CLIENT_DISCONNECT(client_id, pid, reason)                                       \
 	vyre_probe_discard(0, client_id, pid, reason)
 #define VYRE_PROBE_GPU_STATE(arg) vyre_probe_discard(0, arg)
+#define VYRE_PROBE_OPS(arg)	  vyre_probe_discard(0, arg)
+#define VYRE_PROBE_OP_INFO(arg)	  vyre_probe_discard(0, arg)
 
 #endif /* VYRE_PROBES */
 

@@ -4,8 +4,12 @@
  * attached, so they may walk the connection table and fill structs.
  * Everything read from a client region is read once and clamped.
  */
+#include <stddef.h>
 #include <string.h>
 
+#include "../../gpu/op_modules.h"
+#include "../../gpu/ops.h"
+#include "opmod_manifest.h"
 #include "trace.h"
 
 /* SQEs reserved or published and not yet consumed: tail - head, at most a ring. */
@@ -144,6 +148,59 @@ void vyre_trace_cqes_begin_fire(struct vyre_trace_cqes *t, const struct vyre_dae
 	t->batch.loop = vyre_trace_loop(d);
 	t->client_errors = 0;
 	t->client_code = 0;
+	t->ops_on = VYRE_PROBE_ENABLED(ops);
+	if (!t->ops_on)
+		return;
+	memset(&t->ops, 0, offsetof(struct vyre_tm_ops, op));
+	t->ops.bytes = sizeof(t->ops);
+	t->ops.batch_id = t->batch.batch_id;
+	t->ops.gpu = t->batch.gpu;
+	t->ops.loop = t->batch.loop;
+	t->last = 0;
+	t->drain_ns = b->drain_ns;
+}
+
+/* @op as the ops probe names it: an op of this vyred, or VYRE_TM_OP_UNKNOWN. */
+static uint32_t known_op(uint32_t op)
+{
+	return op < VYRE_OP_COUNT || vyre_op_module(op) ? op : VYRE_TM_OP_UNKNOWN;
+}
+
+/* The entry of @op in @o, or -1. */
+static int32_t op_entry(const struct vyre_tm_ops *o, uint32_t op)
+{
+	for (uint32_t k = 0; k < o->n_ops; k++)
+		if (o->op[k].op == op)
+			return (int32_t)k;
+	return -1;
+}
+
+/*
+ * An op of the batch is looked up in the registry once, when its entry is
+ * made: a CQE of an op that has an entry finds it by number (an unknown
+ * number's entry is VYRE_TM_OP_UNKNOWN's, found by a second look).
+ */
+void vyre_trace_op_slot(struct vyre_trace_cqes *t, uint32_t op)
+{
+	struct vyre_tm_ops *o = &t->ops;
+	int32_t k = op_entry(o, op);
+	const uint32_t want = k < 0 ? known_op(op) : op;
+
+	if (k < 0 && want != op)
+		k = op_entry(o, want);
+	if (k >= 0) {
+		t->last = (uint32_t)k;
+		return;
+	}
+	if (o->n_ops == VYRE_TM_OPS_MAX) {
+		/* full: this part goes out, the rest of the batch follows in the next */
+		VYRE_PROBE_OPS(o);
+		o->part++;
+		o->n_ops = 0;
+	}
+	t->last = o->n_ops++;
+	memset(&o->op[t->last], 0, sizeof(o->op[0]));
+	o->op[t->last].op = want;
 }
 
 void vyre_trace_client_done_fire(struct vyre_trace_cqes *t, const struct vyre_conn *c)
@@ -203,4 +260,39 @@ void vyre_trace_gpu_state_fire(struct vyre_daemon *d)
 	gpu_figures(d, &g);
 	g.time_ns = vyre_now_ns();
 	VYRE_PROBE_GPU_STATE(&g);
+}
+
+static void op_info_copy(char *dst, const char *src)
+{
+	size_t n = src ? strnlen(src, VYRE_TM_OP_NAME_MAX - 1) : 0;
+
+	memcpy(dst, src ? src : "", n);
+	dst[n] = '\0';
+}
+
+void vyre_trace_op_info_fire(void)
+{
+	uint32_t n_mod = 0;
+	const struct vyre_op_module_entry *m = vyre_op_modules_all(&n_mod);
+	struct vyre_tm_op_info r;
+
+	_Static_assert(VYRE_OP_NAME_MAX + 1 <= VYRE_TM_OP_NAME_MAX, "op names fit op_info");
+	for (uint32_t i = 0; i < VYRE_OP_COUNT + n_mod; i++) {
+		memset(&r, 0, sizeof(r));
+		r.bytes = sizeof(r);
+		r.index = i;
+		r.count = VYRE_OP_COUNT + n_mod;
+		if (i < VYRE_OP_COUNT) {
+			r.op = i;
+			r.flags = vyre_op_pure(i) ? VYRE_TM_OP_F_PURE : 0;
+			op_info_copy(r.name, vyre_opmod_builtin(i));
+		} else {
+			const struct vyre_op_module_entry *e = &m[i - VYRE_OP_COUNT];
+			r.op = e->number;
+			r.flags = VYRE_TM_OP_F_MODULE | (e->pure ? VYRE_TM_OP_F_PURE : 0);
+			op_info_copy(r.name, e->name);
+			op_info_copy(r.module, e->module);
+		}
+		VYRE_PROBE_OP_INFO(&r);
+	}
 }

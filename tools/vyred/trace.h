@@ -106,10 +106,14 @@ static inline void vyre_trace_disconnect(const struct vyre_conn *c, int reason)
 
 /* The complete stage's accounting of the CQEs it posts. */
 struct vyre_trace_cqes {
-	int on; /* the complete or the error probe is attached */
+	int on;	    /* the complete, the error or the ops probe is attached */
+	int ops_on; /* the ops probe is */
 	uint32_t client_errors;
 	int32_t client_code; /* the first failure of the current client */
+	uint32_t last;	     /* the ops entry of the previous CQE */
+	uint64_t drain_ns;   /* the batch's drain time (struct vyre_batch) */
 	struct vyre_tm_complete batch;
+	struct vyre_tm_ops ops;
 };
 
 void vyre_trace_cqes_begin_fire(struct vyre_trace_cqes *t, const struct vyre_daemon *d,
@@ -117,19 +121,29 @@ void vyre_trace_cqes_begin_fire(struct vyre_trace_cqes *t, const struct vyre_dae
 static inline void vyre_trace_cqes_begin(struct vyre_trace_cqes *t, const struct vyre_daemon *d,
 					 const struct vyre_batch *b)
 {
-	t->on = VYRE_PROBE_ENABLED(complete) || VYRE_PROBE_ENABLED(error);
+	t->on =
+	    VYRE_PROBE_ENABLED(complete) || VYRE_PROBE_ENABLED(error) || VYRE_PROBE_ENABLED(ops);
 	if (t->on)
 		vyre_trace_cqes_begin_fire(t, d, b);
 }
 
-static inline void vyre_trace_cqe(struct vyre_trace_cqes *t, uint64_t submit_ns,
+/* A CQE of an op other than the previous CQE's: find or add its entry (trace.c). */
+void vyre_trace_op_slot(struct vyre_trace_cqes *t, uint32_t op);
+
+/* One CQE posted for @sqe (the batch's copy); untraced, one test of t->on. */
+static inline void vyre_trace_cqe(struct vyre_trace_cqes *t, const struct vyre_sqe *sqe,
 				  const struct vyre_cqe *cqe)
 {
 	if (!t->on)
 		return;
-	vyre_tm_complete_add(&t->batch, submit_ns, cqe);
+	vyre_tm_complete_add(&t->batch, sqe->submit_ns, cqe);
 	if (cqe->status != 0 && t->client_errors++ == 0)
 		t->client_code = cqe->status;
+	if (!t->ops_on)
+		return;
+	if (t->last >= t->ops.n_ops || t->ops.op[t->last].op != sqe->item.op_handle)
+		vyre_trace_op_slot(t, sqe->item.op_handle);
+	vyre_tm_op_add(&t->ops.op[t->last], sqe->submit_ns, t->drain_ns, cqe);
 }
 
 /* After the CQEs of one client: the error probe, when some failed. */
@@ -151,6 +165,8 @@ static inline void vyre_trace_cqes_end(struct vyre_trace_cqes *t, uint32_t exec_
 		t->batch.exec_invalid = exec_invalid;
 		VYRE_PROBE_COMPLETE(&t->batch);
 	}
+	if (t->on && t->ops_on && t->ops.n_ops)
+		VYRE_PROBE_OPS(&t->ops);
 }
 
 /*
@@ -163,6 +179,18 @@ static inline void vyre_trace_gpu_state(struct vyre_daemon *d)
 {
 	if (VYRE_PROBE_ENABLED(gpu_state))
 		vyre_trace_gpu_state_fire(d);
+}
+
+/*
+ * op_info: every op this vyred runs, one record each, so that a tracer can
+ * name module ops. Each process's loop 0 calls it once a second from the
+ * same timer as gpu_state.
+ */
+void vyre_trace_op_info_fire(void);
+static inline void vyre_trace_op_info(const struct vyre_daemon *d)
+{
+	if (d->loop_index == 0 && VYRE_PROBE_ENABLED(op_info))
+		vyre_trace_op_info_fire();
 }
 
 #endif /* VYRED_TRACE_H */
