@@ -192,28 +192,13 @@ int vyre_cuda_device_bind(const struct vyre_cuda_device *dv, char *why, uint32_t
 	return 0;
 }
 
-static int open_context(struct vyre_cuda_device *dv, uint32_t max_blocks, char *why,
-			uint32_t why_len)
+/*
+ * Device @ordinal checked, its primary context retained and made current,
+ * nothing loaded; on error nothing is held.
+ */
+static int attach(struct vyre_cuda_device *dv, int ordinal, char *why, uint32_t why_len)
 {
-	CUresult r = dv->d->cuDevicePrimaryCtxRetain(&dv->ctx, dv->dev);
-	int err;
-
-	if (r != CUDA_SUCCESS) {
-		dv->ctx = NULL;
-		vyre_cuda_error(dv->d, why, why_len, "cuDevicePrimaryCtxRetain", r);
-		return VYRE_E_DEVICE;
-	}
-	err = vyre_cuda_device_bind(dv, why, why_len);
-	if (!err)
-		err = load_module(dv, max_blocks, why, why_len);
-	if (err)
-		vyre_cuda_device_close(dv);
-	return err;
-}
-
-int vyre_cuda_device_open(struct vyre_cuda_device *dv, int ordinal, uint32_t max_blocks, char *why,
-			  uint32_t why_len)
-{
+	CUresult r;
 	int err;
 
 	memset(dv, 0, sizeof(*dv));
@@ -225,33 +210,40 @@ int vyre_cuda_device_open(struct vyre_cuda_device *dv, int ordinal, uint32_t max
 	err = query(dv, why, why_len);
 	if (err)
 		return err;
-	return open_context(dv, max_blocks, why, why_len);
+	r = dv->d->cuDevicePrimaryCtxRetain(&dv->ctx, dv->dev);
+	if (r != CUDA_SUCCESS) {
+		dv->ctx = NULL;
+		vyre_cuda_error(dv->d, why, why_len, "cuDevicePrimaryCtxRetain", r);
+		return VYRE_E_DEVICE;
+	}
+	err = vyre_cuda_device_bind(dv, why, why_len);
+	if (err)
+		vyre_cuda_device_close(dv);
+	return err;
+}
+
+int vyre_cuda_device_open(struct vyre_cuda_device *dv, int ordinal, uint32_t max_blocks, char *why,
+			  uint32_t why_len)
+{
+	int err = attach(dv, ordinal, why, why_len);
+
+	if (err)
+		return err;
+	err = load_module(dv, max_blocks, why, why_len);
+	if (err)
+		vyre_cuda_device_close(dv);
+	return err;
 }
 
 int vyre_cuda_device_link_modules(int ordinal, const struct vyre_op_module_entry *e, uint32_t n,
 				  char *why, uint32_t why_len)
 {
 	struct vyre_cuda_device dv;
-	int err;
+	int err = attach(&dv, ordinal, why, why_len);
 
-	memset(&dv, 0, sizeof(dv));
-	dv.ordinal = ordinal;
-	dv.opened = __atomic_add_fetch(&opens, 1, __ATOMIC_RELAXED);
-	dv.d = vyre_cuda_driver_load(why, why_len);
-	if (!dv.d)
-		return VYRE_E_DEVICE;
-	err = query(&dv, why, why_len);
 	if (err)
 		return err;
-	CUresult r = dv.d->cuDevicePrimaryCtxRetain(&dv.ctx, dv.dev);
-
-	if (r != CUDA_SUCCESS) {
-		vyre_cuda_error(dv.d, why, why_len, "cuDevicePrimaryCtxRetain", r);
-		return VYRE_E_DEVICE;
-	}
-	err = vyre_cuda_device_bind(&dv, why, why_len);
-	if (!err)
-		err = vyre_cuda_modules_try(dv.d, e, n, why, why_len);
+	err = vyre_cuda_modules_try(dv.d, e, n, why, why_len);
 	vyre_cuda_device_close(&dv);
 	return err;
 }
