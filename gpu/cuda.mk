@@ -54,17 +54,18 @@ $(BUILD)/gen/bench_modules.fatbin: bench/bench_modules_peer.cu bench/bench_modul
 		--generate-code arch=compute_75,code=compute_75 -fatbin $< -o $@
 $(BUILD)/vyre-bench: $(BUILD)/obj/$(BUILD)/gen/bench_modules_fatbin.o
 
-# A fatbin as a C array (od keeps this free of xxd and python).
+# $(call EMBED,NAME,FILE): shell commands that print FILE's bytes as C,
+# `const unsigned char NAME[]` and `NAME_bytes` (od keeps this free of xxd
+# and python). NAME may hold a shell variable, braced: $${m} in a recipe.
+EMBED = printf '%s\n' "extern const unsigned char $(1)[];" "extern const uint64_t $(1)_bytes;" \
+	  "const unsigned char $(1)[] __attribute__((aligned(64))) = {"; \
+	od -An -v -tx1 $(2) | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	printf '%s\n' '};' "const uint64_t $(1)_bytes = sizeof($(1));"
+
+# A fatbin as a C array.
 $(BUILD)/gen/%_fatbin.c: $(BUILD)/gen/%.fatbin
-	{ printf '%s\n' '/* generated from $*.fatbin by gpu/cuda.mk */' \
-	  '#include <stdint.h>' \
-	  'extern const unsigned char vyre_$*_fatbin[];' \
-	  'extern const uint64_t vyre_$*_fatbin_bytes;' \
-	  'const unsigned char vyre_$*_fatbin[] __attribute__((aligned(64))) = {'; \
-	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
-	  printf '%s\n' '};' \
-	  'const uint64_t vyre_$*_fatbin_bytes = sizeof(vyre_$*_fatbin);'; \
-	} > $@.tmp && mv $@.tmp $@
+	{ printf '%s\n' '/* generated from $*.fatbin by gpu/cuda.mk */' '#include <stdint.h>'; \
+	  $(call EMBED,vyre_$*_fatbin,$<); } > $@.tmp && mv $@.tmp $@
 
 # The PTX alone, for reading (make BUILD=... ptx).
 .PHONY: ptx
@@ -79,25 +80,14 @@ $(BUILD)/gen/test_module_ops.ptx: tests/test_module_ops.cu include/vyre/op_modul
 	$(NVCC) -std=c++17 -O3 -Iinclude -rdc=true -ptx -arch=compute_75 $< -o $@
 $(BUILD)/gen/test_module_ops_ptx.c: $(BUILD)/gen/test_module_ops.ptx
 	{ printf '%s\n' '/* generated from tests/test_module_ops.cu by gpu/cuda.mk */' \
-	  '#include <stdint.h>' \
-	  'extern const unsigned char vyre_test_module_ops_ptx[];' \
-	  'extern const uint64_t vyre_test_module_ops_ptx_bytes;' \
-	  'const unsigned char vyre_test_module_ops_ptx[] = {'; \
-	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
-	  printf '%s\n' '};' \
-	  'const uint64_t vyre_test_module_ops_ptx_bytes = sizeof(vyre_test_module_ops_ptx);'; \
-	} > $@.tmp && mv $@.tmp $@
+	  '#include <stdint.h>'; $(call EMBED,vyre_test_module_ops_ptx,$<); } > $@.tmp && mv $@.tmp $@
 
 # The shipped examples' PTX as C arrays (test_cuda_examples links them into the megakernel).
 $(BUILD)/gen/example_ops_ptx.c: $(foreach m,$(OPMOD_EXAMPLES),$(call OPMOD_DIR,$(m))/$(m).ptx)
 	@mkdir -p $(dir $@)
 	{ printf '%s\n' '/* generated from examples/ops by gpu/cuda.mk */' '#include <stdint.h>'; \
 	  for m in $(OPMOD_EXAMPLES); do \
-	    printf 'extern const unsigned char vyre_example_ptx_%s[];\n' $$m; \
-	    printf 'extern const uint64_t vyre_example_ptx_%s_bytes;\n' $$m; \
-	    printf 'const unsigned char vyre_example_ptx_%s[] = {\n' $$m; \
-	    od -An -v -tx1 $(BUILD)/examples/ops/$$m/$$m.ptx | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
-	    printf '};\nconst uint64_t vyre_example_ptx_%s_bytes = sizeof(vyre_example_ptx_%s);\n' $$m $$m; \
+	    $(call EMBED,vyre_example_ptx_$${m},$(BUILD)/examples/ops/$${m}/$${m}.ptx); \
 	  done; } > $@.tmp && mv $@.tmp $@
 
 # test_cuda_lower runs anywhere; the others exit 77 without a GPU.
