@@ -75,7 +75,7 @@ $(BUILD)/gen/megakernel.sm_%.ptx: $(MK_SRCS)
 	$(NVCC) -std=c++17 -O3 -Iinclude -Igpu -arch=compute_$* -ptx $< -o $@
 
 # The tests' module ops as PTX (test_cuda_modules links them into the megakernel).
-$(BUILD)/gen/test_module_ops.ptx: tests/test_module_ops.cu include/vyre/op_module.h
+$(BUILD)/gen/test_module_ops.ptx: tests/test_module_ops.cu include/vyre/op_module.h include/vyre/abi.h
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -O3 -Iinclude -rdc=true -ptx -arch=compute_75 $< -o $@
 $(BUILD)/gen/test_module_ops_ptx.c: $(BUILD)/gen/test_module_ops.ptx

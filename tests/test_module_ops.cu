@@ -7,9 +7,11 @@
 // linked into the megakernel by test_cuda_modules.
 #include <stdint.h>
 
+// vyre/abi.h is C17; C++ spells its static assertions static_assert
+#define _Static_assert static_assert
+#include "vyre/abi.h"
+#undef _Static_assert
 #include "vyre/op_module.h"
-
-#define E_INVAL (-22)
 
 __device__ static uint32_t load_le(const uint8_t *p)
 {
@@ -74,9 +76,9 @@ extern "C" __device__ int test_tscan_device(const struct vyre_op_dev_args *a,
 	const uint8_t *in = (const uint8_t *)a->in;
 
 	if (a->out_bytes < 4 || a->param != 0 || !a->table)
-		return E_INVAL;
+		return VYRE_E_INVAL;
 	if ((a->table_bytes / 4) % 2)
-		return E_INVAL;
+		return VYRE_E_INVAL;
 	if (a->thread != 0)
 		return 0;
 	if (a->table_bytes > 0)
@@ -97,7 +99,7 @@ extern "C" __device__ int test_cfnv_device(const struct vyre_op_dev_args *a,
 	const uint8_t *in = (const uint8_t *)a->in;
 
 	if (a->out_bytes < 4)
-		return E_INVAL;
+		return VYRE_E_INVAL;
 	if (a->thread != 0)
 		return 0;
 	uint32_t h = a->tile == 0 ? 2166136261u ^ a->param : a->state[0];
