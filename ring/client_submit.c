@@ -14,7 +14,9 @@ static void fill(struct vyre_sqe *slot, const struct vyre_work_item *it,
 	slot->item = *it;
 	slot->user_data = user_data;
 	slot->submit_ns = now;
-	slot->in_offset = r->in_offset;
+	/* past 2^32 no buffer holds it: an odd offset, so vyred fails the item as before */
+	slot->in_offset = r->in_offset > UINT32_MAX ? UINT32_MAX : (uint32_t)r->in_offset;
+	slot->aux_handle = 0;
 	slot->out_offset = r->out_offset;
 	slot->in_length = r->in_length;
 	slot->out_length = r->out_length;

@@ -55,7 +55,9 @@ const char *gen_op_name(uint32_t op)
 							 "BASE64_DECODE",
 							 "HEX_DECODE",
 							 "BYTEMAP",
-							 "DFA_SCAN_COUNTED"};
+							 "DFA_SCAN_COUNTED",
+							 "DFA_REPORT",
+							 "DFA_REPORT_COUNTED"};
 
 	return op < VYRE_OP_COUNT ? names[op] : "unknown-op";
 }

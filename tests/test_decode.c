@@ -501,7 +501,7 @@ static void test_static_checks(void **state)
 				       VYRE_OP_DFA_SCAN_COUNTED};
 	struct vyre_op_access acc;
 	(void)state;
-	assert_int_equal(VYRE_OP_COUNT, 13);
+	assert_int_equal(VYRE_OP_COUNT, 15);
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		const uint32_t op = ops[i];
 		const int table = op == VYRE_OP_BYTEMAP || op == VYRE_OP_DFA_SCAN_COUNTED;

@@ -39,8 +39,36 @@ enum vyre_op {
 	VYRE_OP_HEX_DECODE = 10,
 	VYRE_OP_BYTEMAP = 11, /* param: a 256-byte table buffer */
 	VYRE_OP_DFA_SCAN_COUNTED = 12,
+	VYRE_OP_DFA_REPORT =
+	    13, /* match records (design.md 6.8); aux_handle: a stream buffer or 0 */
+	VYRE_OP_DFA_REPORT_COUNTED = 14,
 };
-#define VYRE_OP_COUNT 13u
+#define VYRE_OP_COUNT 15u
+
+/* A DFA_REPORT output (design.md 6.8): this header, then 24-byte records. */
+struct vyre_report_header {
+	uint32_t kept;	/* records written */
+	uint32_t flags; /* VYRE_REPORT_* */
+	uint64_t total; /* matches found, written or not; the CQE's result */
+};
+#define VYRE_REPORT_OVERFLOW (1u << 0) /* total > kept: the capacity left records out */
+
+struct vyre_report_record {
+	uint32_t id; /* the pattern's id */
+	uint32_t zero;
+	uint64_t start; /* offset of the match's first byte (from the stream's start) */
+	uint64_t end;	/* offset just past its last byte */
+};
+
+/* A DFA_REPORT stream buffer (design.md 6.8); zeroed: a new stream. */
+struct vyre_stream_state {
+	uint32_t started; /* 0 or 1 */
+	uint32_t state;
+	uint64_t bytes_seen;
+};
+
+/* The report section after a DFA table's next[][] (design.md 6.8). */
+#define VYRE_DFA_REPORT_MAGIC 0x50455256u /* "VREP" */
 
 /* vyre_sqe.flags */
 #define VYRE_SQE_FENCE	     (1u << 0) /* CQE posted after every earlier item's of this client */
@@ -84,7 +112,8 @@ struct vyre_sqe {
 	uint64_t user_data; /* echoed in the CQE */
 	uint64_t submit_ns; /* CLOCK_MONOTONIC at submit */
 	/* with VYRE_SQE_RANGE: the operands' byte ranges (docs/design.md 6.6); else ignored */
-	uint64_t in_offset;
+	uint32_t in_offset;
+	uint32_t aux_handle; /* DFA_REPORT*: the stream buffer or 0 (design.md 6.8) */
 	uint64_t out_offset;
 	uint32_t in_length;
 	uint32_t out_length;
@@ -162,6 +191,10 @@ _Static_assert(offsetof(struct vyre_sqe, item) == 8, "SQE item offset");
 _Static_assert(offsetof(struct vyre_sqe, user_data) == 24, "SQE user_data offset");
 _Static_assert(offsetof(struct vyre_sqe, submit_ns) == 32, "SQE submit_ns offset");
 _Static_assert(offsetof(struct vyre_sqe, in_offset) == 40, "SQE in_offset offset");
+_Static_assert(offsetof(struct vyre_sqe, aux_handle) == 44, "SQE aux_handle offset");
+_Static_assert(sizeof(struct vyre_report_header) == 16, "report header is 16 bytes");
+_Static_assert(sizeof(struct vyre_report_record) == 24, "report record is 24 bytes");
+_Static_assert(sizeof(struct vyre_stream_state) == 16, "stream state is 16 bytes");
 _Static_assert(offsetof(struct vyre_sqe, out_offset) == 48, "SQE out_offset offset");
 _Static_assert(offsetof(struct vyre_sqe, in_length) == 56, "SQE in_length offset");
 _Static_assert(offsetof(struct vyre_sqe, out_length) == 60, "SQE out_length offset");

@@ -25,6 +25,8 @@ static const char *const op_names[VYRE_OP_COUNT] = {
     [VYRE_OP_HEX_DECODE] = "HEX_DECODE",
     [VYRE_OP_BYTEMAP] = "BYTEMAP",
     [VYRE_OP_DFA_SCAN_COUNTED] = "DFA_SCAN_COUNTED",
+    [VYRE_OP_DFA_REPORT] = "DFA_REPORT",
+    [VYRE_OP_DFA_REPORT_COUNTED] = "DFA_REPORT_COUNTED",
 };
 
 const char *vyre_submit_op_name(uint32_t op)

@@ -19,7 +19,9 @@ static const char *const builtin_names[] = {"nop",
 					    "base64_decode",
 					    "hex_decode",
 					    "bytemap",
-					    "dfa_scan_counted"};
+					    "dfa_scan_counted",
+					    "dfa_report",
+					    "dfa_report_counted"};
 
 _Static_assert(sizeof(builtin_names) / sizeof(builtin_names[0]) == VYRE_OP_COUNT,
 	       "a name for every built-in op, in VYRE_OP_* order");
