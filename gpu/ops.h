@@ -44,9 +44,13 @@ struct vyre_exec_item {
 	uint64_t in_off;
 	uint64_t out_off;
 	uint64_t table_off;
+	/* DFA_REPORT*: the stream buffer (design.md 6.8), aux_bytes 0 when the item has none */
+	uint32_t aux_heap;
+	uint32_t aux_bytes;
+	uint64_t aux_off;
 };
 
-_Static_assert(sizeof(struct vyre_exec_item) == 64, "exec item is 64 bytes");
+_Static_assert(sizeof(struct vyre_exec_item) == 80, "exec item is 80 bytes");
 
 /*
  * The item's DFA table is a device buffer that a DFA_SCAN already found
