@@ -227,6 +227,17 @@ int vyre_submit_batch_range(struct vyre_client *c, const struct vyre_work_item *
 			    uint32_t n);
 
 /*
+ * vyre_submit_stream - vyre_submit() of a DFA_REPORT or DFA_REPORT_COUNTED
+ * item that continues the stream in buffer @stream (docs/design.md 6.8;
+ * 0: no stream), with the byte ranges @range (NULL: none; else
+ * VYRE_SQE_RANGE is added to @flags). VYRE_E_INVAL for another op, bad
+ * flags or a NULL item; vyred checks the stream buffer when it takes the
+ * item.
+ */
+int vyre_submit_stream(struct vyre_client *c, const struct vyre_work_item *it, uint32_t stream,
+		       const struct vyre_item_range *range, uint64_t user_data, uint32_t flags);
+
+/*
  * vyre_reap - copy up to @max ready CQEs into @out without blocking; returns
  * the count, or VYRE_E_DISCONNECTED once vyred closed the connection or died
  * (every 1024th call that finds nothing looks at the socket).
