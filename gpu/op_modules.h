@@ -22,6 +22,8 @@
 #define VYRE_OPERAND_TABLE   (1u << 2) /* param is a buffer handle */
 #define VYRE_OPERAND_WORD0   (1u << 3) /* writes out[0]: needs an output of at least 4 bytes */
 #define VYRE_OPERAND_COUNTED (1u << 4) /* counted bytes (design.md 6.1): in, out >= 4 bytes */
+/* the SQE's aux_handle may name a stream (design.md 6.8), read and written; built-in ops only */
+#define VYRE_OPERAND_AUX (1u << 5)
 
 /*
  * A module op (docs/design.md 6.7, docs/opmods.md): its number, operand

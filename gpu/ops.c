@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ops_bytes.h"
+#include "ops_report.h"
 
 const uint8_t vyre_op_operand_mask[VYRE_OP_COUNT] = {
     [VYRE_OP_NOP] = 0,
@@ -26,16 +27,28 @@ const uint8_t vyre_op_operand_mask[VYRE_OP_COUNT] = {
 	VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE | VYRE_OPERAND_COUNTED,
     [VYRE_OP_DFA_SCAN_COUNTED] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE |
 				 VYRE_OPERAND_WORD0 | VYRE_OPERAND_COUNTED,
+    [VYRE_OP_DFA_REPORT] =
+	VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE | VYRE_OPERAND_AUX,
+    [VYRE_OP_DFA_REPORT_COUNTED] = VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE |
+				   VYRE_OPERAND_COUNTED | VYRE_OPERAND_AUX,
 };
 
 int vyre_op_idempotent(const struct vyre_work_item *it)
+{
+	return vyre_op_idempotent_aux(it, 0);
+}
+
+int vyre_op_idempotent_aux(const struct vyre_work_item *it, uint32_t aux)
 {
 	struct vyre_op_access acc;
 
 	/* a module op that is not pure may give other bytes each time it runs */
 	if (!vyre_op_pure(it->op_handle))
 		return 0;
-	vyre_op_access(it, &acc);
+	vyre_op_access_aux(it, aux, &acc);
+	/* a stream moves on each time: never the same twice */
+	if (acc.aux)
+		return 0;
 	for (uint32_t i = 0; i < acc.n_reads; i++)
 		if (acc.write != 0 && acc.reads[i] == acc.write)
 			return 0;
@@ -186,6 +199,9 @@ int vyre_exec_heaps_ok(const struct vyre_heap_view *heaps, uint32_t n_heaps,
 	if ((mask & VYRE_OPERAND_TABLE) &&
 	    (it->table_heap >= n_heaps || !heaps[it->table_heap].base))
 		return 0;
+	if ((mask & VYRE_OPERAND_AUX) && it->aux_bytes &&
+	    (it->aux_heap >= n_heaps || !heaps[it->aux_heap].base))
+		return 0;
 	return 1;
 }
 
@@ -231,6 +247,30 @@ static int module_exec(const struct vyre_exec_item *it, const uint8_t *in, uint8
 	return 0;
 }
 
+/* DFA_REPORT*: the DFA part of the table is checked as for DFA_SCAN, the rest in ops_report.c. */
+static int report_exec(const struct vyre_exec_item *it, const uint8_t *in, uint8_t *out,
+		       const struct vyre_heap_view *ht, const struct vyre_heap_view *hx,
+		       uint64_t *result)
+{
+	struct vyre_report_table t = {.base = ht->base + it->table_off, .bytes = it->table_bytes};
+	uint32_t len = it->in_bytes;
+	const uint8_t *bytes = in;
+	int bad = (it->flags & VYRE_EXEC_TABLE_TRUSTED)
+		      ? dfa_header(t.base, t.bytes, &t.n_states)
+		      : dfa_check(t.base, t.bytes, &t.n_states);
+
+	if (bad != 0)
+		return VYRE_E_INVAL;
+	if (it->op == VYRE_OP_DFA_REPORT_COUNTED) {
+		if (vyre_counted_len(in, it->in_bytes, &len) != 0)
+			return VYRE_E_INVAL;
+		bytes = in + 4;
+	}
+	t.section = vyre_dfa_table_bytes(t.n_states);
+	return vyre_report_exec(&t, in, it->in_bytes, bytes, len, out, it->out_bytes,
+				hx ? hx->base + it->aux_off : NULL, it->aux_bytes, result);
+}
+
 int vyre_exec_one(const struct vyre_heap_view *heaps, const struct vyre_exec_item *it,
 		  uint64_t *result)
 {
@@ -248,6 +288,11 @@ int vyre_exec_one(const struct vyre_heap_view *heaps, const struct vyre_exec_ite
 	if ((hi && !range_ok(hi, it->in_off, it->in_bytes)) ||
 	    (ho && !range_ok(ho, it->out_off, it->out_bytes)) ||
 	    (ht && !range_ok(ht, it->table_off, it->table_bytes)))
+		return VYRE_E_INVAL;
+	const struct vyre_heap_view *hx =
+	    ((mask & VYRE_OPERAND_AUX) && it->aux_bytes) ? &heaps[it->aux_heap] : NULL;
+
+	if (hx && !range_ok(hx, it->aux_off, it->aux_bytes))
 		return VYRE_E_INVAL;
 	if ((mask & (VYRE_OPERAND_WORD0 | VYRE_OPERAND_COUNTED)) && it->out_bytes < 4)
 		return VYRE_E_INVAL;
@@ -303,6 +348,9 @@ int vyre_exec_one(const struct vyre_heap_view *heaps, const struct vyre_exec_ite
 			return VYRE_E_INVAL;
 		break;
 	}
+	case VYRE_OP_DFA_REPORT:
+	case VYRE_OP_DFA_REPORT_COUNTED:
+		return report_exec(it, in, out, ht, hx, result);
 	case VYRE_OP_BASE64_DECODE:
 	case VYRE_OP_HEX_DECODE:
 	case VYRE_OP_BYTEMAP:

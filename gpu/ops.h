@@ -119,23 +119,45 @@ struct vyre_op_access {
 	uint32_t reads[2];
 	uint32_t n_reads;
 	uint32_t write; /* 0 when the op writes nothing */
+	uint32_t aux;	/* the stream (design.md 6.8), read and written; 0: none */
 };
 
-static inline void vyre_op_access(const struct vyre_work_item *it, struct vyre_op_access *acc)
+/*
+ * vyre_op_access of an item whose SQE carries @aux (its aux_handle): a
+ * DFA_REPORT's stream is a second buffer the item reads and writes.
+ */
+static inline void vyre_op_access_aux(const struct vyre_work_item *it, uint32_t aux,
+				      struct vyre_op_access *acc)
 {
 	const int mask = vyre_op_operands(it->op_handle);
 
 	acc->n_reads = 0;
 	acc->write = 0;
+	acc->aux = 0;
 	acc->reads[0] = acc->reads[1] = 0;
 	if (mask <= 0)
 		return;
+	if (mask & VYRE_OPERAND_AUX)
+		acc->aux = aux;
 	if (mask & VYRE_OPERAND_IN)
 		acc->reads[acc->n_reads++] = it->input_handle;
 	if (mask & VYRE_OPERAND_TABLE)
 		acc->reads[acc->n_reads++] = it->param;
 	if (mask & VYRE_OPERAND_OUT)
 		acc->write = it->output_handle;
+}
+
+static inline void vyre_op_access(const struct vyre_work_item *it, struct vyre_op_access *acc)
+{
+	vyre_op_access_aux(it, 0, acc);
+}
+
+/* The stream handle of @sqe's item: its aux_handle when the op takes one, else 0. */
+static inline uint32_t vyre_sqe_aux(const struct vyre_sqe *sqe)
+{
+	const int mask = vyre_op_operands(sqe->item.op_handle);
+
+	return mask > 0 && (mask & VYRE_OPERAND_AUX) ? sqe->aux_handle : 0;
 }
 
 /*
@@ -145,6 +167,8 @@ static inline void vyre_op_access(const struct vyre_work_item *it, struct vyre_o
  * equal to the output).
  */
 int vyre_op_idempotent(const struct vyre_work_item *it);
+/* vyre_op_idempotent of an item whose stream is @aux (0: none): never with a stream. */
+int vyre_op_idempotent_aux(const struct vyre_work_item *it, uint32_t aux);
 
 /*
  * Static checks that need only lengths: NOP with non-zero handles, unused

@@ -29,6 +29,8 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libvyre-core.a $(BUILD)/libvyr
 		$(TEST_LIBS_$*) $(CMOCKA_LIBS) $(URING_LIBS) $(LDLIBS) -lm
 # The byte ops over counted buffers (decoders, byte map, counted scan).
 TESTS += test_decode
+# DFA_REPORT and streams in the oracle against a brute-force matcher (docs/design.md 6.8).
+TESTS += test_report
 # The device code of the byte ops (gpu/mk_decode.cuh) compiled for the host and
 # run on threads against the oracle: no GPU needed.
 TESTS += test_mk_decode
