@@ -35,7 +35,8 @@ static int counted_writer(uint32_t op)
 
 static int counted_reader(uint32_t op)
 {
-	return counted_writer(op) || op == VYRE_OP_DFA_SCAN_COUNTED;
+	return counted_writer(op) || op == VYRE_OP_DFA_SCAN_COUNTED ||
+	       op == VYRE_OP_DFA_REPORT_COUNTED;
 }
 
 /* Bytes from the start of its input that @r may read; UINT64_MAX when unknown. */
@@ -50,6 +51,7 @@ static uint64_t read_prefix(const struct vyre_exec_item *r)
 	case VYRE_OP_SUM:
 	case VYRE_OP_MAX:
 	case VYRE_OP_DFA_SCAN:
+	case VYRE_OP_DFA_REPORT:
 		return r->in_bytes;
 	default:
 		return counted_reader(r->op) ? r->in_bytes : UINT64_MAX;

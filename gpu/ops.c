@@ -255,9 +255,8 @@ static int report_exec(const struct vyre_exec_item *it, const uint8_t *in, uint8
 	struct vyre_report_table t = {.base = ht->base + it->table_off, .bytes = it->table_bytes};
 	uint32_t len = it->in_bytes;
 	const uint8_t *bytes = in;
-	int bad = (it->flags & VYRE_EXEC_TABLE_TRUSTED)
-		      ? dfa_header(t.base, t.bytes, &t.n_states)
-		      : dfa_check(t.base, t.bytes, &t.n_states);
+	int bad = (it->flags & VYRE_EXEC_TABLE_TRUSTED) ? dfa_header(t.base, t.bytes, &t.n_states)
+							: dfa_check(t.base, t.bytes, &t.n_states);
 
 	if (bad != 0)
 		return VYRE_E_INVAL;

@@ -130,8 +130,8 @@ int vyre_report_exec(const struct vyre_report_table *t, const uint8_t *in_whole,
 
 	const uint8_t *next = t->base + 8 + 4 * (((uint64_t)n + 31) / 32);
 	const uint8_t *first = t->base + first_at(t), *outs = t->base + out_at(t);
-	const uint64_t capacity = (out_bytes - sizeof(struct vyre_report_header)) /
-				  sizeof(struct vyre_report_record);
+	const uint64_t capacity =
+	    (out_bytes - sizeof(struct vyre_report_header)) / sizeof(struct vyre_report_record);
 	uint8_t *rec = out + sizeof(struct vyre_report_header);
 
 	for (uint32_t i = 0; i < len; i++) {

@@ -9,12 +9,15 @@
 #define VYRE_PLANNER_MAX_ITEMS (1u << 24)
 
 /*
- * Dependency edges per item at most, over a batch: 2 RAW + 1 WAW + 2 WAR
- * (one per reader node, and an item pushes one per read) + 1 fence (one per
- * pending node, an item pushes one) + 1 chain. So the edge and node arrays
- * never overflow.
+ * Dependency edges per item at most, over a batch: 2 RAW + 2 WAW (the
+ * output and a stream) + 2 WAR (one per reader node, and an item pushes one
+ * per read) + 1 fence (one per pending node, an item pushes one) + 1 chain.
+ * So the edge and node arrays never overflow.
  */
-#define EDGES_PER_ITEM 7u
+#define EDGES_PER_ITEM 8u
+
+/* Buffers an item names at most: input, table, output and a stream (docs/design.md 6.8). */
+#define OPERANDS_PER_ITEM 4u
 
 /* Every stage runs through the one megakernel over the same heap table. */
 #define VYRE_PLAN_LAYOUT_MEGAKERNEL 0x7679726500000001ull
@@ -65,7 +68,7 @@ struct range_opnd {
 	uint64_t off;
 	uint64_t end;
 	uint32_t buf; /* the (domain, handle) map's id */
-	uint32_t at;  /* 3 * item + 0 (input), 1 (table) or 2 (output) */
+	uint32_t at;  /* 4 * item + 0 (input), 1 (table), 2 (output) or 3 (stream) */
 };
 
 /*
@@ -102,11 +105,11 @@ struct batch_scratch {
 	uint32_t *wave_group;	/* [n]: wave -> its group */
 	uint32_t *wave_maxdep;	/* [n]: wave -> latest group of a dependency but its predecessor */
 	uint32_t *group_launch; /* [n]: group -> its launch */
-	uint32_t *slot_read;	/* [3n]: buffer slot -> its last executed reader */
+	uint32_t *slot_read;	/* [4n]: buffer slot -> its last executed reader */
 	/* byte ranges (ranges.c): reserved only for a batch with a VYRE_SQE_RANGE item */
-	struct range_opnd *opnd, *opnd_tmp; /* [3n] each */
-	uint32_t *run_of;		    /* [3n]: operand 3k + i -> its run's buffer slot */
-	uint32_t *buf_start;		    /* [3n + 1]: the operands by buffer */
+	struct range_opnd *opnd, *opnd_tmp; /* [4n] each */
+	uint32_t *run_of;		    /* [4n]: operand 4k + i -> its run's buffer slot */
+	uint32_t *buf_start;		    /* [4n + 1]: the operands by buffer */
 	uint64_t last_arm_key;		    /* one client's items come in runs: skip the lookup */
 	uint32_t last_arm;
 	uint32_t n_nodes;

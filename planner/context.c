@@ -30,7 +30,7 @@ int plan_tables_reserve(struct vyre_arena *a, const struct vyre_planner_config *
 	int rc;
 
 	*t = (struct plan_tables){0};
-	if ((rc = buffer_map_reserve(a, 3 * n, &t->buffers, in, err)) ||
+	if ((rc = buffer_map_reserve(a, OPERANDS_PER_ITEM * n, &t->buffers, in, err)) ||
 	    (rc = buffer_map_reserve_share(a, &t->buffers, 2 * n, in, err)) ||
 	    (rc = buffer_map_reserve_direct(a, &t->buffers, cfg->direct_handles, in, err)) ||
 	    (rc = dedupe_table_reserve(a, n, &t->dedupe, in, err)) ||
@@ -98,7 +98,7 @@ static size_t scratch_layout(const struct vyre_planner_config *cfg, uint32_t n, 
 		s->wave_group = take(base, &off, n, sizeof(uint32_t));
 		s->wave_maxdep = take(base, &off, n, sizeof(uint32_t));
 		s->group_launch = take(base, &off, n, sizeof(uint32_t));
-		s->slot_read = take(base, &off, 3 * (size_t)n, sizeof(uint32_t));
+		s->slot_read = take(base, &off, OPERANDS_PER_ITEM * (size_t)n, sizeof(uint32_t));
 	}
 	if (cfg->cross_arm_report) {
 		s->arm_of = take(base, &off, n, sizeof(uint32_t));

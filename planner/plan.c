@@ -197,7 +197,7 @@ static void cross_arm_report(struct batch_scratch *s, const struct vyre_plan_bat
 static inline void begin_tables(struct vyre_planner *p, struct batch_scratch *s, uint32_t n)
 {
 	s->last_arm = VYRE_PLAN_NONE;
-	buffer_map_begin(&s->t->buffers, 3 * n);
+	buffer_map_begin(&s->t->buffers, OPERANDS_PER_ITEM * n);
 	dedupe_table_begin(&s->t->dedupe, n);
 	id_map_begin(&s->t->arms, batch_arms_cap(&p->cfg, n));
 	s->no_output_arm = VYRE_PLAN_NONE;
@@ -297,7 +297,8 @@ static uint64_t solo_bytes(const struct vyre_plan_batch *b)
 
 	if (!x)
 		return 0;
-	bytes = (uint64_t)x->in_bytes + x->table_bytes + x->out_bytes;
+	bytes = (uint64_t)x->in_bytes + x->table_bytes + x->out_bytes +
+		(mask > 0 && (mask & VYRE_OPERAND_AUX) ? x->aux_bytes : 0);
 	/* an input that is also the table, and not the output, is one operand */
 	if (mask > 0 && (mask & VYRE_OPERAND_IN) && (mask & VYRE_OPERAND_TABLE) &&
 	    it->input_handle && it->param == it->input_handle &&

@@ -71,6 +71,18 @@ static inline void buffer_edges(struct edge_pass *e, const struct item_slots *sl
 			add_edge(e, e->wave_of[r->last_write]);
 		push_node(e, &r->readers, w);
 	}
+	if (sl->aux != VYRE_PLAN_NONE) {
+		/* a stream is read and written: a write after every access before it */
+		struct slot_state *a = &e->slot[sl->aux];
+
+		for (uint32_t node = a->readers; node != VYRE_PLAN_NONE; node = e->nodes[node].next)
+			if (e->nodes[node].wave != w)
+				add_edge(e, e->nodes[node].wave);
+		a->readers = VYRE_PLAN_NONE;
+		if (a->last_write != VYRE_PLAN_NONE)
+			add_edge(e, e->wave_of[a->last_write]);
+		a->last_write = k;
+	}
 	if (sl->write == VYRE_PLAN_NONE)
 		return;
 	struct slot_state *o = &e->slot[sl->write];
@@ -139,6 +151,9 @@ static inline void wave_cost(struct buffer_map *m, const struct vyre_exec_item *
 	if (!x)
 		return;
 	c->out = x->out_bytes;
+	/* a stream is the wave's own, like its output */
+	if (sl->aux != VYRE_PLAN_NONE)
+		c->reads += x->aux_bytes;
 	read_cost(m, sl->in, sl->write, x->in_off, x->in_bytes, c, 0);
 	read_cost(m, sl->table, sl->write, x->table_off, x->table_bytes, c, 1);
 }
@@ -194,17 +209,26 @@ static inline void note_arm_output(struct batch_scratch *s, uint32_t k, uint32_t
 /* The slots of item @k of a ranged batch: its operands' runs (ranges.c), read as item_slots_of. */
 static inline void item_runs(const uint32_t *run_of, uint32_t k, struct item_slots *sl)
 {
-	const uint32_t *r = &run_of[3 * (size_t)k];
+	const uint32_t *r = &run_of[OPERANDS_PER_ITEM * (size_t)k];
 
 	sl->in = r[0];
 	sl->table = r[1];
 	sl->write = r[2];
+	sl->aux = r[3];
 	sl->n_reads = 0;
 	sl->read[0] = sl->read[1] = VYRE_PLAN_NONE;
 	if (sl->in != VYRE_PLAN_NONE)
 		sl->read[sl->n_reads++] = sl->in;
 	if (sl->table != VYRE_PLAN_NONE && sl->table != sl->in)
 		sl->read[sl->n_reads++] = sl->table;
+}
+
+/* The stream of item @k (docs/design.md 6.8), 0 when it has none. */
+static inline uint32_t aux_of(const struct vyre_plan_batch *b, const uint8_t *op_mask, uint32_t k)
+{
+	if (!b->aux || !b->aux[k])
+		return 0;
+	return (plan_op_mask(op_mask, b->items[k].op_handle) & VYRE_OPERAND_AUX) ? b->aux[k] : 0;
 }
 
 int vyre_plan_analyse(struct vyre_planner *p, struct batch_scratch *s,
@@ -251,9 +275,16 @@ int vyre_plan_analyse(struct vyre_planner *p, struct batch_scratch *s,
 		else
 			item_slots_of(m, b->domain[k], &b->items[k], plan_op_mask(op_mask, op),
 				      &sl);
+		if (!run_of && aux_of(b, op_mask, k))
+			sl.aux = buffer_slot(m, b->domain[k], b->aux[k]);
 		if (report)
 			note_arm_output(s, k, arm, sl.write);
-		src = dedupe_step(&s->t->dedupe, m, b->items, b->domain, k, b->flags, xr, &sl);
+		/* an item with a stream moves it on: never deduplicated, never a source */
+		src = sl.aux != VYRE_PLAN_NONE ? VYRE_PLAN_NONE
+					       : dedupe_step(&s->t->dedupe, m, b->items, b->domain,
+							     k, b->flags, xr, &sl);
+		if (src != VYRE_PLAN_NONE && aux_of(b, op_mask, src))
+			src = VYRE_PLAN_NONE;
 		if (src != VYRE_PLAN_NONE) {
 			s->dedup_from[k] = src;
 			c->deduped++;

@@ -358,6 +358,13 @@ struct vyre_plan_batch {
 	const uint32_t *domain;
 	const uint32_t *client;
 	const uint32_t *flags;
+	/*
+	 * aux[i] (NULL: all 0): the stream of a DFA_REPORT item (its SQE's
+	 * aux_handle, docs/design.md 6.8), a buffer the item reads and writes;
+	 * 0 for none and ignored for ops without one. An item with a stream is
+	 * never deduplicated nor a dedupe source.
+	 */
+	const uint32_t *aux;
 };
 
 /* A cross-arm pair of the batch, named by clients. */

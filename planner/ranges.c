@@ -19,15 +19,16 @@
  */
 #include "batch.h"
 
-/* The operands of item @k as 3k + these. */
+/* The operands of item @k as OPERANDS_PER_ITEM * k + these. */
 #define OPND_IN	   0u
 #define OPND_TABLE 1u
 #define OPND_OUT   2u
+#define OPND_AUX   3u
 
 int batch_range_reserve(struct vyre_arena *a, uint32_t n, struct batch_scratch *s,
 			struct vyre_plan_error *err)
 {
-	const size_t ops = 3 * (size_t)n;
+	const size_t ops = OPERANDS_PER_ITEM * (size_t)n;
 	void *opnd, *tmp;
 
 	if (vyre_arena_reserve(a, ops, sizeof(struct range_opnd), &opnd) ||
@@ -39,14 +40,15 @@ int batch_range_reserve(struct vyre_arena *a, uint32_t n, struct batch_scratch *
 	return 0;
 }
 
-/* Operand @at (3k + which) of buffer @buf covering [off, off + bytes), when it has a buffer. */
-static uint32_t add_opnd(struct batch_scratch *s, uint32_t m, uint32_t at, uint32_t buf,
+/* Operand @at (4k + which) of buffer @buf covering [off, off + bytes), when it has a buffer. */
+static uint32_t add_opnd(struct batch_scratch *s, uint32_t m, uint64_t at, uint32_t buf,
 			 uint64_t off, uint32_t bytes)
 {
 	s->run_of[at] = VYRE_PLAN_NONE;
 	if (buf == VYRE_PLAN_NONE)
 		return m;
-	s->opnd[m] = (struct range_opnd){.off = off, .end = off + bytes, .buf = buf, .at = at};
+	s->opnd[m] =
+	    (struct range_opnd){.off = off, .end = off + bytes, .buf = buf, .at = (uint32_t)at};
 	return m + 1;
 }
 
@@ -125,10 +127,16 @@ uint32_t batch_range_runs(struct batch_scratch *s, struct buffer_map *m,
 					 ? buffer_slot(m, dom, it->output_handle)
 					 : VYRE_PLAN_NONE;
 
-		n_opnd = add_opnd(s, n_opnd, 3 * k + OPND_IN, in, x->in_off, x->in_bytes);
-		n_opnd =
-		    add_opnd(s, n_opnd, 3 * k + OPND_TABLE, table, x->table_off, x->table_bytes);
-		n_opnd = add_opnd(s, n_opnd, 3 * k + OPND_OUT, out, x->out_off, x->out_bytes);
+		/* a stream is its whole buffer (docs/design.md 6.8) */
+		const uint32_t aux = valid && (mask & VYRE_OPERAND_AUX) && b->aux && b->aux[k]
+					 ? buffer_slot(m, dom, b->aux[k])
+					 : VYRE_PLAN_NONE;
+		const uint64_t at = OPERANDS_PER_ITEM * (uint64_t)k;
+
+		n_opnd = add_opnd(s, n_opnd, at + OPND_IN, in, x->in_off, x->in_bytes);
+		n_opnd = add_opnd(s, n_opnd, at + OPND_TABLE, table, x->table_off, x->table_bytes);
+		n_opnd = add_opnd(s, n_opnd, at + OPND_OUT, out, x->out_off, x->out_bytes);
+		n_opnd = add_opnd(s, n_opnd, at + OPND_AUX, aux, x->aux_off, x->aux_bytes);
 	}
 	const uint32_t n_bufs = m->ids.n_ids;
 

@@ -206,6 +206,7 @@ struct item_slots {
 	uint32_t n_reads; /* distinct reads only */
 	uint32_t write;
 	uint32_t in, table; /* the input's and the table's slots */
+	uint32_t aux;	    /* a stream (docs/design.md 6.8): read and written */
 };
 
 /* The slots of @it, whose op has the operands @mask (vyre_op_operands; <= 0: none). */
@@ -213,7 +214,7 @@ static inline void item_slots_of(struct buffer_map *m, uint32_t domain,
 				 const struct vyre_work_item *it, int mask, struct item_slots *s)
 {
 	s->n_reads = 0;
-	s->read[0] = s->read[1] = s->in = s->table = s->write = VYRE_PLAN_NONE;
+	s->read[0] = s->read[1] = s->in = s->table = s->write = s->aux = VYRE_PLAN_NONE;
 	if (mask <= 0)
 		return;
 	/* vyre_op_access's order: the input, the table, then the output */

@@ -34,4 +34,16 @@ int vyre_resolve(const struct vyre_handle_table *t, uint32_t domain, uint32_t he
  */
 int vyre_resolve_range(const struct vyre_sqe *sqe, struct vyre_exec_item *x);
 
+/*
+ * docs/design.md 6.8: the stream of a DFA_REPORT item, @sqe's aux_handle
+ * (0: none), into @x's aux_heap, aux_off and aux_bytes, as the whole
+ * buffer even with VYRE_SQE_RANGE. The aux_handle of an op without a stream
+ * is left alone (vyre_resolve_range refuses a non-zero one on a ranged
+ * item). VYRE_E_INVAL for a handle that does not resolve in @domain, a
+ * buffer under 16 bytes, a transient one, or one that is also the item's
+ * input, output or table.
+ */
+int vyre_resolve_aux(const struct vyre_handle_table *t, uint32_t domain, uint32_t heap,
+		     const struct vyre_sqe *sqe, struct vyre_exec_item *x);
+
 #endif /* VYRE_RING_RESOLVE_H */

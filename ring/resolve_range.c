@@ -23,6 +23,9 @@ int vyre_resolve_range(const struct vyre_sqe *sqe, struct vyre_exec_item *x)
 
 	if (mask < 0)
 		return VYRE_E_INVAL;
+	/* aux_handle took the high half of the old in_offset: another op's must be 0 */
+	if (sqe->aux_handle != 0 && !(mask > 0 && (mask & VYRE_OPERAND_AUX)))
+		return VYRE_E_INVAL;
 	if (in ? !range_fits(sqe->in_offset, sqe->in_length, x->in_bytes)
 	       : (sqe->in_offset | sqe->in_length) != 0)
 		return VYRE_E_INVAL;

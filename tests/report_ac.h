@@ -200,7 +200,8 @@ static inline uint64_t ac_brute(const struct ac_pat *p, uint32_t n, const uint8_
 			int found = 0;
 
 			for (uint32_t i = 0; i < n; i++) {
-				if (p[i].len > e || memcmp(text + e - p[i].len, p[i].bytes, p[i].len))
+				if (p[i].len > e ||
+				    memcmp(text + e - p[i].len, p[i].bytes, p[i].len))
 					continue;
 				if (any && p[i].id <= last_id)
 					continue;

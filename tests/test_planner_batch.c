@@ -51,7 +51,7 @@ static uint32_t add(uint32_t op, uint32_t in, uint32_t out, uint32_t param)
 
 static struct vyre_plan_batch view(void)
 {
-	return (struct vyre_plan_batch){b.n, b.items, b.exec, b.domain, b.client, b.flags};
+	return (struct vyre_plan_batch){b.n, b.items, b.exec, b.domain, b.client, b.flags, NULL};
 }
 
 static struct vyre_planner *planner_with(uint32_t max_items, uint32_t max_clients,
@@ -471,7 +471,7 @@ static void test_direct_handles_then_hashed(void **state)
 	struct vyre_planner_config cfg;
 	struct vyre_planner *p;
 	struct vyre_plan plan;
-	struct vyre_plan_batch v = {N + 2, items, NULL, domain, NULL, NULL};
+	struct vyre_plan_batch v = {N + 2, items, NULL, domain, NULL, NULL, NULL};
 	(void)state;
 
 	assert_non_null(items);
@@ -552,7 +552,7 @@ static void test_arena_sizing(void **state)
 	struct vyre_planner *p;
 	static struct vyre_work_item items[4096];
 	static uint32_t domain[4096], client[4096], flags[4096];
-	struct vyre_plan_batch v = {4096, items, NULL, domain, client, flags};
+	struct vyre_plan_batch v = {4096, items, NULL, domain, client, flags, NULL};
 	struct vyre_plan plan;
 	struct vyre_plan_error e;
 	(void)state;
@@ -576,11 +576,11 @@ static void test_arena_sizing(void **state)
 	vyre_planner_destroy(p);
 
 	/* A smaller arena plans shorter prefixes, never zero items. */
-	cfg.arena_bytes = vyre_planner_arena_bytes(&cfg) / 4 * 3;
+	cfg.arena_bytes = vyre_planner_arena_bytes(&cfg) / 3 * 2;
 	assert_int_equal(vyre_planner_create(&cfg, &p, &e), 0);
 	for (uint32_t done = 0; done < 4096;) {
-		struct vyre_plan_batch rest = {4096 - done,   items + done,  NULL,
-					       domain + done, client + done, flags + done};
+		struct vyre_plan_batch rest = {4096 - done,   items + done, NULL, domain + done,
+					       client + done, flags + done, NULL};
 
 		assert_int_equal(vyre_planner_plan(p, &rest, &plan, &e), 0);
 		assert_true(plan.accepted >= 1);

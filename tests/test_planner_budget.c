@@ -74,7 +74,7 @@ static struct vyre_planner *planner_with(uint64_t budget)
 
 static struct vyre_plan plan_of(struct vyre_planner *p)
 {
-	struct vyre_plan_batch v = {b.n, b.items, b.exec, b.domain, b.client, b.flags};
+	struct vyre_plan_batch v = {b.n, b.items, b.exec, b.domain, b.client, b.flags, NULL};
 	struct vyre_plan plan;
 	struct vyre_plan_error e;
 

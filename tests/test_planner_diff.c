@@ -70,6 +70,11 @@ static int run_seed(uint64_t seed, struct setup *setups, uint32_t n_setups,
 		ranged.range_pct = 60;
 		mix = &ranged;
 	}
+	/* a quarter of the batches scan for reports, mostly continuing streams (6.8) */
+	if (splitmix64(&rng) % 4 == 0) {
+		ranged.report_pct = 30;
+		mix = &ranged;
+	}
 	world_init(&w, seed);
 	batch_generate(b, &w, seed, n, mix);
 	for (uint32_t k = 0; k < n; k++)

@@ -29,7 +29,8 @@ static int run_faults(uint64_t seed, struct vyre_planner *p, struct vyre_backend
 	world_init(&w, seed);
 	batch_generate(b, &w, seed, n, &mix_heavy);
 	world_run_oracle(&w, b);
-	whole = (struct vyre_plan_batch){b->n, b->items, b->exec, b->domain, b->client, b->flags};
+	whole =
+	    (struct vyre_plan_batch){b->n, b->items, b->exec, b->domain, b->client, b->flags, NULL};
 	before = vyre_planner_arena(p)->reservations;
 	if (vyre_planner_plan(p, &whole, &plan, NULL) || plan.stats.retries) {
 		printf("seed %llu: the batch does not plan cleanly\n", (unsigned long long)seed);

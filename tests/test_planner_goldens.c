@@ -1005,7 +1005,8 @@ static uint32_t handoff_marks[CHAIN_MAX];
 
 static struct vyre_plan chain_plan(const struct chain_batch *cb, uint32_t max_groups)
 {
-	struct vyre_plan_batch v = {cb->n, cb->items, cb->exec, cb->domain, cb->client, cb->flags};
+	struct vyre_plan_batch v = {cb->n,	cb->items, cb->exec, cb->domain,
+				    cb->client, cb->flags, NULL};
 	struct vyre_planner_config cfg;
 	struct vyre_planner *p;
 	struct vyre_plan plan;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../gpu/ops.h"
+#include "report_ac.h"
 #include "test_counted.h"
 
 const struct batch_mix mix_heavy = {
@@ -127,6 +128,38 @@ void world_init(struct world *w, uint64_t seed)
 	for (uint32_t d = 0; d < WORLD_DOMAINS; d++)
 		w->buf[d][w->transient] = (struct world_buffer){.off = off, .bytes = tbytes};
 	off += 64;
+	/*
+	 * DFA_REPORT's buffers (docs/design.md 6.8) after it, from a draw of their
+	 * own: a table with a report section over the payload bytes 0..3, two
+	 * streams (zero: new) and a report of eight records.
+	 */
+	uint64_t rrng = seed ^ 0x7265706f7274ull;
+	uint8_t pat[4][3];
+	struct ac_pat pats[4];
+	uint32_t rt_bytes = 0;
+
+	for (uint32_t i = 0; i < 4; i++) {
+		const uint32_t len = 1 + pick(&rrng, 3);
+
+		for (uint32_t j = 0; j < len; j++)
+			pat[i][j] = (uint8_t)pick(&rrng, 4);
+		pats[i] = (struct ac_pat){pat[i], len, pick(&rrng, 3)};
+	}
+	uint8_t *rt = ac_build(pats, 4, &rt_bytes);
+
+	if (!rt)
+		abort();
+	w->report_table = w->transient + 1;
+	w->stream[0] = w->transient + 2;
+	w->stream[1] = w->transient + 3;
+	w->report_out = w->transient + 4;
+	const uint32_t rbytes[4] = {rt_bytes, 16, 16, 16 + 24 * 8};
+
+	for (uint32_t i = 0; i < 4; i++) {
+		for (uint32_t d = 0; d < WORLD_DOMAINS; d++)
+			w->buf[d][w->report_table + i] = (struct world_buffer){off, rbytes[i]};
+		off += (rbytes[i] + 63) & ~63u;
+	}
 	w->heap_bytes = off;
 	for (uint32_t d = 0; d < WORLD_DOMAINS; d++) {
 		w->heap[d] = calloc(1, off);
@@ -152,7 +185,9 @@ void world_init(struct world *w, uint64_t seed)
 			write_dfa(w->heap[d] + w->buf[d][w->n_plain + 1 + t].off, states[t], &rng);
 		for (uint32_t i = 0; i < tbytes; i++)
 			w->heap[d][w->buf[d][w->transient].off + i] = (uint8_t)pick(&trng, 4);
+		memcpy(w->heap[d] + w->buf[d][w->report_table].off, rt, rt_bytes);
 	}
+	free(rt);
 }
 
 void world_fini(struct world *w)
@@ -173,10 +208,11 @@ int batch_alloc(struct batch *b, uint32_t max_items)
 	b->domain = calloc(max_items, sizeof(*b->domain));
 	b->client = calloc(max_items, sizeof(*b->client));
 	b->flags = calloc(max_items, sizeof(*b->flags));
+	b->aux = calloc(max_items, sizeof(*b->aux));
 	b->results = calloc(max_items, sizeof(*b->results));
 	b->expect = calloc(max_items, sizeof(*b->expect));
-	if (!b->items || !b->exec || !b->domain || !b->client || !b->flags || !b->results ||
-	    !b->expect) {
+	if (!b->items || !b->exec || !b->domain || !b->client || !b->flags || !b->aux ||
+	    !b->results || !b->expect) {
 		batch_free(b);
 		return -1;
 	}
@@ -190,6 +226,7 @@ void batch_free(struct batch *b)
 	free(b->domain);
 	free(b->client);
 	free(b->flags);
+	free(b->aux);
 	free(b->results);
 	free(b->expect);
 	memset(b, 0, sizeof(*b));
@@ -318,7 +355,37 @@ static struct vyre_work_item invalid_item(const struct world *w, uint64_t *rng)
 
 static int handle_ok(const struct world *w, uint32_t h)
 {
-	return (h >= 1 && h <= w->n_buffers) || h == w->transient;
+	return (h >= 1 && h <= w->n_buffers) || (h >= w->transient && h <= w->report_out);
+}
+
+/*
+ * A DFA_REPORT item (docs/design.md 6.8) or an item on a stream: mostly
+ * reports through the report table into the report buffer, continuing one
+ * of two streams; now and then a stream reset (FILL 0) or garbled (FILL
+ * non-zero), a stream read, a report into a plain buffer (small: overflow,
+ * or under 16 bytes: invalid) or over its own input, a table without a
+ * report section, a stream that is the input.
+ */
+static struct vyre_work_item report_item(const struct world *w, uint64_t *rng, uint32_t *aux)
+{
+	const uint32_t roll = pick(rng, 100), s = w->stream[pick(rng, 2)];
+
+	*aux = 0;
+	if (roll < 6)
+		return (struct vyre_work_item){VYRE_OP_FILL, 0, s, roll < 5 ? 0 : 1};
+	if (roll < 10)
+		return (struct vyre_work_item){VYRE_OP_COPY, s, plain(w, rng), 0};
+	struct vyre_work_item it = {chance(rng, 50) ? VYRE_OP_DFA_REPORT
+						    : VYRE_OP_DFA_REPORT_COUNTED,
+				    plain(w, rng), w->report_out, w->report_table};
+
+	if (chance(rng, 20))
+		it.output_handle = chance(rng, 80) ? plain(w, rng) : it.input_handle;
+	if (chance(rng, 5))
+		it.param = table(w, rng);
+	if (chance(rng, 75))
+		*aux = chance(rng, 3) ? it.input_handle : s;
+	return it;
 }
 
 /* A plain buffer at least @bytes long, or 0 when there is none. */
@@ -378,7 +445,7 @@ static void make_invalid(struct vyre_exec_item *x, uint32_t d, uint32_t *flags)
 
 /* What vyred does: check statically, resolve handles, or mark invalid. */
 static void resolve(const struct world *w, uint32_t d, const struct vyre_work_item *it,
-		    struct vyre_exec_item *x, uint32_t *flags)
+		    uint32_t aux, struct vyre_exec_item *x, uint32_t *flags)
 {
 	int mask = vyre_op_operands(it->op_handle);
 	uint32_t in_bytes = 0, out_bytes = 0;
@@ -407,6 +474,15 @@ static void resolve(const struct world *w, uint32_t d, const struct vyre_work_it
 		x->table_off = w->buf[d][it->param].off;
 		x->table_bytes = w->buf[d][it->param].bytes;
 		x->param = 0;
+	}
+	/* vyre_resolve_aux: a stream is none of the other operands */
+	if ((mask & VYRE_OPERAND_AUX) && aux) {
+		if (!handle_ok(w, aux) || aux == it->input_handle || aux == it->output_handle ||
+		    aux == it->param || w->buf[d][aux].bytes < 16)
+			goto invalid;
+		x->aux_heap = d;
+		x->aux_off = w->buf[d][aux].off;
+		x->aux_bytes = w->buf[d][aux].bytes;
 	}
 	return;
 invalid:
@@ -535,7 +611,7 @@ void batch_generate(struct batch *b, const struct world *w, uint64_t seed, uint3
 
 	b->n = n;
 	for (uint32_t k = 0; k < n; k++) {
-		uint32_t d = pick(&rng, WORLD_DOMAINS);
+		uint32_t d = pick(&rng, WORLD_DOMAINS), aux = 0;
 		/* no draw without chains: the other mixes' batches stay as they were */
 		const int link = k > 0 && mix->chain_pct && chance(&rng, mix->chain_pct);
 
@@ -551,6 +627,8 @@ void batch_generate(struct batch *b, const struct world *w, uint64_t seed, uint3
 			b->items[k] = chain[0];
 			chain_left = 2;
 			chain_d = d;
+		} else if (mix->report_pct && chance(&rng, mix->report_pct)) {
+			b->items[k] = report_item(w, &rng, &aux);
 		} else if (mix->transient_pct && chance(&rng, mix->transient_pct)) {
 			b->items[k] = transient_item(w, &rng, written);
 		} else if (mix->table_pct && chance(&rng, mix->table_pct)) {
@@ -559,6 +637,7 @@ void batch_generate(struct batch *b, const struct world *w, uint64_t seed, uint3
 			uint32_t j = pick(&rng, k);
 
 			b->items[k] = b->items[j];
+			aux = b->aux[j];
 			d = b->domain[j] == w->domain_id[0] ? 0 : 1;
 		} else if (chance(&rng, mix->invalid_pct)) {
 			b->items[k] = invalid_item(w, &rng);
@@ -572,7 +651,8 @@ void batch_generate(struct batch *b, const struct world *w, uint64_t seed, uint3
 			b->flags[k] |= VYRE_SQE_FENCE;
 		if (chance(&rng, mix->nodedupe_pct))
 			b->flags[k] |= VYRE_SQE_NODEDUPE;
-		resolve(w, d, &b->items[k], &b->exec[k], &b->flags[k]);
+		b->aux[k] = aux;
+		resolve(w, d, &b->items[k], aux, &b->exec[k], &b->flags[k]);
 		if (!failed)
 			transient_rules(w, d, &b->items[k], &b->exec[k], &b->flags[k], &written);
 		/* no draw without ranges: the other mixes' batches stay as they were */
@@ -603,7 +683,8 @@ void world_run_oracle(struct world *w, struct batch *b)
 /* ------------------------------------------------------------ plan checks */
 
 struct access {
-	uint32_t read[2], n_reads, write; /* buffer keys: domain index * 64 + handle, or 0 */
+	uint32_t read[2], n_reads;
+	uint32_t write[2]; /* the output and a stream (read and written): keys, or 0 */
 };
 
 static uint32_t key_of(const struct vyre_plan_batch *pb, uint32_t k, uint32_t handle)
@@ -615,12 +696,13 @@ static void access_of(const struct vyre_plan_batch *pb, uint32_t k, struct acces
 {
 	struct vyre_op_access acc;
 
-	vyre_op_access(&pb->items[k], &acc);
+	vyre_op_access_aux(&pb->items[k], pb->aux ? pb->aux[k] : 0, &acc);
 	a->n_reads = 0;
 	for (uint32_t i = 0; i < acc.n_reads; i++)
 		if (acc.reads[i])
 			a->read[a->n_reads++] = key_of(pb, k, acc.reads[i]);
-	a->write = key_of(pb, k, acc.write);
+	a->write[0] = key_of(pb, k, acc.write);
+	a->write[1] = key_of(pb, k, acc.aux);
 }
 
 #define KEYS 128u
@@ -659,6 +741,8 @@ static uint32_t touches_of(const struct vyre_plan_batch *pb, uint32_t k, uint32_
 	if ((mask & VYRE_OPERAND_OUT) && it->output_handle)
 		t[n++] = (struct touch){key_of(pb, k, it->output_handle), g, x->out_off,
 					x->out_bytes, 1};
+	if ((mask & VYRE_OPERAND_AUX) && pb->aux && pb->aux[k])
+		t[n++] = (struct touch){key_of(pb, k, pb->aux[k]), g, x->aux_off, x->aux_bytes, 1};
 	return n;
 }
 
@@ -669,11 +753,11 @@ static uint32_t touches_of(const struct vyre_plan_batch *pb, uint32_t k, uint32_
 static int check_range_hazards(const struct vyre_plan_batch *pb, const struct vyre_plan *plan,
 			       const uint32_t *group_of, const char *what)
 {
-	static struct touch seen[3 * WORLD_MAX_ITEMS];
+	static struct touch seen[4 * WORLD_MAX_ITEMS];
 	uint32_t n_seen = 0;
 
 	for (uint32_t k = 0; k < plan->accepted; k++) {
-		struct touch t[3];
+		struct touch t[4];
 		const uint32_t g = group_of[k];
 
 		if (g == UINT32_MAX)
@@ -735,9 +819,11 @@ static int check_hazards(const struct vyre_plan_batch *pb, const struct vyre_pla
 				return -1;
 			}
 		}
-		if (a.write) {
-			uint32_t lw = c.last_writer_group[a.write];
-			int32_t mr = c.max_reader_group[a.write];
+		for (uint32_t wi = 0; wi < 2; wi++) {
+			if (!a.write[wi])
+				continue;
+			uint32_t lw = c.last_writer_group[a.write[wi]];
+			int32_t mr = c.max_reader_group[a.write[wi]];
 
 			if (lw != UINT32_MAX && lw >= g) {
 				printf("%s: item %u (group %u) rewrites a buffer written in group "
@@ -755,10 +841,11 @@ static int check_hazards(const struct vyre_plan_batch *pb, const struct vyre_pla
 		for (uint32_t i = 0; i < a.n_reads; i++)
 			if ((int32_t)g > c.max_reader_group[a.read[i]])
 				c.max_reader_group[a.read[i]] = (int32_t)g;
-		if (a.write) {
-			c.last_writer_group[a.write] = g;
-			c.max_reader_group[a.write] = -1;
-		}
+		for (uint32_t wi = 0; wi < 2; wi++)
+			if (a.write[wi]) {
+				c.last_writer_group[a.write[wi]] = g;
+				c.max_reader_group[a.write[wi]] = -1;
+			}
 	}
 	return 0;
 }
@@ -822,7 +909,9 @@ static int check_dedupe(const struct vyre_plan_batch *pb, const struct vyre_plan
 		    pb->exec[k].in_bytes != pb->exec[src].in_bytes ||
 		    pb->exec[k].out_off != pb->exec[src].out_off ||
 		    pb->exec[k].out_bytes != pb->exec[src].out_bytes ||
-		    pb->domain[k] != pb->domain[src] || !vyre_op_idempotent(&pb->items[k])) {
+		    pb->domain[k] != pb->domain[src] ||
+		    !vyre_op_idempotent_aux(&pb->items[k], pb->aux ? pb->aux[k] : 0) ||
+		    !vyre_op_idempotent_aux(&pb->items[src], pb->aux ? pb->aux[src] : 0)) {
 			printf("%s: item %u may not be deduplicated from item %u\n", what, k, src);
 			return -1;
 		}
@@ -1108,6 +1197,7 @@ int world_run_planned(struct world *w, struct batch *b, struct vyre_planner *p,
 		    .domain = b->domain + offset,
 		    .client = b->client + offset,
 		    .flags = b->flags + offset,
+		    .aux = b->aux + offset,
 		};
 		struct vyre_plan plan;
 		uint32_t shared = 0;

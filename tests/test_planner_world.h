@@ -32,6 +32,9 @@ struct world {
 	uint32_t n_plain;   /* plain buffers: handles 1..n_plain, some holding counted bytes */
 	uint32_t n_buffers; /* plus two DFA tables, a spare table and a BYTEMAP table */
 	uint32_t transient; /* handle n_buffers + 1: a VYRE_BUF_TRANSIENT buffer */
+	/* then DFA_REPORT's (docs/design.md 6.8): a table with a report section, streams, a report
+	 */
+	uint32_t report_table, stream[2], report_out;
 	struct world_buffer buf[WORLD_DOMAINS][WORLD_MAX_BUFFERS + 1];
 };
 
@@ -50,6 +53,7 @@ struct batch_mix {
 	uint32_t transient_pct; /* writes or reads the transient buffer */
 	uint32_t table_pct;	/* scans or maps through a DFA table or the byte map */
 	uint32_t range_pct;	/* names byte ranges of its buffers (VYRE_SQE_RANGE) */
+	uint32_t report_pct; /* a DFA_REPORT item, often on a stream, or a stream reset or read */
 };
 
 struct batch {
@@ -59,6 +63,7 @@ struct batch {
 	uint32_t *domain;
 	uint32_t *client;
 	uint32_t *flags;
+	uint32_t *aux;			  /* a DFA_REPORT's stream handle, or 0 */
 	struct vyre_exec_result *results; /* planned */
 	struct vyre_exec_result *expect;  /* the oracle's */
 };

@@ -581,8 +581,8 @@ static void plan_item(struct plan_case *pc, uint32_t op, uint32_t in, uint32_t i
 static int plan(struct vyre_planner *p, struct plan_case *pc, struct vyre_plan *out,
 		uint32_t *group_of)
 {
-	const struct vyre_plan_batch b = {pc->n,      pc->items,  pc->exec,
-					  pc->domain, pc->client, pc->flags};
+	const struct vyre_plan_batch b = {pc->n,      pc->items, pc->exec, pc->domain,
+					  pc->client, pc->flags, NULL};
 
 	if (vyre_planner_plan(p, &b, out, NULL) != 0 || out->accepted != pc->n)
 		FAIL("plan of %u items", pc->n);

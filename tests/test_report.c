@@ -102,8 +102,8 @@ static uint32_t put_text(const uint8_t *text, uint32_t len, int counted)
 }
 
 /* The report at OUT_OFF equals @want[0, total) (those that fit @cap). */
-static void check_report(const struct ac_rec *want, uint64_t total, uint64_t cap,
-			 uint64_t result, uint64_t base)
+static void check_report(const struct ac_rec *want, uint64_t total, uint64_t cap, uint64_t result,
+			 uint64_t base)
 {
 	const uint64_t kept = total < cap ? total : cap;
 
@@ -215,8 +215,8 @@ static void test_random_vs_brute(void **state)
 		/* the plain op scans whole words: the padding is part of its text */
 		const uint32_t ib = put_text(text, len, counted);
 		const uint64_t tl = counted ? len : ib;
-		const uint64_t total = ac_brute(p, n, heap_mem + IN_OFF + (counted ? 4 : 0), tl,
-						want, MAX_RECS);
+		const uint64_t total =
+		    ac_brute(p, n, heap_mem + IN_OFF + (counted ? 4 : 0), tl, want, MAX_RECS);
 		const uint64_t cap = splitmix64(&seed) % 2 ? total + 1 : splitmix64(&seed) % 64;
 		struct vyre_exec_item it =
 		    report_item(counted ? VYRE_OP_DFA_REPORT_COUNTED : VYRE_OP_DFA_REPORT, ib,
@@ -488,8 +488,8 @@ static void test_static(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_golden),   cmocka_unit_test(test_random_vs_brute),
-	    cmocka_unit_test(test_streams),  cmocka_unit_test(test_failures),
+	    cmocka_unit_test(test_golden),  cmocka_unit_test(test_random_vs_brute),
+	    cmocka_unit_test(test_streams), cmocka_unit_test(test_failures),
 	    cmocka_unit_test(test_static),
 	};
 

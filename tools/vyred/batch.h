@@ -73,6 +73,7 @@ struct vyre_batch {
 	uint32_t *conn;	     /* connection slot of each item */
 	uint32_t *dedup_of;  /* plan: index of the item that satisfies it, or VYRE_PLAN_NO_DEDUPE */
 	uint64_t *table_gen; /* a DFA scan of a device table: its write generation (devbufs.h) */
+	uint32_t *aux;	     /* a DFA_REPORT's stream handle (vyre_sqe_aux), else 0 */
 	uint32_t *group_of;  /* plan check: the group each item runs in */
 	uint32_t *touched;   /* connection slots with items in this batch, in batch order */
 	/* per touched client: its items [first, first + count), their first CQ position */

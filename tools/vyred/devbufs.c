@@ -132,7 +132,8 @@ void vyre_devbuf_free(struct vyre_daemon *d, const struct vyre_buffer_ref *ref)
 /* Ops whose table is a DFA (docs/design.md section 6): the ones a trusted table spares a check. */
 static int dfa_table(uint32_t op)
 {
-	return op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED;
+	return op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED ||
+	       op == VYRE_OP_DFA_REPORT || op == VYRE_OP_DFA_REPORT_COUNTED;
 }
 
 /* The most bytes @x may write into its output. */
@@ -180,6 +181,12 @@ void vyre_devbufs_stamp(struct vyre_daemon *d, struct vyre_batch *b)
 				t->trusted++;
 			}
 		}
+		/* a DFA_REPORT's stream is written too (design.md 6.8) */
+		struct vyre_devbuf *aux =
+		    (mask & VYRE_OPERAND_AUX) && x->aux_bytes ? devbuf_of(t, x->aux_heap) : NULL;
+
+		if (aux)
+			aux->write_gen++;
 		if (out)
 			out->write_gen++;
 		else if ((in || tab) && (mask & VYRE_OPERAND_OUT) &&

@@ -81,7 +81,8 @@ int64_t vyre_disjoint_order(struct vyre_disjoint *t, uint32_t n, const struct vy
 	for (uint32_t i = 0; i < n; i++) {
 		if (status[i] != 0)
 			continue;
-		if (flags[i] & (VYRE_SQE_CHAIN | VYRE_SQE_RANGE))
+		/* a stream (design.md 6.8) is a second written buffer: the planner orders those */
+		if ((flags[i] & (VYRE_SQE_CHAIN | VYRE_SQE_RANGE)) || exec[i].aux_bytes)
 			return -1;
 		const int mask = vyre_op_operands(items[i].op_handle);
 

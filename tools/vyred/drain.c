@@ -190,6 +190,7 @@ static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *
 	for (uint32_t i = b->n; i < b->n + n; i++) {
 		b->items[i] = b->sqes[i].item;
 		b->flags[i] = b->sqes[i].flags;
+		b->aux[i] = vyre_sqe_aux(&b->sqes[i]);
 		b->conn[i] = c->slot;
 		b->domain[i] = c->domain->slot;
 	}

@@ -111,9 +111,13 @@ int vyre_hazards_conflict(const struct vyre_hazards *h, const struct vyre_sqe *s
 	struct vyre_hazard_span r[2];
 	uint32_t s;
 
-	vyre_op_access(&sqe->item, &acc);
+	vyre_op_access_aux(&sqe->item, vyre_sqe_aux(sqe), &acc);
 	const uint32_t n = reads_of(&acc, &sp, sqe, r);
 
+	/* a stream (design.md 6.8) is read and written whole: any item in flight on it */
+	s = slot_of(h, acc.aux);
+	if (s && (h->slot[s].readers | h->slot[s].writers))
+		return 1;
 	for (uint32_t i = 0; i < n; i++) {
 		s = slot_of(h, acc.reads[i]);
 		if (s && h->slot[s].writers &&
@@ -157,9 +161,13 @@ void vyre_hazards_track(struct vyre_hazards *h, const struct vyre_sqe *sqe, int 
 	struct vyre_hazard_span r[2];
 	uint32_t s;
 
-	vyre_op_access(&sqe->item, &acc);
+	vyre_op_access_aux(&sqe->item, vyre_sqe_aux(sqe), &acc);
 	const uint32_t n = reads_of(&acc, &sp, sqe, r);
 
+	/* the stream as a whole writer: every later reader and writer of it waits */
+	if ((s = slot_of(h, acc.aux)))
+		count(&h->slot[s].writers, &h->slot[s].ranged_writers, &h->spans[s].write, whole,
+		      delta);
 	for (uint32_t i = 0; i < n; i++)
 		if ((s = slot_of(h, acc.reads[i])))
 			count(&h->slot[s].readers, &h->slot[s].ranged_readers, &h->spans[s].read,

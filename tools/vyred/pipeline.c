@@ -37,6 +37,7 @@ static int batch_init(struct vyre_batch *b, uint32_t slot, uint32_t cap)
 	b->conn = calloc(cap, sizeof(*b->conn));
 	b->dedup_of = calloc(cap, sizeof(*b->dedup_of));
 	b->table_gen = calloc(cap, sizeof(*b->table_gen));
+	b->aux = calloc(cap, sizeof(*b->aux));
 	b->group_of = calloc(cap, sizeof(*b->group_of));
 	b->touched = calloc(cap, sizeof(*b->touched));
 	b->first = calloc(cap, sizeof(*b->first));
@@ -48,9 +49,9 @@ static int batch_init(struct vyre_batch *b, uint32_t slot, uint32_t cap)
 	b->seq_order = calloc(cap, sizeof(*b->seq_order));
 	b->seq_ends = calloc(cap, sizeof(*b->seq_ends));
 	if (!b->sqes || !b->items || !b->exec || !b->results || !b->status || !b->domain ||
-	    !b->flags || !b->conn || !b->dedup_of || !b->table_gen || !b->group_of || !b->touched ||
-	    !b->first || !b->count || !b->cq_pos || !b->plan_order || !b->plan_group_end ||
-	    !b->plan_launch_end || !b->seq_order || !b->seq_ends)
+	    !b->flags || !b->conn || !b->dedup_of || !b->table_gen || !b->aux || !b->group_of ||
+	    !b->touched || !b->first || !b->count || !b->cq_pos || !b->plan_order ||
+	    !b->plan_group_end || !b->plan_launch_end || !b->seq_order || !b->seq_ends)
 		return VYRE_E_NOMEM;
 	return 0;
 }
@@ -67,6 +68,7 @@ static void batch_fini(struct vyre_batch *b)
 	free(b->conn);
 	free(b->dedup_of);
 	free(b->table_gen);
+	free(b->aux);
 	free(b->group_of);
 	free(b->touched);
 	free(b->first);

@@ -124,6 +124,7 @@ int vyre_plan_stage_run(struct vyre_plan_stage *ps, const struct vyre_plan_input
 	    .domain = in->domain,
 	    .client = in->client,
 	    .flags = ps->flags,
+	    .aux = in->aux,
 	};
 	rc = vyre_planner_plan(ps->planner, &batch, &plan, NULL);
 	if (rc)

@@ -87,6 +87,7 @@ struct vyre_plan_input {
 	const uint32_t *domain;
 	const uint32_t *flags;
 	const uint32_t *client;
+	const uint32_t *aux; /* NULL, or per item its stream (vyre_plan_batch.aux) */
 };
 
 struct vyre_plan_stats;

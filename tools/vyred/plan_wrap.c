@@ -150,8 +150,17 @@ static void sequential_plan(struct vyre_batch *b, struct vyre_plan_output *o, ui
 #define SMALL_PLAN_ITEMS VYRE_SMALL_PLAN_ITEMS
 #define SMALL_PLAN_BYTES (1u << 20)
 
+/* @h is one of @b's buffers. */
+static int names(const struct vyre_op_access *b, uint32_t h)
+{
+	return h && (h == b->write || h == b->aux || h == b->reads[0] || h == b->reads[1]);
+}
+
 static int conflict(const struct vyre_op_access *a, const struct vyre_op_access *b)
 {
+	/* a stream is read and written */
+	if (names(b, a->aux) || names(a, b->aux))
+		return 1;
 	if (a->write && a->write == b->write)
 		return 1;
 	for (uint32_t r = 0; r < b->n_reads; r++)
@@ -187,8 +196,8 @@ static int small_plan(struct vyre_batch *b, struct vyre_plan_output *o)
 			return 0;
 		const struct vyre_exec_item *x = &b->exec[i];
 
-		bytes += (uint64_t)x->in_bytes + x->out_bytes + x->table_bytes;
-		vyre_op_access(&b->items[i], &acc[k]);
+		bytes += (uint64_t)x->in_bytes + x->out_bytes + x->table_bytes + x->aux_bytes;
+		vyre_op_access_aux(&b->items[i], b->aux[i], &acc[k]);
 		for (uint32_t j = 0; j < k; j++)
 			if (conflict(&acc[j], &acc[k]))
 				return 0;
@@ -289,6 +298,7 @@ void vyre_stage_plan(struct vyre_daemon *d, struct vyre_batch *b, uint64_t start
 	    .domain = b->domain,
 	    .flags = b->flags,
 	    .client = b->conn,
+	    .aux = b->aux,
 	};
 	struct vyre_plan_output out = {.dedup_of = b->dedup_of};
 	const struct vyre_plan_stats *ps = NULL;
