@@ -22,6 +22,11 @@ TEST_EXTRA_OBJS_test_ranges := $(BUILD)/obj/tests/test_integration_daemon.o \
 	$(BUILD)/obj/tests/devbuf_model.o $(BUILD)/obj/tests/devbuf_session.o
 $(BUILD)/tests/test_ranges: $(TEST_EXTRA_OBJS_test_ranges) $(BUILD)/vyred
 
+# DFA_REPORT through a live vyred: streams in flight, a device stream, a decode chain (6.8).
+TESTS += test_report_daemon
+TEST_EXTRA_OBJS_test_report_daemon := $(BUILD)/obj/tests/test_integration_daemon.o
+$(BUILD)/tests/test_report_daemon: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
+
 # A test named test_X is built from tests/test_X.c plus the core and client libs.
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a
 	@mkdir -p $(dir $@)
