@@ -88,7 +88,8 @@ static void *shuffle_ptr(void *impl, uint32_t handle, uint32_t *bytes)
 }
 
 static int shuffle_submit(void *impl, const struct vyre_work_item *it,
-			  const struct vyre_item_range *range, uint64_t user_data, uint32_t flags)
+			  const struct vyre_item_range *range, uint32_t stream, uint64_t user_data,
+			  uint32_t flags)
 {
 	struct shuffler *s = impl;
 
@@ -96,7 +97,7 @@ static int shuffle_submit(void *impl, const struct vyre_work_item *it,
 		s->agains++;
 		return VYRE_E_AGAIN;
 	}
-	int rc = s->inner.submit(s->inner.impl, it, range, user_data, flags);
+	int rc = s->inner.submit(s->inner.impl, it, range, stream, user_data, flags);
 
 	if (rc == 0)
 		assert_int_equal(s->inner.wait(s->inner.impl, &s->held[s->n_held++], 1, 0), 1);

@@ -14,7 +14,7 @@
 #include "parse_item.h"
 #include "parser.h"
 
-/* print NAME [words|hex|text|counted] */
+/* print NAME [words|hex|text|counted|report] */
 static int parse_print(struct vyre_submit_parser *ps)
 {
 	const struct vyre_submit_line *l = &ps->line;
@@ -22,7 +22,7 @@ static int parse_print(struct vyre_submit_parser *ps)
 
 	if (l->n < 2 || l->n > 3)
 		return vyre_submit_perr(ps, &l->tok[0],
-					"usage: print NAME [words|hex|text|counted]");
+					"usage: print NAME [words|hex|text|counted|report]");
 	int b = vyre_submit_lookup_buffer(ps, l->tok[1].s);
 
 	if (l->tok[1].quoted || !b)
@@ -40,9 +40,12 @@ static int parse_print(struct vyre_submit_parser *ps)
 			f = VYRE_SUBMIT_PRINT_TEXT;
 		else if (!t->quoted && strcmp(t->s, "counted") == 0)
 			f = VYRE_SUBMIT_PRINT_COUNTED;
+		else if (!t->quoted && strcmp(t->s, "report") == 0)
+			f = VYRE_SUBMIT_PRINT_REPORT;
 		else if (t->quoted || strcmp(t->s, "words") != 0)
 			return vyre_submit_perr(
-			    ps, t, "unknown format '%s' (words, hex, text or counted)", t->s);
+			    ps, t, "unknown format '%s' (words, hex, text, counted or report)",
+			    t->s);
 	}
 	return vyre_submit_add_stmt(ps, VYRE_SUBMIT_STMT_PRINT, (uint32_t)b - 1, f);
 }

@@ -77,7 +77,8 @@ static int parse_op(struct vyre_submit_parser *ps, const struct vyre_submit_toke
 		return vyre_submit_perr(
 		    ps, t,
 		    "unknown op '%s' (NOP FILL COPY ADD XOR MUL SUM MAX DFA_SCAN "
-		    "BASE64_DECODE HEX_DECODE BYTEMAP DFA_SCAN_COUNTED, a module op's "
+		    "BASE64_DECODE HEX_DECODE BYTEMAP DFA_SCAN_COUNTED DFA_REPORT "
+		    "DFA_REPORT_COUNTED, a module op's "
 		    "name in lower case, or a number)",
 		    t->s);
 	it->op = (uint32_t)v;
@@ -118,7 +119,8 @@ static int parse_operand(struct vyre_submit_parser *ps, const struct vyre_submit
 static int item_option(const struct vyre_submit_token *t)
 {
 	return vyre_submit_is_keyword(t->s) || strncmp(t->s, "id=", 3) == 0 ||
-	       strncmp(t->s, "in=", 3) == 0 || strncmp(t->s, "out=", 4) == 0;
+	       strncmp(t->s, "in=", 3) == 0 || strncmp(t->s, "out=", 4) == 0 ||
+	       strncmp(t->s, "stream=", 7) == 0;
 }
 
 /* in=OFF+LEN / out=OFF+LEN (docs/design.md 6.6): the byte range of an operand. */
@@ -141,20 +143,35 @@ static int parse_range(struct vyre_submit_parser *ps, const struct vyre_submit_t
 	return 0;
 }
 
-/* One of an item's options: fence, nodedupe, id=N, in=OFF+LEN, out=OFF+LEN. */
+/* stream=NAME or stream=@HANDLE (docs/design.md 6.8): the item's stream buffer. */
+static int parse_stream(struct vyre_submit_parser *ps, const struct vyre_submit_token *t,
+			struct vyre_submit_item *it)
+{
+	struct vyre_submit_token name = *t;
+
+	name.s += 7;
+	name.len -= 7;
+	name.column += 7;
+	if (it->op != VYRE_OP_DFA_REPORT && it->op != VYRE_OP_DFA_REPORT_COUNTED)
+		return vyre_submit_perr(ps, t, "stream= is for DFA_REPORT and DFA_REPORT_COUNTED");
+	return parse_operand(ps, &name, 0, &it->stream);
+}
+
+/* One of an item's options: fence, nodedupe, id=N, in=OFF+LEN, out=OFF+LEN, stream=NAME. */
 static int parse_item_option(struct vyre_submit_parser *ps, const struct vyre_submit_token *t,
 			     struct vyre_submit_item *it, uint32_t *seen)
 {
-	static const char *const names[] = {"fence", "nodedupe", "id=", "in=", "out="};
+	static const char *const names[] = {"fence", "nodedupe", "id=", "in=", "out=", "stream="};
 	uint32_t which = 0;
 
-	while (which < 5 && (t->quoted || strncmp(t->s, names[which], strlen(names[which])) != 0 ||
+	while (which < 6 && (t->quoted || strncmp(t->s, names[which], strlen(names[which])) != 0 ||
 			     (which < 2 && strcmp(t->s, names[which]) != 0)))
 		which++;
-	if (which == 5)
-		return vyre_submit_perr(
-		    ps, t, "unexpected '%s' (fence, nodedupe, id=N, in=OFF+LEN or out=OFF+LEN)",
-		    t->s);
+	if (which == 6)
+		return vyre_submit_perr(ps, t,
+					"unexpected '%s' (fence, nodedupe, id=N, in=OFF+LEN, "
+					"out=OFF+LEN or stream=NAME)",
+					t->s);
 	if (*seen & (1u << which))
 		return vyre_submit_perr(ps, t, "'%s' given twice", names[which]);
 	*seen |= 1u << which;
@@ -172,13 +189,15 @@ static int parse_item_option(struct vyre_submit_parser *ps, const struct vyre_su
 	case 3:
 		it->flags |= VYRE_SQE_RANGE;
 		return parse_range(ps, t, t->s + 3, &it->range.in_offset, &it->range.in_length);
+	case 5:
+		return parse_stream(ps, t, it);
 	default:
 		it->flags |= VYRE_SQE_RANGE;
 		return parse_range(ps, t, t->s + 4, &it->range.out_offset, &it->range.out_length);
 	}
 }
 
-/* item OP IN OUT [PARAM] [fence] [nodedupe] [id=N] [in=OFF+LEN] [out=OFF+LEN] */
+/* item OP IN OUT [PARAM] [fence] [nodedupe] [id=N] [in=OFF+LEN] [out=OFF+LEN] [stream=NAME] */
 int vyre_submit_parse_item(struct vyre_submit_parser *ps)
 {
 	const struct vyre_submit_line *l = &ps->line;
@@ -190,7 +209,7 @@ int vyre_submit_parse_item(struct vyre_submit_parser *ps)
 	if (l->n < 4)
 		return vyre_submit_perr(ps, &l->tok[0],
 					"usage: item OP IN OUT [PARAM] [fence] [nodedupe] "
-					"[id=N] [in=OFF+LEN] [out=OFF+LEN]");
+					"[id=N] [in=OFF+LEN] [out=OFF+LEN] [stream=NAME]");
 	rc = parse_op(ps, &l->tok[1], &it);
 	if (!rc)
 		rc = parse_operand(ps, &l->tok[2], 0, &it.in);

@@ -58,12 +58,39 @@ static void print_text(FILE *f, const uint8_t *data, uint32_t bytes)
 	fputc('"', f);
 }
 
+/* A DFA_REPORT output (docs/design.md 6.8): its header, then one line a record kept. */
+static void print_report(FILE *f, const uint8_t *data, uint32_t bytes)
+{
+	struct vyre_report_header h;
+
+	if (bytes < sizeof(h)) {
+		fprintf(f, " malformed (%u bytes)\n", (unsigned)bytes);
+		return;
+	}
+	memcpy(&h, data, sizeof(h));
+	const uint64_t room = (bytes - sizeof(h)) / sizeof(struct vyre_report_record);
+
+	fprintf(f, " total=%llu kept=%u%s\n", (unsigned long long)h.total, (unsigned)h.kept,
+		(h.flags & VYRE_REPORT_OVERFLOW) ? " overflow" : "");
+	for (uint64_t k = 0; k < h.kept && k < room; k++) {
+		struct vyre_report_record r;
+
+		memcpy(&r, data + sizeof(h) + sizeof(r) * k, sizeof(r));
+		fprintf(f, "match id=%u start=%llu end=%llu\n", (unsigned)r.id,
+			(unsigned long long)r.start, (unsigned long long)r.end);
+	}
+}
+
 void vyre_submit_print_buffer(FILE *f, const char *name, const uint8_t *data, uint32_t bytes,
 			      enum vyre_submit_print_format format)
 {
-	static const char *const format_names[] = {"words", "hex", "text", "counted"};
+	static const char *const format_names[] = {"words", "hex", "text", "counted", "report"};
 
 	fprintf(f, "buffer %s %s", name, format_names[format]);
+	if (format == VYRE_SUBMIT_PRINT_REPORT) {
+		print_report(f, data, bytes);
+		return;
+	}
 	if (format == VYRE_SUBMIT_PRINT_COUNTED) {
 		uint32_t len = 0;
 

@@ -57,8 +57,9 @@ struct vyre_submit_item {
 	uint32_t op;	  /* with op_name 0 */
 	uint32_t op_name; /* 0: op is the number; else 1 + index into program.op_names */
 	struct vyre_submit_operand in, out, param;
-	uint32_t flags;		      /* VYRE_SQE_* */
-	struct vyre_item_range range; /* with VYRE_SQE_RANGE: in=OFF+LEN, out=OFF+LEN */
+	struct vyre_submit_operand stream; /* stream=NAME: a DFA_REPORT's stream (design.md 6.8) */
+	uint32_t flags;			   /* VYRE_SQE_* */
+	struct vyre_item_range range;	   /* with VYRE_SQE_RANGE: in=OFF+LEN, out=OFF+LEN */
 	uint64_t user_data;
 	uint32_t line;
 };
@@ -68,6 +69,7 @@ enum vyre_submit_print_format {
 	VYRE_SUBMIT_PRINT_HEX,	     /* bytes as hex pairs */
 	VYRE_SUBMIT_PRINT_TEXT,	     /* bytes as a C-escaped string */
 	VYRE_SUBMIT_PRINT_COUNTED,   /* word 0 as a length, then that many bytes as text */
+	VYRE_SUBMIT_PRINT_REPORT, /* a DFA_REPORT output: total, overflow, id start end records */
 };
 
 enum vyre_submit_stmt_kind {

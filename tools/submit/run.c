@@ -177,7 +177,7 @@ static int submit_item(struct runner *r, uint32_t index)
 	for (;;) {
 		int rc =
 		    r->t->submit(r->t->impl, &w, (it->flags & VYRE_SQE_RANGE) ? &it->range : NULL,
-				 it->user_data, it->flags);
+				 operand(r, &it->stream), it->user_data, it->flags);
 
 		if (rc == 0)
 			break;

@@ -15,9 +15,13 @@ struct vyre_submit_target {
 	void *impl;
 	int (*alloc)(void *impl, uint32_t bytes, uint32_t flags, uint32_t *handle); /* VYRE_BUF_* */
 	void *(*ptr)(void *impl, uint32_t handle, uint32_t *bytes);
-	/* @range: the item's byte ranges when @flags has VYRE_SQE_RANGE, else NULL */
+	/*
+	 * @range: the item's byte ranges when @flags has VYRE_SQE_RANGE, else NULL;
+	 * @stream: a DFA_REPORT's stream buffer, 0 for none (vyre_submit_stream)
+	 */
 	int (*submit)(void *impl, const struct vyre_work_item *it,
-		      const struct vyre_item_range *range, uint64_t user_data, uint32_t flags);
+		      const struct vyre_item_range *range, uint32_t stream, uint64_t user_data,
+		      uint32_t flags);
 	int (*wait)(void *impl, struct vyre_cqe *out, uint32_t max, int64_t timeout_ns);
 	void (*close)(void *impl);
 	/* named buffers, as vyre_buffer_create, vyre_buffer_open and vyre_buffer_list */

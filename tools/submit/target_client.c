@@ -15,8 +15,12 @@ static void *client_ptr(void *impl, uint32_t handle, uint32_t *bytes)
 }
 
 static int client_submit(void *impl, const struct vyre_work_item *it,
-			 const struct vyre_item_range *range, uint64_t user_data, uint32_t flags)
+			 const struct vyre_item_range *range, uint32_t stream, uint64_t user_data,
+			 uint32_t flags)
 {
+	if (stream)
+		return vyre_submit_stream(impl, it, stream, (flags & VYRE_SQE_RANGE) ? range : NULL,
+					  user_data, flags & ~VYRE_SQE_RANGE);
 	if (flags & VYRE_SQE_RANGE)
 		return vyre_submit_range(impl, it, range, user_data, flags & ~VYRE_SQE_RANGE);
 	return vyre_submit(impl, it, user_data, flags);

@@ -199,14 +199,32 @@ static int resolve(const struct local *l, const struct vyre_work_item *it, struc
 	return vyre_op_check_lengths(it->op_handle, it, x->in_bytes, x->out_bytes);
 }
 
+/* The stream of a DFA_REPORT (vyre_resolve_aux's rules): 0 or VYRE_E_INVAL. */
+static int resolve_stream(const struct local *l, const struct vyre_work_item *it, uint32_t stream,
+			  struct vyre_exec_item *x)
+{
+	const struct local_buffer *s = lookup(l, stream);
+
+	if (!stream)
+		return 0;
+	if (!s || s->bytes < sizeof(struct vyre_stream_state) || (s->flags & VYRE_BUF_TRANSIENT) ||
+	    stream == it->input_handle || stream == it->output_handle || stream == it->param)
+		return VYRE_E_INVAL;
+	x->aux_off = s->off;
+	x->aux_bytes = s->bytes;
+	return 0;
+}
+
 static int local_submit(void *impl, const struct vyre_work_item *it,
-			const struct vyre_item_range *range, uint64_t user_data, uint32_t flags)
+			const struct vyre_item_range *range, uint32_t stream, uint64_t user_data,
+			uint32_t flags)
 {
 	struct local *l = impl;
 	struct vyre_exec_item x;
 	struct vyre_cqe cqe = {.user_data = user_data};
 
-	if (flags & ~VYRE_SQE_VALID_FLAGS)
+	if ((flags & ~VYRE_SQE_VALID_FLAGS) || (stream && it->op_handle != VYRE_OP_DFA_REPORT &&
+						it->op_handle != VYRE_OP_DFA_REPORT_COUNTED))
 		return VYRE_E_INVAL;
 	int rc = grow((void **)&l->cqes, &l->cap_cqes, l->n_cqes + 1, sizeof(*l->cqes));
 
@@ -224,6 +242,8 @@ static int local_submit(void *impl, const struct vyre_work_item *it,
 
 		cqe.status = vyre_resolve_range(&sqe, &x);
 	}
+	if (cqe.status == 0)
+		cqe.status = resolve_stream(l, it, stream, &x);
 	if (cqe.status == 0)
 		cqe.status = vyre_exec_one(&l->heap, &x, &cqe.result);
 	l->cqes[l->n_cqes++] = cqe;
