@@ -241,7 +241,8 @@ static int wanted(const char *name)
 
 static struct vyre_plan_batch view(const struct bench_batch *b)
 {
-	return (struct vyre_plan_batch){b->n, b->items, b->exec, b->domain, b->client, b->flags};
+	return (struct vyre_plan_batch){b->n,	   b->items, b->exec, b->domain,
+					b->client, b->flags, NULL};
 }
 
 struct measured {
