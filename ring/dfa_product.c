@@ -26,7 +26,10 @@ struct walk {
 
 static uint64_t slot_of(uint64_t key, uint64_t mask)
 {
-	return (key * 0x9e3779b97f4a7c15ull >> 17) & mask;
+	/* the product's top bits depend on every bit of the key (its low bits only on b's) */
+	uint64_t h = key * 0x9e3779b97f4a7c15ull;
+
+	return (h >> 32 ^ h) >> 16 & mask;
 }
 
 static int map_grow(struct walk *w)
