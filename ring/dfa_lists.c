@@ -32,7 +32,7 @@ int vyre_dfa_lists_reserve(struct vyre_dfa_lists *l, uint32_t states)
 
 static int grow(struct vyre_dfa_lists *l, uint64_t need)
 {
-	if (need <= l->cap)
+	if (need <= l->cap && l->ent)
 		return 0;
 	/* a table holds every entry in 8 bytes, below 4 GiB */
 	if (need > UINT32_MAX / sizeof(struct vyre_dfa_out))
