@@ -42,7 +42,7 @@
 #include "bench_scan_job.h"
 #include "cuda_driver.h"
 #include "cuda_peers.h"
-#include "dfa_compile.h"
+#include "vyre/dfa.h"
 #include "vyre/vyre.h"
 
 #define DFA_SUITE   "dfa"
@@ -402,7 +402,7 @@ static int setup(struct dfa_bench *b, const struct copies *cp)
 		s->table_off = BIG + (uint64_t)i * TABLE_ROOM;
 		s->text = b->text;
 		if (vyre_dfa_compile(pats, set_sizes[i], VYRE_DFA_DEFAULT_MAX_STATES, &s->table,
-				     &s->bytes) != 0 ||
+				     &s->bytes, NULL) != 0 ||
 		    s->bytes > TABLE_ROOM ||
 		    cu_ok(b->d, "cuMemcpyHtoD(table)",
 			  cp->h2d(b->heap + s->table_off, s->table, s->bytes))) {

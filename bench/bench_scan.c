@@ -8,7 +8,7 @@
  * sorted name order, concatenated and repeated to the size needed. Patterns:
  * sets of 10, 100 and 1000 distinct identifiers of 5 to 16 bytes taken from
  * that text by a fixed-seed PRNG; each set is compiled by vyre_dfa_compile
- * (tools/submit) and by hs_compile_lit_multi.
+ * (libvyre) and by hs_compile_lit_multi.
  *
  * Rows "litN SIZE PEER" per pattern set and item size (4 KiB, 64 KiB, 1 MiB;
  * the item set is 16 MiB, --quick 2 MiB):
@@ -47,7 +47,7 @@
 #include "bench_scan_job.h"
 #include "bench_scan_limits.h"
 #include "bench_scan_vyre.h"
-#include "dfa_compile.h"
+#include "vyre/dfa.h"
 #include "harness_cpu.h"
 #include "harness_vyred.h"
 
@@ -115,8 +115,9 @@ static void report_ratio(struct vyre_bench_ctx *ctx, const char *name, const str
  */
 static int set_build(struct set *s, const struct vyre_dfa_pattern *p)
 {
-	const int rc =
-	    vyre_dfa_compile(p, s->n, VYRE_DFA_DEFAULT_MAX_STATES, &s->table, &s->table_bytes);
+	struct vyre_dfa_info info;
+	const int rc = vyre_dfa_compile(p, s->n, VYRE_DFA_DEFAULT_MAX_STATES, &s->table,
+					&s->table_bytes, &info);
 	uint32_t n_states;
 
 	if (rc == 0) {
@@ -125,9 +126,11 @@ static int set_build(struct set *s, const struct vyre_dfa_pattern *p)
 			s->table_bytes / KIB);
 	} else if (rc == VYRE_E_NOMEM) {
 		fprintf(stderr,
-			"scan: lit%u: the DFA needs more than %u states (vyre_dfa_compile's "
-			"limit) or more memory than there is: vyre rows skipped\n",
-			s->n, VYRE_DFA_DEFAULT_MAX_STATES);
+			"scan: lit%u: the DFA needs at least %llu states and %llu table bytes "
+			"(vyre_dfa_compile's limit: %u states), or more memory than there is: "
+			"vyre rows skipped\n",
+			s->n, (unsigned long long)info.states, (unsigned long long)info.table_bytes,
+			VYRE_DFA_DEFAULT_MAX_STATES);
 	} else {
 		fprintf(stderr, "scan: lit%u: vyre_dfa_compile: %s\n", s->n, vyre_strerror(rc));
 	}

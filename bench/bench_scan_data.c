@@ -13,7 +13,7 @@
 
 #include "bench_scan_data.h"
 #include "bench_scan_job.h"
-#include "dfa_compile.h"
+#include "vyre/dfa.h"
 
 static const char *const corpus_globs[] = {"/usr/include/*.h", "/usr/include/linux/*.h",
 					   "/usr/share/common-licenses/*"};
@@ -136,7 +136,7 @@ uint32_t vyre_scan_pick_patterns(const uint8_t *text, struct vyre_dfa_pattern *o
 		for (uint32_t i = 0; i < n && !dup; i++)
 			dup = out[i].len == len && memcmp(out[i].bytes, text + at, len) == 0;
 		if (!dup)
-			out[n++] = (struct vyre_dfa_pattern){text + at, len};
+			out[n++] = (struct vyre_dfa_pattern){text + at, len, n, 0};
 	}
 	return n;
 }

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dfa_compile.h"
+#include "vyre/dfa.h"
 #include "harness_procs.h"
 
 /* The distinct end offsets of one scan: matches of a literal set need not come in order. */

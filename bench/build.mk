@@ -10,11 +10,9 @@ BENCH_SRCS := bench/vyre-bench.c bench/suites.c bench/bench.c $(sort $(wildcard 
 BENCH_LIBS +=
 PROGRAMS += vyre-bench
 
-# libvyre-submit.a (tools/submit.mk) carries the scan suite's DFA compiler; it
-# goes before libvyre-core.a, which holds what the compiler calls.
-$(BUILD)/vyre-bench: $(call obj,$(BENCH_SRCS)) $(BUILD)/libvyre-submit.a $(BUILD)/libvyre-core.a \
-		     $(BUILD)/libvyre.a
-	$(CC) $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libvyre-submit.a $(BUILD)/libvyre-core.a \
+# The DFA compiler of the scan, dfa and dfacompile suites is libvyre's (vyre/dfa.h).
+$(BUILD)/vyre-bench: $(call obj,$(BENCH_SRCS)) $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a
+	$(CC) $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libvyre-core.a \
 		$(BUILD)/libvyre.a $(BENCH_LIBS) $(URING_LIBS) $(LDLIBS) -lm
 
 # The peers suite's own-launch peer needs the CUDA headers and gpu/ when the
@@ -33,14 +31,12 @@ HS_ARCHIVE := $(wildcard $(shell $(PKG_CONFIG) --variable=libdir libhs 2>/dev/nu
 HS_CFLAGS := -DVYRE_HAVE_HS $(call pc_cflags,libhs)
 BENCH_LIBS += $(or $(HS_ARCHIVE),$(call pc_libs,libhs)) -lstdc++ -lm
 endif
-# The parts of the scan suite (bench/bench_scan_job.h) that compile DFAs or read
-# patterns need tools/submit; only its Hyperscan part includes libhs's headers,
-# the suite just knows whether that part is there.
-CFLAGS_bench_bench_scan = -Itools/submit $(if $(HS_CFLAGS),-DVYRE_HAVE_HS)
-CFLAGS_bench_bench_scan_data = -Itools/submit
-CFLAGS_bench_bench_scan_hs = -Itools/submit $(HS_CFLAGS)
+# Only the scan suite's Hyperscan part includes libhs's headers; the suite just
+# knows whether that part is there.
+CFLAGS_bench_bench_scan = $(if $(HS_CFLAGS),-DVYRE_HAVE_HS)
+CFLAGS_bench_bench_scan_hs = $(HS_CFLAGS)
 # The dfa suite drives the megakernel directly (gpu/cuda_peers.h) over the scan suite's text.
-CFLAGS_bench_bench_dfa = -Itools/submit $(if $(NVCC),-DVYRE_HAVE_CUDA -Igpu -I$(CUDA_HOME)/include)
+CFLAGS_bench_bench_dfa = $(if $(NVCC),-DVYRE_HAVE_CUDA -Igpu -I$(CUDA_HOME)/include)
 # Its physical-limit rows use the CUDA driver loader (gpu/cuda_driver.h).
 CFLAGS_bench_bench_scan_limits = $(if $(NVCC),-DVYRE_HAVE_CUDA -Igpu -I$(CUDA_HOME)/include)
 # The lower suite times the CUDA lowering (gpu/cuda_lower.h) on the host.

@@ -5,3 +5,10 @@ buffer hits 4
 item DFA_SCAN log hits alerts
 print hits
 print log text
+# Patterns with ids and flags (ID/FLAGS:"..."; i: caseless) and any byte (\xHH):
+# "Warn" and "warn" end (caseless), "ERROR" does not; ids matter to DFA_REPORT only.
+dfa rules 10:"error" 11/i:"WARN" 12:"\x00\xffMZ"
+buffer log2 32 text "Warn ERROR error\x00\xffMZ warn"
+buffer hits2 4
+item DFA_SCAN log2 hits2 rules
+print hits2

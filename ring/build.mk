@@ -4,6 +4,9 @@ LIBVYRE_SRCS += ring/ring.c ring/doorbell.c ring/region.c ring/proto.c
 LIBVYRE_SRCS += ring/client_connect.c ring/client_buffers.c ring/client_submit.c
 LIBVYRE_SRCS += ring/client_wait.c ring/client_watch.c ring/strerror.c ring/client_list.c
 LIBVYRE_SRCS += ring/client_resume.c ring/client_socket.c ring/client_call.c ring/client_ops.c
+# The pattern compiler (include/vyre/dfa.h): every client builds its own DFA tables.
+LIBVYRE_SRCS += ring/dfa_compile.c ring/dfa_set.c ring/dfa_ac.c ring/dfa_lists.c ring/dfa_product.c \
+		ring/dfa_table.c
 CORE_SRCS += ring/region_create.c ring/heap.c ring/handles.c ring/resolve.c ring/resolve_range.c ring/ledger.c
 CORE_SRCS += ring/region_adopt.c ring/handles_adopt.c
 TESTS += test_ring test_ring_buffers test_ring_proto

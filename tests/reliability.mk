@@ -30,7 +30,7 @@ FUZZ_OK := $(shell printf '%s\n' '$(FUZZ_PROBE)' | \
 	$(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo yes)
 
 FUZZ_SRCS_decode := gpu/ops_bytes.c
-FUZZ_SRCS_dfa := gpu/ops.c gpu/op_modules.c gpu/ops_bytes.c gpu/ops_report.c
+FUZZ_SRCS_dfa := gpu/ops.c gpu/op_modules.c gpu/ops_bytes.c gpu/ops_report.c $(wildcard ring/dfa_*.c)
 FUZZ_SRCS_proto := ring/proto.c
 FUZZ_SRCS_ring := ring/ring.c ring/doorbell.c ring/region.c
 FUZZ_SRCS_plan := gpu/ops.c gpu/op_modules.c gpu/ops_bytes.c gpu/ops_report.c gpu/sequential.c ring/handles.c ring/resolve.c \
@@ -38,7 +38,7 @@ FUZZ_SRCS_plan := gpu/ops.c gpu/op_modules.c gpu/ops_bytes.c gpu/ops_report.c gp
 	$(wildcard planner/*.c) $(wildcard tools/vyred/plan_stage*.c)
 FUZZ_SRCS_plan += gpu/handoff.c
 FUZZ_SRCS_submit := gpu/ops.c gpu/op_modules.c gpu/ops_bytes.c gpu/ops_report.c ring/proto.c ring/resolve_range.c \
-	$(filter-out tools/submit/target_client.c,$(wildcard tools/submit/*.c))
+	$(wildcard ring/dfa_*.c) $(filter-out tools/submit/target_client.c,$(wildcard tools/submit/*.c))
 
 fuzz_obj = $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(1))
 

@@ -25,7 +25,7 @@
 
 #include "cuda_abi.h"
 #include "cuda_backend.h"
-#include "dfa_compile.h"
+#include "vyre/dfa.h"
 #include "test_cuda_gen.h"
 
 #define MIB	     (1u << 20)
@@ -158,9 +158,9 @@ static uint32_t literal_table(struct ctx *c, uint8_t *p, uint8_t words[VOCAB][17
 		const uint8_t *w = words[gen_below(&c->rng, i < count / 2 ? 200 : VOCAB)];
 		const uint32_t len = (uint32_t)strlen((const char *)w);
 		const uint32_t from = gen_below(&c->rng, 4) ? 0 : gen_below(&c->rng, len - 2);
-		pats[i] = (struct vyre_dfa_pattern){w + from, len - from};
+		pats[i] = (struct vyre_dfa_pattern){w + from, len - from, i, 0};
 	}
-	if (vyre_dfa_compile(pats, count, VYRE_DFA_DEFAULT_MAX_STATES, &table, &bytes) != 0)
+	if (vyre_dfa_compile(pats, count, VYRE_DFA_DEFAULT_MAX_STATES, &table, &bytes, NULL) != 0)
 		return 0;
 	memcpy(p, table, bytes);
 	free(table);

@@ -17,7 +17,7 @@
 
 #include "cuda_lower.h"
 #include "ops_bytes.h"
-#include "dfa_compile.h"
+#include "vyre/dfa.h"
 #include "test_cuda_dfa_model.h"
 #include "test_cuda_gen.h"
 
@@ -1082,9 +1082,10 @@ static uint32_t make_literals(struct gen_rng *r, uint8_t *p, uint32_t room, cons
 
 	for (uint32_t i = 0; i < count; i++) {
 		const uint32_t len = 1 + gen_below(r, 24);
-		pats[i] = (struct vyre_dfa_pattern){text + gen_below(r, text_bytes - len), len};
+		pats[i] =
+		    (struct vyre_dfa_pattern){text + gen_below(r, text_bytes - len), len, i, 0};
 	}
-	assert_int_equal(vyre_dfa_compile(pats, count, 65536, &table, &bytes), 0);
+	assert_int_equal(vyre_dfa_compile(pats, count, 65536, &table, &bytes, NULL), 0);
 	assert_true(bytes <= room);
 	memcpy(p, table, bytes);
 	free(table);

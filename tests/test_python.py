@@ -17,6 +17,10 @@ usage: test_python.py SRCDIR BUILDDIR   (run by tests/test_python.sh)
  - restart without loss: resumable connections survive a SIGKILLed vyred
    (reconnect() and reconnect=True), their buffers keep bytes and views, a
    connection that is not resumable cannot reconnect;
+ - vyre.dfa_compile: a mixed set's table (ids, caseless, NUL bytes) walked
+   in Python lists at every offset what a brute-force search finds, and
+   DFA_SCAN through vyred counts the positions where that list is not
+   empty; NOMEM says what the set needs, bad patterns raise Invalid;
  - python/examples/producer.py runs.
 """
 import array
@@ -388,6 +392,71 @@ def errors(sock, tmp):
     print("ok: errors raise VyreError subclasses with the C code; a bad handle is an INVAL CQE")
 
 
+def dfa_reference(pats, text, end):
+    """{id: longest len} of the patterns (id, bytes, flags) ending at @end."""
+    fold = bytes.maketrans(bytes(range(65, 91)), bytes(range(97, 123)))
+    got = {}
+    for pid, p, flags in pats:
+        seg = text[max(0, end - len(p)) : end]
+        a, b = (seg.translate(fold), p.translate(fold)) if flags & vyre.DFA_CASELESS else (seg, p)
+        if len(p) <= end and a == b:
+            got[pid] = max(got.get(pid, 0), len(p))
+    return sorted(got.items())
+
+
+def dfa_walk(table, text):
+    """Per end offset the table's report list, and the accepting positions (design.md 6, 6.8)."""
+    w = memoryview(table).cast("I")
+    n, state = w[0], w[1]
+    nxt = 2 + (n + 31) // 32
+    rep = nxt + 256 * n
+    check(w[rep] == 0x50455256 and len(w) == rep + 2 + n + 1 + 2 * w[rep + 1], "report section layout")
+    first, ent = rep + 2, rep + 2 + n + 1
+    lists, hits = [], 0
+    for byte in text:
+        state = w[nxt + 256 * state + byte]
+        lo, hi = w[first + state], w[first + state + 1]
+        lists.append([(w[ent + 2 * k], w[ent + 2 * k + 1]) for k in range(lo, hi)])
+        accept = (w[2 + state // 32] >> (state % 32)) & 1
+        check(accept == (hi > lo), f"state {state}: accept bit {accept}, {hi - lo} entries")
+        hits += accept
+    return lists, hits
+
+
+def dfa_compile(sock):
+    m = re.search(r"VYRE_DFA_CASELESS\s+\(1u << (\d+)\)", open(os.path.join(SRC, "include/vyre/dfa.h")).read())
+    check(m and vyre.DFA_CASELESS == 1 << int(m[1]), "vyre.DFA_CASELESS differs from vyre/dfa.h")
+    given = ["he", (7, b"she"), (8, b"HiS", vyre.DFA_CASELESS), (9, b"\0\xff"), (7, "hers"), b"s"]
+    pats = [(0, b"he", 0), (7, b"she", 0), (8, b"HiS", 1), (9, b"\0\xff", 0), (7, b"hers", 0), (5, b"s", 0)]
+    table = vyre.dfa_compile(given)
+    rng = random.Random(SEED)
+    text = b"ushers his HIS hIs\0\xff\0\xffshe" + bytes(rng.choice(b"hersiHIS\0\xff") for _ in range(200))
+    text += b"\0" * (-len(text) % 4)
+    lists, hits = dfa_walk(table, text)
+    for end in range(1, len(text) + 1):
+        want = dfa_reference(pats, text, end)
+        check(lists[end - 1] == want, f"offset {end}: table lists {lists[end - 1]}, brute force {want}")
+    with vyre.connect(sock) as c:
+        t, i, o = c.alloc(len(table)), c.alloc(len(text)), c.alloc(4)
+        t.view[:] = table
+        i.view[:] = text
+        c.submit((vyre.OP_DFA_SCAN, i, o, t), user_data=1)
+        (cqe,) = c.wait(timeout=5)
+        check(cqe.ok and cqe.result == hits and o.words[0] == hits, f"DFA_SCAN {cqe}, want {hits}")
+    try:
+        vyre.dfa_compile([b"abcdef"], max_states=6)
+        fail("7 states under a limit of 6")
+    except vyre.NoMemory as e:
+        check(e.states == 7 and e.table_bytes >= 7 * 1024 and "7 states" in str(e), f"NOMEM: {e}")
+    for bad in ([b""], [(1, b"a", 2)], [(-1, b"a")], [], [(1 << 32, b"a")]):
+        try:
+            vyre.dfa_compile(bad)
+            fail(f"dfa_compile({bad}) compiled")
+        except vyre.Invalid:
+            pass
+    print(f"ok: dfa_compile: {len(table)} table bytes list what brute force finds; DFA_SCAN counts {hits}")
+
+
 def views(sock):
     with vyre.connect(sock) as c:
         b = c.alloc(64)
@@ -608,6 +677,7 @@ def main():
             chains(d.sock)
             errors(d.sock, tmp)
             views(d.sock)
+            dfa_compile(d.sock)
             named(d.sock)
             example(d.sock)
             event_fd_and_death(d)

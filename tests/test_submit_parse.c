@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "../tools/submit/dfa_compile.h"
+#include "vyre/dfa.h"
 #include "../tools/submit/numbers.h"
 #include "../tools/submit/program.h"
 
@@ -172,22 +172,49 @@ static void test_counted_and_map(void **state)
 	vyre_submit_program_free(p);
 }
 
-static void test_dfa_statement(void **state)
+/* The table the parser built for buffer 0 is vyre_dfa_compile's of @pats. */
+static void check_dfa_table(const struct vyre_submit_program *p,
+			    const struct vyre_dfa_pattern *pats, uint32_t n)
 {
-	(void)state;
-	struct vyre_submit_program *p = parse_ok("dfa pats error \"warn\\n\" x\n");
-	struct vyre_dfa_pattern pats[] = {{(const uint8_t *)"error", 5},
-					  {(const uint8_t *)"warn\n", 5},
-					  {(const uint8_t *)"x", 1}};
 	uint8_t *table;
 	uint32_t bytes;
 
-	assert_int_equal(vyre_dfa_compile(pats, 3, VYRE_SUBMIT_MAX_DFA_STATES, &table, &bytes), 0);
-	assert_int_equal(p->n_buffers, 1);
+	assert_int_equal(
+	    vyre_dfa_compile(pats, n, VYRE_SUBMIT_MAX_DFA_STATES, &table, &bytes, NULL), 0);
 	assert_int_equal(p->buffers[0].bytes, bytes);
 	assert_int_equal(p->buffers[0].data_len, bytes);
 	assert_memory_equal(p->buffers[0].data, table, bytes);
-	free(table);
+	vyre_dfa_free(table);
+}
+
+static void test_dfa_statement(void **state)
+{
+	(void)state;
+	/* bare and quoted patterns: ids are their places in the line */
+	struct vyre_submit_program *p = parse_ok("dfa pats error \"warn\\n\" x\n");
+	struct vyre_dfa_pattern pats[] = {{(const uint8_t *)"error", 5, 0, 0},
+					  {(const uint8_t *)"warn\n", 5, 1, 0},
+					  {(const uint8_t *)"x", 1, 2, 0}};
+
+	assert_int_equal(p->n_buffers, 1);
+	check_dfa_table(p, pats, 3);
+	vyre_submit_program_free(p);
+
+	/* labels: ID, ID/FLAGS, /FLAGS (the place as id), escapes of any byte */
+	p = parse_ok("dfa rules 10:\"GET /admin\" 11/i:\"password\" 0x0c:\"\\x00\\xffMZ\" "
+		     "/i:\"a\\\"b\\\\\\t\\0\" plain 4294967295:\"x\" 7/:\"y\" # comment\n");
+	static const uint8_t bin[] = {0, 0xff, 'M', 'Z'};
+	struct vyre_dfa_pattern labelled[] = {
+	    {(const uint8_t *)"GET /admin", 10, 10, 0},
+	    {(const uint8_t *)"password", 8, 11, VYRE_DFA_CASELESS},
+	    {bin, 4, 12, 0},
+	    {(const uint8_t *)"a\"b\\\t\0", 6, 3, VYRE_DFA_CASELESS},
+	    {(const uint8_t *)"plain", 5, 4, 0},
+	    {(const uint8_t *)"x", 1, UINT32_MAX, 0},
+	    {(const uint8_t *)"y", 1, 7, 0},
+	};
+	assert_int_equal(p->n_buffers, 1);
+	check_dfa_table(p, labelled, 7);
 	vyre_submit_program_free(p);
 }
 
@@ -307,6 +334,14 @@ static void test_errors_name_line_and_column(void **state)
 	    {"buffer a 252 map a b\n", 1, 10, "needs 256 bytes"},
 	    {"buffer a 4\nprint a count\n", 2, 9, "unknown format"},
 	    {"dfa d\n", 1, 1, "usage: dfa"},
+	    {"dfa d a \"\"\n", 1, 9, "an empty pattern"},
+	    {"dfa d 1/x:\"a\"\n", 1, 7, "unknown pattern flag 'x'"},
+	    {"dfa d x:\"a\"\n", 1, 7, "pattern id 'x' is not a u32"},
+	    {"dfa d 4294967296:\"a\"\n", 1, 7, "not a u32"},
+	    {"dfa d 1:\"a\"b\n", 1, 12, "followed by a blank"},
+	    {"dfa d 1:a\"b\"\n", 1, 10, "quote inside a word"},
+	    {"dfa d:\"x\" a\n", 1, 5, "a dfa's name takes no label"},
+	    {"buffer a 4 text 1:\"ab\"\n", 1, 17, "only dfa patterns take a label"},
 	    {"item ADD a b\n", 1, 10, "unknown buffer 'a'"},
 	    {"buffer a 4\nitem FOO a a\n", 2, 6, "unknown op"},
 	    {"buffer a 4\nitem ADD a 5\n", 2, 12, "not a buffer"},
@@ -357,19 +392,25 @@ static void test_errors_name_line_and_column(void **state)
 static void test_dfa_state_limit(void **state)
 {
 	(void)state;
-	size_t n = VYRE_SUBMIT_MAX_DFA_STATES + 10;
-	char *text = malloc(n + 16);
+	/* 10000 words of 10 letters, distinct in 3: 1 + 26 + 676 + 10000 * 8 states */
+	const uint32_t words = 10000;
+	char *text = malloc(16 + 11 * (size_t)words);
 	struct vyre_submit_program *p;
 	struct vyre_submit_error err;
+	size_t at = 8;
 
 	assert_non_null(text);
 	memcpy(text, "dfa big ", 8);
-	for (size_t i = 0; i < n; i++)
-		text[8 + i] = (char)('a' + i % 26);
-	text[8 + n] = '\n';
-	assert_int_equal(vyre_submit_parse(text, 9 + n, &p, &err), VYRE_E_INVAL);
+	for (uint32_t i = 0; i < words; i++) {
+		for (uint32_t k = 0, v = i; k < 10; k++, v /= 26)
+			text[at++] = (char)('a' + (k < 4 ? v % 26 : (i * 7 + k) % 26));
+		text[at++] = ' ';
+	}
+	text[at++] = '\n';
+	assert_int_equal(vyre_submit_parse(text, at, &p, &err), VYRE_E_INVAL);
 	assert_int_equal(err.line, 1);
-	assert_non_null(strstr(err.msg, "DFA states"));
+	if (!strstr(err.msg, "at least 80703 DFA states and 82972792 table bytes"))
+		fail_msg("%s", err.msg);
 	free(text);
 }
 

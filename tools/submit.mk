@@ -1,6 +1,7 @@
-# tools/submit.mk: vyre-submit - its parser, DFA compiler, runner and tests.
+# tools/submit.mk: vyre-submit - its parser, runner and tests (its DFA compiler is
+# libvyre's, ring/dfa_*.c; test_dfa_compile tests it).
 
-SUBMIT_SRCS := tools/submit/lex.c tools/submit/parse.c tools/submit/dfa_compile.c \
+SUBMIT_SRCS := tools/submit/lex.c tools/submit/parse.c \
 	       tools/submit/print.c tools/submit/run.c tools/submit/target_local.c \
 	       tools/submit/numbers.c tools/submit/parser.c tools/submit/parse_buffer.c \
 	       tools/submit/parse_item.c
@@ -12,11 +13,9 @@ $(BUILD)/libvyre-submit.a: $(SUBMIT_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 TESTS += test_dfa_compile test_submit_parse test_submit_local
-TEST_EXTRA_OBJS_test_dfa_compile := $(BUILD)/libvyre-submit.a
 TEST_EXTRA_OBJS_test_submit_parse := $(BUILD)/libvyre-submit.a
 TEST_EXTRA_OBJS_test_submit_local := $(BUILD)/libvyre-submit.a
-$(BUILD)/tests/test_dfa_compile $(BUILD)/tests/test_submit_parse \
-	$(BUILD)/tests/test_submit_local: $(BUILD)/libvyre-submit.a
+$(BUILD)/tests/test_submit_parse $(BUILD)/tests/test_submit_local: $(BUILD)/libvyre-submit.a
 CFLAGS_tests_test_submit_parse := -DVYRE_SRCDIR='"$(CURDIR)"'
 CFLAGS_tests_test_submit_local := -DVYRE_SRCDIR='"$(CURDIR)"'
 

@@ -33,7 +33,13 @@ struct vyre_dfa_pattern {
 	uint32_t flags;	      /* VYRE_DFA_* */
 };
 
-/* What a compile built, or on VYRE_E_NOMEM at least what the set needs. */
+/*
+ * What a compile built, or on VYRE_E_NOMEM at least what the set needs: the
+ * node count of the larger of the two tries (case-sensitive, caseless) when
+ * that alone is over the limit (exact for a set of one kind; table_bytes then
+ * counts no report entries), else max_states + 1 when the product of the two
+ * automata reached the limit. All zero for VYRE_E_INVAL.
+ */
 struct vyre_dfa_info {
 	uint64_t states;      /* DFA states */
 	uint64_t table_bytes; /* the whole table, report section included */

@@ -53,6 +53,8 @@ class Op(enum.IntEnum):
     HEX_DECODE = 10
     BYTEMAP = 11
     DFA_SCAN_COUNTED = 12
+    DFA_REPORT = 13
+    DFA_REPORT_COUNTED = 14
 
 
 class Err(enum.IntEnum):
@@ -530,3 +532,6 @@ def connect(socket=None, domain=None, **opts):
     opts: sq_entries, cq_entries, heap_bytes, resumable, reconnect, rerun, priority (see Client).
     """
     return Client(socket, domain, **opts)
+
+
+from ._dfa import DFA_CASELESS, DFA_DEFAULT_MAX_STATES, DFA_PATTERN_MAX, dfa_compile  # noqa: E402,F401

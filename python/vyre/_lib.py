@@ -138,6 +138,27 @@ def _load():
     raise ImportError("vyre: libvyre not found (set VYRE_LIB):\n  " + "\n  ".join(tried))
 
 
+class DfaPatternC(ctypes.Structure):
+    """struct vyre_dfa_pattern (vyre/dfa.h): one literal of vyre_dfa_compile."""
+
+    _fields_ = [
+        ("bytes", ctypes.c_void_p),
+        ("len", c_u32),
+        ("id", c_u32),
+        ("flags", c_u32),
+    ]
+
+
+class DfaInfoC(ctypes.Structure):
+    """struct vyre_dfa_info: what a compile built, or at least what a set needs."""
+
+    _fields_ = [
+        ("states", c_u64),
+        ("table_bytes", c_u64),
+        ("report_entries", c_u64),
+    ]
+
+
 def _declare(lib):
     P = ctypes.c_void_p
     I = ctypes.c_int
@@ -168,6 +189,18 @@ def _declare(lib):
         "vyre_event_fd": (I, [P]),
         "vyre_reconnect": (I, [P, ctypes.c_int64]),
         "vyre_strerror": (ctypes.c_char_p, [I]),
+        "vyre_dfa_compile": (
+            I,
+            [
+                ctypes.POINTER(DfaPatternC),
+                c_u32,
+                c_u32,
+                ctypes.POINTER(ctypes.POINTER(ctypes.c_uint8)),
+                ctypes.POINTER(c_u32),
+                ctypes.POINTER(DfaInfoC),
+            ],
+        ),
+        "vyre_dfa_free": (None, [ctypes.POINTER(ctypes.c_uint8)]),
     }
     for name, (restype, argtypes) in sigs.items():
         fn = getattr(lib, name)

@@ -64,6 +64,16 @@ def dfa_seeds():
     write("dfa", "truncated.bin", dfa_input(0, ab_table[:-4], text))
     write("dfa", "zero-states.bin", dfa_input(0, u32(0, 0) + b"\0" * 16, text))
     write("dfa", "huge-states.bin", dfa_input(0, u32(0xFFFFFFFF, 0) + b"\0" * 16, text))
+    # mode bit 2: pattern records (u8 len-1, u8 id, u8 flags, bytes) compiled into the table
+    pats = dfa_patterns([(b"he", 1, 0), (b"she", 2, 0), (b"HIS", 3, 1), (b"hers", 1, 0), (b"\0\xff", 4, 0)])
+    write("dfa", "compile-mixed.bin", dfa_input(4, pats, b"ushers his HIS hIs \0\xff\0\xffshe!" + b"\0" * 1))
+    write("dfa", "compile-caseless.bin", dfa_input(4, dfa_patterns([(b"aB", 7, 1), (b"Ab", 7, 1)]), b"abABaBAb"))
+    write("dfa", "compile-bad-flag.bin", dfa_input(4, dfa_patterns([(b"a", 1, 0x80)]), b"aaaa"))
+    write("dfa", "compile-dup-ids.bin", dfa_input(4, dfa_patterns([(b"ab", 5, 0), (b"b", 5, 0), (b"ab", 6, 0)]), b"abab"))
+
+
+def dfa_patterns(pats):
+    return b"".join(bytes([len(p) - 1, pid, flags]) + p for p, pid, flags in pats)
 
 
 # ---- control messages (ring/proto.h); the last byte picks how many fds travel

@@ -24,7 +24,8 @@ __attribute__((format(printf, 3, 4))) static int fail(struct vyre_submit_error *
 	return VYRE_E_INVAL;
 }
 
-static int push_token(struct vyre_submit_line *l, const char *s, size_t len, size_t pos, int quoted)
+static int push_token(struct vyre_submit_line *l, const char *s, size_t len, size_t pos, int quoted,
+		      const char *label)
 {
 	if (len > UINT32_MAX || pos + 1 > UINT32_MAX)
 		return VYRE_E_NOMEM;
@@ -40,7 +41,8 @@ static int push_token(struct vyre_submit_line *l, const char *s, size_t len, siz
 		l->tok = tok;
 		l->cap = cap;
 	}
-	l->tok[l->n++] = (struct vyre_submit_token){s, (uint32_t)len, (uint32_t)(pos + 1), quoted};
+	l->tok[l->n++] =
+	    (struct vyre_submit_token){s, (uint32_t)len, (uint32_t)(pos + 1), quoted, label};
 	return 0;
 }
 
@@ -105,6 +107,19 @@ static int lex_quoted(const char *line, size_t len, size_t *pos, char *out, size
 	return 0;
 }
 
+/* A quoted string, which ends its token. */
+static int lex_string(const char *line, size_t len, size_t *pos, char *out, size_t *out_len,
+		      struct vyre_submit_error *err)
+{
+	int rc = lex_quoted(line, len, pos, out, out_len, err);
+
+	if (rc)
+		return rc;
+	if (*pos < len && !is_blank((unsigned char)line[*pos]) && line[*pos] != '#')
+		return fail(err, *pos, "a string must be followed by a blank");
+	return 0;
+}
+
 int vyre_submit_lex_line(const char *line, size_t len, struct vyre_submit_line *l,
 			 struct vyre_submit_error *err)
 {
@@ -125,7 +140,7 @@ int vyre_submit_lex_line(const char *line, size_t len, struct vyre_submit_line *
 	while (pos < len) {
 		unsigned char c = (unsigned char)line[pos];
 		size_t start = pos, n = 0;
-		char *out = l->scratch + used;
+		char *out = l->scratch + used, *label = NULL;
 		int quoted = c == '"', rc;
 
 		if (is_blank(c)) {
@@ -135,26 +150,37 @@ int vyre_submit_lex_line(const char *line, size_t len, struct vyre_submit_line *
 		if (c == '#')
 			break;
 		if (quoted) {
-			rc = lex_quoted(line, len, &pos, out, &n, err);
+			rc = lex_string(line, len, &pos, out, &n, err);
 			if (rc)
 				return rc;
-			if (pos < len && !is_blank((unsigned char)line[pos]) && line[pos] != '#')
-				return fail(err, pos, "a string must be followed by a blank");
 		} else {
 			while (pos < len && !is_blank((unsigned char)line[pos]) &&
 			       line[pos] != '#') {
 				c = (unsigned char)line[pos];
 				if (c < 0x20 || c == 0x7f)
 					return fail(err, pos, "control byte 0x%02x", c);
+				if (c == '"' && n > 0 && out[n - 1] == ':')
+					break;
 				if (c == '"')
 					return fail(err, pos, "quote inside a word");
 				out[n++] = (char)c;
 				pos++;
 			}
 		}
+		if (!quoted && pos < len && line[pos] == '"') {
+			/* LABEL:"...": the label ends where the colon was */
+			label = out;
+			out[n - 1] = '\0';
+			out += n;
+			used += n;
+			quoted = 1;
+			rc = lex_string(line, len, &pos, out, &n, err);
+			if (rc)
+				return rc;
+		}
 		out[n] = '\0';
 		used += n + 1;
-		rc = push_token(l, out, n, start, quoted);
+		rc = push_token(l, out, n, start, quoted, label);
 		if (rc)
 			return rc;
 	}

@@ -3,8 +3,10 @@
  * tools/submit/lex.h - splits one vyre-submit line into tokens.
  *
  * A token is a run of non-blank bytes or a "quoted string" with C escapes
- * (\\ \" \n \t \r \0 \xHH); # outside quotes starts a comment. Every token is
- * decoded into the line's scratch space and NUL-terminated there, so bare
+ * (\\ \" \n \t \r \0 \xHH); # outside quotes starts a comment. A quoted string
+ * may carry a label: LABEL:"..." (no blank between), LABEL any non-blank
+ * bytes but a quote; dfa patterns use it for their id and flags. Every token
+ * is decoded into the line's scratch space and NUL-terminated there, so bare
  * tokens can be compared as C strings.
  */
 #ifndef VYRE_TOOLS_SUBMIT_LEX_H
@@ -20,6 +22,7 @@ struct vyre_submit_token {
 	uint32_t len;	 /* decoded length */
 	uint32_t column; /* 1-based byte column where the token starts */
 	int quoted;
+	const char *label; /* LABEL of LABEL:"...", NUL-terminated, without the colon; or NULL */
 };
 
 struct vyre_submit_line {

@@ -56,10 +56,15 @@ static int parse_statement(struct vyre_submit_parser *ps)
 
 	if (t->quoted)
 		return vyre_submit_perr(ps, t, "a line starts with a statement, not a string");
-	if (strcmp(t->s, "buffer") == 0)
-		return vyre_submit_parse_buffer(ps);
 	if (strcmp(t->s, "dfa") == 0)
 		return vyre_submit_parse_dfa(ps);
+	for (uint32_t i = 1; i < ps->line.n; i++)
+		if (ps->line.tok[i].label)
+			return vyre_submit_perr(ps, &ps->line.tok[i],
+						"only dfa patterns take a label (%s:\"...\")",
+						ps->line.tok[i].label);
+	if (strcmp(t->s, "buffer") == 0)
+		return vyre_submit_parse_buffer(ps);
 	if (strcmp(t->s, "item") == 0)
 		return vyre_submit_parse_item(ps);
 	if (strcmp(t->s, "print") == 0)

@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "../../ring/proto.h"
-#include "dfa_compile.h"
 #include "numbers.h"
 #include "parse_buffer.h"
+#include "vyre/dfa.h"
 
 static int buffer_size(struct vyre_submit_parser *ps, const struct vyre_submit_token *t,
 		       uint32_t *out)
@@ -226,30 +226,79 @@ int vyre_submit_parse_buffer(struct vyre_submit_parser *ps)
 	    kind->s);
 }
 
-/* dfa NAME PATTERN... */
+/*
+ * A dfa pattern's label, ID[/FLAGS] (either part may be left out): its id
+ * (default: @pos, the pattern's place in the line) and flags (i: caseless).
+ */
+static int pattern_label(struct vyre_submit_parser *ps, const struct vyre_submit_token *t,
+			 uint32_t pos, struct vyre_dfa_pattern *p)
+{
+	const char *slash = strchr(t->label, '/');
+	size_t id_len = slash ? (size_t)(slash - t->label) : strlen(t->label);
+	char id[24];
+	uint64_t v;
+
+	p->id = pos;
+	p->flags = 0;
+	if (id_len >= sizeof(id))
+		return vyre_submit_perr(ps, t, "pattern id '%s' is not a u32", t->label);
+	memcpy(id, t->label, id_len);
+	id[id_len] = '\0';
+	if (id_len && vyre_submit_number(id, UINT32_MAX, &v))
+		return vyre_submit_perr(ps, t, "pattern id '%s' is not a u32", id);
+	if (id_len)
+		p->id = (uint32_t)v;
+	for (const char *f = slash ? slash + 1 : ""; *f; f++) {
+		if (*f != 'i')
+			return vyre_submit_perr(ps, t, "unknown pattern flag '%c' (i: caseless)",
+						*f);
+		p->flags |= VYRE_DFA_CASELESS;
+	}
+	return 0;
+}
+
+/* dfa NAME PATTERN... where PATTERN is a word, "string" or ID[/FLAGS]:"string" */
 int vyre_submit_parse_dfa(struct vyre_submit_parser *ps)
 {
 	const struct vyre_submit_line *l = &ps->line;
 	struct vyre_submit_buffer *b;
 	uint32_t n = l->n - 2;
+	int rc = 0;
 
 	if (l->n < 3)
 		return vyre_submit_perr(ps, &l->tok[0], "usage: dfa NAME PATTERN...");
+	if (l->tok[1].label)
+		return vyre_submit_perr(ps, &l->tok[1], "a dfa's name takes no label");
 	struct vyre_dfa_pattern *pats = calloc(n, sizeof(*pats));
 
 	if (!pats)
 		return VYRE_E_NOMEM;
-	for (uint32_t i = 0; i < n; i++)
-		pats[i] =
-		    (struct vyre_dfa_pattern){(const uint8_t *)l->tok[i + 2].s, l->tok[i + 2].len};
+	for (uint32_t i = 0; i < n && !rc; i++) {
+		const struct vyre_submit_token *t = &l->tok[i + 2];
+
+		pats[i] = (struct vyre_dfa_pattern){(const uint8_t *)t->s, t->len, i, 0};
+		if (t->len == 0)
+			rc = vyre_submit_perr(ps, t, "an empty pattern");
+		else if (t->len > VYRE_DFA_PATTERN_MAX)
+			rc = vyre_submit_perr(ps, t, "a pattern of more than %u bytes",
+					      VYRE_DFA_PATTERN_MAX);
+		else if (t->label)
+			rc = pattern_label(ps, t, i, &pats[i]);
+	}
 	uint8_t *table = NULL;
 	uint32_t bytes = 0;
-	int rc = vyre_dfa_compile(pats, n, VYRE_SUBMIT_MAX_DFA_STATES, &table, &bytes);
+	struct vyre_dfa_info info;
 
+	if (!rc)
+		rc = vyre_dfa_compile(pats, n, VYRE_SUBMIT_MAX_DFA_STATES, &table, &bytes, &info);
 	free(pats);
-	if (rc == VYRE_E_NOMEM)
-		return vyre_submit_perr(ps, &l->tok[2], "the patterns need more than %u DFA states",
-					VYRE_SUBMIT_MAX_DFA_STATES);
+	if (rc == VYRE_E_NOMEM && info.states > VYRE_SUBMIT_MAX_DFA_STATES)
+		return vyre_submit_perr(
+		    ps, &l->tok[2],
+		    "the patterns need at least %llu DFA states and %llu table bytes (the limit "
+		    "is %u states)",
+		    (unsigned long long)info.states, (unsigned long long)info.table_bytes,
+		    VYRE_SUBMIT_MAX_DFA_STATES);
 	if (rc)
 		return rc;
 	rc = vyre_submit_add_buffer(ps, &l->tok[1], VYRE_SUBMIT_STMT_BUFFER, &b);
