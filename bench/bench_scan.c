@@ -31,7 +31,15 @@
  * vyre from the heap and from a device buffer, and by Hyperscan split over
  * every CPU. Every vyre row has a row "vyred cpu" too: the ns of CPU vyred
  * spent over the window per work item it ran (a base64 item is two, its
- * decode and its scan; harness_cpu.h). Rows "limit ..." (GPU machines): pinned host to device copy
+ * decode and its scan; harness_cpu.h). Rows "cnt KIND litN 4KiB PEER" and
+ * "rpt KIND litN 4KiB PEER" (issue 26; VYRE_BENCH_SCAN_ONLY=rpt runs them
+ * alone): for the sets above ("dense") and for sets drawn uniformly from the
+ * distinct identifiers of the whole corpus ("sparse", most of which occur
+ * seldom or never in the items), Hyperscan counting and storing every (id,
+ * to) in an array, vyre counting (DFA_SCAN) and reporting (DFA_REPORT into a
+ * report buffer per item that the producer reads), items in device buffers;
+ * `matches` of a rpt row counts records, one per (id, end), and ":count" is
+ * vyre's reporting over its counting. Rows "limit ..." (GPU machines): pinned host to device copy
  * and device to device copy bandwidth, from a forked child after every producer has gone, since
  * CUDA does not survive fork. bench_scan_job.h lists the parts.
  */
@@ -58,6 +66,10 @@
 static const uint32_t pattern_counts[] = {10, 100, 1000};
 static const uint32_t item_sizes[] = {4 * KIB, 64 * KIB, MIB};
 static const uint32_t b64_sizes[] = {4 * KIB, 64 * KIB};
+/* the report rows (issue 26): sets of both kinds, items of 4 KiB in device buffers */
+static const uint32_t report_counts[] = {100, 1000};
+#define REPORT_ITEM (4 * KIB)
+#define N_REPORT    (sizeof(report_counts) / sizeof(report_counts[0]))
 #define N_SETS	    (sizeof(pattern_counts) / sizeof(pattern_counts[0]))
 #define N_SIZES	    (sizeof(item_sizes) / sizeof(item_sizes[0]))
 #define N_B64_SIZES (sizeof(b64_sizes) / sizeof(b64_sizes[0]))
@@ -170,9 +182,12 @@ static void vyre_job(const struct run *r, const struct set *s, struct job *j)
 	j->table_bytes = s->table_bytes;
 }
 
-/* One vyre row of @j in @mode named "@prefix @peer@suffix", checked and compared with @h. */
+/*
+ * One vyre row of @j in @mode named "@prefix @peer@suffix", checked and
+ * compared with @h; its figures in *@out when not NULL.
+ */
 static int vyre_row(struct run *r, struct job *j, uint32_t mode, const char *prefix,
-		    const char *suffix, const struct figures *h)
+		    const char *suffix, const struct figures *h, struct figures *out)
 {
 	char name[128];
 	struct figures v = {0};
@@ -182,6 +197,8 @@ static int vyre_row(struct run *r, struct job *j, uint32_t mode, const char *pre
 	if (vyre_scan_vyre_row(r->ctx, j, name, &v) != 0)
 		return -1;
 	report_figures(r->ctx, name, &v);
+	if (out)
+		*out = v;
 	vyre_bench_report_vyred_cpu(r->ctx, SUITE, name, v.vyred_cpu);
 	if (h->gbps <= 0)
 		return 0;
@@ -227,9 +244,54 @@ static int item_rows(struct run *r, const struct set *s, const uint8_t *data, ui
 
 	if (r->d && s->table) {
 		vyre_job(r, s, &j);
-		rc |= vyre_row(r, &j, 0, prefix, "", &h);
-		rc |= vyre_row(r, &j, SCAN_ITEMS_DEVICE, prefix, " dev", &h);
+		rc |= vyre_row(r, &j, 0, prefix, "", &h, NULL);
+		rc |= vyre_row(r, &j, SCAN_ITEMS_DEVICE, prefix, " dev", &h, NULL);
 	}
+	return rc;
+}
+
+/*
+ * The report rows (issue 26) of set @s (@kind "dense" or "sparse") at item
+ * size @item, items in device buffers: Hyperscan counting and storing
+ * (id, to) per match, vyre counting (DFA_SCAN) and reporting (DFA_REPORT,
+ * records read by the producer); the record counts must agree.
+ */
+static int report_rows(struct run *r, const struct set *s, const char *kind, const uint8_t *data,
+		       uint32_t set_bytes, uint32_t item)
+{
+	char prefix[64], size[24], name[160];
+	struct figures hc = {0}, hr = {0}, vc = {0}, vr = {0};
+	struct job j = {.data = data, .item_bytes = item, .n_items = set_bytes / item};
+	int rc = 0;
+
+	size_name(item, size, sizeof(size));
+	snprintf(prefix, sizeof(prefix), "cnt %s lit%u %s", kind, s->n, size);
+	rc |= hs_row(r, s, &j, prefix, &hc);
+	j.mode = SCAN_REPORT;
+	snprintf(prefix, sizeof(prefix), "rpt %s lit%u %s", kind, s->n, size);
+	rc |= hs_row(r, s, &j, prefix, &hr);
+	if (hr.counted)
+		fprintf(stderr, "scan: %s: %llu matches in %u KiB: one per %.0f bytes\n", prefix,
+			(unsigned long long)hr.matches, set_bytes / KIB,
+			hr.matches ? (double)set_bytes / (double)hr.matches : 0.0);
+	if (!r->d || !s->table)
+		return rc;
+	vyre_job(r, s, &j);
+	snprintf(prefix, sizeof(prefix), "cnt %s lit%u %s", kind, s->n, size);
+	j.mode = SCAN_ITEMS_DEVICE;
+	snprintf(name, sizeof(name), "%s %s dev", prefix, r->d->peer);
+	if (vyre_scan_vyre_row(r->ctx, &j, name, &vc) == 0) {
+		report_figures(r->ctx, name, &vc);
+		vyre_bench_report_vyred_cpu(r->ctx, SUITE, name, vc.vyred_cpu);
+	} else {
+		rc = -1;
+	}
+	rc |= check_counts(prefix, &vc, &hc, &r->checked);
+	snprintf(prefix, sizeof(prefix), "rpt %s lit%u %s", kind, s->n, size);
+	rc |= vyre_row(r, &j, SCAN_ITEMS_DEVICE | SCAN_REPORT, prefix, " dev", &hr, &vr);
+	/* what reporting costs against counting the same items (issue 26: >= 0.8 on sparse sets) */
+	snprintf(name, sizeof(name), "%s %s dev:count", prefix, r->d->peer);
+	report_ratio(r->ctx, name, &vr, &vc);
 	return rc;
 }
 
@@ -252,8 +314,8 @@ static int b64_rows(struct run *r, const struct set *s, const uint8_t *data, uin
 
 	if (r->d && s->table) {
 		vyre_job(r, s, &j);
-		rc |= vyre_row(r, &j, SCAN_B64, prefix, " unfused", &h);
-		rc |= vyre_row(r, &j, SCAN_B64 | SCAN_FUSED, prefix, " fused", &h);
+		rc |= vyre_row(r, &j, SCAN_B64, prefix, " unfused", &h, NULL);
+		rc |= vyre_row(r, &j, SCAN_B64 | SCAN_FUSED, prefix, " fused", &h, NULL);
 	}
 	return rc;
 }
@@ -342,9 +404,13 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 	/* VYRE_BENCH_SCAN_ONLY=4k (or 64k, ...): the item rows of that size alone, likewise */
 	const uint32_t size_only = only_size(only);
 	const int one_size = size_only != 0;
+	/* VYRE_BENCH_SCAN_ONLY=rpt: the report rows alone */
+	const int rpt_only = only && strcmp(only, "rpt") == 0;
+	struct set sparse[N_REPORT] = {0};
+	struct vyre_dfa_pattern *sparse_pat = calloc(MAX_PATTERNS, sizeof(*sparse_pat));
 	int rc = 0;
 
-	if (!pat || !data || !enc) {
+	if (!pat || !data || !enc || !sparse_pat) {
 		fprintf(stderr, "scan: out of memory\n");
 		rc = -1;
 		goto out;
@@ -383,11 +449,32 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 			rc = -1;
 			continue;
 		}
-		for (size_t k = 0; k < N_SIZES && !b64_only; k++)
+		for (size_t k = 0; k < N_SIZES && !b64_only && !rpt_only; k++)
 			if (!one_size || item_sizes[k] == size_only)
 				rc |= item_rows(&r, s, data, set_bytes, item_sizes[k]);
-		for (size_t k = 0; k < N_B64_SIZES && !one_size; k++)
+		for (size_t k = 0; k < N_B64_SIZES && !one_size && !rpt_only; k++)
 			rc |= b64_rows(&r, s, data, set_bytes, b64_sizes[k], enc);
+	}
+	/* the report rows: the dense sets above, then sets drawn uniformly (sparse) */
+	const uint32_t n_sparse =
+	    b64_only || one_size
+		? 0
+		: vyre_scan_pick_sparse(corp.bytes, corp.len, sparse_pat, MAX_PATTERNS);
+
+	if (!b64_only && !one_size)
+		fprintf(stderr, "scan: sparse sets: %u identifiers drawn from the distinct ones\n",
+			n_sparse);
+	for (size_t i = 0; i < N_REPORT && n_sparse; i++) {
+		for (size_t k = 0; k < N_SETS; k++)
+			if (sets[k].n == report_counts[i])
+				rc |= report_rows(&r, &sets[k], "dense", data, set_bytes,
+						  REPORT_ITEM);
+		sparse[i].n = report_counts[i];
+		if (sparse[i].n > n_sparse || set_build(&sparse[i], sparse_pat)) {
+			fprintf(stderr, "scan: sparse lit%u skipped\n", sparse[i].n);
+			continue;
+		}
+		rc |= report_rows(&r, &sparse[i], "sparse", data, set_bytes, REPORT_ITEM);
 	}
 	/*
 	 * One item of 1 GiB is one domain's: with several event loops it would
@@ -395,12 +482,12 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 	 * scans run on a vyred of one loop, as an operator would configure it
 	 * for such work.
 	 */
-	if (r.d && !b64_only && !one_size) {
+	if (r.d && !b64_only && !one_size && !rpt_only) {
 		vyre_scan_vyred_stop(&d);
 		r.d = vyre_scan_vyred_start(&d, ctx, bin, 1) == 0 ? &d : NULL;
 		rc |= r.d ? 0 : -1;
 	}
-	for (size_t i = 0; r.d && !b64_only && !one_size && i < N_SETS; i++)
+	for (size_t i = 0; r.d && !b64_only && !one_size && !rpt_only && i < N_SETS; i++)
 		if (sets[i].table)
 			rc |= single_rows(&r, &sets[i]);
 	if (r.d)
@@ -410,7 +497,7 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 			"scan: vyre and hyperscan counted the same matches in all %u "
 			"comparisons\n",
 			r.checked);
-	if (ctx->cpu_only || b64_only || one_size)
+	if (ctx->cpu_only || b64_only || one_size || rpt_only)
 		fprintf(stderr, "scan: limit rows skipped: %s\n",
 			only ? "VYRE_BENCH_SCAN_ONLY" : "--backend cpu");
 	else
@@ -418,6 +505,9 @@ static int scan_suite(struct vyre_bench_ctx *ctx)
 out:
 	for (size_t i = 0; i < N_SETS; i++)
 		set_free(&sets[i]);
+	for (size_t i = 0; i < N_REPORT; i++)
+		set_free(&sparse[i]);
+	free(sparse_pat);
 	free(corp.bytes);
 	free(data);
 	free(enc);

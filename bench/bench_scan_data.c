@@ -135,8 +135,80 @@ uint32_t vyre_scan_pick_patterns(const uint8_t *text, struct vyre_dfa_pattern *o
 			continue;
 		for (uint32_t i = 0; i < n && !dup; i++)
 			dup = out[i].len == len && memcmp(out[i].bytes, text + at, len) == 0;
-		if (!dup)
-			out[n++] = (struct vyre_dfa_pattern){text + at, len, n, 0};
+		if (!dup) {
+			out[n] = (struct vyre_dfa_pattern){text + at, len, n, 0};
+			n++;
+		}
 	}
+	return n;
+}
+
+/* FNV-1a of an identifier, for the distinct-identifier table. */
+static uint32_t ident_hash(const uint8_t *p, uint32_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (uint32_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+/*
+ * Up to @want identifiers of PATTERN_MIN..PATTERN_MAX bytes drawn uniformly
+ * from the distinct identifiers of all @len bytes of @text, the whole
+ * corpus (not by occurrence: most identifiers are rare, and many occur
+ * only past the bytes scanned, so the set matches seldom, as a real rule
+ * set does); the smaller sets are prefixes of the larger. Returns how many
+ * it found, or 0 when out of memory.
+ */
+uint32_t vyre_scan_pick_sparse(const uint8_t *text, size_t len_text, struct vyre_dfa_pattern *out,
+			       uint32_t want)
+{
+	const uint32_t slots = 1u << 22; /* twice the distinct identifiers it keeps */
+	struct vyre_dfa_pattern *seen = calloc(slots, sizeof(*seen));
+	uint32_t n_seen = 0, n = 0;
+	uint64_t rng = 0x5eed5ba75eull;
+
+	if (!seen)
+		return 0;
+	for (size_t at = 0; at < len_text;) {
+		if (!ident_start(text[at]) || (at > 0 && ident_char(text[at - 1]))) {
+			at++;
+			continue;
+		}
+		size_t end = at;
+
+		while (end < len_text && ident_char(text[end]))
+			end++;
+		const uint32_t len = (uint32_t)(end - at);
+
+		for (uint32_t h = ident_hash(text + at, len) & (slots - 1);
+		     len >= PATTERN_MIN && len <= PATTERN_MAX && n_seen < slots / 2;
+		     h = (h + 1) & (slots - 1)) {
+			if (seen[h].len == 0) {
+				seen[h] = (struct vyre_dfa_pattern){text + at, len, 0, 0};
+				n_seen++;
+				break;
+			}
+			if (seen[h].len == len && memcmp(seen[h].bytes, text + at, len) == 0)
+				break;
+		}
+		at = end;
+	}
+	/* the table in hash order, then a fixed-seed shuffle: a uniform draw */
+	uint32_t k = 0;
+
+	for (uint32_t h = 0; h < slots; h++)
+		if (seen[h].len)
+			seen[k++] = seen[h];
+	for (uint32_t i = 0; i < k && n < want; i++) {
+		const uint32_t r = i + (uint32_t)(xorshift(&rng) % (k - i));
+		const struct vyre_dfa_pattern t = seen[r];
+
+		seen[r] = seen[i];
+		out[n] = (struct vyre_dfa_pattern){t.bytes, t.len, n, 0};
+		n++;
+	}
+	free(seen);
 	return n;
 }

@@ -25,4 +25,8 @@ void vyre_scan_tile(const struct corpus *c, uint8_t *dst, size_t len);
 /* Up to @want distinct identifiers from @text, into @out; returns how many. */
 uint32_t vyre_scan_pick_patterns(const uint8_t *text, struct vyre_dfa_pattern *out, uint32_t want);
 
+/* Identifiers drawn uniformly from the distinct ones of the same text: a sparse set (issue 26). */
+uint32_t vyre_scan_pick_sparse(const uint8_t *text, size_t len_text, struct vyre_dfa_pattern *out,
+			       uint32_t want);
+
 #endif /* VYRE_BENCH_SCAN_DATA_H */

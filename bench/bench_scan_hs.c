@@ -48,6 +48,48 @@ static int on_match(unsigned int id, unsigned long long from, unsigned long long
 	return 0;
 }
 
+/* What a reporting user keeps of a scan: every (id, to), as vyre's records hold them. */
+struct records {
+	struct hs_record {
+		uint32_t id;
+		uint64_t to;
+	} * r;
+	uint64_t n, cap;
+	int nomem;
+};
+
+static int on_record(unsigned int id, unsigned long long from, unsigned long long to,
+		     unsigned int flags, void *arg)
+{
+	struct records *rs = arg;
+
+	(void)from;
+	(void)flags;
+	if (rs->n == rs->cap) {
+		const uint64_t cap = rs->cap ? rs->cap * 2 : 1024;
+		void *p = realloc(rs->r, (size_t)cap * sizeof(*rs->r));
+
+		if (!p) {
+			rs->nomem = 1;
+			return 1; /* stops the scan: hs_scan then says so */
+		}
+		rs->r = p;
+		rs->cap = cap;
+	}
+	rs->r[rs->n++] = (struct hs_record){id, to};
+	return 0;
+}
+
+/* The records of @db's patterns in @data; -1 when hs_scan failed. */
+static int64_t hs_records(const hs_database_t *db, hs_scratch_t *scratch, const uint8_t *data,
+			  uint32_t bytes, struct records *rs)
+{
+	rs->n = 0;
+	const hs_error_t rc = hs_scan(db, (const char *)data, bytes, 0, scratch, on_record, rs);
+
+	return rc == HS_SUCCESS && !rs->nomem ? (int64_t)rs->n : -1;
+}
+
 static int ends_init(struct ends *e, uint64_t bytes)
 {
 	*e = (struct ends){.map = calloc((size_t)(bytes + 63) / 64, sizeof(uint64_t))};
@@ -113,6 +155,7 @@ static void *hs_worker(void *arg)
 	struct worker *me = &j->b->w[a->id];
 	uint32_t first, n;
 	struct ends e;
+	struct records rs = {0};
 
 	uint8_t *decoded = j->mode & SCAN_B64 ? malloc(j->item_bytes) : NULL;
 
@@ -136,8 +179,11 @@ static void *hs_worker(void *arg)
 				vyre_scan_fail(me, "base64 decode failed");
 				break;
 			}
-			const int64_t c = hs_count(j->db, a->scratch, decoded ? decoded : item,
-						   j->item_bytes, &e);
+			const uint8_t *text = decoded ? decoded : item;
+			const int64_t c =
+			    j->mode & SCAN_REPORT
+				? hs_records(j->db, a->scratch, text, j->item_bytes, &rs)
+				: hs_count(j->db, a->scratch, text, j->item_bytes, &e);
 
 			if (c < 0) {
 				vyre_scan_fail(me, "hs_scan failed");
@@ -146,6 +192,7 @@ static void *hs_worker(void *arg)
 			vyre_scan_item_done(me, k, n, j->item_bytes, (uint64_t)c);
 		}
 	free(e.map);
+	free(rs.r);
 	free(decoded);
 	return NULL;
 }

@@ -39,6 +39,7 @@ struct worker {
 	uint64_t items;
 	uint64_t pass_count; /* distinct end offsets over the first pass of the share */
 	uint32_t pass_seen, pass_done, ready, failed;
+	uint64_t sink; /* SCAN_REPORT: a sum of the records read */
 	char why[160];
 };
 
@@ -52,6 +53,12 @@ struct board {
 #define SCAN_ITEMS_DEVICE (1u << 0) /* items copied once into device buffers (VYRE_BUF_DEVICE) */
 #define SCAN_B64	  (1u << 1) /* items base64-encoded: decode, then scan the decoded bytes */
 #define SCAN_FUSED	  (1u << 2) /* SCAN_B64 as one chain through a transient buffer */
+/*
+ * Which pattern matched where (issue 26): vyre runs DFA_REPORT into a report
+ * buffer per item, which the producer reads; Hyperscan's callback stores
+ * (id, to) in an array. `matches` counts the records, one per (id, end).
+ */
+#define SCAN_REPORT (1u << 3)
 
 /* One row's work: the item set, the peer's inputs, and who takes which items. */
 struct job {

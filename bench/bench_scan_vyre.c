@@ -205,6 +205,43 @@ static int vyre_items(const struct job *j, struct vyre_client *c, uint32_t first
 	return rc ? -1 : 0;
 }
 
+/*
+ * SCAN_REPORT: an item's report holds a record per 8 bytes, past the
+ * densest set's one match per 24 bytes; a row whose report overflows fails.
+ */
+static uint32_t report_bytes(const struct job *j)
+{
+	return (uint32_t)sizeof(struct vyre_report_header) +
+	       j->item_bytes / 8u * (uint32_t)sizeof(struct vyre_report_record);
+}
+
+/* Bytes of one output buffer: a count, or a report. */
+static uint32_t output_bytes(const struct job *j)
+{
+	return j->mode & SCAN_REPORT ? report_bytes(j) : 4;
+}
+
+/*
+ * Reads the report of a finished item as its user would (every record's
+ * id and end, summed into *@sink); its total, or -1 when it overflowed.
+ */
+static int64_t read_report(struct vyre_client *c, uint32_t out, uint64_t *sink)
+{
+	const uint8_t *p = vyre_buffer_ptr(c, out, NULL);
+	struct vyre_report_header h;
+
+	memcpy(&h, p, sizeof(h));
+	if (h.flags & VYRE_REPORT_OVERFLOW)
+		return -1;
+	for (uint32_t i = 0; i < h.kept; i++) {
+		struct vyre_report_record r;
+
+		memcpy(&r, p + sizeof(h) + (size_t)i * sizeof(r), sizeof(r));
+		*sink += r.id + r.end;
+	}
+	return (int64_t)h.total;
+}
+
 /* Submits @it, retrying while the SQ is full (at most 2 * MAX_DEPTH items are ever queued). */
 static int submit_one(struct vyre_client *c, const struct vyre_work_item *it, uint64_t ud,
 		      uint32_t flags)
@@ -221,7 +258,8 @@ static int submit_item(const struct job *j, struct vyre_client *c, uint64_t k, u
 		       uint32_t in, uint32_t mid, uint32_t out, uint32_t table)
 {
 	if (!(j->mode & SCAN_B64)) {
-		const struct vyre_work_item it = {VYRE_OP_DFA_SCAN, in, out, table};
+		const uint32_t op = j->mode & SCAN_REPORT ? VYRE_OP_DFA_REPORT : VYRE_OP_DFA_SCAN;
+		const struct vyre_work_item it = {op, in, out, table};
 
 		return vyre_submit(c, &it, UD_KEEP(k, s, 0), VYRE_SQE_NODEDUPE);
 	}
@@ -249,7 +287,7 @@ static int vyre_producer(const struct job *j, unsigned id)
 	const uint8_t per_item = j->mode & SCAN_B64 ? 2 : 1;
 	const uint32_t mid_bytes = 4 + (j->item_bytes + 3) / 4 * 4;
 	const uint32_t mid_flags = j->mode & SCAN_FUSED ? VYRE_BUF_TRANSIENT : 0;
-	uint64_t next = 0;
+	uint64_t next = 0, sink = 0;
 
 	vyre_scan_share(j, id, &first, &n);
 	uint32_t *in = calloc(n ? n : 1, sizeof(*in));
@@ -258,15 +296,17 @@ static int vyre_producer(const struct job *j, unsigned id)
 		vyre_scan_fail(me, "out of memory");
 		return 1;
 	}
-	if (vyre_open(j, heap_for(j->table_bytes, n + 2 * j->depth, input_bytes(j)), me, &c,
-		      &table)) {
+	const uint64_t heap = heap_for(j->table_bytes, n + 2 * j->depth, input_bytes(j)) +
+			      (uint64_t)j->depth * output_bytes(j);
+
+	if (vyre_open(j, heap, me, &c, &table)) {
 		free(in);
 		return 1;
 	}
 	int rc = vyre_items(j, c, first, n, in, me);
 
 	for (uint32_t s = 0; s < j->depth && !rc; s++) {
-		rc = vyre_buffer_alloc(c, 4, 0, &out[s]);
+		rc = vyre_buffer_alloc(c, output_bytes(j), 0, &out[s]);
 		if (rc == 0 && (j->mode & SCAN_B64))
 			rc = vyre_buffer_alloc(c, mid_bytes, mid_flags, &mid[s]);
 		free_slots[n_free++] = s;
@@ -316,6 +356,16 @@ static int vyre_producer(const struct job *j, unsigned id)
 							      : "deduplicated");
 				goto out;
 			}
+			const int64_t records =
+			    j->mode & SCAN_REPORT ? read_report(c, out[s], &sink) : 0;
+
+			if (records < 0 ||
+			    (uint64_t)records != (j->mode & SCAN_REPORT ? cqes[i].result : 0)) {
+				vyre_scan_fail(me, "DFA_REPORT: %s",
+					       records < 0 ? "the report overflowed"
+							   : "its total is not its result");
+				goto out;
+			}
 			if (!(ud & UD_DECODE))
 				vyre_scan_item_done(me, ud >> 12, n, j->item_bytes, cqes[i].result);
 			if (--pending[s] == 0)
@@ -323,6 +373,8 @@ static int vyre_producer(const struct job *j, unsigned id)
 		}
 	}
 out:
+	/* what the records added up to: kept, so that reading them is not optimized away */
+	__atomic_store_n(&me->sink, sink, __ATOMIC_RELAXED);
 	vyre_close(c);
 	free(in);
 	return me->failed;
