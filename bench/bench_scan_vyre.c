@@ -218,7 +218,7 @@ static uint32_t report_bytes(const struct job *j)
 /* Bytes of one output buffer: a count, or a report. */
 static uint32_t output_bytes(const struct job *j)
 {
-	return j->mode & SCAN_REPORT ? report_bytes(j) : 4;
+	return (j->mode & SCAN_REPORT) ? report_bytes(j) : 4;
 }
 
 /*
@@ -258,7 +258,7 @@ static int submit_item(const struct job *j, struct vyre_client *c, uint64_t k, u
 		       uint32_t in, uint32_t mid, uint32_t out, uint32_t table)
 {
 	if (!(j->mode & SCAN_B64)) {
-		const uint32_t op = j->mode & SCAN_REPORT ? VYRE_OP_DFA_REPORT : VYRE_OP_DFA_SCAN;
+		const uint32_t op = (j->mode & SCAN_REPORT) ? VYRE_OP_DFA_REPORT : VYRE_OP_DFA_SCAN;
 		const struct vyre_work_item it = {op, in, out, table};
 
 		return vyre_submit(c, &it, UD_KEEP(k, s, 0), VYRE_SQE_NODEDUPE);
@@ -357,10 +357,10 @@ static int vyre_producer(const struct job *j, unsigned id)
 				goto out;
 			}
 			const int64_t records =
-			    j->mode & SCAN_REPORT ? read_report(c, out[s], &sink) : 0;
+			    (j->mode & SCAN_REPORT) ? read_report(c, out[s], &sink) : 0;
 
 			if (records < 0 ||
-			    (uint64_t)records != (j->mode & SCAN_REPORT ? cqes[i].result : 0)) {
+			    (uint64_t)records != ((j->mode & SCAN_REPORT) ? cqes[i].result : 0)) {
 				vyre_scan_fail(me, "DFA_REPORT: %s",
 					       records < 0 ? "the report overflowed"
 							   : "its total is not its result");
