@@ -6,7 +6,7 @@ PYTHON_PKG_DIR := python/vyre
 TESTS += test_python
 PY_SAN_RUNTIME = $(if $(SANITIZE),$(shell $(CC) -print-file-name=lib$(patsubst address,asan,$(patsubst thread,tsan,$(SANITIZE))).so))
 $(BUILD)/tests/test_python: tests/test_python.sh tests/test_python.py $(wildcard python/vyre/*.py) \
-		python/examples/producer.py $(BUILD)/vyred $(BUILD)/vyre-submit $(BUILD)/libvyre.so \
+		python/examples/producer.py python/examples/scan_report.py $(BUILD)/vyred $(BUILD)/vyre-submit $(BUILD)/libvyre.so \
 		$(BUILD)/examples/ops/libvyre_op_crc32c.so
 	@mkdir -p $(dir $@)
 	sed -e 's|@VYRE_SRCDIR@|$(CURDIR)|g' -e 's|@VYRE_BUILD@|$(abspath $(BUILD))|g' \

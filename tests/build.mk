@@ -27,6 +27,12 @@ TESTS += test_report_daemon
 TEST_EXTRA_OBJS_test_report_daemon := $(BUILD)/obj/tests/test_integration_daemon.o
 $(BUILD)/tests/test_report_daemon: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
 
+# DFA_REPORT against Hyperscan's callbacks (6.8): random and real text, streams, overflow.
+# Exits 77 when libhs is missing (HS_CFLAGS and HS_ARCHIVE: bench/build.mk); libhs is C++.
+TESTS += test_report_hs
+CFLAGS_tests_test_report_hs = $(HS_CFLAGS)
+TEST_LIBS_test_report_hs = $(if $(HS_CFLAGS),$(or $(HS_ARCHIVE),$(call pc_libs,libhs)) -lstdc++)
+
 # A test named test_X is built from tests/test_X.c plus the core and client libs.
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a
 	@mkdir -p $(dir $@)

@@ -3,7 +3,7 @@
  * tests/report_ac.h - DFA tables with a report section (docs/design.md 6.8)
  * built here for tests, independently of libvyre's compiler: the
  * Aho-Corasick automaton of case-sensitive literals, and the brute-force
- * matcher whose records a table's report must give.
+ * matcher (caseless patterns too) whose records a table's report must give.
  */
 #ifndef VYRE_TEST_REPORT_AC_H
 #define VYRE_TEST_REPORT_AC_H
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "vyre/abi.h"
+#include "vyre/dfa.h"
 
 struct ac_pat {
 	const uint8_t *bytes;
@@ -180,13 +181,34 @@ out:
 	return t;
 }
 
+/* @p ends at byte @e of @text (its letters in either case when caseless). */
+static inline int ac_ends_at(const struct vyre_dfa_pattern *p, const uint8_t *text, uint64_t e)
+{
+	if (p->len > e)
+		return 0;
+	for (uint32_t j = 0; j < p->len; j++) {
+		uint8_t a = text[e - p->len + j], b = p->bytes[j];
+
+		if ((p->flags & VYRE_DFA_CASELESS) && ((a | 0x20) >= 'a' && (a | 0x20) <= 'z') &&
+		    ((b | 0x20) >= 'a' && (b | 0x20) <= 'z')) {
+			a |= 0x20;
+			b |= 0x20;
+		}
+		if (a != b)
+			return 0;
+	}
+	return 1;
+}
+
 /*
- * The records of @text (@len bytes) for @n patterns, brute force: per end,
- * per id in increasing order, the longest of its patterns ending there.
- * Stores at most @max into @r; returns how many there are.
+ * The records of @text (@len bytes) for @n patterns with ids and flags (those
+ * of vyre_dfa_compile), brute force: per end, per id in increasing order, the
+ * longest of its patterns ending there. Stores at most @max into @r; returns
+ * how many there are.
  */
-static inline uint64_t ac_brute(const struct ac_pat *p, uint32_t n, const uint8_t *text,
-				uint64_t len, struct ac_rec *r, uint64_t max)
+static inline uint64_t ac_brute_dfa(const struct vyre_dfa_pattern *p, uint32_t n,
+				    const uint8_t *text, uint64_t len, struct ac_rec *r,
+				    uint64_t max)
 {
 	uint64_t count = 0;
 
@@ -200,10 +222,7 @@ static inline uint64_t ac_brute(const struct ac_pat *p, uint32_t n, const uint8_
 			int found = 0;
 
 			for (uint32_t i = 0; i < n; i++) {
-				if (p[i].len > e ||
-				    memcmp(text + e - p[i].len, p[i].bytes, p[i].len))
-					continue;
-				if (any && p[i].id <= last_id)
+				if (!ac_ends_at(&p[i], text, e) || (any && p[i].id <= last_id))
 					continue;
 				if (!found || p[i].id < id || (p[i].id == id && p[i].len > l)) {
 					id = p[i].id;
@@ -219,6 +238,22 @@ static inline uint64_t ac_brute(const struct ac_pat *p, uint32_t n, const uint8_
 			last_id = id;
 			any = 1;
 		}
+	}
+	return count;
+}
+
+/* ac_brute_dfa of case-sensitive patterns; UINT64_MAX when out of memory. */
+static inline uint64_t ac_brute(const struct ac_pat *p, uint32_t n, const uint8_t *text,
+				uint64_t len, struct ac_rec *r, uint64_t max)
+{
+	struct vyre_dfa_pattern *d = calloc(n ? n : 1, sizeof(*d));
+	uint64_t count = UINT64_MAX;
+
+	if (d) {
+		for (uint32_t i = 0; i < n; i++)
+			d[i] = (struct vyre_dfa_pattern){p[i].bytes, p[i].len, p[i].id, 0};
+		count = ac_brute_dfa(d, n, text, len, r, max);
+		free(d);
 	}
 	return count;
 }

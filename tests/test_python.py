@@ -21,10 +21,15 @@ usage: test_python.py SRCDIR BUILDDIR   (run by tests/test_python.sh)
    in Python lists at every offset what a brute-force search finds, and
    DFA_SCAN through vyred counts the positions where that list is not
    empty; NOMEM says what the set needs, bad patterns raise Invalid;
- - python/examples/producer.py runs.
+ - DFA_REPORT: texts cut into pieces on one stream (submit_stream with byte
+   ranges, submit(stream=)) give, through parse_report, a brute-force
+   search's records, at every capacity (overflow keeps the first ones);
+ - python/examples/producer.py runs, and python/examples/scan_report.py
+   prints a brute-force search's records for a file streamed in pieces.
 """
 import array
 import ctypes
+import importlib.util
 import os
 import random
 import re
@@ -457,6 +462,112 @@ def dfa_compile(sock):
     print(f"ok: dfa_compile: {len(table)} table bytes list what brute force finds; DFA_SCAN counts {hits}")
 
 
+def brute_records(pats, text):
+    """The records (id, start, end) DFA_REPORT must give for @text (design.md 6.8)."""
+    return [(pid, end - n, end) for end in range(1, len(text) + 1) for pid, n in dfa_reference(pats, text, end)]
+
+
+def reports(sock):
+    """A text cut into pieces on one stream (submit_stream with ranges, submit(stream=)) gives
+    brute force's records; parse_report; a capacity below the total keeps the first ones."""
+    rng = random.Random(SEED + 26)
+    for rnd in range(16):
+        alpha = b"abAB\0\xff"[: rng.randint(2, 6)]
+        pats = [
+            (rng.randrange(6), bytes(rng.choice(alpha) for _ in range(rng.randint(1, 4))), rng.randrange(2))
+            for _ in range(rng.randint(1, 10))
+        ]
+        table = vyre.dfa_compile(pats)
+        text = bytes(rng.choice(alpha) for _ in range(rng.randint(0, 600)))
+        want = brute_records(pats, text)
+        cuts = sorted(rng.randrange(len(text) + 1) for _ in range(rng.randint(0, 8))) + [len(text)]
+        spans = list(zip([0] + cuts, cuts))
+        ranged, cap = rnd % 2 == 1, rng.choice((0, 1, 3, 1000))
+        ob = vyre.report_bytes(cap)
+        with vyre.connect(sock, heap_bytes=1 << 22) as c:
+            t, st = c.alloc(len(table)), c.alloc(vyre.STREAM_STATE_BYTES)
+            t.view[:] = table
+            st.view[:] = bytes(vyre.STREAM_STATE_BYTES)
+            sizes = [4 + (b - a + 3) // 4 * 4 for a, b in spans]
+            big_in, big_out = c.alloc(sum(sizes)), c.alloc(len(spans) * ob)
+            at, outs = 0, []
+            for k, ((a, b), nb) in enumerate(zip(spans, sizes)):
+                big_in.view[at : at + 4] = (b - a).to_bytes(4, "little")
+                big_in.view[at + 4 : at + 4 + b - a] = text[a:b]
+                if ranged:  # slices of one input and one output buffer
+                    r = vyre.ItemRange(at, nb, k * ob, ob)
+                    c.submit_stream((vyre.OP_DFA_REPORT_COUNTED, big_in, big_out, t), st, r, user_data=k)
+                    outs.append(big_out.view[k * ob : (k + 1) * ob])
+                else:  # a buffer each
+                    i, o = c.alloc(nb), c.alloc(ob)
+                    i.view[:] = big_in.view[at : at + nb]
+                    c.submit((vyre.OP_DFA_REPORT_COUNTED, i, o, t), user_data=k, stream=st)
+                    outs.append(o)
+                at += nb
+            got = {}
+            while len(got) < len(spans):
+                got.update((q.user_data, q) for q in c.wait(timeout=10))
+            done = 0
+            for k, (a, b) in enumerate(spans):
+                part = [w for w in want if a < w[2] <= b]
+                rep = vyre.parse_report(outs[k])
+                check(got[k].ok and got[k].result == len(part), f"round {rnd} piece {k}: {got[k]}, want {len(part)}")
+                check(
+                    rep.total == len(part) and rep.overflow == (len(part) > cap) and rep.records == part[:cap],
+                    f"round {rnd} piece {k} [{a}, {b}) of {pats}: {rep}, want {part}",
+                )
+                done += len(part)
+            check(done == len(want), f"round {rnd}: {done} records of {len(want)}")
+            started, seen = int.from_bytes(st.view[:4], "little"), int.from_bytes(st.view[8:16], "little")
+            check(started == 1 and seen == len(text), f"stream state: started {started}, {seen} bytes seen")
+    try:
+        vyre.parse_report(bytes(15))
+        fail("parse_report of 15 bytes")
+    except ValueError:
+        pass
+    try:
+        vyre.parse_report((2).to_bytes(4, "little") + bytes(12) + bytes(24))
+        fail("parse_report: 2 records kept in room for 1")
+    except ValueError:
+        pass
+    with vyre.connect(sock) as c:
+        a, b = c.alloc(16), c.alloc(16)
+        try:
+            c.submit_stream((vyre.OP_DFA_SCAN, a, b, a), b)
+            fail("submit_stream of DFA_SCAN")
+        except vyre.Invalid:
+            pass
+    print("ok: DFA_REPORT streams through submit_stream and submit(stream=) give brute force's records")
+
+
+def scan_report_example(sock, tmp):
+    """python/examples/scan_report.py streams a file in pieces and prints brute force's records."""
+    path = os.path.join(SRC, "python/examples/scan_report.py")
+    spec = importlib.util.spec_from_file_location("scan_report", path)
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    pats = [(r[0], r[1], r[2] if len(r) > 2 else 0) for r in ex.RULES]
+    rng = random.Random(SEED + 27)
+    words = [p for _, p, _ in pats] + [b"PassWord=", b"TIMED OUT", b"err", b"\n", b" "]
+    text = ex.LOG + b"".join(rng.choice(words) for _ in range(2000))
+    example_path, log = path, os.path.join(tmp, "scan.log")
+    with open(log, "wb") as f:
+        f.write(text)
+    want = brute_records(pats, text)
+    for size in (7, 64, 65536):
+        r = subprocess.run(
+            [sys.executable, example_path, sock, log, str(size)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        got = [tuple(map(int, m)) for m in re.findall(r"^id=(\d+) start=(\d+) end=(\d+) ", r.stdout, re.M)]
+        what = f"scan_report.py, pieces of {size}: {r.stderr}{got[:9]}, want {want[:9]}"
+        check(r.returncode == 0 and got == want, what)
+        check(f"{len(want)} matches in {len(text)} bytes" in r.stdout, f"scan_report.py: {r.stdout[-200:]}")
+    print(f"ok: python/examples/scan_report.py prints brute force's {len(want)} records")
+
+
 def views(sock):
     with vyre.connect(sock) as c:
         b = c.alloc(64)
@@ -680,6 +791,8 @@ def main():
             dfa_compile(d.sock)
             named(d.sock)
             example(d.sock)
+            reports(d.sock)
+            scan_report_example(d.sock, tmp)
             event_fd_and_death(d)
             d.check_log()
             resume(tmp)

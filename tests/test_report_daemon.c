@@ -2,7 +2,9 @@
 /*
  * DFA_REPORT through a live vyred on the CPU backend (docs/design.md 6.8):
  * a text cut into pieces submitted with vyre_submit_stream, many in flight
- * over small batches, gives exactly the whole text's records; a stream in a
+ * over small batches, gives exactly the whole text's records, with a table
+ * built by tests/report_ac.h and with tables of vyre_dfa_compile (ids,
+ * caseless and binary patterns; in a heap or a device buffer); a stream in a
  * device buffer; a BASE64_DECODE -> DFA_REPORT_COUNTED chain through a
  * transient buffer; identical stream items that must both run; streams
  * vyred refuses (transient, one of the item's operands, too small, freed).
@@ -15,12 +17,13 @@
 #include "report_ac.h"
 #include "test_integration_daemon.h"
 #include "test_rand.h"
+#include "vyre/dfa.h"
 #include "vyre/vyre.h"
 
 #define WAIT_NS	 (60ll * 1000000000ll)
 #define PIECES	 40u
 #define TEXT_MAX 4096u
-#define REC_MAX	 8192u
+#define REC_MAX	 65536u
 
 static struct vyre_test_daemon daemon_;
 static const struct ac_pat pats[] = {
@@ -28,6 +31,14 @@ static const struct ac_pat pats[] = {
     {(const uint8_t *)"c", 1, 3},  {(const uint8_t *)"aaa", 3, 4}, {(const uint8_t *)"cab", 3, 0},
 };
 #define N_PATS (sizeof(pats) / sizeof(pats[0]))
+
+/* Patterns and the bytes of the texts scanned with them. */
+struct rule_set {
+	struct vyre_dfa_pattern p[16];
+	uint32_t n;
+	const uint8_t *alpha;
+	uint32_t n_alpha;
+};
 
 static int alloc(struct vyre_client *c, uint32_t bytes, uint32_t flags, uint32_t *h, uint8_t **p)
 {
@@ -102,8 +113,61 @@ static int put_table(struct vyre_client *c, uint32_t *h)
 	return 0;
 }
 
+/* @set compiled by vyre_dfa_compile into a heap buffer, or COPied from one into a device buffer. */
+static int put_compiled(struct vyre_client *c, const struct rule_set *set, int device, uint32_t *h)
+{
+	uint8_t *t = NULL, *p;
+	uint32_t bytes = 0, heap_copy;
+	int rc = vyre_dfa_compile(set->p, set->n, 0, &t, &bytes, NULL);
+
+	if (rc != 0)
+		FAIL("vyre_dfa_compile: %s", vyre_strerror(rc));
+	if (alloc(c, bytes, 0, &heap_copy, &p)) {
+		vyre_dfa_free(t);
+		return -1;
+	}
+	memcpy(p, t, bytes);
+	vyre_dfa_free(t);
+	if (!device) {
+		*h = heap_copy;
+		return 0;
+	}
+	const struct vyre_work_item cp = {VYRE_OP_COPY, heap_copy, 0, 0};
+	struct vyre_work_item it = cp;
+	struct vyre_cqe one;
+
+	if (alloc(c, bytes, VYRE_BUF_DEVICE, h, &p))
+		return -1;
+	it.output_handle = *h;
+	if (vyre_submit(c, &it, 0, VYRE_SQE_FENCE) || collect(c, &one, 1, 1) || one.status ||
+	    vyre_buffer_free(c, heap_copy))
+		FAIL("table copy to the device");
+	return 0;
+}
+
+/* A random set over @alpha: ids repeat, some patterns caseless, NUL and 0xff bytes. */
+static void random_set(struct rule_set *set, uint8_t (*store)[8], uint64_t seed)
+{
+	static const uint8_t alpha[] = {'a', 'b', 'A', 'B', 'c', 0, 0xff};
+	uint64_t rng = seed;
+
+	set->n = 1 + (uint32_t)(splitmix64(&rng) % 16);
+	set->alpha = alpha;
+	set->n_alpha = 3 + (uint32_t)(splitmix64(&rng) % 5);
+	for (uint32_t i = 0; i < set->n; i++) {
+		const uint32_t len = 1 + (uint32_t)(splitmix64(&rng) % 6);
+
+		for (uint32_t j = 0; j < len; j++)
+			store[i][j] = alpha[splitmix64(&rng) % set->n_alpha];
+		set->p[i] = (struct vyre_dfa_pattern){store[i], len,
+						      (uint32_t)(splitmix64(&rng) % 5) * 1000003u,
+						      splitmix64(&rng) % 2 ? VYRE_DFA_CASELESS : 0};
+	}
+}
+
 /* A text cut into PIECES counted inputs, all submitted on one stream before any is reaped. */
-static int pieces_in_flight(struct vyre_client *c, uint32_t table, uint64_t seed, int device)
+static int pieces_in_flight(struct vyre_client *c, uint32_t table, const struct rule_set *set,
+			    uint64_t seed, int device)
 {
 	static uint8_t text[TEXT_MAX];
 	static struct ac_rec want[REC_MAX];
@@ -113,9 +177,24 @@ static int pieces_in_flight(struct vyre_client *c, uint32_t table, uint64_t seed
 	uint64_t rng = seed;
 	const uint32_t len = 1 + (uint32_t)(splitmix64(&rng) % TEXT_MAX);
 
-	for (uint32_t i = 0; i < len; i++)
-		text[i] = (uint8_t)('a' + splitmix64(&rng) % 3);
-	const uint64_t total = ac_brute(pats, N_PATS, text, len, want, REC_MAX);
+	for (uint32_t i = 0; i < len;) {
+		/* a pattern now and then (caseless ones in any case), else a byte of the alphabet
+		 */
+		const struct vyre_dfa_pattern *q = &set->p[splitmix64(&rng) % set->n];
+
+		if (splitmix64(&rng) % 4 == 0)
+			for (uint32_t j = 0; j < q->len && i < len; j++)
+				text[i++] = (uint8_t)(q->bytes[j] ^
+						      ((q->flags & VYRE_DFA_CASELESS) &&
+							       ((q->bytes[j] | 0x20) >= 'a' &&
+								(q->bytes[j] | 0x20) <= 'z') &&
+							       splitmix64(&rng) % 2
+							   ? 0x20
+							   : 0));
+		else
+			text[i++] = set->alpha[splitmix64(&rng) % set->n_alpha];
+	}
+	const uint64_t total = ac_brute_dfa(set->p, set->n, text, len, want, REC_MAX);
 
 	cut[0] = 0;
 	cut[PIECES] = len;
@@ -185,6 +264,41 @@ static int pieces_in_flight(struct vyre_client *c, uint32_t table, uint64_t seed
 			FAIL("free");
 	if (vyre_buffer_free(c, stream) || vyre_buffer_free(c, copy))
 		FAIL("free");
+	return 0;
+}
+
+/* vyre_dfa_compile's tables through vyred: a fixed mixed set, then random ones. */
+static int compiled_sets(struct vyre_client *c)
+{
+	static const uint8_t bin[] = {0, 0xff, 'm', 'z'};
+	static const uint8_t fixed_alpha[] = {'h', 'e', 's', 'r', 'H', 'E', 'S', 0, 0xff, 'm', 'Z'};
+	static struct rule_set set = {.p = {{(const uint8_t *)"he", 2, 1, 0},
+					    {(const uint8_t *)"SHE", 3, 2, VYRE_DFA_CASELESS},
+					    {(const uint8_t *)"hers", 4, 3, 0},
+					    {(const uint8_t *)"his", 3, 2, 0},
+					    {bin, 4, 4, VYRE_DFA_CASELESS},
+					    {bin, 1, 5, 0},
+					    {(const uint8_t *)"hE", 2, 6, VYRE_DFA_CASELESS}},
+				      .n = 7,
+				      .alpha = fixed_alpha,
+				      .n_alpha = sizeof(fixed_alpha)};
+	uint8_t store[16][8];
+	uint32_t table;
+
+	for (uint64_t seed = 1; seed <= 4; seed++)
+		if (put_compiled(c, &set, seed % 2, &table) ||
+		    pieces_in_flight(c, table, &set, 100 + seed, seed == 3) ||
+		    vyre_buffer_free(c, table))
+			FAIL("the fixed compiled set, seed %" PRIu64, seed);
+	for (uint64_t seed = 1; seed <= 16; seed++) {
+		struct rule_set r;
+
+		random_set(&r, store, 0xc0de + seed);
+		if (put_compiled(c, &r, seed % 3 == 1, &table) ||
+		    pieces_in_flight(c, table, &r, 200 + seed, seed % 4 == 0) ||
+		    vyre_buffer_free(c, table))
+			FAIL("random compiled set %" PRIu64, seed);
+	}
 	return 0;
 }
 
@@ -319,10 +433,15 @@ static int run(void)
 		FAIL("connect: %s", vyre_strerror(rc));
 	if (put_table(c, &table))
 		return -1;
+	struct rule_set hand = {.n = N_PATS, .alpha = (const uint8_t *)"abc", .n_alpha = 3};
+
+	for (uint32_t i = 0; i < N_PATS; i++)
+		hand.p[i] = (struct vyre_dfa_pattern){pats[i].bytes, pats[i].len, pats[i].id, 0};
 	for (uint64_t seed = 1; seed <= 12; seed++)
-		if (pieces_in_flight(c, table, seed, seed % 3 == 0))
+		if (pieces_in_flight(c, table, &hand, seed, seed % 3 == 0))
 			return -1;
-	if (decode_chain(c, table) || identical_items(c, table) || bad_streams(c, table))
+	if (compiled_sets(c) || decode_chain(c, table) || identical_items(c, table) ||
+	    bad_streams(c, table))
 		return -1;
 	vyre_close(c);
 	rc = vyre_test_daemon_stop(&daemon_);

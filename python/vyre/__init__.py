@@ -446,12 +446,29 @@ class Client:
             raise Invalid(Err.INVAL, f"buffer {handle:#x}")
         return (ctypes.c_ubyte * nbytes).from_address(ptr)
 
-    def submit(self, item, user_data=0, flags=0):
+    def submit(self, item, user_data=0, flags=0, stream=None):
         """vyre_submit one item (a WorkItem or an (op, input, output, param) tuple).
 
-        Again when the SQ is full: nothing was queued; reap and retry.
+        stream: a DFA_REPORT* item continues the stream in that buffer
+        (submit_stream). Again when the SQ is full: nothing was queued; reap and retry.
         """
+        if stream is not None:
+            return self.submit_stream(item, stream, None, user_data, flags)
         _check(lib.vyre_submit(self._live(), ctypes.byref(_item_c(item)), user_data, flags), "submit")
+
+    def submit_stream(self, item, stream, rng=None, user_data=0, flags=0):
+        """vyre_submit_stream: a DFA_REPORT or DFA_REPORT_COUNTED item that continues
+        the stream whose state is in buffer @stream (16 bytes, zeroed: a new stream;
+        docs/design.md 6.8), on byte ranges @rng (an ItemRange or tuple) if given.
+
+        Items of one stream run in submission order; a match cut by an item
+        boundary is reported once, by the item with its last byte, at stream
+        offsets. Invalid for another op; Again when the SQ is full.
+        """
+        it = _item_c(item)
+        r = ctypes.byref(_range_c(rng)) if rng is not None else None
+        rc = lib.vyre_submit_stream(self._live(), ctypes.byref(it), _handle(stream), r, user_data, flags)
+        _check(rc, "submit_stream")
 
     def submit_batch(self, items, user_data=None):
         """vyre_submit_batch: items with flags 0; returns how many were queued (a prefix)."""
@@ -535,3 +552,13 @@ def connect(socket=None, domain=None, **opts):
 
 
 from ._dfa import DFA_CASELESS, DFA_DEFAULT_MAX_STATES, DFA_PATTERN_MAX, dfa_compile  # noqa: E402,F401
+from ._report import (  # noqa: E402,F401
+    REPORT_HEADER_BYTES,
+    REPORT_OVERFLOW,
+    REPORT_RECORD_BYTES,
+    STREAM_STATE_BYTES,
+    Record,
+    Report,
+    parse_report,
+    report_bytes,
+)

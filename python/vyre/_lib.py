@@ -184,6 +184,10 @@ def _declare(lib):
             I,
             [P, ctypes.POINTER(WorkItemC), ctypes.POINTER(ItemRangeC), ctypes.POINTER(c_u64), c_u32],
         ),
+        "vyre_submit_stream": (
+            I,
+            [P, ctypes.POINTER(WorkItemC), c_u32, ctypes.POINTER(ItemRangeC), c_u64, c_u32],
+        ),
         "vyre_reap": (I, [P, ctypes.POINTER(CqeC), c_u32]),
         "vyre_wait": (I, [P, ctypes.POINTER(CqeC), c_u32, ctypes.c_int64]),
         "vyre_event_fd": (I, [P]),

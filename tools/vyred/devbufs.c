@@ -185,13 +185,18 @@ void vyre_devbufs_stamp(struct vyre_daemon *d, struct vyre_batch *b)
 		struct vyre_devbuf *aux =
 		    (mask & VYRE_OPERAND_AUX) && x->aux_bytes ? devbuf_of(t, x->aux_heap) : NULL;
 
-		if (aux)
-			aux->write_gen++;
+		/* a device stream is read too, so its item's heap writes cross back as well */
+		const int reads_device = in || tab || aux;
+
 		if (out)
 			out->write_gen++;
-		else if ((in || tab) && (mask & VYRE_OPERAND_OUT) &&
+		else if (reads_device && (mask & VYRE_OPERAND_OUT) &&
 			 b->dedup_of[i] == VYRE_PLAN_NO_DEDUPE)
 			readback += write_bytes(x, mask);
+		if (aux)
+			aux->write_gen++;
+		else if (reads_device && (mask & VYRE_OPERAND_AUX) && x->aux_bytes)
+			readback += sizeof(struct vyre_stream_state);
 	}
 	b->stats.readback_bytes = readback;
 }
