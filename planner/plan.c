@@ -177,7 +177,11 @@ static void cross_arm_report(struct batch_scratch *s, const struct vyre_plan_bat
 		if (b->flags && (b->flags[k] & VYRE_PLAN_F_INVALID))
 			continue;
 		o = o != VYRE_PLAN_NONE ? slots[o].out_arm : s->no_output_arm;
-		s->arm_items[cursor[s->arm_of[k]]++] = k | (o == ARMS_MANY ? 0 : CROSS_ARM_SKIP);
+		/* an item that continues a stream is never redundant: its stream moved on */
+		const int streamed = b->aux && b->aux[k] != 0;
+
+		s->arm_items[cursor[s->arm_of[k]]++] =
+		    k | (o == ARMS_MANY && !streamed ? 0 : CROSS_ARM_SKIP);
 	}
 	cross_arm_table_begin(&s->t->cross_arm, n);
 	cross_arm_walk(&s->t->cross_arm, b->items, s->arm_items, s->arm_end, n_arms,
