@@ -20,7 +20,7 @@ $(foreach s,$(CUDA_SRCS),$(eval CFLAGS_$(subst /,_,$(s:.c=)) := -I$(CUDA_HOME)/i
 # megakernel.cu first: the rules compile $<, which includes the rest.
 MK_SRCS := gpu/megakernel.cu gpu/mk_elementwise.cuh gpu/mk_sequential.cuh gpu/mk_units.cuh \
 	gpu/mk_barrier.cuh gpu/mk_launch.cuh gpu/mk_doorbell.cuh gpu/mk_pool.cuh gpu/mk_decode.cuh \
-	gpu/mk_fuse.cuh \
+	gpu/mk_fuse.cuh gpu/mk_report.cuh \
 	gpu/mk_dfa.cuh gpu/mk_dfa_stage.cuh gpu/mk_dfa_walk.cuh gpu/digits.h gpu/cuda_abi.h include/vyre/abi.h
 MK_NVCCFLAGS := -std=c++17 -O3 -Iinclude -Igpu \
 	--generate-code arch=compute_90,code=[sm_90,compute_90] \
