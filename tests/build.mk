@@ -39,7 +39,7 @@ $(BUILD)/tests/test_mk_decode: tests/test_mk_decode.cpp gpu/mk_decode.cuh gpu/di
 		-Itests -o $@ $< $(BUILD)/libvyre-core.a $(LDLIBS)
 # The same for on-chip handoff runs (gpu/mk_fuse.cuh) against the oracle's members in order.
 TESTS += test_mk_fuse
-$(BUILD)/tests/test_mk_fuse: tests/test_mk_fuse.cpp gpu/mk_fuse.cuh gpu/mk_decode.cuh gpu/digits.h \
+$(BUILD)/tests/test_mk_fuse: tests/test_mk_fuse.cpp gpu/mk_fuse.cuh gpu/mk_report.cuh gpu/mk_decode.cuh gpu/digits.h \
 		gpu/cuda_abi.h gpu/ops.h tests/test_counted.h tests/mk_host_block.h $(BUILD)/libvyre-core.a
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -Wshadow -Wno-unknown-pragmas $(CFLAGS) $(SAN_FLAGS) -Iinclude -Igpu \
