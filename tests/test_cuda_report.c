@@ -623,20 +623,23 @@ int main(void)
 	c.shadow_want = malloc(DEV_BYTES);
 	if (!c.heap || !c.want || !c.before || !c.shadow || !c.shadow_want) {
 		printf("FAIL: no memory\n");
-		return 1;
+		c.failures++;
+	} else {
+		make_text(&c);
 	}
-	make_text(&c);
-	for (int m = 0; m < 2; m++) {
+	for (int m = 0; m < 2 && !c.failures; m++) {
 		if (make_tables(&c) != 0)
-			return 1;
-		run_mode(&c, m == 0 ? VYRE_CUDA_PERSISTENT : VYRE_CUDA_LAUNCH, n);
+			c.failures++;
+		else
+			run_mode(&c, m == 0 ? VYRE_CUDA_PERSISTENT : VYRE_CUDA_LAUNCH, n);
 	}
 	printf("cuda report: %llu records kept, %llu overflowed reports, %llu stream items, %llu "
 	       "chains, %llu invalid operands; %u failures\n",
 	       (unsigned long long)c.records, (unsigned long long)c.overflows,
 	       (unsigned long long)c.stream_items, (unsigned long long)c.chains,
 	       (unsigned long long)c.invalid, c.failures);
-	gen_heap_unmap(c.heap, HEAP_BYTES);
+	if (c.heap)
+		gen_heap_unmap(c.heap, HEAP_BYTES);
 	free(c.want);
 	free(c.before);
 	free(c.shadow);

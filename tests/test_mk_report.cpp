@@ -129,6 +129,7 @@ void serialize(table &t)
 	uint32_t n_out = 0;
 
 	for (const auto &l : t.lists)
+		// cppcheck-suppress useStlAlgorithm
 		n_out += (uint32_t)l.size();
 	t.bytes.assign(sec + 8 + 4 * (t.n + 1) + 8 * (uint64_t)n_out, 0);
 	put32(t.bytes, 0, t.n);
@@ -162,6 +163,7 @@ table random_table(uint32_t n)
 	t.start = (uint32_t)pick(n);
 	t.next.resize(256 * (size_t)n);
 	for (auto &x : t.next)
+		// cppcheck-suppress useStlAlgorithm
 		x = (uint32_t)pick(n);
 	t.lists.resize(n);
 	for (auto &l : t.lists) {
@@ -242,6 +244,7 @@ uint32_t ref_walk(const table &t, const uint8_t *p, size_t len, uint32_t s, uint
 		s = t.next[256 * (size_t)s + p[i]];
 		const uint64_t end = off + i + 1;
 		for (const entry &e : t.lists[s])
+			// cppcheck-suppress useStlAlgorithm
 			out.push_back(record{e.id, end >= e.len ? end - e.len : 0, end});
 	}
 	return s;
@@ -261,6 +264,7 @@ std::vector<record> ref_literal(const std::vector<pattern> &pats, const std::str
 		}
 	std::vector<record> r;
 	for (const auto &kv : m)
+		// cppcheck-suppress useStlAlgorithm
 		r.push_back(record{kv.first.second, kv.first.first - kv.second, kv.first.first});
 	return r;
 }
@@ -415,6 +419,7 @@ void make_item(item &it, const table &t, const std::string &text, bool counted, 
 	memset(it.stream, 0, sizeof(it.stream));
 }
 
+// cppcheck-suppress constParameter
 uint8_t *stream_ptr(item &it)
 {
 	return it.stream + it.stream_at;
@@ -440,6 +445,7 @@ std::string random_text(size_t len, const char *alphabet)
 	const size_t k = strlen(alphabet);
 
 	for (auto &c : s)
+		// cppcheck-suppress useStlAlgorithm
 		c = (char)(pick(20) == 0 ? (uint8_t)pick(256) : (uint8_t)alphabet[pick(k)]);
 	return s;
 }
@@ -507,7 +513,6 @@ void round_trip(const table &t, const std::string &text, const std::vector<recor
 		const size_t piece =
 		    min(text.size() - at, (size_t)pick(pick(2) ? 8 : text.size() + 1));
 		item it;
-		std::vector<record> ref;
 		make_item(it, t, text.substr(at, piece), pick(2), (uint32_t)want.size() + 1,
 			  pick(4) == 0);
 		it.has_stream = true;
@@ -543,6 +548,7 @@ void invalid_case(const table &good)
 	uint32_t n_out = 0;
 
 	for (const auto &l : t.lists)
+		// cppcheck-suppress useStlAlgorithm
 		n_out += (uint32_t)l.size();
 	make_item(it, t, text, kind == 6 || pick(2), 4, pick(3) == 0);
 	it.has_stream = true;
@@ -620,7 +626,7 @@ void invalid_case(const table &good)
 void fused_case(const table &t, const std::string &text)
 {
 	const uint32_t enc_room = (uint32_t)(((text.size() + 2) / 3) * 4 + 8);
-	std::vector<uint8_t> w_in(4 + enc_room + 4, 0), dec(4 + text.size() + 8, 0);
+	std::vector<uint8_t> w_in(4 + enc_room + 4, 0);
 	const uint32_t enc = test_base64_encode(reinterpret_cast<const uint8_t *>(text.data()),
 						(uint32_t)text.size(), w_in.data() + 4);
 	const uint32_t w_in_bytes = (4 + enc + 3) & ~3u;
