@@ -153,7 +153,8 @@ __device__ void read_header(const vyre_mk_unit &u, uint32_t len, bool len_ok, ui
 		const uint64_t seen =
 		    (uint64_t)ld32_volatile(sp + 12) << 32 | ld32_volatile(sp + 8);
 
-		ok = started <= 1 && (started == 0 || state < n);
+		// zeroed: a new stream; started: continues (design.md 6.8)
+		ok = started == 1 ? state < n : started == 0 && state == 0 && seen == 0;
 		if (started == 1) {
 			s0 = state;
 			off = seen;

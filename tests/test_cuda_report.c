@@ -331,8 +331,10 @@ static uint64_t new_stream(struct ctx *c, uint32_t heap, uint32_t n_states)
 		return at;
 	memset(mem(c, heap, at), 0, 32);
 	if (below(c, 30) == 0) {
-		put32(mem(c, heap, at), below(c, 2) ? 2 : 1);
-		put32(mem(c, heap, at) + 4, n_states + below(c, 3));
+		/* started 2, a state beyond the table, or not zeroed though not started */
+		const uint32_t k = below(c, 3);
+		put32(mem(c, heap, at), k == 0 ? 2 : k == 1 ? 1 : 0);
+		put32(mem(c, heap, at) + 4 + 4 * (k == 2 && below(c, 2)), n_states + below(c, 3));
 		c->invalid++;
 	}
 	return at;

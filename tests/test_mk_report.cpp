@@ -572,8 +572,11 @@ void invalid_case(const table &good)
 		stream_ptr(it)[0] = 1;
 		memcpy(stream_ptr(it) + 4, &t.n, 4);
 		break;
-	case 5: // started neither 0 nor 1
-		stream_ptr(it)[0] = (uint8_t)(2 + pick(200));
+	case 5: // started neither 0 nor 1, or 0 with a state or bytes seen
+		if (pick(2))
+			stream_ptr(it)[0] = (uint8_t)(2 + pick(200));
+		else
+			stream_ptr(it)[4 + pick(12)] = (uint8_t)(1 + pick(255));
 		break;
 	case 6: { // a counted length past the input
 		const uint32_t len = it.in_bytes - 4 + 1 + (uint32_t)pick(9);
