@@ -200,7 +200,8 @@ uint32_t vyre_backend_inject_after(void);
 /*
  * The on-chip handoffs (docs/design.md 7.6) the CUDA backend keeps, for the
  * planner (gpu/cuda_lower_chain.c, gpu/mk_fuse.cuh): links from a decoder or
- * BYTEMAP (bit op of WRITERS) to a BYTEMAP or DFA_SCAN_COUNTED (READERS).
+ * BYTEMAP (bit op of WRITERS) to a BYTEMAP, DFA_SCAN_COUNTED or
+ * DFA_REPORT_COUNTED (READERS).
  * Tiles stream through shared memory, so a transient of any size would do;
  * the budget stops at what one block scans unsplit anyway (cuda_abi.h,
  * VYRE_MK_DFA_BLOCK_BYTES): a larger scan runs faster split over the grid.
@@ -208,7 +209,9 @@ uint32_t vyre_backend_inject_after(void);
 #define VYRE_CUDA_HANDOFF_BYTES ((512u << 10) + 4u)
 #define VYRE_CUDA_HANDOFF_WRITERS                                                                  \
 	((1u << VYRE_OP_BASE64_DECODE) | (1u << VYRE_OP_HEX_DECODE) | (1u << VYRE_OP_BYTEMAP))
-#define VYRE_CUDA_HANDOFF_READERS ((1u << VYRE_OP_BYTEMAP) | (1u << VYRE_OP_DFA_SCAN_COUNTED))
+#define VYRE_CUDA_HANDOFF_READERS                                                                  \
+	((1u << VYRE_OP_BYTEMAP) | (1u << VYRE_OP_DFA_SCAN_COUNTED) |                              \
+	 (1u << VYRE_OP_DFA_REPORT_COUNTED))
 
 /*
  * Whether @op is one of the handoff ops of @mask (bit op; 0: every op). A

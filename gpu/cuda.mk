@@ -20,7 +20,7 @@ $(foreach s,$(CUDA_SRCS),$(eval CFLAGS_$(subst /,_,$(s:.c=)) := -I$(CUDA_HOME)/i
 # megakernel.cu first: the rules compile $<, which includes the rest.
 MK_SRCS := gpu/megakernel.cu gpu/mk_elementwise.cuh gpu/mk_sequential.cuh gpu/mk_units.cuh \
 	gpu/mk_barrier.cuh gpu/mk_launch.cuh gpu/mk_doorbell.cuh gpu/mk_pool.cuh gpu/mk_decode.cuh \
-	gpu/mk_fuse.cuh \
+	gpu/mk_fuse.cuh gpu/mk_report.cuh \
 	gpu/mk_dfa.cuh gpu/mk_dfa_stage.cuh gpu/mk_dfa_walk.cuh gpu/digits.h gpu/cuda_abi.h include/vyre/abi.h
 MK_NVCCFLAGS := -std=c++17 -O3 -Iinclude -Igpu \
 	--generate-code arch=compute_90,code=[sm_90,compute_90] \
@@ -92,7 +92,7 @@ $(BUILD)/gen/example_ops_ptx.c: $(foreach m,$(OPMOD_EXAMPLES),$(call OPMOD_DIR,$
 
 # test_cuda_lower runs anywhere; the others exit 77 without a GPU.
 CUDA_TESTS := test_cuda_lower test_cuda_immediate test_cuda_diff test_cuda_fault test_cuda_inflight \
-	test_cuda_e2e test_cuda_dfa test_cuda_modules test_cuda_examples
+	test_cuda_e2e test_cuda_dfa test_cuda_report test_cuda_modules test_cuda_examples
 TESTS += $(CUDA_TESTS)
 $(foreach t,$(CUDA_TESTS),$(eval TEST_EXTRA_OBJS_$(t) := $(BUILD)/obj/tests/test_cuda_gen.o))
 $(foreach t,$(CUDA_TESTS) test_cuda_gen,$(eval CFLAGS_tests_$(t) := -I$(CUDA_HOME)/include -Igpu))
@@ -107,6 +107,10 @@ TEST_EXTRA_OBJS_test_cuda_dfa += $(BUILD)/libvyre-submit.a
 CFLAGS_tests_test_cuda_dfa += -Itools/submit
 TEST_LIBS_test_cuda_dfa := -lpthread
 $(BUILD)/tests/test_cuda_dfa: $(BUILD)/libvyre-submit.a
+# DFA_REPORT against the oracle: literal-set tables too
+TEST_EXTRA_OBJS_test_cuda_report += $(BUILD)/libvyre-submit.a
+CFLAGS_tests_test_cuda_report += -Itools/submit -Itests
+$(BUILD)/tests/test_cuda_report: $(BUILD)/libvyre-submit.a
 # module ops linked into the megakernel against their host functions
 TEST_EXTRA_OBJS_test_cuda_modules += $(BUILD)/obj/tests/test_module_ops.o \
 	$(BUILD)/obj/$(BUILD)/gen/test_module_ops_ptx.o

@@ -32,6 +32,7 @@ step lower 120 ./tests/test_cuda_lower
 step immediate 120 ./tests/test_cuda_immediate
 step diff "${DIFF_LIMIT:-300}" ./tests/test_cuda_diff
 step dfa "${DFA_LIMIT:-300}" ./tests/test_cuda_dfa
+step report "${REPORT_LIMIT:-300}" ./tests/test_cuda_report
 step modules "${MODULES_LIMIT:-300}" ./tests/test_cuda_modules
 step opmod-device 120 ./tests/test_opmod_device
 step examples 200 ./tests/test_cuda_examples
@@ -88,4 +89,6 @@ if [ -x "$S" ] && [ -z "$NO_SANITIZER" ]; then
 	VYRE_CUDA_DIFF_BATCHES=20 step racecheck 200 "$S" --tool racecheck --print-limit 20 ./tests/test_cuda_diff
 	VYRE_CUDA_DFA_BATCHES=8 VYRE_CUDA_DFA_BIG=0 step dfa-memcheck 300 "$S" --tool memcheck --print-limit 20 ./tests/test_cuda_dfa
 	VYRE_CUDA_DFA_BATCHES=3 VYRE_CUDA_DFA_BIG=0 step dfa-racecheck 300 "$S" --tool racecheck --print-limit 20 ./tests/test_cuda_dfa
+	VYRE_CUDA_REPORT_BATCHES=10 step report-memcheck 300 "$S" --tool memcheck --print-limit 20 ./tests/test_cuda_report
+	VYRE_CUDA_REPORT_BATCHES=4 step report-racecheck 300 "$S" --tool racecheck --print-limit 20 ./tests/test_cuda_report
 fi

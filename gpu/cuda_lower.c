@@ -195,6 +195,7 @@ static uint32_t emit_item(struct fill_cursor *cur, const struct vyre_exec_batch 
 		const uint32_t slot = cur->result;
 		struct vyre_mk_unit u = vyre_cuda_result_unit(it, c, heaps, slot);
 
+		vyre_cuda_report_prefill(cur, it, heaps, slot);
 		cur->result += result_records(c);
 		if (cur->chained)
 			st[i].src = st[i].src == VYRE_CUDA_SRC_OWN ? slot : st[i].src;
@@ -342,8 +343,12 @@ void vyre_cuda_lower_fill(const struct vyre_exec_batch *batch, const struct vyre
 {
 	const struct vyre_exec_plan *p = &batch->plan;
 	/* the slab is page aligned and units_off is 0: units are naturally aligned */
-	struct fill_cursor cur = {(struct vyre_mk_unit *)(slab + lay->units_off), 0, 0,
-				  lay->chained, lay->blocks};
+	struct fill_cursor cur = {(struct vyre_mk_unit *)(slab + lay->units_off),
+				  (struct vyre_mk_result *)(slab + lay->results_off),
+				  0,
+				  0,
+				  lay->chained,
+				  lay->blocks};
 	struct vyre_mk_stage *stages = (struct vyre_mk_stage *)(slab + lay->stages_off);
 	uint32_t stage = 0, launch = 0;
 

@@ -17,10 +17,11 @@
  * Handoff runs. Items the planner marked (VYRE_EXEC_HANDOFF_OUT/_IN) become
  * one run of units that one block executes where the first item's group
  * runs, when the run is one this backend keeps on chip: a decoder or
- * BYTEMAP first, BYTEMAPs, and a BYTEMAP, DFA_SCAN_COUNTED or stream module op last, each
- * reading exactly the range its predecessor wrote, every operand word
- * aligned, and the last one's output the first one's input or apart from
- * it (gpu/mk_fuse.cuh streams the first input in order). A marked link that
+ * BYTEMAP first, BYTEMAPs, and a BYTEMAP, DFA_SCAN_COUNTED, DFA_REPORT_COUNTED
+ * or stream module op last, each reading exactly the range its predecessor
+ * wrote, every operand word aligned, and the last one's output the first
+ * one's input or apart from it (gpu/mk_fuse.cuh streams the first input in
+ * order; a report writes records as it goes, so only apart). A marked link that
  * is not such runs through the heap, as the plan's groups allow.
  */
 #include "cuda_lower_chain.h"
@@ -28,8 +29,8 @@
 static int can_fail(uint32_t op)
 {
 	return op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED ||
-	       op == VYRE_OP_BASE64_DECODE || op == VYRE_OP_HEX_DECODE || op == VYRE_OP_BYTEMAP ||
-	       (op & VYRE_OP_MODULE_BIT);
+	       vyre_cuda_is_report(op) || op == VYRE_OP_BASE64_DECODE || op == VYRE_OP_HEX_DECODE ||
+	       op == VYRE_OP_BYTEMAP || (op & VYRE_OP_MODULE_BIT);
 }
 
 static int run_writer(uint32_t op)
@@ -40,13 +41,15 @@ static int run_writer(uint32_t op)
 static int run_reader(uint32_t op)
 {
 	return op == VYRE_OP_BYTEMAP || op == VYRE_OP_DFA_SCAN_COUNTED ||
+	       op == VYRE_OP_DFA_REPORT_COUNTED ||
 	       ((op & VYRE_OP_MODULE_BIT) && vyre_handoff_kept(VYRE_CUDA_HANDOFF_READERS, op));
 }
 
-/* A run ends at a member that writes no stream on: a scan, or a module op. */
+/* A run ends at a member that writes no stream on: a scan, a report, or a module op. */
 static int run_last(uint32_t op)
 {
-	return op == VYRE_OP_DFA_SCAN_COUNTED || (op & VYRE_OP_MODULE_BIT);
+	return op == VYRE_OP_DFA_SCAN_COUNTED || op == VYRE_OP_DFA_REPORT_COUNTED ||
+	       (op & VYRE_OP_MODULE_BIT);
 }
 
 static uint64_t address(const struct vyre_cuda_heap *heaps, uint32_t heap, uint64_t off)
@@ -57,7 +60,10 @@ static uint64_t address(const struct vyre_cuda_heap *heaps, uint32_t heap, uint6
 /* Every operand @it uses is word aligned (classify found them registered and in range). */
 static int aligned(const struct vyre_cuda_heap *heaps, const struct vyre_exec_item *it)
 {
-	const int mask = vyre_op_operands(it->op);
+	/* a report reads and writes any alignment, but its operands are in, out and table */
+	const int mask = vyre_cuda_is_report(it->op)
+			     ? (int)(VYRE_OPERAND_IN | VYRE_OPERAND_OUT | VYRE_OPERAND_TABLE)
+			     : vyre_op_operands(it->op);
 	uint64_t a = 0;
 
 	if (mask & VYRE_OPERAND_IN)
@@ -91,7 +97,10 @@ static int link_ok(const struct vyre_exec_batch *batch, const struct vyre_cuda_h
 	const uint64_t o = address(heaps, r->out_heap, r->out_off);
 	const uint64_t in = address(heaps, w->in_heap, w->in_off);
 
-	return o == in || o + r->out_bytes <= in || in + w->in_bytes <= o;
+	/* a report writes its records as the input streams: never over it */
+	if (o == in && !vyre_cuda_is_report(r->op))
+		return 1;
+	return o + r->out_bytes <= in || in + w->in_bytes <= o;
 }
 
 /* Members of the run item @i heads (1: it heads none). */
@@ -201,6 +210,7 @@ uint32_t vyre_cuda_chain_emit_run(struct fill_cursor *cur, const struct vyre_exe
 		struct vyre_mk_unit u =
 		    vyre_cuda_result_unit(&batch->items[i + t], alone, heaps, cur->result);
 
+		vyre_cuda_report_prefill(cur, &batch->items[i + t], heaps, cur->result);
 		if (t == 0)
 			vyre_cuda_chain_mark(batch, st, i, c, &u);
 		else

@@ -73,12 +73,42 @@ static struct vyre_mk_unit module_unit(const struct vyre_exec_item *it,
 	};
 }
 
+void vyre_cuda_report_prefill(const struct fill_cursor *cur, const struct vyre_exec_item *it,
+			      const struct vyre_cuda_heap *heaps, uint32_t slot)
+{
+	if (!vyre_cuda_is_report(it->op))
+		return;
+	cur->records[slot] = (struct vyre_mk_result){
+	    .status = 0,
+	    .reserved = 0,
+	    .result = vyre_cuda_operand_addr(heaps, it->aux_bytes != 0, it->aux_heap, it->aux_off),
+	};
+}
+
+/* A report item's unit (gpu/mk_report.cuh): count, aux, param: in, table and out bytes. */
+static struct vyre_mk_unit report_unit(const struct vyre_exec_item *it,
+				       const struct vyre_cuda_heap *heaps, uint32_t slot)
+{
+	return (struct vyre_mk_unit){
+	    .op = it->op | dfa_table_trust(it),
+	    .param = it->out_bytes,
+	    .count = it->in_bytes,
+	    .aux = it->table_bytes,
+	    .slot = slot,
+	    .in = vyre_cuda_operand_addr(heaps, 1, it->in_heap, it->in_off),
+	    .out = vyre_cuda_operand_addr(heaps, 1, it->out_heap, it->out_off),
+	    .table = vyre_cuda_operand_addr(heaps, 1, it->table_heap, it->table_off),
+	};
+}
+
 /* The unit of a result item; a split DFA item's join (its parts differ in op, param, reserved). */
 struct vyre_mk_unit vyre_cuda_result_unit(const struct vyre_exec_item *it, uint32_t c,
 					  const struct vyre_cuda_heap *heaps, uint32_t slot)
 {
 	if (it->op & VYRE_OP_MODULE_BIT)
 		return module_unit(it, heaps, slot);
+	if (vyre_cuda_is_report(it->op))
+		return report_unit(it, heaps, slot);
 	const int mask = vyre_op_operands(it->op);
 	struct vyre_mk_unit u = {
 	    .op = it->op | ((c & CLS_SEQUENTIAL) ? VYRE_MK_SEQUENTIAL : 0u),

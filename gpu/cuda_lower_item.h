@@ -82,6 +82,7 @@ struct vyre_cuda_item_state {
 
 struct fill_cursor {
 	struct vyre_mk_unit *units;
+	struct vyre_mk_result *records; /* a report item's: its stream until it runs */
 	uint32_t unit, result;
 	uint32_t chained; /* vyre_cuda_layout.chained */
 	uint32_t blocks;  /* vyre_cuda_layout.blocks */
@@ -96,6 +97,15 @@ struct fill_cursor {
  * VYRE_MK_DFA_BLOCK_BYTES or with fewer than 2 blocks.
  */
 void vyre_cuda_dfa_split(uint32_t bytes, uint32_t blocks, uint32_t *parts, uint32_t *part_bytes);
+
+/*
+ * A report item's record (slot) holds its stream buffer's device address (0:
+ * none) until the unit writes its outcome there: the unit has no field left
+ * for a fourth operand (gpu/mk_report.cuh reads it first). No-op for
+ * other items.
+ */
+void vyre_cuda_report_prefill(const struct fill_cursor *cur, const struct vyre_exec_item *it,
+			      const struct vyre_cuda_heap *heaps, uint32_t slot);
 
 /* The unit of a result item of class @c (a split DFA item: its join). */
 struct vyre_mk_unit vyre_cuda_result_unit(const struct vyre_exec_item *it, uint32_t c,
@@ -199,6 +209,51 @@ static inline int operand(const struct vyre_cuda_heap *heaps, uint32_t n_heaps, 
 	return 1;
 }
 
+static inline int vyre_cuda_is_report(uint32_t op)
+{
+	return op == VYRE_OP_DFA_REPORT || op == VYRE_OP_DFA_REPORT_COUNTED;
+}
+
+/* Two ranges of device addresses share a byte. */
+static inline int ranges_meet(uint64_t a, uint64_t a_bytes, uint64_t b, uint64_t b_bytes)
+{
+	return a_bytes && b_bytes && a < b + b_bytes && b < a + a_bytes;
+}
+
+/*
+ * DFA_REPORT and DFA_REPORT_COUNTED (design.md 6.8): operands in, out,
+ * table and the stream when aux_bytes is not 0; an output of at least a
+ * report header, a stream of at least its state, and no two of out, in,
+ * table and stream sharing a byte (the stream may not share one with any).
+ * One block unit of any alignment (gpu/mk_report.cuh), never split.
+ */
+static inline uint32_t classify_report(const struct vyre_exec_item *it,
+				       const struct vyre_cuda_heap *heaps, uint32_t n_heaps,
+				       uint32_t *devmem)
+{
+	uint64_t in, out, table, aux;
+
+	if ((it->in_bytes | it->out_bytes | it->table_bytes) & 3u)
+		return CLS_INVAL;
+	if (!operand(heaps, n_heaps, 1, it->in_heap, it->in_off, it->in_bytes, &in, devmem) ||
+	    !operand(heaps, n_heaps, 1, it->out_heap, it->out_off, it->out_bytes, &out, devmem) ||
+	    !operand(heaps, n_heaps, 1, it->table_heap, it->table_off, it->table_bytes, &table,
+		     devmem) ||
+	    !operand(heaps, n_heaps, it->aux_bytes != 0, it->aux_heap, it->aux_off, it->aux_bytes,
+		     &aux, devmem))
+		return CLS_INVAL;
+	if (it->out_bytes < 16 || (it->op == VYRE_OP_DFA_REPORT_COUNTED && it->in_bytes < 4) ||
+	    (it->aux_bytes != 0 && it->aux_bytes < 16))
+		return CLS_INVAL;
+	if (ranges_meet(in, it->in_bytes, out, it->out_bytes) ||
+	    ranges_meet(table, it->table_bytes, out, it->out_bytes) ||
+	    ranges_meet(aux, it->aux_bytes, in, it->in_bytes) ||
+	    ranges_meet(aux, it->aux_bytes, out, it->out_bytes) ||
+	    ranges_meet(aux, it->aux_bytes, table, it->table_bytes))
+		return CLS_INVAL;
+	return CLS_DEVICE | CLS_RESULT | CLS_BLOCK | 1u;
+}
+
 /* The static checks of vyre_exec_one, then how the item runs. */
 static inline uint32_t classify_ops(const struct vyre_exec_item *it,
 				    const struct vyre_cuda_heap *heaps, uint32_t n_heaps,
@@ -207,6 +262,8 @@ static inline uint32_t classify_ops(const struct vyre_exec_item *it,
 	const int mask = vyre_op_operands(it->op);
 	uint64_t in, out, table;
 
+	if (vyre_cuda_is_report(it->op))
+		return classify_report(it, heaps, n_heaps, devmem);
 	if (mask < 0 || ((it->in_bytes | it->out_bytes | it->table_bytes) & 3u))
 		return CLS_INVAL;
 	/* a module op runs only with its device code linked in (gpu/cuda_modules.c) */

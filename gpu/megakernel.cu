@@ -18,8 +18,8 @@
 // The parts, each a .cuh included inside the anonymous namespace below, in
 // the order they use each other: this file's common helpers (ordered loads
 // and stores, combine, result records, a unit's load); the op families
-// (mk_elementwise.cuh, mk_sequential.cuh; mk_dfa.cuh, mk_decode.cuh and
-// mk_fuse.cuh); one unit by family (mk_units.cuh); the device-wide barrier
+// (mk_elementwise.cuh, mk_sequential.cuh; mk_dfa.cuh, mk_decode.cuh,
+// mk_report.cuh and mk_fuse.cuh); one unit by family (mk_units.cuh); the device-wide barrier
 // (mk_barrier.cuh); one launch (mk_launch.cuh); the persistent kernel's
 // doorbell poller (mk_doorbell.cuh); the pool's pollers and teams
 // (mk_pool.cuh). The kernels, at the end, are this
@@ -138,7 +138,7 @@ __device__ __forceinline__ void bump_progress(vyre_mk_devstate *ds)
 // Ops whose unit writes a result record (at u.slot).
 __device__ __forceinline__ bool has_record(uint32_t op)
 {
-	return (op >= VYRE_OP_SUM && op <= VYRE_OP_DFA_SCAN_COUNTED) || op == VYRE_MK_OP_MODULE;
+	return (op >= VYRE_OP_SUM && op <= VYRE_OP_DFA_REPORT_COUNTED) || op == VYRE_MK_OP_MODULE;
 }
 
 // VYRE_MK_AFTER_PREV: whether the unit's chain predecessor failed, which

@@ -2,7 +2,7 @@
 //
 // gpu/mk_fuse.cuh - an on-chip handoff run (docs/design.md 7.6) on one block:
 // a decoder or BYTEMAP W, BYTEMAPs, and a last member F (BYTEMAP or
-// DFA_SCAN_COUNTED), each reading what the one before wrote into a
+// DFA_SCAN_COUNTED or DFA_REPORT_COUNTED), each reading what the one before wrote into a
 // transient buffer. The block streams W's input through shared memory in
 // tiles, in order: a tile of input words is staged, each thread decodes a
 // quad of words (one base64 group, two hex groups, four mapped words),
@@ -11,6 +11,11 @@
 // into the tile, which the block scans (a DFA_SCAN_COUNTED F), carrying the
 // DFA state from tile to tile. The transient buffers are never read or
 // written: their bytes stay as they were, which nothing can observe.
+//
+// A DFA_REPORT_COUNTED F scans each decoded tile with mk_report.cuh's
+// report_tile, which writes the tile's records as it goes: W's characters
+// and F's table are therefore checked before the first tile, and F's
+// header and stream state are written at the end.
 //
 // F may also be a module op whose manifest says `stream yes` (design.md
 // 6.7): the decoded tile is then handed to its device function, a tile at a
@@ -46,7 +51,8 @@ constexpr uint32_t kChunk = 32;	   // bytes a thread's chunk of a tile gets at l
 constexpr uint32_t kWarmup = 32;   // bytes a chunk's guess walks
 constexpr uint32_t kCtlWords = 16; // header results, broadcast by thread 0
 constexpr uint32_t kMapAt = kCtlWords;
-constexpr uint32_t kTileAt = kMapAt + 64 + 8; // the map, then a module's state
+// the map, then a module's state or a report's header (mk_report::kHdrWords)
+constexpr uint32_t kTileAt = kMapAt + 64 + 16;
 
 // ctl words
 constexpr uint32_t kOk = 0, kLen = 1, kD = 2, kDigits = 3; // mk_bytes::check_header's
@@ -55,6 +61,7 @@ constexpr uint32_t kModuleRc = 9;
 // a stream module F's carried state (VYRE_OP_STATE_WORDS) follows the map
 constexpr uint32_t kModuleStateAt = kMapAt + 64;
 constexpr uint32_t kModuleStateWords = 8;
+constexpr uint32_t kReportAt = kModuleStateAt;
 
 // Transitions in memory as the client wrote them, clamped at each use.
 struct global_table {
@@ -161,6 +168,11 @@ __device__ __forceinline__ bool is_module(const vyre_mk_unit &u)
 	return (u.op & VYRE_MK_OP_MASK) == VYRE_MK_OP_MODULE;
 }
 
+__device__ __forceinline__ bool is_report(const vyre_mk_unit &u)
+{
+	return (u.op & VYRE_MK_OP_MASK) == VYRE_OP_DFA_REPORT_COUNTED;
+}
+
 // A module op's device function on every thread of the block, for input
 // [bytes, bytes + nb) (a stream F: one tile of it; a module unit: all of it,
 // as tile 0 and the last). Returns thread 0's return value, broadcast
@@ -225,6 +237,11 @@ __device__ void check_headers(const vyre_mk_unit *run, uint32_t m, uint64_t resu
 			ok = ok && u.param >= 256 && 4 + 4 * ((d + 3) / 4) <= u.aux;
 		} else if (is_module(u)) {
 			// the module checks its own operands, tile by tile
+		} else if (is_report(u)) {
+			mk_report::read_header(u, (uint32_t)d, ok,
+					       mk_report::stream_addr(results, u.slot),
+					       ctl + kReportAt);
+			ok = ctl[kReportAt + mk_report::kOk] != 0;
 		} else {
 			const uint32_t *table = reinterpret_cast<const uint32_t *>(u.table);
 			const uint32_t n = u.aux >= 8 ? table[0] : 0,
@@ -243,7 +260,8 @@ __device__ void check_headers(const vyre_mk_unit *run, uint32_t m, uint64_t resu
 
 // Thread 0: every member's record, and F's word 0 when all succeeded.
 __device__ void finish(const vyre_mk_unit *run, uint32_t m, uint64_t results, const uint32_t *ctl,
-		       bool w_bad, bool f_bad, uint32_t count, unsigned long long module_result)
+		       bool w_bad, bool f_bad, uint32_t count, unsigned long long module_result,
+		       uint32_t report_end, uint64_t report_total)
 {
 	const uint32_t d = ctl[kD];
 	uint32_t first_bad = ctl[kCanceled] ? 0 : w_bad ? 0 : ctl[kFirstBad];
@@ -259,10 +277,12 @@ __device__ void finish(const vyre_mk_unit *run, uint32_t m, uint64_t results, co
 			put_result(results, run[j].slot, VYRE_E_INVAL, 0);
 		else if (j == m - 1 && is_module(f))
 			put_result(results, f.slot, 0, module_result);
+		else if (j == m - 1 && is_report(f))
+			mk_report::finish(f, ctl + kReportAt, report_end, report_total, results);
 		else
 			put_result(results, run[j].slot, 0, scan ? count : d);
 	}
-	if (first_bad == m && !is_module(f))
+	if (first_bad == m && !is_module(f) && !is_report(f))
 		*reinterpret_cast<uint32_t *>(f.out) = is_map(f) ? d : count;
 }
 
@@ -323,18 +343,19 @@ __device__ uint32_t decode_quad(uint32_t op, const uint32_t x[4], uint64_t char0
 
 // A handoff run of m members (run[0] .. run[m - 1], in shared memory) on the
 // whole block. scratch: shared memory of scratch_words words (at least
-// kTileAt + 4); g, e: blockDim.x words of shared memory each. Every thread
+// kTileAt + 4); g, e: blockDim.x words of shared memory each; cnt:
+// mk_report::cnt_words(blockDim.x) (a report F's prefix sums). Every thread
 // of the block calls it.
 __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t results,
 				uint32_t *scratch, uint32_t scratch_words, uint32_t *g, uint32_t *e,
-				vyre_mk_devstate *ds)
+				uint64_t *cnt, vyre_mk_devstate *ds)
 {
 	using namespace mk_fuse;
 	const uint32_t tid = threadIdx.x, threads = blockDim.x;
 	const vyre_mk_unit &w = run[0], &f = run[m - 1];
 	const uint32_t op = w.op & VYRE_MK_OP_MASK;
-	const bool module_f = is_module(f);
-	const bool scan = !is_map(f) && !module_f, decoder = op != VYRE_OP_BYTEMAP;
+	const bool module_f = is_module(f), report_f = is_report(f);
+	const bool scan = !is_map(f) && !module_f && !report_f, decoder = op != VYRE_OP_BYTEMAP;
 	uint32_t *ctl = scratch;
 	uint8_t *map = reinterpret_cast<uint8_t *>(scratch + kMapAt);
 	uint32_t *tile = scratch + kTileAt;
@@ -357,10 +378,11 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 		     __syncthreads_or(mk_bytes::scan_digits(reinterpret_cast<const uint8_t *>(in),
 							    true, op, digits, ds));
 	bool f_bad = false;
-	uint32_t hits = 0;
+	uint32_t hits = 0, report_state = 0;
+	uint64_t report_total = 0;
 
 	if (first_bad == m && !w_bad) {
-		const bool mapped = !decoder || m > 2 || (!scan && !module_f);
+		const bool mapped = !decoder || m > 2 || is_map(f);
 		const uint32_t n = scan ? ctl[kStates] : 1, start = scan ? ctl[kStart] : 0;
 		const uint32_t *accept = reinterpret_cast<const uint32_t *>(f.table) + 2;
 		const uint32_t *next = accept + (n + 31) / 32;
@@ -380,9 +402,14 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 			f_bad = copy_table(stable, next, accept, n);
 		else if (scan && !(f.op & VYRE_MK_TABLE_TRUSTED))
 			f_bad = any_bad(next, n);
+		else if (report_f)
+			f_bad = mk_report::block_bad_table(f, ctl + kReportAt);
+		if (report_f)
+			report_state = ctl[kReportAt + mk_report::kS0];
 		if (tid == 0)
 			ctl[kState] = start;
-		if (tid < kModuleStateWords)
+		// a report F keeps its header there
+		if (module_f && tid < kModuleStateWords)
 			scratch[kModuleStateAt + tid] = 0;
 		__syncthreads();
 
@@ -413,7 +440,7 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 					const uint64_t ow = first_out + (uint64_t)per * tid + k;
 					const uint32_t v =
 					    mapped ? mk_bytes::map_word(map, o[k]) : o[k];
-					if (scan || module_f)
+					if (scan || module_f || report_f)
 						tile[per * tid + k] = v;
 					else if (ow < out_words)
 						*(reinterpret_cast<uint32_t *>(f.out) + 1 + ow) =
@@ -435,6 +462,24 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 							  nb, start, s0, g, e, hits, ds);
 				if (tid == 0)
 					ctl[kState] = s1;
+			}
+			if (report_f && !f_bad) {
+				__syncthreads();
+				const uint64_t have =
+				    4 * (first_out + (uint64_t)per * ((mw + 3) / 4));
+				const uint64_t at = min(4 * first_out, (uint64_t)d);
+				const uint32_t nb = (uint32_t)(min(have, (uint64_t)d) - at);
+				const uint32_t *rh = ctl + kReportAt;
+				uint64_t added = 0;
+				report_state = mk_report::report_tile(
+				    mk_report::view_of(f, rh),
+				    reinterpret_cast<const uint8_t *>(tile), nb,
+				    rh[mk_report::kStart], report_state,
+				    mk_report::offset_of(rh) + at, report_total,
+				    reinterpret_cast<uint8_t *>(f.out),
+				    (f.param - mk_report::kHeaderBytes) / mk_report::kRecordBytes,
+				    g, e, cnt, &added, ds);
+				report_total += added;
 			}
 			if (module_f && !f_bad) {
 				__syncthreads();
@@ -475,7 +520,8 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 		uint32_t count = 0;
 		for (uint32_t k = 0; k < (threads + 31) / 32; k++)
 			count += e[k];
-		finish(run, m, results, ctl, w_bad, f_bad, count, module_result);
+		finish(run, m, results, ctl, w_bad, f_bad, count, module_result, report_state,
+		       report_total);
 	}
 	__syncthreads();
 }

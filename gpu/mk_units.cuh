@@ -2,7 +2,8 @@
 //
 // gpu/mk_units.cuh - one unit on the device, by the op family it belongs
 // to: warp units (elementwise, reductions, small DFA items), block units
-// (large reductions and DFA items, the byte ops of mk_decode.cuh) and
+// (large reductions and DFA items, the byte ops of mk_decode.cuh, the
+// reports of mk_report.cuh) and
 // on-chip handoff runs (mk_fuse.cuh).
 //
 // gpu/megakernel.cu includes this inside its anonymous namespace, after
@@ -84,7 +85,16 @@ __device__ void block_reduce_unit(const vyre_mk_unit &u, uint64_t results, share
 }
 
 #include "mk_decode.cuh"
+#include "mk_report.cuh"
 #include "mk_fuse.cuh"
+
+// The prefix sums of a report unit or run: the split DFA join's records,
+// which neither uses.
+__device__ __forceinline__ uint64_t *report_counts(shared_state &sh)
+{
+	static_assert(sizeof(sh.scan.rec) >= 8 * (VYRE_MK_THREADS + 33), "report counts fit");
+	return reinterpret_cast<uint64_t *>(sh.scan.rec);
+}
 
 // A module op's item: every thread of the block calls the module's device
 // function (op_module.h), as the ABI promises, with the counted bytes of a
@@ -140,6 +150,10 @@ __device__ void block_unit(const vyre_mk_unit &u, uint64_t results, shared_state
 	}
 	if (op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED)
 		dfa::block_unit(u, results, sh.scan, ds);
+	else if (op == VYRE_OP_DFA_REPORT || op == VYRE_OP_DFA_REPORT_COUNTED)
+		mk_report::report_unit(
+		    u, results, reinterpret_cast<uint32_t *>(dfa::shared_entries()),
+		    dfa::dynamic_smem_bytes() / 4, sh.scan.g, sh.scan.e, report_counts(sh), ds);
 	else if (op == VYRE_MK_OP_MODULE)
 		module_unit(u, results);
 	else if (is_byte_op(op))
@@ -176,5 +190,6 @@ __device__ __noinline__ void fused_unit(const vyre_mk_unit *units, uint64_t at, 
 	while (m < avail && (run[m - 1].op & VYRE_MK_HANDOFF_OUT))
 		m++;
 	block_fused_run(run, m, results, smem + kRunWords,
-			dfa::dynamic_smem_bytes() / 4 - kRunWords, sh.scan.g, sh.scan.e, ds);
+			dfa::dynamic_smem_bytes() / 4 - kRunWords, sh.scan.g, sh.scan.e,
+			report_counts(sh), ds);
 }

@@ -52,8 +52,17 @@ $(BUILD)/tests/test_mk_decode: tests/test_mk_decode.cpp gpu/mk_decode.cuh gpu/di
 		-Itests -o $@ $< $(BUILD)/libvyre-core.a $(LDLIBS)
 # The same for on-chip handoff runs (gpu/mk_fuse.cuh) against the oracle's members in order.
 TESTS += test_mk_fuse
-$(BUILD)/tests/test_mk_fuse: tests/test_mk_fuse.cpp gpu/mk_fuse.cuh gpu/mk_decode.cuh gpu/digits.h \
+$(BUILD)/tests/test_mk_fuse: tests/test_mk_fuse.cpp gpu/mk_fuse.cuh gpu/mk_report.cuh gpu/mk_decode.cuh gpu/digits.h \
 		gpu/cuda_abi.h gpu/ops.h tests/test_counted.h tests/mk_host_block.h $(BUILD)/libvyre-core.a
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -Wshadow -Wno-unknown-pragmas $(CFLAGS) $(SAN_FLAGS) -Iinclude -Igpu \
+		-Itests -o $@ $< $(BUILD)/libvyre-core.a $(LDLIBS)
+# The same for DFA_REPORT (gpu/mk_report.cuh), alone and at the end of a handoff run,
+# against brute-force references.
+TESTS += test_mk_report
+$(BUILD)/tests/test_mk_report: tests/test_mk_report.cpp gpu/mk_report.cuh gpu/mk_fuse.cuh \
+		gpu/mk_decode.cuh gpu/digits.h gpu/cuda_abi.h gpu/ops.h tests/test_counted.h \
+		tests/test_rand.h tests/mk_host_block.h $(BUILD)/libvyre-core.a
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -Wshadow -Wno-unknown-pragmas $(CFLAGS) $(SAN_FLAGS) -Iinclude -Igpu \
 		-Itests -o $@ $< $(BUILD)/libvyre-core.a $(LDLIBS)

@@ -306,7 +306,7 @@ static void gen_item(struct gen_rng *r, struct gen_batch *g, uint32_t i, uint64_
 		/* statically invalid: the backend must never touch the heap */
 		switch (kind % 5) {
 		case 0:
-			it->op = VYRE_OP_DFA_SCAN_COUNTED + 1 + gen_below(r, 300);
+			it->op = VYRE_OP_COUNT + gen_below(r, 300);
 			break;
 		case 1:
 			it->in_heap = it->out_heap = it->table_heap = 1;

@@ -63,6 +63,12 @@ void bump_progress(vyre_mk_devstate *)
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "mk_decode.cuh"
 #pragma GCC diagnostic pop
+#define __noinline__
+// the report unit alone is test_mk_report's
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "mk_report.cuh"
+#pragma GCC diagnostic pop
 #include "mk_fuse.cuh"
 
 struct block_job {
@@ -70,6 +76,7 @@ struct block_job {
 	uint32_t m;
 	uint64_t results;
 	uint32_t *scratch, scratch_words, *g, *e;
+	uint64_t *cnt;
 	uint32_t tid;
 };
 
@@ -79,7 +86,7 @@ void *run_thread(void *arg)
 
 	threadIdx.x = j->tid;
 	vote_phase = 0;
-	block_fused_run(j->run, j->m, j->results, j->scratch, j->scratch_words, j->g, j->e,
+	block_fused_run(j->run, j->m, j->results, j->scratch, j->scratch_words, j->g, j->e, j->cnt,
 			nullptr);
 	return nullptr;
 }
@@ -88,6 +95,7 @@ void run_block(const vyre_mk_unit *run, uint32_t m, vyre_mk_result *rec, uint32_
 	       uint32_t scratch_words)
 {
 	std::vector<uint32_t> scratch(scratch_words, 0xdeadbeef), g(threads), e(threads);
+	std::vector<uint64_t> cnt(mk_report::cnt_words(threads));
 	std::vector<pthread_t> th(threads);
 	std::vector<block_job> jobs(threads);
 
@@ -104,6 +112,7 @@ void run_block(const vyre_mk_unit *run, uint32_t m, vyre_mk_result *rec, uint32_
 			   scratch_words,
 			   g.data(),
 			   e.data(),
+			   cnt.data(),
 			   t};
 		if (pthread_create(&th[t], nullptr, run_thread, &jobs[t]) != 0) {
 			fprintf(stderr, "pthread_create failed\n");

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: MIT
+//
+// gpu/mk_report.cuh - DFA_REPORT and DFA_REPORT_COUNTED on one block
+// (docs/design.md 6.8, docs/cuda.md "DFA_REPORT").
+//
+// The input goes through shared memory in tiles, in order (word loads in
+// address order, so host input crosses PCIe in whole lines). Each tile is
+// scanned as mk_fuse.cuh scans a decoded tile: a chunk a thread, each
+// guessing its start state from the bytes before it, checked in order and
+// walked again until every guess agrees, so every chunk then knows its
+// right start state. Each chunk counts its matches (a match: the state
+// after a byte has a non-empty out list; one record per entry), an
+// exclusive prefix sum over the chunks, in order, gives each chunk the
+// index of its first record, and a second walk of the chunks that have
+// matches writes their records below the capacity only. So the kept
+// records are exactly the sequential walk's first min(total, capacity),
+// each written whole by one thread, and a chunk never writes an index
+// counted for another (a table rewritten between the walks gives wrong
+// records, never a record two threads write).
+//
+// Every check comes before any store (design.md 6.8: the table and its
+// report section, the counted length, the stream state); the report's
+// header, the stream state and the result record are written at the end.
+// The table is read with plain loads, clamped at every use, so a table
+// rewritten while it is read yields wrong records, never a stray access.
+//
+// mk_units.cuh includes this inside megakernel.cu's anonymous namespace,
+// before mk_fuse.cuh, which runs a report as the last member of a handoff
+// run with the same tile code; tests/test_mk_report.cpp compiles it for the
+// host. Plain C++ loads only, so the host can run it.
+
+namespace mk_report
+{
+
+constexpr uint32_t kChunk = 32;			 // bytes a chunk of a tile gets at least
+constexpr uint32_t kWarmup = VYRE_MK_DFA_WARMUP; // bytes a chunk's guess walks
+constexpr uint32_t kTileMax = 64u << 10;	 // bytes of input a tile holds at most
+constexpr uint32_t kRecordBytes = 24;
+constexpr uint32_t kHeaderBytes = 16;
+
+// The header words thread 0 reads and the block shares (hdr[]).
+constexpr uint32_t kOk = 0, kStates = 1, kStart = 2, kNOut = 3, kSection = 4, kS0 = 5;
+constexpr uint32_t kOffLo = 6, kOffHi = 7, kLen = 8, kStreamLo = 9, kStreamHi = 10;
+constexpr uint32_t kHdrWords = 12;
+
+// cnt[] of report_tile: a word a thread, then a word a warp, then the tile's total.
+__device__ __forceinline__ uint32_t cnt_words(uint32_t threads)
+{
+	return threads + 33;
+}
+
+__device__ __forceinline__ uint32_t ld32(const uint8_t *p)
+{
+	if ((reinterpret_cast<uintptr_t>(p) & 3u) == 0)
+		return *reinterpret_cast<const uint32_t *>(p);
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+// Words an earlier stage (another block) may have written: past the caches.
+__device__ __forceinline__ uint32_t ld32_volatile(const uint8_t *p)
+{
+	const volatile uint8_t *q = p;
+	return (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+}
+
+__device__ __forceinline__ void st32(uint8_t *p, uint32_t v)
+{
+	if ((reinterpret_cast<uintptr_t>(p) & 3u) == 0) {
+		*reinterpret_cast<uint32_t *>(p) = v;
+		return;
+	}
+	for (uint32_t k = 0; k < 4; k++)
+		p[k] = (uint8_t)(v >> (8 * k));
+}
+
+__device__ __forceinline__ void st64(uint8_t *p, uint64_t v)
+{
+	st32(p, (uint32_t)v);
+	st32(p + 4, (uint32_t)(v >> 32));
+}
+
+// The table with its report section; every lookup is clamped.
+struct table_view {
+	const uint8_t *next;  // next[n][256]
+	const uint8_t *first; // out_first[n + 1]
+	const uint8_t *out;   // { id, len }[n_out]
+	uint32_t n, n_out;
+
+	__device__ __forceinline__ uint32_t step(uint32_t s, uint32_t b) const
+	{
+		return min(ld32(next + 4 * ((uint64_t)s * 256u + b)), n - 1);
+	}
+	// The out list of state t: entries [*lo, returned).
+	__device__ __forceinline__ uint32_t list(uint32_t t, uint32_t *lo) const
+	{
+		const uint32_t a = min(ld32(first + 4ull * t), n_out);
+		const uint32_t b = min(ld32(first + 4ull * t + 4), n_out);
+		*lo = a;
+		return b > a ? b : a;
+	}
+};
+
+__device__ __forceinline__ table_view view_of(const vyre_mk_unit &u, const uint32_t *hdr)
+{
+	const uint8_t *t = reinterpret_cast<const uint8_t *>(u.table);
+	const uint32_t n = hdr[kStates];
+	const uint8_t *first = t + hdr[kSection] + 8;
+
+	return table_view{t + 4 * (2 + (n + 31) / 32), first, first + 4 * ((uint64_t)n + 1), n,
+			  hdr[kNOut]};
+}
+
+__device__ __forceinline__ uint64_t offset_of(const uint32_t *hdr)
+{
+	return (uint64_t)hdr[kOffHi] << 32 | hdr[kOffLo];
+}
+
+__device__ __forceinline__ uint8_t *stream_of(const uint32_t *hdr)
+{
+	return reinterpret_cast<uint8_t *>((uint64_t)hdr[kStreamHi] << 32 | hdr[kStreamLo]);
+}
+
+// The item's record carries the stream buffer's address until the item
+// writes its outcome there (cuda_lower_item.c: the unit has no room for it).
+__device__ __forceinline__ uint64_t stream_addr(uint64_t results, uint32_t slot)
+{
+	return *(reinterpret_cast<const uint64_t *>(results) + 2ull * slot + 1);
+}
+
+// Thread 0: the table's header and report section's header, the stream
+// state, and the bytes to scan (`len`, found valid by the caller when
+// len_ok), into hdr. hdr[kOk] is 0 when any is invalid.
+__device__ void read_header(const vyre_mk_unit &u, uint32_t len, bool len_ok, uint64_t stream,
+			    uint32_t *hdr)
+{
+	const uint8_t *t = reinterpret_cast<const uint8_t *>(u.table);
+	const uint64_t tb = u.aux;
+	bool ok = len_ok && tb >= 8 && u.param >= kHeaderBytes;
+	const uint32_t n = ok ? ld32(t) : 0, start = ok ? ld32(t + 4) : 0;
+	const uint64_t sec = n == 0 ? 0 : 4 * (2 + ((uint64_t)n + 31) / 32 + 256 * (uint64_t)n);
+	uint32_t n_out = 0, s0 = start;
+	uint64_t off = 0;
+
+	ok = ok && sec != 0 && start < n && sec + 8 <= tb;
+	if (ok) {
+		n_out = ld32(t + sec + 4);
+		ok = ld32(t + sec) == VYRE_DFA_REPORT_MAGIC &&
+		     sec + 8 + 4 * ((uint64_t)n + 1) + 8 * (uint64_t)n_out <= tb;
+	}
+	if (ok && stream) {
+		const uint8_t *sp = reinterpret_cast<const uint8_t *>(stream);
+		const uint32_t started = ld32_volatile(sp), state = ld32_volatile(sp + 4);
+		const uint64_t seen =
+		    (uint64_t)ld32_volatile(sp + 12) << 32 | ld32_volatile(sp + 8);
+
+		// zeroed: a new stream; started: continues (design.md 6.8)
+		ok = started == 1 ? state < n : started == 0 && state == 0 && seen == 0;
+		if (started == 1) {
+			s0 = state;
+			off = seen;
+		}
+		ok = ok && off <= UINT64_MAX - len;
+	}
+	hdr[kOk] = ok;
+	hdr[kStates] = n;
+	hdr[kStart] = start;
+	hdr[kNOut] = n_out;
+	hdr[kSection] = (uint32_t)sec;
+	hdr[kS0] = s0;
+	hdr[kOffLo] = (uint32_t)off;
+	hdr[kOffHi] = (uint32_t)(off >> 32);
+	hdr[kLen] = len;
+	hdr[kStreamLo] = (uint32_t)stream;
+	hdr[kStreamHi] = (uint32_t)(stream >> 32);
+}
+
+// Whether the table breaks design.md 6.8 (hdr read and ok): a transition
+// out of range (unless trusted: its next[] was validated since its last
+// write), or a report section whose out_first is not 0 .. n_out in order or
+// whose lists do not hold ids strictly increasing with len >= 1. Every
+// thread of the block calls it.
+__device__ bool block_bad_table(const vyre_mk_unit &u, const uint32_t *hdr)
+{
+	const table_view v = view_of(u, hdr);
+	const uint32_t n = v.n, tid = threadIdx.x;
+	int bad = 0;
+
+	if (!(u.op & VYRE_MK_TABLE_TRUSTED))
+		for (uint64_t i = tid; i < 256ull * n; i += blockDim.x)
+			bad |= ld32(v.next + 4 * i) >= n;
+	for (uint32_t s = tid; s < n; s += blockDim.x) {
+		const uint32_t lo = ld32(v.first + 4ull * s), hi = ld32(v.first + 4ull * s + 4);
+
+		bad |=
+		    (s == 0 && lo != 0) || (s == n - 1 && hi != v.n_out) || hi < lo || hi > v.n_out;
+		if (bad)
+			continue;
+		for (uint32_t j = lo; j < hi; j++) {
+			const uint8_t *e = v.out + 8ull * j;
+			bad |= ld32(e + 4) == 0 || (j > lo && ld32(e) <= ld32(e - 8));
+		}
+	}
+	return __syncthreads_or(bad) != 0;
+}
+
+__device__ __forceinline__ uint32_t walk_quiet(const table_view &v, const uint8_t *p, uint32_t a,
+					       uint32_t b, uint32_t s)
+{
+	for (uint32_t i = a; i < b; i++)
+		s = v.step(s, p[i]);
+	return s;
+}
+
+// The state after bytes [a, b) of p from s; *hits: the records they make.
+// The view by value: a call of its own keeps it in registers.
+// cppcheck-suppress passedByValue
+__device__ __noinline__ uint32_t walk_count(const table_view v, const uint8_t *p, uint32_t a,
+					    uint32_t b, uint32_t s, uint64_t *hits)
+{
+	uint64_t h = 0;
+
+	for (uint32_t i = a; i < b; i++) {
+		uint32_t lo;
+		s = v.step(s, p[i]);
+		h += v.list(s, &lo) - lo;
+	}
+	*hits = h;
+	return s;
+}
+
+// Writes record idx of the report at out.
+__device__ __forceinline__ void put_record(uint8_t *out, uint64_t idx, uint32_t id, uint32_t len,
+					   uint64_t end)
+{
+	uint8_t *r = out + kHeaderBytes + kRecordBytes * idx;
+
+	st32(r, id);
+	st32(r + 4, 0);
+	st64(r + 8, end >= len ? end - len : 0);
+	st64(r + 16, end);
+}
+
+// The second walk: bytes [a, b) of p from s, whose first byte is at stream
+// offset off + a; writes the records numbered idx .. limit.
+// cppcheck-suppress passedByValue
+__device__ __noinline__ void walk_write(const table_view v, const uint8_t *p, uint32_t a,
+					uint32_t b, uint32_t s, uint64_t off, uint64_t idx,
+					uint64_t limit, uint8_t *out)
+{
+	for (uint32_t i = a; i < b && idx < limit; i++) {
+		uint32_t lo;
+		s = v.step(s, p[i]);
+		const uint32_t hi = v.list(s, &lo);
+		for (uint32_t j = lo; j < hi && idx < limit; j++, idx++) {
+			const uint8_t *e = v.out + 8ull * j;
+			put_record(out, idx, ld32(e), ld32(e + 4), off + i + 1);
+		}
+	}
+}
+
+// Bytes [0, nb) of the tile p (shared memory) on the whole block, from state
+// s0; p[0] is at stream offset off and `base` records came before it. Writes
+// this tile's records below cap into out and returns the end state; *total
+// gets the tile's records. g, e: a word a thread; cnt: cnt_words(threads).
+// Every thread calls it with the same arguments.
+__device__ uint32_t report_tile(const table_view &v, const uint8_t *p, uint32_t nb, uint32_t start,
+				uint32_t s0, uint64_t off, uint64_t base, uint8_t *out,
+				uint64_t cap, uint32_t *g, uint32_t *e, uint64_t *cnt,
+				uint64_t *total, vyre_mk_devstate *ds)
+{
+	const uint32_t tid = threadIdx.x, threads = blockDim.x, warps = (threads + 31) / 32;
+	const uint32_t len = max(kChunk, ((nb + threads - 1) / threads + 15) & ~15u);
+	const uint32_t n = (nb + len - 1) / len;
+	const uint32_t ca = min(tid * len, nb), cb = min(ca + len, nb);
+	uint64_t h = 0;
+
+	if (tid < n) {
+		uint32_t gs = s0;
+		if (tid > 0)
+			gs = ca <= kWarmup ? walk_quiet(v, p, 0, ca, s0)
+					   : walk_quiet(v, p, ca - kWarmup, ca, start);
+		g[tid] = gs;
+		e[tid] = walk_count(v, p, ca, cb, gs, &h);
+	}
+	__syncthreads();
+	for (;;) {
+		const bool bad = tid > 0 && tid < n && g[tid] != e[tid - 1];
+		const uint32_t fix = bad ? e[tid - 1] : 0;
+		// also orders this round's reads before its writes
+		if (!__syncthreads_or(bad))
+			break;
+		if (bad) {
+			g[tid] = fix;
+			e[tid] = walk_count(v, p, ca, cb, fix, &h);
+		}
+		__syncthreads();
+		if (tid == 0)
+			bump_progress(ds);
+	}
+	// the exclusive prefix sum over the chunks: by warps, then over the warps
+	cnt[tid] = h;
+	__syncthreads();
+	if (tid < warps) {
+		uint64_t w = 0;
+		for (uint32_t k = 32 * tid; k < min(32 * tid + 32, threads); k++)
+			w += cnt[k];
+		cnt[threads + tid] = w;
+	}
+	__syncthreads();
+	if (tid == 0) {
+		uint64_t sum = 0;
+		for (uint32_t k = 0; k < warps; k++) {
+			const uint64_t w = cnt[threads + k];
+			cnt[threads + k] = sum;
+			sum += w;
+		}
+		cnt[threads + 32] = sum;
+	}
+	__syncthreads();
+	uint64_t idx = base + cnt[threads + tid / 32];
+	for (uint32_t k = 32 * (tid / 32); k < tid; k++)
+		idx += cnt[k];
+	*total = cnt[threads + 32];
+	const uint32_t end = n ? e[n - 1] : s0;
+
+	if (h && idx < cap)
+		walk_write(v, p, ca, cb, g[tid], off, idx, min(idx + h, cap), out);
+	// every read of g, e and cnt is done before the next tile writes them
+	__syncthreads();
+	return end;
+}
+
+// Thread 0, after a report item succeeded: the report's header, the stream
+// state (when it has one) and the item's record.
+__device__ void finish(const vyre_mk_unit &u, const uint32_t *hdr, uint32_t end, uint64_t total,
+		       uint64_t results)
+{
+	uint8_t *out = reinterpret_cast<uint8_t *>(u.out);
+	const uint64_t cap = (u.param - kHeaderBytes) / kRecordBytes;
+	uint8_t *sp = stream_of(hdr);
+
+	st32(out, (uint32_t)min(total, cap));
+	st32(out + 4, total > cap ? VYRE_REPORT_OVERFLOW : 0u);
+	st64(out + 8, total);
+	if (sp) {
+		st32(sp, 1);
+		st32(sp + 4, end);
+		st64(sp + 8, offset_of(hdr) + hdr[kLen]);
+	}
+	put_result(results, u.slot, 0, total);
+}
+
+__device__ __forceinline__ bool counted(const vyre_mk_unit &u)
+{
+	return (u.op & VYRE_MK_OP_MASK) == VYRE_OP_DFA_REPORT_COUNTED;
+}
+
+// A report item on the whole block (op 13 or 14; any alignment). scratch:
+// shared memory of scratch_words words, the header then the tile; g, e: a
+// word a thread; cnt: cnt_words(blockDim.x) words. Every thread calls it.
+__device__ __noinline__ void report_unit(const vyre_mk_unit &u, uint64_t results, uint32_t *scratch,
+					 uint32_t scratch_words, uint32_t *g, uint32_t *e,
+					 uint64_t *cnt, vyre_mk_devstate *ds)
+{
+	const uint32_t tid = threadIdx.x, threads = blockDim.x;
+	uint32_t *hdr = scratch;
+	const uint8_t *in = reinterpret_cast<const uint8_t *>(u.in);
+
+	if (tid == 0) {
+		uint32_t len = u.count;
+		bool len_ok = true;
+		if (counted(u)) {
+			len = u.count >= 4 ? ld32_volatile(in) : 0;
+			len_ok = u.count >= 4 && len <= u.count - 4;
+		}
+		read_header(u, len, len_ok, stream_addr(results, u.slot), hdr);
+	}
+	__syncthreads();
+	const bool bad = !hdr[kOk] || block_bad_table(u, hdr);
+
+	if (bad) {
+		if (tid == 0)
+			put_result(results, u.slot, VYRE_E_INVAL, 0);
+		__syncthreads();
+		return;
+	}
+	const table_view v = view_of(u, hdr);
+	const uint8_t *p = in + (counted(u) ? 4 : 0);
+	const uint32_t len = hdr[kLen], start = hdr[kStart];
+	const uint64_t cap = (u.param - kHeaderBytes) / kRecordBytes, off0 = offset_of(hdr);
+	uint8_t *tile = reinterpret_cast<uint8_t *>(scratch + kHdrWords + 4);
+	// the caller gives at least a KiB of tile (the dynamic shared memory: 64 KiB)
+	const uint32_t tile_bytes = min(kTileMax, (4 * (scratch_words - kHdrWords - 4)) & ~15u);
+	uint32_t s = hdr[kS0];
+	uint64_t total = 0;
+
+	for (uint32_t t0 = 0; t0 < len; t0 += tile_bytes) {
+		const uint32_t nb = min(tile_bytes, len - t0);
+		const uint8_t *src = p + t0;
+
+		// in address order, whole words when aligned (a counted input's last
+		// word lies inside its buffer, whose bytes are a multiple of 4)
+		if ((reinterpret_cast<uintptr_t>(src) & 3u) == 0) {
+			const uint32_t words = (nb + 3) / 4;
+			const uint32_t *w = reinterpret_cast<const uint32_t *>(src);
+			uint32_t *d = reinterpret_cast<uint32_t *>(tile);
+			for (uint32_t i = tid; i < words; i += 4 * threads) {
+				uint32_t x[4];
+				for (uint32_t k = 0; k < 4; k++)
+					x[k] = i + k * threads < words ? w[i + k * threads] : 0;
+				for (uint32_t k = 0; k < 4; k++)
+					if (i + k * threads < words)
+						d[i + k * threads] = x[k];
+			}
+		} else {
+			for (uint32_t i = tid; i < nb; i += threads)
+				tile[i] = src[i];
+		}
+		__syncthreads();
+		uint64_t added = 0;
+		s = report_tile(v, tile, nb, start, s, off0 + t0, total,
+				reinterpret_cast<uint8_t *>(u.out), cap, g, e, cnt, &added, ds);
+		total += added;
+	}
+	if (tid == 0)
+		finish(u, hdr, s, total, results);
+	__syncthreads();
+}
+
+} // namespace mk_report
