@@ -107,10 +107,8 @@ TEST_EXTRA_OBJS_test_cuda_dfa += $(BUILD)/libvyre-submit.a
 CFLAGS_tests_test_cuda_dfa += -Itools/submit
 TEST_LIBS_test_cuda_dfa := -lpthread
 $(BUILD)/tests/test_cuda_dfa: $(BUILD)/libvyre-submit.a
-# DFA_REPORT against the oracle: literal-set tables too
-TEST_EXTRA_OBJS_test_cuda_report += $(BUILD)/libvyre-submit.a
-CFLAGS_tests_test_cuda_report += -Itools/submit -Itests
-$(BUILD)/tests/test_cuda_report: $(BUILD)/libvyre-submit.a
+# DFA_REPORT against the oracle: literal-set tables from vyre_dfa_compile (libvyre) too
+CFLAGS_tests_test_cuda_report += -Itests
 # module ops linked into the megakernel against their host functions
 TEST_EXTRA_OBJS_test_cuda_modules += $(BUILD)/obj/tests/test_module_ops.o \
 	$(BUILD)/obj/$(BUILD)/gen/test_module_ops_ptx.o
