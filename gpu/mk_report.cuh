@@ -234,6 +234,17 @@ __device__ __forceinline__ uint32_t walk_quiet(const table_view &v, const uint8_
 	return s;
 }
 
+// A chunk's guess of its start state, at byte ca (> 0) of p: the warm-up
+// bytes before it from the table's start, or near the start every byte
+// before it from s0. A call of its own, as walk_count.
+// cppcheck-suppress passedByValue
+__device__ __noinline__ uint32_t guess_at(const table_view v, const uint8_t *p, uint32_t ca,
+					  uint32_t s0, uint32_t start)
+{
+	return ca <= kWarmup ? walk_quiet(v, p, 0, ca, s0)
+			     : walk_quiet(v, p, ca - kWarmup, ca, start);
+}
+
 // The state after bytes [a, b) of p from s; *hits: the records they make.
 // The view by value: a call of its own keeps it in registers.
 // cppcheck-suppress passedByValue
@@ -300,8 +311,7 @@ __device__ uint32_t report_tile(const table_view &v, const uint8_t *p, uint32_t 
 	if (tid < n) {
 		uint32_t gs = s0;
 		if (tid > 0)
-			gs = ca <= kWarmup ? walk_quiet(v, p, 0, ca, s0)
-					   : walk_quiet(v, p, ca - kWarmup, ca, start);
+			gs = guess_at(v, p, ca, s0, start);
 		g[tid] = gs;
 		e[tid] = walk_count(v, p, ca, cb, gs, &h);
 	}
@@ -489,8 +499,7 @@ __device__ uint32_t warp_tile(const table_view &v, const uint8_t *p, uint32_t nb
 
 	if (lane < n) {
 		if (lane > 0)
-			g = ca <= kWarmup ? walk_quiet(v, p, 0, ca, s0)
-					  : walk_quiet(v, p, ca - kWarmup, ca, start);
+			g = guess_at(v, p, ca, s0, start);
 		e = walk_count(v, p, ca, cb, g, &h);
 	}
 	for (;;) {
