@@ -545,8 +545,9 @@ __device__ bool warp_bad_table(const vyre_mk_unit &u, const uint32_t *hdr)
 // A report item on one warp (op 13 or 14; any alignment). scratch: the
 // warp's own shared memory, scratch_words words: the header, then (host
 // input, VYRE_MK_DFA_HOST_IN) the tile; at least kHdrWords + 4 (the
-// megakernel gives a 32nd of its dynamic shared memory, 2304 bytes, as
-// report_unit assumes a KiB of it). Every lane calls it; no block barrier.
+// megakernel gives a DFA warp unit's staging room, dfa::warp_stage: 2
+// KiB, as report_unit assumes a KiB of the dynamic shared memory). Every
+// lane calls it; no block barrier.
 __device__ __noinline__ void warp_report(const vyre_mk_unit &u, uint64_t results, uint32_t *scratch,
 					 uint32_t scratch_words)
 {

@@ -62,13 +62,11 @@ __device__ void warp_unit(const vyre_mk_unit &u, uint64_t results, uint32_t lane
 	case VYRE_OP_DFA_REPORT:
 	case VYRE_OP_DFA_REPORT_COUNTED:
 		if constexpr (Dfa) {
-			// the warp's 32nd of the dynamic shared memory, as a DFA warp unit's
-			// staging
-			const uint32_t words = dfa::dynamic_smem_bytes() / VYRE_MK_WARPS / 16 * 4;
-			mk_report::warp_report(u, results,
-					       reinterpret_cast<uint32_t *>(dfa::shared_entries()) +
-						   threadIdx.x / 32 * words,
-					       words);
+			// the warp's share of the dynamic shared memory, exactly a DFA warp
+			// unit's staging room: other warps' units use theirs meanwhile
+			const dfa::stage st = dfa::warp_stage();
+			mk_report::warp_report(u, results, reinterpret_cast<uint32_t *>(st.buf),
+					       st.room / 4);
 		}
 		break;
 	default:
