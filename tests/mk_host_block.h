@@ -52,12 +52,12 @@ struct host_warp {
 };
 host_warp *warps;
 
-host_warp &my_warp()
+inline host_warp &my_warp()
 {
 	return warps[threadIdx.x / 32];
 }
 
-void __syncwarp()
+inline void __syncwarp()
 {
 	pthread_barrier_wait(&my_warp().bar);
 }
@@ -85,7 +85,7 @@ template <class T> T __shfl_up_sync(uint32_t, T x, uint32_t d)
 	return lane_exchange(x, lane >= d ? lane - d : lane);
 }
 
-int __any_sync(uint32_t, int p)
+inline int __any_sync(uint32_t, int p)
 {
 	host_warp &w = my_warp();
 	int r = 0;
