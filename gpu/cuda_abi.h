@@ -63,9 +63,17 @@
  * those whose guess was wrong, and writes the item's result (record slot).
  */
 #define VYRE_MK_DFA_PART (1u << 10)
-#define VYRE_MK_DFA_JOIN (1u << 11)
 /*
- * DFA_SCAN and DFA_SCAN_COUNTED: the input is host memory, read over PCIe.
+ * DFA_REPORT and DFA_REPORT_COUNTED (the bit DFA_PART is on DFA_SCAN units):
+ * the table's report section was found valid since the table was last
+ * written (VYRE_EXEC_REPORT_TRUSTED), so the unit skips its whole-section
+ * check; every out_first value is still clamped to n_out.
+ */
+#define VYRE_MK_REPORT_TRUSTED (1u << 10)
+#define VYRE_MK_DFA_JOIN       (1u << 11)
+/*
+ * DFA_SCAN and DFA_SCAN_COUNTED (and a DFA_REPORT* warp unit, which stages
+ * it the same way): the input is host memory, read over PCIe.
  * The unit stages it through shared memory in tiles that whole warps load
  * in address order (full 128-byte lines a request), and walks each tile
  * from there; without the flag every thread reads its own chunk directly.

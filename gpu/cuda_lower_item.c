@@ -85,12 +85,18 @@ void vyre_cuda_report_prefill(const struct fill_cursor *cur, const struct vyre_e
 	};
 }
 
-/* A report item's unit (gpu/mk_report.cuh): count, aux, param: in, table and out bytes. */
+/*
+ * A report item's unit (gpu/mk_report.cuh): count, aux, param: in, table and
+ * out bytes. A warp unit or a block unit alike (classify_report).
+ */
 static struct vyre_mk_unit report_unit(const struct vyre_exec_item *it,
 				       const struct vyre_cuda_heap *heaps, uint32_t slot)
 {
 	return (struct vyre_mk_unit){
-	    .op = it->op | dfa_table_trust(it),
+	    .op = it->op | dfa_table_trust(it) |
+		  ((it->flags & VYRE_EXEC_REPORT_TRUSTED) ? VYRE_MK_REPORT_TRUSTED : 0u) |
+		  /* a warp unit stages host input, walks device input in place */
+		  (heaps[it->in_heap].device ? 0u : VYRE_MK_DFA_HOST_IN),
 	    .param = it->out_bytes,
 	    .count = it->in_bytes,
 	    .aux = it->table_bytes,

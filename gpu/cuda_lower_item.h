@@ -225,7 +225,9 @@ static inline int ranges_meet(uint64_t a, uint64_t a_bytes, uint64_t b, uint64_t
  * table and the stream when aux_bytes is not 0; an output of at least a
  * report header, a stream of at least its state, and no two of out, in,
  * table and stream sharing a byte (the stream may not share one with any).
- * One block unit of any alignment (gpu/mk_report.cuh), never split.
+ * One unit of any alignment (gpu/mk_report.cuh), never split: a warp's when
+ * it scans at most VYRE_MK_DFA_WARP_BYTES, as a DFA_SCAN item, else a
+ * block's (a handoff run's member runs on the run's block either way).
  */
 static inline uint32_t classify_report(const struct vyre_exec_item *it,
 				       const struct vyre_cuda_heap *heaps, uint32_t n_heaps,
@@ -251,6 +253,9 @@ static inline uint32_t classify_report(const struct vyre_exec_item *it,
 	    ranges_meet(aux, it->aux_bytes, out, it->out_bytes) ||
 	    ranges_meet(aux, it->aux_bytes, table, it->table_bytes))
 		return CLS_INVAL;
+	if (it->in_bytes - (it->op == VYRE_OP_DFA_REPORT_COUNTED ? 4u : 0u) <=
+	    VYRE_MK_DFA_WARP_BYTES)
+		return CLS_DEVICE | CLS_RESULT | 1u;
 	return CLS_DEVICE | CLS_RESULT | CLS_BLOCK | 1u;
 }
 

@@ -120,7 +120,7 @@ __device__ __forceinline__ void inline_units_to_shared(uint32_t d0, uint32_t d1,
 
 // An INLINE launch of warp units alone (small elementwise and reductions):
 // the polling warp runs it by itself and the block never gathers. Not one
-// with a DFA unit: that runs on the block, so that the polling loop holds no
+// with a DFA or report unit: that runs on the block, so that the polling loop holds no
 // call (the DFA code is a function of its own, and registers live across a
 // call there cost the latency path local-memory traffic: +0.5 us, H100).
 __device__ __forceinline__ bool is_warp_launch(uint32_t flags, uint32_t d0, uint32_t d1)
@@ -137,7 +137,8 @@ __device__ __forceinline__ bool is_warp_launch(uint32_t flags, uint32_t d0, uint
 		const uint32_t w = VYRE_MK_HEADER_WORDS + VYRE_MK_UNIT_WORDS * i;
 		const uint32_t op = (w < 32 ? d0 : d1) & VYRE_MK_OP_MASK;
 		dfa |= i < n_units && lane == w % 32 &&
-		       (op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED);
+		       (op == VYRE_OP_DFA_SCAN || op == VYRE_OP_DFA_SCAN_COUNTED ||
+			op == VYRE_OP_DFA_REPORT || op == VYRE_OP_DFA_REPORT_COUNTED);
 	}
 	return (flags & VYRE_MK_LAUNCH_INLINE) && n_blocks == 1 && n_block_units == 0 &&
 	       !(flags & (VYRE_MK_LAUNCH_EXIT | VYRE_MK_LAUNCH_FAULT | VYRE_MK_LAUNCH_STALL)) &&

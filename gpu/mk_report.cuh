@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
-// gpu/mk_report.cuh - DFA_REPORT and DFA_REPORT_COUNTED on one block
-// (docs/design.md 6.8, docs/cuda.md "DFA_REPORT").
+// gpu/mk_report.cuh - DFA_REPORT and DFA_REPORT_COUNTED on one block, or on
+// one warp for a small item (docs/design.md 6.8, docs/cuda.md "DFA_REPORT";
+// the warp's walk is at the end of this file).
 //
 // The input goes through shared memory in tiles, in order (word loads in
 // address order, so host input crosses PCIe in whole lines). Each tile is
@@ -19,15 +20,17 @@
 // records, never a record two threads write).
 //
 // Every check comes before any store (design.md 6.8: the table and its
-// report section, the counted length, the stream state); the report's
+// report section, the counted length, the stream state; next[] is not
+// checked under VYRE_MK_TABLE_TRUSTED, nor the report section's lists under
+// VYRE_MK_REPORT_TRUSTED, only its header); the report's
 // header, the stream state and the result record are written at the end.
 // The table is read with plain loads, clamped at every use, so a table
 // rewritten while it is read yields wrong records, never a stray access.
 //
 // mk_units.cuh includes this inside megakernel.cu's anonymous namespace,
-// before mk_fuse.cuh, which runs a report as the last member of a handoff
-// run with the same tile code; tests/test_mk_report.cpp compiles it for the
-// host. Plain C++ loads only, so the host can run it.
+// before its warp units (small items) and mk_fuse.cuh, which runs a report
+// as the last member of a handoff run with the same tile code; tests/test_mk_report.cpp compiles it
+// for the host. Plain C++ loads only, so the host can run it.
 
 namespace mk_report
 {
@@ -174,25 +177,28 @@ __device__ void read_header(const vyre_mk_unit &u, uint32_t len, bool len_ok, ui
 	hdr[kStreamHi] = (uint32_t)(stream >> 32);
 }
 
-// Whether the table breaks design.md 6.8 (hdr read and ok): a transition
-// out of range (unless trusted: its next[] was validated since its last
-// write), or a report section whose out_first is not 0 .. n_out in order or
-// whose lists do not hold ids strictly increasing with len >= 1. Every
-// thread of the block calls it.
-__device__ bool block_bad_table(const vyre_mk_unit &u, const uint32_t *hdr)
+// Whether any next entry i = first, first + step, ... (below 256 n) is n or more.
+__device__ __forceinline__ int next_bad(const table_view &v, uint32_t first, uint32_t step)
 {
-	const table_view v = view_of(u, hdr);
-	const uint32_t n = v.n, tid = threadIdx.x;
 	int bad = 0;
 
-	if (!(u.op & VYRE_MK_TABLE_TRUSTED))
-		for (uint64_t i = tid; i < 256ull * n; i += blockDim.x)
-			bad |= ld32(v.next + 4 * i) >= n;
-	for (uint32_t s = tid; s < n; s += blockDim.x) {
+	for (uint64_t i = first; i < 256ull * v.n; i += step)
+		bad |= ld32(v.next + 4 * i) >= v.n;
+	return bad;
+}
+
+// Whether any state s = first, first + step, ... breaks the report section's
+// rules: out_first 0 .. n_out in order, lists of ids strictly increasing with
+// len >= 1.
+__device__ __forceinline__ int section_bad(const table_view &v, uint32_t first, uint32_t step)
+{
+	int bad = 0;
+
+	for (uint32_t s = first; s < v.n; s += step) {
 		const uint32_t lo = ld32(v.first + 4ull * s), hi = ld32(v.first + 4ull * s + 4);
 
-		bad |=
-		    (s == 0 && lo != 0) || (s == n - 1 && hi != v.n_out) || hi < lo || hi > v.n_out;
+		bad |= (s == 0 && lo != 0) || (s == v.n - 1 && hi != v.n_out) || hi < lo ||
+		       hi > v.n_out;
 		if (bad)
 			continue;
 		for (uint32_t j = lo; j < hi; j++) {
@@ -200,6 +206,23 @@ __device__ bool block_bad_table(const vyre_mk_unit &u, const uint32_t *hdr)
 			bad |= ld32(e + 4) == 0 || (j > lo && ld32(e) <= ld32(e - 8));
 		}
 	}
+	return bad;
+}
+
+// Whether the table breaks design.md 6.8 (hdr read and ok): a transition
+// out of range (unless VYRE_MK_TABLE_TRUSTED: its next[] was validated since
+// its last write), or a report section that section_bad finds wrong (unless
+// VYRE_MK_REPORT_TRUSTED: the section was, too). Every thread of the block
+// calls it.
+__device__ bool block_bad_table(const vyre_mk_unit &u, const uint32_t *hdr)
+{
+	const table_view v = view_of(u, hdr);
+	int bad = 0;
+
+	if (!(u.op & VYRE_MK_TABLE_TRUSTED))
+		bad |= next_bad(v, threadIdx.x, blockDim.x);
+	if (!(u.op & VYRE_MK_REPORT_TRUSTED))
+		bad |= section_bad(v, threadIdx.x, blockDim.x);
 	return __syncthreads_or(bad) != 0;
 }
 
@@ -209,6 +232,17 @@ __device__ __forceinline__ uint32_t walk_quiet(const table_view &v, const uint8_
 	for (uint32_t i = a; i < b; i++)
 		s = v.step(s, p[i]);
 	return s;
+}
+
+// A chunk's guess of its start state, at byte ca (> 0) of p: the warm-up
+// bytes before it from the table's start, or near the start every byte
+// before it from s0. A call of its own, as walk_count.
+// cppcheck-suppress passedByValue
+__device__ __noinline__ uint32_t guess_at(const table_view v, const uint8_t *p, uint32_t ca,
+					  uint32_t s0, uint32_t start)
+{
+	return ca <= kWarmup ? walk_quiet(v, p, 0, ca, s0)
+			     : walk_quiet(v, p, ca - kWarmup, ca, start);
 }
 
 // The state after bytes [a, b) of p from s; *hits: the records they make.
@@ -277,8 +311,7 @@ __device__ uint32_t report_tile(const table_view &v, const uint8_t *p, uint32_t 
 	if (tid < n) {
 		uint32_t gs = s0;
 		if (tid > 0)
-			gs = ca <= kWarmup ? walk_quiet(v, p, 0, ca, s0)
-					   : walk_quiet(v, p, ca - kWarmup, ca, start);
+			gs = guess_at(v, p, ca, s0, start);
 		g[tid] = gs;
 		e[tid] = walk_count(v, p, ca, cb, gs, &h);
 	}
@@ -355,6 +388,22 @@ __device__ __forceinline__ bool counted(const vyre_mk_unit &u)
 	return (u.op & VYRE_MK_OP_MASK) == VYRE_OP_DFA_REPORT_COUNTED;
 }
 
+// One thread: read_header with the item's bytes to scan (a counted input's
+// length word, found valid or not).
+__device__ __forceinline__ void read_item_header(const vyre_mk_unit &u, uint64_t results,
+						 uint32_t *hdr)
+{
+	const uint8_t *in = reinterpret_cast<const uint8_t *>(u.in);
+	uint32_t len = u.count;
+	bool len_ok = true;
+
+	if (counted(u)) {
+		len = u.count >= 4 ? ld32_volatile(in) : 0;
+		len_ok = u.count >= 4 && len <= u.count - 4;
+	}
+	read_header(u, len, len_ok, stream_addr(results, u.slot), hdr);
+}
+
 // A report item on the whole block (op 13 or 14; any alignment). scratch:
 // shared memory of scratch_words words, the header then the tile; g, e: a
 // word a thread; cnt: cnt_words(blockDim.x) words. Every thread calls it.
@@ -366,15 +415,8 @@ __device__ __noinline__ void report_unit(const vyre_mk_unit &u, uint64_t results
 	uint32_t *hdr = scratch;
 	const uint8_t *in = reinterpret_cast<const uint8_t *>(u.in);
 
-	if (tid == 0) {
-		uint32_t len = u.count;
-		bool len_ok = true;
-		if (counted(u)) {
-			len = u.count >= 4 ? ld32_volatile(in) : 0;
-			len_ok = u.count >= 4 && len <= u.count - 4;
-		}
-		read_header(u, len, len_ok, stream_addr(results, u.slot), hdr);
-	}
+	if (tid == 0)
+		read_item_header(u, results, hdr);
 	__syncthreads();
 	const bool bad = !hdr[kOk] || block_bad_table(u, hdr);
 
@@ -425,6 +467,139 @@ __device__ __noinline__ void report_unit(const vyre_mk_unit &u, uint64_t results
 	if (tid == 0)
 		finish(u, hdr, s, total, results);
 	__syncthreads();
+}
+
+// ---- a small item on one warp ---------------------------------------------------
+//
+// An item of at most VYRE_MK_DFA_WARP_BYTES (cuda_lower_item.h,
+// classify_report) runs on one warp, as a small DFA_SCAN item does, so a
+// block runs 32 at once. Its bytes are walked as report_tile walks a tile,
+// the lanes for the threads and shuffles for the barriers: chunks of at
+// least kWarpChunk bytes (the warm-up is a quarter of that), a guess each,
+// fixed up in order, a count pass, a prefix sum over the lanes, and a write
+// pass on the lanes with records. Device input is walked in place (the lanes'
+// byte loads stay in their own lines of L1); host input is staged through the
+// warp's own shared memory in tiles that the lanes load in address order.
+
+constexpr uint32_t kAll = 0xffffffffu;
+constexpr uint32_t kWarpChunk = 128; // bytes a lane's chunk gets at least
+
+// Bytes [0, nb) of p on one warp, report_tile's contract with the lanes for
+// its threads: every lane calls it with the same arguments.
+__device__ uint32_t warp_tile(const table_view &v, const uint8_t *p, uint32_t nb, uint32_t start,
+			      uint32_t s0, uint64_t off, uint64_t base, uint8_t *out, uint64_t cap,
+			      uint64_t *total)
+{
+	const uint32_t lane = threadIdx.x % 32;
+	const uint32_t len = max(kWarpChunk, ((nb + 31) / 32 + 15) & ~15u);
+	const uint32_t n = (nb + len - 1) / len;
+	const uint32_t ca = min(lane * len, nb), cb = min(ca + len, nb);
+	uint32_t g = s0, e = s0;
+	uint64_t h = 0;
+
+	if (lane < n) {
+		if (lane > 0)
+			g = guess_at(v, p, ca, s0, start);
+		e = walk_count(v, p, ca, cb, g, &h);
+	}
+	for (;;) {
+		const uint32_t prev = __shfl_up_sync(kAll, e, 1);
+		const bool bad = lane > 0 && lane < n && g != prev;
+		if (!__any_sync(kAll, bad))
+			break;
+		if (bad) {
+			g = prev;
+			e = walk_count(v, p, ca, cb, g, &h);
+		}
+	}
+	// the inclusive prefix sum of the lanes' records
+	uint64_t incl = h;
+	for (uint32_t d = 1; d < 32; d *= 2) {
+		const uint64_t x = __shfl_up_sync(kAll, incl, d);
+		if (lane >= d)
+			incl += x;
+	}
+	*total = __shfl_sync(kAll, incl, 31);
+	const uint32_t end = __shfl_sync(kAll, e, n ? n - 1 : 0);
+	const uint64_t idx = base + incl - h;
+
+	if (h && idx < cap)
+		walk_write(v, p, ca, cb, g, off, idx, min(idx + h, cap), out);
+	return n ? end : s0;
+}
+
+// Whether the table breaks design.md 6.8: block_bad_table on one warp.
+__device__ bool warp_bad_table(const vyre_mk_unit &u, const uint32_t *hdr)
+{
+	const table_view v = view_of(u, hdr);
+	const uint32_t lane = threadIdx.x % 32;
+	int bad = 0;
+
+	if (!(u.op & VYRE_MK_TABLE_TRUSTED))
+		bad |= next_bad(v, lane, 32);
+	if (!(u.op & VYRE_MK_REPORT_TRUSTED))
+		bad |= section_bad(v, lane, 32);
+	return __any_sync(kAll, bad) != 0;
+}
+
+// A report item on one warp (op 13 or 14; any alignment). scratch: the
+// warp's own shared memory, scratch_words words: the header, then (host
+// input, VYRE_MK_DFA_HOST_IN) the tile; at least kHdrWords + 4 (the
+// megakernel gives a DFA warp unit's staging room, dfa::warp_stage: 2
+// KiB, as report_unit assumes a KiB of the dynamic shared memory). Every
+// lane calls it; no block barrier.
+__device__ __noinline__ void warp_report(const vyre_mk_unit &u, uint64_t results, uint32_t *scratch,
+					 uint32_t scratch_words)
+{
+	const uint32_t lane = threadIdx.x % 32;
+	uint32_t *hdr = scratch;
+
+	if (lane == 0)
+		read_item_header(u, results, hdr);
+	__syncwarp();
+	if (!hdr[kOk] || warp_bad_table(u, hdr)) {
+		if (lane == 0)
+			put_result(results, u.slot, VYRE_E_INVAL, 0);
+		__syncwarp();
+		return;
+	}
+	const table_view v = view_of(u, hdr);
+	const uint8_t *p = reinterpret_cast<const uint8_t *>(u.in) + (counted(u) ? 4 : 0);
+	const uint32_t len = hdr[kLen], start = hdr[kStart];
+	const uint64_t cap = (u.param - kHeaderBytes) / kRecordBytes, off0 = offset_of(hdr);
+	uint8_t *out = reinterpret_cast<uint8_t *>(u.out);
+	uint8_t *tile = reinterpret_cast<uint8_t *>(scratch + kHdrWords + 4);
+	const uint32_t tile_bytes =
+	    scratch_words > kHdrWords + 4 ? (4 * (scratch_words - kHdrWords - 4)) & ~15u : 0u;
+	uint32_t s = hdr[kS0];
+	uint64_t total = 0;
+
+	if (!(u.op & VYRE_MK_DFA_HOST_IN) || tile_bytes == 0) {
+		s = warp_tile(v, p, len, start, s, off0, 0, out, cap, &total);
+	} else {
+		for (uint32_t t0 = 0; t0 < len; t0 += tile_bytes) {
+			const uint32_t nb = min(tile_bytes, len - t0);
+			const uint8_t *src = p + t0;
+			uint64_t added = 0;
+
+			// in address order: a warp's loads are whole lines (words when aligned)
+			if ((reinterpret_cast<uintptr_t>(src) & 3u) == 0)
+				for (uint32_t i = lane; i < (nb + 3) / 4; i += 32)
+					reinterpret_cast<uint32_t *>(tile)[i] =
+					    reinterpret_cast<const uint32_t *>(src)[i];
+			else
+				for (uint32_t i = lane; i < nb; i += 32)
+					tile[i] = src[i];
+			__syncwarp();
+			s = warp_tile(v, tile, nb, start, s, off0 + t0, total, out, cap, &added);
+			total += added;
+			// every lane's reads of the tile are done before the next one lands
+			__syncwarp();
+		}
+	}
+	if (lane == 0)
+		finish(u, hdr, s, total, results);
+	__syncwarp();
 }
 
 } // namespace mk_report

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: MIT
 //
 // gpu/mk_units.cuh - one unit on the device, by the op family it belongs
-// to: warp units (elementwise, reductions, small DFA items), block units
-// (large reductions and DFA items, the byte ops of mk_decode.cuh, the
-// reports of mk_report.cuh) and
+// to: warp units (elementwise, reductions, small DFA and report items), block units
+// (large reductions, DFA and report items, the byte ops of mk_decode.cuh)
+// and
 // on-chip handoff runs (mk_fuse.cuh).
 //
 // gpu/megakernel.cu includes this inside its anonymous namespace, after
 // mk_elementwise.cuh and mk_sequential.cuh, whose code this calls; this
-// includes mk_decode.cuh and mk_fuse.cuh where the block units need them.
+// includes mk_report.cuh first (warp units run reports), mk_decode.cuh and
+// mk_fuse.cuh where the block units need them.
 
-// Dfa: whether DFA units may come (the polling warp's launches carry none,
+// the report units, warp and block (mk_fuse.cuh runs one at the end of a run)
+#include "mk_report.cuh"
+
+// Dfa: whether DFA units (scans and reports) may come (the polling warp's launches carry none,
 // so its loop holds no call: see is_warp_launch).
 template <bool Dfa>
 __device__ void warp_unit(const vyre_mk_unit &u, uint64_t results, uint32_t lane,
@@ -55,6 +59,16 @@ __device__ void warp_unit(const vyre_mk_unit &u, uint64_t results, uint32_t lane
 		if constexpr (Dfa)
 			dfa::warp_item(u, results);
 		break;
+	case VYRE_OP_DFA_REPORT:
+	case VYRE_OP_DFA_REPORT_COUNTED:
+		if constexpr (Dfa) {
+			// the warp's share of the dynamic shared memory, exactly a DFA warp
+			// unit's staging room: other warps' units use theirs meanwhile
+			const dfa::stage st = dfa::warp_stage();
+			mk_report::warp_report(u, results, reinterpret_cast<uint32_t *>(st.buf),
+					       st.room / 4);
+		}
+		break;
 	default:
 		break;
 	}
@@ -85,7 +99,6 @@ __device__ void block_reduce_unit(const vyre_mk_unit &u, uint64_t results, share
 }
 
 #include "mk_decode.cuh"
-#include "mk_report.cuh"
 #include "mk_fuse.cuh"
 
 // The prefix sums of a report unit or run: the split DFA join's records,

@@ -252,7 +252,9 @@ static int report_exec(const struct vyre_exec_item *it, const uint8_t *in, uint8
 		       const struct vyre_heap_view *ht, const struct vyre_heap_view *hx,
 		       uint64_t *result)
 {
-	struct vyre_report_table t = {.base = ht->base + it->table_off, .bytes = it->table_bytes};
+	struct vyre_report_table t = {.base = ht->base + it->table_off,
+				      .bytes = it->table_bytes,
+				      .trusted = (it->flags & VYRE_EXEC_REPORT_TRUSTED) != 0};
 	uint32_t len = it->in_bytes;
 	const uint8_t *bytes = in;
 	int bad = (it->flags & VYRE_EXEC_TABLE_TRUSTED) ? dfa_header(t.base, t.bytes, &t.n_states)

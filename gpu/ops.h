@@ -61,6 +61,17 @@ _Static_assert(sizeof(struct vyre_exec_item) == 80, "exec item is 80 bytes");
 #define VYRE_EXEC_TABLE_TRUSTED (1u << 0)
 
 /*
+ * DFA_REPORT*: besides VYRE_EXEC_TABLE_TRUSTED, the table's report section
+ * (design.md 6.8) was found valid by an earlier DFA_REPORT* item that
+ * completed with status 0, and nothing has written the table since: the
+ * executor may skip the whole-section check (out_first in order from 0 to
+ * n_out, ids increasing, len >= 1), never the section's header or a
+ * per-lookup bound, so a table that lies yields wrong records, never a
+ * stray access. A DFA_SCAN checks only next[], so it never earns this.
+ */
+#define VYRE_EXEC_REPORT_TRUSTED (1u << 4)
+
+/*
  * The item continues a chain (docs/design.md section 6.3) after the batch's
  * item `prev`, which the plan runs in an earlier group: when that one
  * failed (any non-zero status, VYRE_E_CANCELED included), this one does not

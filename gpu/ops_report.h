@@ -22,12 +22,15 @@ struct vyre_report_table {
 	uint32_t bytes;
 	uint32_t n_states; /* validated: every next entry read is bounded by it */
 	uint64_t section;  /* offset of the report section: vyre_dfa_table_bytes(n_states) */
+	int trusted;	   /* VYRE_EXEC_REPORT_TRUSTED: only the section's header is checked */
 };
 
 /*
  * Checks the report section of @t (design.md 6.8): magic, out_first from 0
  * to n_out and non-decreasing, ids strictly increasing per state, every len
- * >= 1, all inside the table. Stores n_out. Returns 0 or VYRE_E_INVAL.
+ * >= 1, all inside the table; when @t is trusted, only the magic and that
+ * out_first[] and out[] lie inside the table. Stores n_out. Returns 0 or
+ * VYRE_E_INVAL.
  */
 int vyre_report_section_check(const struct vyre_report_table *t, uint32_t *n_out);
 

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/mk_host_block.h - just enough of CUDA's block model to run device
- * code of the gpu/ .cuh files on host threads: threadIdx/blockDim, __syncthreads as a
- * pthread barrier, __syncthreads_or as a vote. Each test program includes it
- * inside its own anonymous namespace and initialises `barrier` for the
- * block's thread count before starting the threads.
+ * code of the gpu/ .cuh files on host threads: threadIdx/blockDim,
+ * __syncthreads as a pthread barrier, __syncthreads_or as a vote, and warp
+ * shuffles and votes. Each test program includes it inside its own
+ * anonymous namespace and initialises `barrier` for the block's thread
+ * count before starting the threads.
  */
 #ifndef VYRE_TESTS_MK_HOST_BLOCK_H
 #define VYRE_TESTS_MK_HOST_BLOCK_H
@@ -36,6 +37,64 @@ int __syncthreads_or(int p)
 	pthread_barrier_wait(&barrier);
 	if (threadIdx.x == 0)
 		vote[ph] = 0;
+	return r;
+}
+
+/*
+ * And of a warp, for code run on warps of 32 threads (blockDim.x a multiple
+ * of 32): each warp meets at a barrier of its own (`warps`, one a warp, set
+ * up by the test); a shuffle or a vote is a store, a barrier, a load and a
+ * barrier.
+ */
+struct host_warp {
+	pthread_barrier_t bar;
+	uint64_t v[32];
+};
+host_warp *warps;
+
+inline host_warp &my_warp()
+{
+	return warps[threadIdx.x / 32];
+}
+
+inline void __syncwarp()
+{
+	pthread_barrier_wait(&my_warp().bar);
+}
+
+template <class T> T lane_exchange(T x, uint32_t src)
+{
+	host_warp &w = my_warp();
+
+	w.v[threadIdx.x % 32] = (uint64_t)x;
+	pthread_barrier_wait(&w.bar);
+	const T r = (T)w.v[src % 32];
+	pthread_barrier_wait(&w.bar);
+	return r;
+}
+
+template <class T> T __shfl_sync(uint32_t, T x, uint32_t src)
+{
+	return lane_exchange(x, src);
+}
+
+template <class T> T __shfl_up_sync(uint32_t, T x, uint32_t d)
+{
+	const uint32_t lane = threadIdx.x % 32;
+
+	return lane_exchange(x, lane >= d ? lane - d : lane);
+}
+
+inline int __any_sync(uint32_t, int p)
+{
+	host_warp &w = my_warp();
+	int r = 0;
+
+	w.v[threadIdx.x % 32] = p != 0;
+	pthread_barrier_wait(&w.bar);
+	for (uint32_t k = 0; k < 32; k++)
+		r |= w.v[k] != 0;
+	pthread_barrier_wait(&w.bar);
 	return r;
 }
 

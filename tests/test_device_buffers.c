@@ -397,6 +397,100 @@ static int t_validate_once(void)
 	return 0;
 }
 
+/*
+ * The count-a table with a report section: id 7 (len 1) in state 1, after
+ * each 'a'; with @bad, out_first ends at 0, not at n_out 1 (design.md 6.8:
+ * invalid, though the DFA part is valid).
+ */
+#define REPORT_TABLE_WORDS (DM_TABLE2_BYTES / 4 + 7)
+static void report_table(uint32_t *w, int bad)
+{
+	uint32_t *sec = w + DM_TABLE2_BYTES / 4;
+
+	dm_count_a_table(w, 0);
+	sec[0] = VYRE_DFA_REPORT_MAGIC;
+	sec[1] = 1;
+	sec[2] = 0;
+	sec[3] = 0;
+	sec[4] = bad ? 0 : 1;
+	sec[5] = 7;
+	sec[6] = 1;
+}
+
+/*
+ * A device table's report section is trusted only after a DFA_REPORT found
+ * it valid (VYRE_EXEC_REPORT_TRUSTED), never after a DFA_SCAN (which checks
+ * next[] only), and no longer after any write: each status against the
+ * oracle, which checks every section (a section trusted wrongly would give
+ * status 0 where the oracle says VYRE_E_INVAL). In separate batches and in
+ * one.
+ */
+static int t_validate_report(void)
+{
+	uint32_t good[REPORT_TABLE_WORDS], bad[REPORT_TABLE_WORDS];
+	uint32_t tgood, tbad, dt, in, out, out2;
+	struct vyre_work_item its[32];
+	int32_t ok[32], st[32];
+	char text[96];
+	struct dm_session s;
+	struct dm m;
+	uint32_t n = 0;
+
+	if (open_session(&s, &m, NULL) != 0)
+		return -1;
+	report_table(good, 0);
+	report_table(bad, 1);
+	memset(text, 'b', sizeof(text));
+	for (uint32_t i = 0; i < sizeof(text); i += 5)
+		text[i] = 'a';
+	if (add(&s, sizeof(good), 0, good, &tgood) || add(&s, sizeof(bad), 0, bad, &tbad) ||
+	    add(&s, sizeof(good), VYRE_BUF_DEVICE, NULL, &dt) ||
+	    add(&s, sizeof(text), 0, text, &in) || add(&s, 16 + 24 * 32, 0, NULL, &out) ||
+	    add(&s, 16 + 24 * 4, VYRE_BUF_DEVICE, NULL, &out2))
+		return -1;
+#define STEP(op, a, b, p, good_status)                                                             \
+	do {                                                                                       \
+		its[n] = (struct vyre_work_item){op, a, b, p};                                     \
+		ok[n++] = good_status;                                                             \
+	} while (0)
+	STEP(VYRE_OP_COPY, tbad, dt, 0, 1);	   /* the section invalid, next[] valid */
+	STEP(VYRE_OP_DFA_SCAN, in, out, dt, 1);	   /* validates next[] only */
+	STEP(VYRE_OP_DFA_SCAN, in, out, dt, 1);	   /* next[] trusted */
+	STEP(VYRE_OP_DFA_REPORT, in, out, dt, 0);  /* the section is checked */
+	STEP(VYRE_OP_DFA_REPORT, in, out, dt, 0);  /* and again: never found valid */
+	STEP(VYRE_OP_COPY, tgood, dt, 0, 1);	   /* valid */
+	STEP(VYRE_OP_DFA_REPORT, in, out, dt, 1);  /* checked: found valid */
+	STEP(VYRE_OP_DFA_REPORT, in, out2, dt, 1); /* trusted, capacity 4 of 20 records */
+	STEP(VYRE_OP_DFA_REPORT, in, out, dt, 1);  /* trusted */
+	STEP(VYRE_OP_COPY, tbad, dt, 0, 1);	   /* a write: no longer trusted */
+	STEP(VYRE_OP_DFA_REPORT, in, out, dt, 0);  /* checked */
+	STEP(VYRE_OP_COPY, tgood, dt, 0, 1);
+	STEP(VYRE_OP_DFA_REPORT_COUNTED, in, out, dt, 0); /* 'a' * 4 + ...: length too long */
+	STEP(VYRE_OP_DFA_REPORT, in, out, dt, 1);	  /* checked, found valid */
+	STEP(VYRE_OP_DFA_REPORT, in, out2, dt, 1);	  /* trusted */
+	STEP(VYRE_OP_FILL, 0, dt, 2, 1); /* through another op: n_states 2, start 2 */
+	STEP(VYRE_OP_DFA_REPORT, in, out, dt, 0);
+	STEP(VYRE_OP_COPY, tgood, dt, 0, 1);
+	STEP(VYRE_OP_DFA_REPORT, in, out, dt, 1);
+	STEP(VYRE_OP_COPY, tbad, dt, 0, 1); /* ends invalid: the next round starts checked */
+#undef STEP
+	for (uint32_t i = 0; i < n; i++)
+		if (run_st(&s, &its[i], NULL, 1, "report section, across batches", &st[i]))
+			return -1;
+	for (int round = 0; round <= 2; round++) {
+		if (round && run_st(&s, its, NULL, n, "report section, in one batch", st))
+			return -1;
+		for (uint32_t i = round == 0 ? 0 : 1; i < n; i++)
+			if ((st[i] == 0) != ok[i])
+				FAIL("report section, round %d, step %u (op %u): status %d", round,
+				     i, its[i].op_handle, st[i]);
+		if (dm_check_buffers(&s, "report section"))
+			return -1;
+	}
+	close_session(&s);
+	return 0;
+}
+
 /* Random batches over heap and device buffers, DFA tables of both kinds, against the oracle. */
 static int t_random(uint32_t rounds)
 {
@@ -571,7 +665,8 @@ int main(void)
 					{"basics", t_basics},
 					{"ops", t_ops},
 					{"shared", t_shared},
-					{"validate once", t_validate_once}};
+					{"validate once", t_validate_once},
+					{"validate a report section once", t_validate_report}};
 	int rc = dm_start_daemon(&daemon_, extra, &backend);
 
 	if (rc)

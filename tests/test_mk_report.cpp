@@ -13,9 +13,12 @@
 // total; whole and counted inputs at any alignment; streams: a text cut
 // into random pieces gives the whole text's records and end state; and
 // malformed tables, stream states, counted lengths: VYRE_E_INVAL with
-// nothing written. Then BASE64_DECODE -> DFA_REPORT_COUNTED runs on chip
-// (block_fused_run of gpu/mk_fuse.cuh) against the decoder followed by the
-// reference. VYRE_TEST_SCALE multiplies the rounds.
+// nothing written (and a malformed report section claimed trusted: records
+// within the output only). Every item runs on a block or on a warp (the
+// warp path: 32 lanes, device input in place or host input staged), and
+// blocks of 1 to 4 warps run several items at once. Then BASE64_DECODE -> DFA_REPORT_COUNTED runs
+// on chip (block_fused_run of gpu/mk_fuse.cuh) against the decoder followed by the reference.
+// VYRE_TEST_SCALE multiplies the rounds.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -284,7 +287,14 @@ void *run_thread(void *arg)
 
 	threadIdx.x = j->tid;
 	vote_phase = 0;
-	if (j->m)
+	if (j->g == nullptr) {
+		// warp units: warp w takes units w, w + warps, ..., as the megakernel does
+		const uint32_t w = j->tid / 32, n_warps = blockDim.x / 32;
+		for (uint32_t i = w; i < j->m; i += n_warps)
+			mk_report::warp_report(j->u[i], j->results,
+					       j->scratch + (uint64_t)w * j->scratch_words,
+					       j->scratch_words);
+	} else if (j->m)
 		block_fused_run(j->u, j->m, j->results, j->scratch, j->scratch_words, j->g, j->e,
 				j->cnt, nullptr);
 	else
@@ -320,6 +330,41 @@ void run_block(const vyre_mk_unit *u, uint32_t m, vyre_mk_result *rec, uint32_t 
 	for (uint32_t t = 0; t < threads; t++)
 		pthread_join(th[t], nullptr);
 	pthread_barrier_destroy(&barrier);
+}
+
+// m report units on `n_warps` warps of one block, each warp with scratch_words of its own.
+void run_warps(const vyre_mk_unit *u, uint32_t m, vyre_mk_result *rec, uint32_t n_warps,
+	       uint32_t scratch_words)
+{
+	const uint32_t threads = 32 * n_warps;
+	std::vector<uint32_t> scratch((size_t)scratch_words * n_warps, 0xdeadbeef);
+	std::vector<host_warp> ws(n_warps);
+	std::vector<pthread_t> th(threads);
+	std::vector<job> jobs(threads);
+
+	warps = ws.data();
+	for (auto &w : ws)
+		if (pthread_barrier_init(&w.bar, nullptr, 32) != 0)
+			exit(1);
+	blockDim.x = threads;
+	for (uint32_t t = 0; t < threads; t++) {
+		jobs[t] = {u,
+			   m,
+			   reinterpret_cast<uint64_t>(rec),
+			   scratch.data(),
+			   scratch_words,
+			   nullptr,
+			   nullptr,
+			   nullptr,
+			   t};
+		if (pthread_create(&th[t], nullptr, run_thread, &jobs[t]) != 0)
+			exit(1);
+	}
+	for (uint32_t t = 0; t < threads; t++)
+		pthread_join(th[t], nullptr);
+	for (auto &w : ws)
+		pthread_barrier_destroy(&w.bar);
+	warps = nullptr;
 }
 
 uint32_t pick_threads()
@@ -425,7 +470,9 @@ uint8_t *stream_ptr(item &it)
 	return it.stream + it.stream_at;
 }
 
-// Runs it; returns the record's status and result.
+uint64_t n_records, n_overflow, n_streams, n_invalid, n_fused, n_warp_items, n_warp_blocks, n_lies;
+
+// Runs it on a block or a warp; returns the record's status and result.
 vyre_mk_result run_item(item &it, uint32_t threads, uint32_t tile)
 {
 	vyre_mk_unit u = unit_of(it);
@@ -435,7 +482,14 @@ vyre_mk_result run_item(item &it, uint32_t threads, uint32_t tile)
 	rec[1].reserved = 0;
 	rec[1].result = it.has_stream ? reinterpret_cast<uint64_t>(stream_ptr(it)) : 0;
 	u.slot = 1;
-	run_block(&u, 0, rec, threads, scratch_for(tile));
+	if (pick(2)) {
+		run_block(&u, 0, rec, threads, scratch_for(tile));
+	} else {
+		// the warp path: device input in place, host input staged in tiles
+		u.op |= pick(2) ? VYRE_MK_DFA_HOST_IN : 0u;
+		run_warps(&u, 1, rec, 1, scratch_for(tile));
+		n_warp_items++;
+	}
 	return rec[1];
 }
 
@@ -462,8 +516,6 @@ std::vector<pattern> random_patterns()
 	return pats;
 }
 
-uint64_t n_records, n_overflow, n_streams, n_invalid, n_fused;
-
 // One table, one text: whole and counted, a few capacities, and a stream cut
 // into pieces.
 void round_trip(const table &t, const std::string &text, const std::vector<record> *literal)
@@ -487,6 +539,9 @@ void round_trip(const table &t, const std::string &text, const std::vector<recor
 
 		make_item(it, t, text, counted, cap, pick(4) == 0);
 		it.has_stream = pick(2);
+		// a valid table gives the same records trusted or not
+		it.flags = (pick(2) ? VYRE_MK_TABLE_TRUSTED : 0u) |
+			   (pick(2) ? VYRE_MK_REPORT_TRUSTED : 0u);
 		const bool was_counted = it.counted;
 		const vyre_mk_result r = run_item(it, threads, tile);
 		char what[160];
@@ -622,6 +677,64 @@ void invalid_case(const table &good)
 		CHECK(it.out_buf[it.out_at + i] == 0xab, "invalid kind %u: out byte %u written",
 		      kind, i);
 	n_invalid++;
+	if (kind != 2 && kind != 7 && kind != 8)
+		return;
+	// the same section claimed trusted (a lie): its lists are not checked, but
+	// every lookup stays clamped: wrong records at most, all within the output
+	it.flags = VYRE_MK_REPORT_TRUSTED;
+	std::fill(it.out_buf.begin(), it.out_buf.end(), 0xab);
+	const vyre_mk_result l = run_item(it, pick_threads(), 16 << pick(9));
+	const uint8_t *out = it.out_buf.data() + it.out_at;
+	const uint32_t cap = (it.out_bytes - 16) / 24;
+	CHECK(l.status == 0 || l.status == VYRE_E_INVAL, "lie kind %u: status %d", kind, l.status);
+	if (l.status == 0) {
+		const uint32_t kept = get32(out);
+		CHECK(kept <= cap && get64(out + 8) == l.result, "lie kind %u: kept %u of %u", kind,
+		      kept, cap);
+		for (uint64_t k = 16 + 24 * (uint64_t)min(kept, cap); k < it.out_bytes; k++)
+			CHECK(out[k] == 0xab, "lie kind %u: byte %llu past the records", kind,
+			      (unsigned long long)k);
+		n_lies++;
+	}
+}
+
+// Several small items on the warps of one block at once (each warp several
+// in turn), as a stage of warp units runs: each gets its own records.
+void warp_batch_case(const table &t)
+{
+	const uint32_t n_warps = 1 + (uint32_t)pick(4), m = n_warps * (1 + (uint32_t)pick(3));
+	std::vector<item> its(m);
+	std::vector<std::string> texts(m);
+	std::vector<vyre_mk_unit> us(m);
+	std::vector<vyre_mk_result> rec(m);
+	const uint32_t tile = 16 << pick(9);
+
+	for (uint32_t i = 0; i < m; i++) {
+		std::vector<record> want;
+		texts[i] = random_text(pick(pick(2) ? 300 : 5000), "abc");
+		ref_walk(t, reinterpret_cast<const uint8_t *>(texts[i].data()), texts[i].size(),
+			 t.start, 0, want);
+		make_item(its[i], t, texts[i], pick(2), (uint32_t)want.size() + (uint32_t)pick(2),
+			  pick(4) == 0);
+		us[i] = unit_of(its[i]);
+		us[i].op |= pick(2) ? VYRE_MK_DFA_HOST_IN : 0u;
+		us[i].slot = i;
+		rec[i] = vyre_mk_result{0, 0, 0};
+	}
+	run_warps(us.data(), m, rec.data(), n_warps, scratch_for(tile));
+	for (uint32_t i = 0; i < m; i++) {
+		std::vector<record> want;
+		char what[96];
+		ref_walk(t, reinterpret_cast<const uint8_t *>(texts[i].data()), texts[i].size(),
+			 t.start, 0, want);
+		snprintf(what, sizeof(what), "warp batch: item %u of %u on %u warps, tile %u", i, m,
+			 n_warps, tile);
+		CHECK(rec[i].status == 0 && rec[i].result == want.size(),
+		      "%s: status %d result %llu want %zu", what, rec[i].status,
+		      (unsigned long long)rec[i].result, want.size());
+		check_report(its[i].out_buf.data() + its[i].out_at, its[i].out_bytes, want, what);
+	}
+	n_warp_blocks++;
 }
 
 // BASE64_DECODE -> DFA_REPORT_COUNTED on chip against the decoder through
@@ -707,11 +820,14 @@ int main()
 		round_trip(t, text, literal ? &lit : nullptr);
 		invalid_case(t);
 		fused_case(t, text);
+		warp_batch_case(t);
 	}
 	printf("%llu records, %llu overflowed items, %llu stream pieces, %llu invalid, %llu fused "
-	       "runs: %s\n",
+	       "runs, %llu items on a warp, %llu blocks of warp items, %llu trusted lies: %s\n",
 	       (unsigned long long)n_records, (unsigned long long)n_overflow,
 	       (unsigned long long)n_streams, (unsigned long long)n_invalid,
-	       (unsigned long long)n_fused, failures ? "FAILED" : "ok");
+	       (unsigned long long)n_fused, (unsigned long long)n_warp_items,
+	       (unsigned long long)n_warp_blocks, (unsigned long long)n_lies,
+	       failures ? "FAILED" : "ok");
 	return failures ? 1 : 0;
 }

@@ -9,8 +9,9 @@
 #include <stdint.h>
 
 struct vyre_devbuf {
-	uint64_t write_gen; /* accepted items that write it */
-	uint64_t valid_gen; /* 1 + the write_gen a DFA scan last found valid; 0: never */
+	uint64_t write_gen;  /* accepted items that write it */
+	uint64_t valid_gen;  /* 1 + the write_gen a DFA scan last found valid; 0: never */
+	uint64_t report_gen; /* 1 + the write_gen a DFA_REPORT* last found valid; 0: never */
 	uint32_t bytes;
 	uint32_t live;
 };

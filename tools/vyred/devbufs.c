@@ -136,6 +136,12 @@ static int dfa_table(uint32_t op)
 	       op == VYRE_OP_DFA_REPORT || op == VYRE_OP_DFA_REPORT_COUNTED;
 }
 
+/* Ops that read a table's report section (design.md 6.8). */
+static int is_report(uint32_t op)
+{
+	return op == VYRE_OP_DFA_REPORT || op == VYRE_OP_DFA_REPORT_COUNTED;
+}
+
 /* The most bytes @x may write into its output. */
 static uint64_t write_bytes(const struct vyre_exec_item *x, int mask)
 {
@@ -180,6 +186,8 @@ void vyre_devbufs_stamp(struct vyre_daemon *d, struct vyre_batch *b)
 				x->flags |= VYRE_EXEC_TABLE_TRUSTED;
 				t->trusted++;
 			}
+			if (is_report(x->op) && tab->report_gen == tab->write_gen + 1)
+				x->flags |= VYRE_EXEC_REPORT_TRUSTED;
 		}
 		/* a DFA_REPORT's stream is written too (design.md 6.8) */
 		struct vyre_devbuf *aux =
@@ -217,5 +225,8 @@ void vyre_devbufs_finish(struct vyre_daemon *d, const struct vyre_batch *b, int 
 
 		if (tab && b->table_gen[i] + 1 > tab->valid_gen)
 			tab->valid_gen = b->table_gen[i] + 1;
+		/* a report checked its section too (or trusted it at this same generation) */
+		if (tab && is_report(x->op) && b->table_gen[i] + 1 > tab->report_gen)
+			tab->report_gen = b->table_gen[i] + 1;
 	}
 }

@@ -20,8 +20,11 @@
  * deduplicated, in a batch that did not fail). A later scan accepted at that
  * same write_gen gets VYRE_EXEC_TABLE_TRUSTED: the table is still what was
  * found valid, so the executor skips the whole-table check (never a
- * per-lookup bound). Heap tables never get it: clients write heap bytes at
- * any time.
+ * per-lookup bound). Likewise a DFA_REPORT* item that completed with status
+ * 0 found its table's report section valid (report_gen): a later DFA_REPORT*
+ * at that same write_gen gets VYRE_EXEC_REPORT_TRUSTED too, and skips the
+ * section's check (a DFA_SCAN checks next[] only, so never earns it). Heap
+ * tables never get either: clients write heap bytes at any time.
  */
 #ifndef VYRED_DEVBUFS_H
 #define VYRED_DEVBUFS_H
