@@ -78,26 +78,60 @@ __device__ __forceinline__ void st32(uint8_t *p, uint32_t v)
 
 __device__ __forceinline__ void st64(uint8_t *p, uint64_t v)
 {
+	if ((reinterpret_cast<uintptr_t>(p) & 7u) == 0) {
+		*reinterpret_cast<uint64_t *>(p) = v;
+		return;
+	}
 	st32(p, (uint32_t)v);
 	st32(p + 4, (uint32_t)(v >> 32));
 }
 
+// 16 bytes, a then b, in as few stores as p's alignment allows: reports go
+// to host memory, where each store is a PCIe write of its own.
+__device__ __forceinline__ void st128(uint8_t *p, uint64_t a, uint64_t b)
+{
+#ifdef __CUDA_ARCH__
+	if ((reinterpret_cast<uintptr_t>(p) & 15u) == 0) {
+		*reinterpret_cast<ulonglong2 *>(p) = make_ulonglong2(a, b);
+		return;
+	}
+#endif
+	st64(p, a);
+	st64(p + 8, b);
+}
+
 // The table with its report section; every lookup is clamped.
 struct table_view {
-	const uint8_t *next;  // next[n][256]
-	const uint8_t *first; // out_first[n + 1]
-	const uint8_t *out;   // { id, len }[n_out]
+	const uint8_t *accept; // accept[(n + 31) / 32]
+	const uint8_t *next;   // next[n][256]
+	const uint8_t *out;    // { id, len }[n_out]
 	uint32_t n, n_out;
 
 	__device__ __forceinline__ uint32_t step(uint32_t s, uint32_t b) const
 	{
 		return min(ld32(next + 4 * ((uint64_t)s * 256u + b)), n - 1);
 	}
-	// The out list of state t: entries [*lo, returned).
+	// out_first[n + 1], just below out: not kept, for registers in the walks
+	__device__ __forceinline__ const uint8_t *first() const
+	{
+		return out - 4 * ((uint64_t)n + 1);
+	}
+	// Whether state t (below n) accepts: only such a state has a list.
+	__device__ __forceinline__ bool accepts(uint32_t t) const
+	{
+		return (ld32(accept + 4 * (t >> 5)) >> (t & 31)) & 1u;
+	}
+	// The out list of state t: entries [*lo, returned); empty unless t accepts
+	// (design.md 6.8), so a walk reads out_first only after an accept bit.
 	__device__ __forceinline__ uint32_t list(uint32_t t, uint32_t *lo) const
 	{
-		const uint32_t a = min(ld32(first + 4ull * t), n_out);
-		const uint32_t b = min(ld32(first + 4ull * t + 4), n_out);
+		if (!accepts(t)) {
+			*lo = 0;
+			return 0;
+		}
+		const uint8_t *f = first() + 4ull * t;
+		const uint32_t a = min(ld32(f), n_out);
+		const uint32_t b = min(ld32(f + 4), n_out);
 		*lo = a;
 		return b > a ? b : a;
 	}
@@ -107,10 +141,9 @@ __device__ __forceinline__ table_view view_of(const vyre_mk_unit &u, const uint3
 {
 	const uint8_t *t = reinterpret_cast<const uint8_t *>(u.table);
 	const uint32_t n = hdr[kStates];
-	const uint8_t *first = t + hdr[kSection] + 8;
+	const uint8_t *out = t + hdr[kSection] + 8 + 4 * ((uint64_t)n + 1);
 
-	return table_view{t + 4 * (2 + (n + 31) / 32), first, first + 4 * ((uint64_t)n + 1), n,
-			  hdr[kNOut]};
+	return table_view{t + 8, t + 4 * (2 + (n + 31) / 32), out, n, hdr[kNOut]};
 }
 
 __device__ __forceinline__ uint64_t offset_of(const uint32_t *hdr)
@@ -189,16 +222,17 @@ __device__ __forceinline__ int next_bad(const table_view &v, uint32_t first, uin
 
 // Whether any state s = first, first + step, ... breaks the report section's
 // rules: out_first 0 .. n_out in order, lists of ids strictly increasing with
-// len >= 1.
+// len >= 1, a non-empty list only on an accepting state.
 __device__ __forceinline__ int section_bad(const table_view &v, uint32_t first, uint32_t step)
 {
 	int bad = 0;
 
 	for (uint32_t s = first; s < v.n; s += step) {
-		const uint32_t lo = ld32(v.first + 4ull * s), hi = ld32(v.first + 4ull * s + 4);
+		const uint8_t *f = v.first() + 4ull * s;
+		const uint32_t lo = ld32(f), hi = ld32(f + 4);
 
 		bad |= (s == 0 && lo != 0) || (s == v.n - 1 && hi != v.n_out) || hi < lo ||
-		       hi > v.n_out;
+		       hi > v.n_out || (hi > lo && !v.accepts(s));
 		if (bad)
 			continue;
 		for (uint32_t j = lo; j < hi; j++) {
@@ -245,11 +279,18 @@ __device__ __noinline__ uint32_t guess_at(const table_view v, const uint8_t *p, 
 			     : walk_quiet(v, p, ca - kWarmup, ca, start);
 }
 
-// The state after bytes [a, b) of p from s; *hits: the records they make.
-// The view by value: a call of its own keeps it in registers.
+// The end of a counting walk: its state and the records its bytes make.
+struct walked {
+	uint32_t s;
+	uint64_t hits;
+};
+
+// The state after bytes [a, b) of p from s, and the records they make;
+// returned in registers (no pointer kept through the loop). A call of its
+// own with the view by value keeps the view in registers.
 // cppcheck-suppress passedByValue
-__device__ __noinline__ uint32_t walk_count(const table_view v, const uint8_t *p, uint32_t a,
-					    uint32_t b, uint32_t s, uint64_t *hits)
+__device__ __noinline__ walked walk_count(const table_view v, const uint8_t *p, uint32_t a,
+					  uint32_t b, uint32_t s)
 {
 	uint64_t h = 0;
 
@@ -258,38 +299,54 @@ __device__ __noinline__ uint32_t walk_count(const table_view v, const uint8_t *p
 		s = v.step(s, p[i]);
 		h += v.list(s, &lo) - lo;
 	}
-	*hits = h;
-	return s;
+	return walked{s, h};
 }
 
-// Writes record idx of the report at out.
-__device__ __forceinline__ void put_record(uint8_t *out, uint64_t idx, uint32_t id, uint32_t len,
-					   uint64_t end)
+// Writes a record at r: two stores when r is 16-byte aligned or 8 past
+// (the 16-byte half first or last), three or six when the output is only
+// 8- or 4-byte aligned (the contract's least).
+__device__ __forceinline__ void put_record(uint8_t *r, uint32_t id, uint32_t len, uint64_t end)
 {
-	uint8_t *r = out + kHeaderBytes + kRecordBytes * idx;
+	const uint64_t start = end >= len ? end - len : 0;
 
-	st32(r, id);
-	st32(r + 4, 0);
-	st64(r + 8, end >= len ? end - len : 0);
-	st64(r + 16, end);
+	if ((reinterpret_cast<uintptr_t>(r) & 15u) == 0) {
+		st128(r, id, start);
+		st64(r + 16, end);
+	} else {
+		st64(r, id);
+		st128(r + 8, start, end);
+	}
 }
 
 // The second walk: bytes [a, b) of p from s, whose first byte is at stream
-// offset off + a; writes the records numbered idx .. limit.
+// offset off + a; writes its first `left` records from r on (a pointer and a
+// count: fewer registers than indexes in the loop).
 // cppcheck-suppress passedByValue
 __device__ __noinline__ void walk_write(const table_view v, const uint8_t *p, uint32_t a,
-					uint32_t b, uint32_t s, uint64_t off, uint64_t idx,
-					uint64_t limit, uint8_t *out)
+					uint32_t b, uint32_t s, uint64_t off, uint8_t *r,
+					uint32_t left)
 {
-	for (uint32_t i = a; i < b && idx < limit; i++) {
+	for (uint32_t i = a; i < b && left; i++) {
 		uint32_t lo;
 		s = v.step(s, p[i]);
 		const uint32_t hi = v.list(s, &lo);
-		for (uint32_t j = lo; j < hi && idx < limit; j++, idx++) {
+		for (uint32_t j = lo; j < hi && left; j++, left--, r += kRecordBytes) {
 			const uint8_t *e = v.out + 8ull * j;
-			put_record(out, idx, ld32(e), ld32(e + 4), off + i + 1);
+			put_record(r, ld32(e), ld32(e + 4), off + i + 1);
 		}
 	}
+}
+
+// Records idx .. min(idx + h, cap) of the report at out, the chunk [a, b) of
+// p from s (its first byte at stream offset off): walk_write where any fall
+// below cap (cap < 2^32: the output's bytes are a u32).
+__device__ __forceinline__ void write_chunk(const table_view &v, const uint8_t *p, uint32_t a,
+					    uint32_t b, uint32_t s, uint64_t off, uint64_t idx,
+					    uint64_t h, uint64_t cap, uint8_t *out)
+{
+	if (h && idx < cap)
+		walk_write(v, p, a, b, s, off, out + kHeaderBytes + kRecordBytes * idx,
+			   (uint32_t)min(h, cap - idx));
 }
 
 // Bytes [0, nb) of the tile p (shared memory) on the whole block, from state
@@ -313,7 +370,9 @@ __device__ uint32_t report_tile(const table_view &v, const uint8_t *p, uint32_t 
 		if (tid > 0)
 			gs = guess_at(v, p, ca, s0, start);
 		g[tid] = gs;
-		e[tid] = walk_count(v, p, ca, cb, gs, &h);
+		const walked w = walk_count(v, p, ca, cb, gs);
+		e[tid] = w.s;
+		h = w.hits;
 	}
 	__syncthreads();
 	for (;;) {
@@ -324,7 +383,9 @@ __device__ uint32_t report_tile(const table_view &v, const uint8_t *p, uint32_t 
 			break;
 		if (bad) {
 			g[tid] = fix;
-			e[tid] = walk_count(v, p, ca, cb, fix, &h);
+			const walked w = walk_count(v, p, ca, cb, fix);
+			e[tid] = w.s;
+			h = w.hits;
 		}
 		__syncthreads();
 		if (tid == 0)
@@ -356,8 +417,7 @@ __device__ uint32_t report_tile(const table_view &v, const uint8_t *p, uint32_t 
 	*total = cnt[threads + 32];
 	const uint32_t end = n ? e[n - 1] : s0;
 
-	if (h && idx < cap)
-		walk_write(v, p, ca, cb, g[tid], off, idx, min(idx + h, cap), out);
+	write_chunk(v, p, ca, cb, g[tid], off, idx, h, cap, out);
 	// every read of g, e and cnt is done before the next tile writes them
 	__syncthreads();
 	return end;
@@ -372,14 +432,11 @@ __device__ void finish(const vyre_mk_unit &u, const uint32_t *hdr, uint32_t end,
 	const uint64_t cap = (u.param - kHeaderBytes) / kRecordBytes;
 	uint8_t *sp = stream_of(hdr);
 
-	st32(out, (uint32_t)min(total, cap));
-	st32(out + 4, total > cap ? VYRE_REPORT_OVERFLOW : 0u);
-	st64(out + 8, total);
-	if (sp) {
-		st32(sp, 1);
-		st32(sp + 4, end);
-		st64(sp + 8, offset_of(hdr) + hdr[kLen]);
-	}
+	const uint32_t flags = total > cap ? VYRE_REPORT_OVERFLOW : 0u;
+
+	st128(out, min(total, cap) | (uint64_t)flags << 32, total);
+	if (sp)
+		st128(sp, 1 | (uint64_t)end << 32, offset_of(hdr) + hdr[kLen]);
 	put_result(results, u.slot, 0, total);
 }
 
@@ -500,7 +557,9 @@ __device__ uint32_t warp_tile(const table_view &v, const uint8_t *p, uint32_t nb
 	if (lane < n) {
 		if (lane > 0)
 			g = guess_at(v, p, ca, s0, start);
-		e = walk_count(v, p, ca, cb, g, &h);
+		const walked w = walk_count(v, p, ca, cb, g);
+		e = w.s;
+		h = w.hits;
 	}
 	for (;;) {
 		const uint32_t prev = __shfl_up_sync(kAll, e, 1);
@@ -509,7 +568,9 @@ __device__ uint32_t warp_tile(const table_view &v, const uint8_t *p, uint32_t nb
 			break;
 		if (bad) {
 			g = prev;
-			e = walk_count(v, p, ca, cb, g, &h);
+			const walked w = walk_count(v, p, ca, cb, g);
+			e = w.s;
+			h = w.hits;
 		}
 	}
 	// the inclusive prefix sum of the lanes' records
@@ -523,8 +584,7 @@ __device__ uint32_t warp_tile(const table_view &v, const uint8_t *p, uint32_t nb
 	const uint32_t end = __shfl_sync(kAll, e, n ? n - 1 : 0);
 	const uint64_t idx = base + incl - h;
 
-	if (h && idx < cap)
-		walk_write(v, p, ca, cb, g, off, idx, min(idx + h, cap), out);
+	write_chunk(v, p, ca, cb, g, off, idx, h, cap, out);
 	return n ? end : s0;
 }
 

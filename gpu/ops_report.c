@@ -44,6 +44,12 @@ static int overlap(const uint8_t *a, uint64_t a_bytes, const uint8_t *b, uint64_
 	return a_bytes && b_bytes && x < y + b_bytes && y < x + a_bytes;
 }
 
+/* Whether state @s (below n_states) accepts: only such a state may have a list. */
+static int accepts(const struct vyre_report_table *t, uint64_t s)
+{
+	return (load32(t->base + 8 + 4 * (s / 32)) >> (s % 32)) & 1u;
+}
+
 /* Offsets in the table of out_first[] and out[]. */
 static uint64_t first_at(const struct vyre_report_table *t)
 {
@@ -79,7 +85,7 @@ int vyre_report_section_check(const struct vyre_report_table *t, uint32_t *n_out
 	for (uint64_t s = 0; s < n; s++) {
 		const uint32_t end = load32(first + 4 * (s + 1));
 
-		if (end < prev || end > outs)
+		if (end < prev || end > outs || (end > prev && !accepts(t, s)))
 			return VYRE_E_INVAL;
 		for (uint64_t j = prev; j < end; j++) {
 			/* ids strictly increase: one entry per id, in the order records take */
@@ -143,6 +149,9 @@ int vyre_report_exec(const struct vyre_report_table *t, const uint8_t *in_whole,
 		state = load32(next + 4 * ((uint64_t)state * 256 + in[i]));
 		if (state >= n)
 			return VYRE_E_INVAL;
+		/* a trusted section that lies about it gives other records, as on the GPU */
+		if (!accepts(t, state))
+			continue;
 		const uint32_t lo = load32(first + 4 * (uint64_t)state);
 		const uint32_t hi = load32(first + 4 * ((uint64_t)state + 1));
 

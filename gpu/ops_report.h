@@ -28,8 +28,9 @@ struct vyre_report_table {
 /*
  * Checks the report section of @t (design.md 6.8): magic, out_first from 0
  * to n_out and non-decreasing, ids strictly increasing per state, every len
- * >= 1, all inside the table; when @t is trusted, only the magic and that
- * out_first[] and out[] lie inside the table. Stores n_out. Returns 0 or
+ * >= 1, a non-empty list only on an accepting state, all inside the table;
+ * when @t is trusted, only the magic and that out_first[] and out[] lie
+ * inside the table. Stores n_out. Returns 0 or
  * VYRE_E_INVAL.
  */
 int vyre_report_section_check(const struct vyre_report_table *t, uint32_t *n_out);

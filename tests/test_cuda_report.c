@@ -327,10 +327,12 @@ static int set_input(struct ctx *c, struct vyre_exec_item *it, uint64_t from, ui
 static int set_output(struct ctx *c, struct vyre_exec_item *it, uint32_t len)
 {
 	const uint32_t heap = pick_heap(c), bytes = pick_out(c, len);
-	const uint64_t at = take(c, heap, bytes);
+	uint64_t at = take(c, heap, bytes + 12);
 
 	if (at == ~0ull)
 		return -1;
+	/* 4-, 8- and 16-byte aligned outputs: the records' stores differ */
+	at += 4 * below(c, 4);
 	memset(mem(c, heap, at), 0xab, bytes);
 	it->out_heap = heap;
 	it->out_off = at;

@@ -137,8 +137,10 @@ void serialize(table &t)
 	t.bytes.assign(sec + 8 + 4 * (t.n + 1) + 8 * (uint64_t)n_out, 0);
 	put32(t.bytes, 0, t.n);
 	put32(t.bytes, 4, t.start);
+	// a state with a list accepts; one without may, too (the walks must not
+	// take an accept bit for a list)
 	for (uint32_t s = 0; s < t.n; s++)
-		if (!t.lists[s].empty())
+		if (!t.lists[s].empty() || pick(4) == 0)
 			t.bytes[8 + s / 8] |= (uint8_t)(1u << (s % 8));
 	const size_t next_at = 4 * (2 + (t.n + 31) / 32);
 	for (size_t i = 0; i < t.next.size(); i++)
@@ -455,7 +457,8 @@ void make_item(item &it, const table &t, const std::string &text, bool counted, 
 		memcpy(it.in_buf.data() + it.in_at, &len, 4);
 	}
 	memcpy(it.in_buf.data() + it.in_at + (counted ? 4 : 0), text.data(), text.size());
-	it.out_at = unaligned ? (uint32_t)pick(4) : 0;
+	// 4-, 8- and 16-byte aligned outputs take different stores
+	it.out_at = unaligned ? (uint32_t)pick(4) : 4 * (uint32_t)pick(4);
 	it.out_bytes = 16 + 24 * cap + 4 * (uint32_t)pick(6);
 	it.out_buf.assign(it.out_at + it.out_bytes, 0xab);
 	it.tbl_buf.assign(t.bytes.size() + 4, 0);
@@ -599,7 +602,7 @@ void invalid_case(const table &good)
 	item it;
 	const std::string text = random_text(pick(300), "abc");
 	const uint64_t sec = vyre_dfa_table_bytes(t.n);
-	const uint32_t kind = (uint32_t)pick(9);
+	const uint32_t kind = (uint32_t)pick(10);
 	uint32_t n_out = 0;
 
 	for (const auto &l : t.lists)
@@ -662,6 +665,16 @@ void invalid_case(const table &good)
 		else
 			b.resize(sec + 4);
 		break;
+	case 9: { // a list on a state that does not accept
+		uint32_t st = (uint32_t)pick(t.n);
+		for (uint32_t k = 0; k < t.n && t.lists[st].empty(); k++)
+			st = (st + 1) % t.n;
+		if (t.lists[st].empty())
+			b.resize(sec + 4);
+		else
+			b[8 + st / 8] &= (uint8_t) ~(1u << (st % 8));
+		break;
+	}
 	}
 	t.bytes = b;
 	it.t = &t;
@@ -677,7 +690,7 @@ void invalid_case(const table &good)
 		CHECK(it.out_buf[it.out_at + i] == 0xab, "invalid kind %u: out byte %u written",
 		      kind, i);
 	n_invalid++;
-	if (kind != 2 && kind != 7 && kind != 8)
+	if (kind != 2 && kind != 7 && kind != 8 && kind != 9)
 		return;
 	// the same section claimed trusted (a lie): its lists are not checked, but
 	// every lookup stays clamped: wrong records at most, all within the output

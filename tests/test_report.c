@@ -385,6 +385,31 @@ static void test_failures(void **state)
 			poke32(outs + 8 * lo, a);
 		}
 	}
+	/* a list on a state that does not accept; an accepting state without one is fine */
+	put_table(p, 3);
+	const uint64_t acc = TABLE_OFF + 8;
+
+	for (uint32_t s = 0; s < n_states; s++)
+		if (rd32(sec + 12 + 4 * s) > rd32(sec + 8 + 4 * s)) {
+			poke32(acc + 4 * (s / 32), rd32(acc + 4 * (s / 32)) & ~(1u << (s % 32)));
+			expect_inval(&it);
+			/* a trusted section may lie: that state's records are left out */
+			t = it;
+			t.flags = VYRE_EXEC_REPORT_TRUSTED;
+			assert_int_equal(vyre_exec_one(&heap, &t, &result), 0);
+			assert_true(result < 6);
+			memset(heap_mem + STREAM_OFF, 0, 16);
+			put_table(p, 3);
+			break;
+		}
+	for (uint32_t s = 0; s < n_states; s++)
+		if (rd32(sec + 12 + 4 * s) == rd32(sec + 8 + 4 * s))
+			poke32(acc + 4 * (s / 32), rd32(acc + 4 * (s / 32)) | 1u << (s % 32));
+	assert_int_equal(vyre_exec_one(&heap, &it, &result), 0);
+	assert_int_equal(result, 6);
+	memset(heap_mem + STREAM_OFF, 0, 16);
+	put_table(p, 3);
+
 	/* a bad transition with the table not trusted; trusted, the section is still checked */
 	const uint64_t next0 = TABLE_OFF + 8 + 4 * ((n_states + 31) / 32);
 
