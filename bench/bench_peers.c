@@ -29,6 +29,10 @@
  * producer that falls behind (all slots busy) counts the wait. The rows also
  * go to DIR/peers-openloop.json with --out DIR (vyre-bench --plot draws them).
  *
+ * VYRE_BENCH_PEERS_N=16[,32...] measures only those closed-loop counts;
+ * VYRE_BENCH_PEERS_ONLY=closed runs vyre-persistent and mps closed loops
+ * alone (no open loop, no launch or self series): a quick look at one row.
+ *
  * The suite forks every producer before any CUDA call in this process (CUDA
  * does not survive fork); when another suite already loaded the driver here
  * it says so and runs the vyre rows only.
@@ -95,6 +99,31 @@ static unsigned n_counts(const struct vyre_bench_ctx *ctx)
 	return ctx->quick ? 3 : (unsigned)N_COUNTS;
 }
 
+/* Whether VYRE_BENCH_PEERS_N (a comma list of producer counts) names @n; unset: every count. */
+static int count_wanted(unsigned n)
+{
+	const char *e = getenv("VYRE_BENCH_PEERS_N");
+
+	while (e && *e) {
+		char *end;
+		unsigned long v = strtoul(e, &end, 10);
+
+		if (end == e)
+			return 0;
+		if (v == n)
+			return 1;
+		e = *end == ',' ? end + 1 : end;
+	}
+	return e == NULL;
+}
+
+static int closed_only(void)
+{
+	const char *e = getenv("VYRE_BENCH_PEERS_ONLY");
+
+	return e && strcmp(e, "closed") == 0;
+}
+
 /* Closed loop of @s at every N; reports as it goes. -1 when one failed (the rest still run). */
 static int closed_loop(struct vyre_bench_ctx *ctx, struct series *s)
 {
@@ -102,6 +131,8 @@ static int closed_loop(struct vyre_bench_ctx *ctx, struct series *s)
 	int rc = 0;
 
 	for (unsigned i = 0; i < n_counts(ctx); i++) {
+		if (!count_wanted(closed_counts[i]))
+			continue;
 		if (vyre_peers_measure_peer(ctx, &s->pe, closed_counts[i], 0, &s->closed[i])) {
 			rc = -1;
 			continue;
@@ -134,6 +165,8 @@ static int open_loop(struct vyre_bench_ctx *ctx, struct series *s)
 	char name[96];
 	int rc = 0;
 
+	if (closed_only())
+		return 0;
 	if (!s->ran[ref]) {
 		fprintf(stderr, "peers: %s open loop skipped: no closed-loop figure at %u\n",
 			s->pe.l.name, procs);
@@ -306,8 +339,10 @@ static int peers_suite(struct vyre_bench_ctx *ctx)
 		return -1;
 	}
 	rc |= vyre_series(ctx, bin, "persistent", &va, 1, &vp);
-	rc |= vyre_series(ctx, bin, "launch", &va, 0, &vl);
-	rc |= closed_loop(ctx, &self);
+	if (!closed_only()) {
+		rc |= vyre_series(ctx, bin, "launch", &va, 0, &vl);
+		rc |= closed_loop(ctx, &self);
+	}
 	if (!m.have) {
 		fprintf(stderr, "peers: MPS peer skipped: no nvidia-cuda-mps-control in $PATH\n");
 	} else if (vyre_peers_mps_start(&m) == 0) {
