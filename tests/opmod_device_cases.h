@@ -20,7 +20,8 @@
 #include "vyre/op_module.h"
 
 extern "C" {
-vyre_op_host_fn vyre_op_crc32c_host, vyre_op_hash64_host, vyre_op_histogram_host, vyre_op_dot_host;
+vyre_op_host_fn vyre_op_crc32c_host, vyre_op_crc32c_counted_host, vyre_op_hash64_host,
+    vyre_op_histogram_host, vyre_op_dot_host;
 }
 
 enum { OP_CRC32C, OP_HASH64, OP_HISTOGRAM, OP_DOT, N_OPS };

@@ -8,6 +8,9 @@
  * outputs, a dot table of the wrong size, NaN, infinities and subnormals in
  * the dot's floats, items in place), in one group or each in its own, in
  * persistent and launch mode: every status, result and heap byte equal.
+ * Then crc32c's stream op crc32c_counted in the generator's random batches
+ * (test_cuda_gen.h) in place of DFA_SCAN_COUNTED items, ending on-chip
+ * handoff runs after BASE64_DECODE, HEX_DECODE and BYTEMAP among them.
  * Exits 77 without a GPU. VYRE_CUDA_DIFF_BATCHES sets the batches a mode
  * (default 200).
  */
@@ -28,6 +31,7 @@
 #define POLL_TIMEOUT 30000000000ll
 
 int vyre_op_crc32c_host(const struct vyre_op_host_args *a, uint64_t *result);
+int vyre_op_crc32c_counted_host(const struct vyre_op_host_args *a, uint64_t *result);
 int vyre_op_hash64_host(const struct vyre_op_host_args *a, uint64_t *result);
 int vyre_op_histogram_host(const struct vyre_op_host_args *a, uint64_t *result);
 int vyre_op_dot_host(const struct vyre_op_host_args *a, uint64_t *result);
@@ -37,7 +41,7 @@ extern const unsigned char vyre_example_ptx_crc32c[], vyre_example_ptx_hash64[],
 extern const uint64_t vyre_example_ptx_crc32c_bytes, vyre_example_ptx_hash64_bytes,
     vyre_example_ptx_histogram_bytes, vyre_example_ptx_dot_bytes;
 
-enum { CRC, HASH, HIST, DOT, N_OPS };
+enum { CRC, HASH, HIST, DOT, N_OPS, CRC_COUNTED = N_OPS };
 #define OP_NUMBER(k) (VYRE_OP_MODULE_BIT | 0x5e00u | (uint32_t)(k))
 
 static const uint32_t out_need[N_OPS] = {4, 8, 1024, 4};
@@ -45,7 +49,7 @@ static const uint32_t out_need[N_OPS] = {4, 8, 1024, 4};
 static int register_examples(void)
 {
 	const uint8_t io = VYRE_OPERAND_IN | VYRE_OPERAND_OUT;
-	const struct vyre_op_module_entry e[N_OPS] = {
+	const struct vyre_op_module_entry e[N_OPS + 1] = {
 	    {OP_NUMBER(CRC), io, 1, 0, vyre_op_crc32c_host, "crc32c", "crc32c",
 	     "vyre_op_crc32c_device", vyre_example_ptx_crc32c, vyre_example_ptx_crc32c_bytes, NULL,
 	     0},
@@ -57,9 +61,19 @@ static int register_examples(void)
 	     vyre_example_ptx_histogram_bytes, NULL, 0},
 	    {OP_NUMBER(DOT), io | VYRE_OPERAND_TABLE, 1, 0, vyre_op_dot_host, "dot", "dot",
 	     "vyre_op_dot_device", vyre_example_ptx_dot, vyre_example_ptx_dot_bytes, NULL, 0},
+	    {.number = OP_NUMBER(CRC_COUNTED),
+	     .mask = io | VYRE_OPERAND_WORD0 | VYRE_OPERAND_COUNTED,
+	     .pure = 1,
+	     .stream = 1,
+	     .host = vyre_op_crc32c_counted_host,
+	     .name = "crc32c_counted",
+	     .module = "crc32c",
+	     .device_fn = "vyre_op_crc32c_counted_device",
+	     .ptx = vyre_example_ptx_crc32c,
+	     .ptx_bytes = vyre_example_ptx_crc32c_bytes},
 	};
 
-	return vyre_op_modules_register(e, N_OPS);
+	return vyre_op_modules_register(e, N_OPS + 1);
 }
 
 /* Floats the dot product must agree on bit for bit, specials now and then. */
@@ -205,11 +219,83 @@ static void differential(int mode)
 	gen_heap_unmap(heap, HEAP_BYTES);
 }
 
+/*
+ * The generator's random batches (hazards, chains, handoff runs), a
+ * DFA_SCAN_COUNTED item made crc32c_counted now and then (its operands are
+ * the same: a counted input, word 0 of the output; its param the CRC to
+ * continue from), the last member of a handoff run included.
+ */
+static void stream_chains(int mode)
+{
+	const char *name = mode == VYRE_CUDA_PERSISTENT ? "persistent" : "launch";
+	struct vyre_backend_config cfg = {.max_heaps = 1,
+					  .max_items = GEN_MAX_ITEMS,
+					  .cuda_mode = (enum vyre_cuda_mode)mode,
+					  .device = 0};
+	uint8_t *heap = gen_heap_map(HEAP_BYTES), *want = malloc(HEAP_BYTES);
+	struct gen_batch *g = malloc(sizeof(*g));
+	struct vyre_exec_result *expect = malloc(GEN_MAX_ITEMS * sizeof(*expect));
+	struct gen_rng rng = {0xc2c3 + (uint64_t)mode};
+	uint32_t crc_ok = 0, fused_ok = 0, n = 0;
+	struct vyre_backend *b = NULL;
+	char why[2048], msg[512];
+
+	CHECK(register_examples() == 0, "register");
+	CHECK(heap && want && g && expect, "memory");
+	if (!heap || !want || !g || !expect ||
+	    vyre_cuda_backend->init(&b, &cfg, why, sizeof(why)) != 0) {
+		CHECK(0, "%s: init: %s", name, heap && want && g && expect ? why : "no memory");
+		goto out;
+	}
+	CHECK(vyre_cuda_backend->register_heap(b, 0, heap, HEAP_BYTES) == 0, "register_heap");
+	for (int plan = GEN_PLAN_SERIAL; plan <= GEN_PLAN_GROUPED; plan++)
+		for (uint32_t t = 0; t < batches() && test_failures < 5; t++, n++) {
+			gen_batch(&rng, heap, HEAP_BYTES, (enum gen_plan)plan,
+				  t % 5 == 0 ? 1 : GEN_MAX_ITEMS, g);
+			for (uint32_t i = 0; i < g->batch.n_items; i++) {
+				struct vyre_exec_item *it = &g->items[i];
+
+				if (it->op == VYRE_OP_DFA_SCAN_COUNTED &&
+				    !(it->flags & VYRE_EXEC_HANDOFF_OUT) && gen_below(&rng, 3) < 2)
+					it->op = OP_NUMBER(CRC_COUNTED);
+			}
+			memcpy(want, heap, HEAP_BYTES);
+			gen_oracle(want, HEAP_BYTES, g, expect);
+			const int done = gen_run_one(b, &g->batch, POLL_TIMEOUT);
+
+			CHECK(done == 1, "%s chains batch %u: submit/reap %d (%s)", name, n, done,
+			      vyre_cuda_last_error(b));
+			if (done != 1)
+				break;
+			CHECK(!gen_compare(g, expect, heap, want, HEAP_BYTES, msg, sizeof(msg)),
+			      "%s chains batch %u (%s plan): %s", name, n,
+			      plan ? "grouped" : "serial", msg);
+			for (uint32_t i = 0; i < g->batch.n_items; i++)
+				if (g->items[i].op == OP_NUMBER(CRC_COUNTED) &&
+				    expect[i].status == 0) {
+					crc_ok++;
+					fused_ok += (g->items[i].flags & VYRE_EXEC_HANDOFF_IN) != 0;
+				}
+		}
+	printf("%s: %u generated batches: crc32c_counted %u ok, %u of them ending a handoff run\n",
+	       name, n, crc_ok, fused_ok);
+	CHECK(crc_ok > 50, "%s: too few crc32c_counted items ran", name);
+	CHECK(fused_ok > 10, "%s: too few handoff runs ended in crc32c_counted", name);
+out:
+	if (b)
+		vyre_cuda_backend->shutdown(b);
+	free(expect);
+	free(g);
+	free(want);
+	gen_heap_unmap(heap, HEAP_BYTES);
+}
+
 static uint32_t failures;
 
 static void scenario(int mode)
 {
 	differential(mode);
+	stream_chains(mode);
 	failures = (uint32_t)test_failures;
 }
 

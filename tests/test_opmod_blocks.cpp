@@ -7,7 +7,9 @@
  * tests/opmod_device_cases.h's cases: the block-parallel CRC combination,
  * XXH64's staged stripes, the histogram's bin copies and the dot product's
  * lanes and tree are checked without a GPU. test_opmod_device runs the
- * same cases on one.
+ * same cases on one. crc32c's stream op crc32c_counted is called a tile at
+ * a time with its state words carried, input cut at random points, against
+ * the host function over the whole input.
  */
 #include <atomic>
 #include <cmath>
@@ -92,6 +94,92 @@ void block_item(int op, const struct vyre_op_dev_args *a, uint32_t threads, uint
 		th.join();
 	pthread_barrier_destroy(&barrier);
 }
+/*
+ * crc32c_counted over @n bytes cut into random tiles, a block of @threads
+ * host threads a call, state words carried from call to call: the CRC of
+ * the whole, written once, at the last tile.
+ */
+int stream_crc(const uint8_t *p, uint32_t n, uint32_t param, uint32_t threads, uint64_t *rng,
+	       uint8_t out[8], unsigned long long *result)
+{
+	uint32_t state[VYRE_OP_STATE_WORDS] = {0};
+	uint32_t done = 0, tile = 0;
+	int rc = 0;
+
+	do {
+		const uint32_t left = n - done;
+		const uint32_t len = left == 0 ? 0 : 1 + (uint32_t)(splitmix64(rng) % left);
+		const bool last = done + len == n;
+
+		pthread_barrier_init(&barrier, NULL, threads);
+		std::vector<std::thread> v;
+		for (uint32_t t = 0; t < threads; t++)
+			v.emplace_back([&, t] {
+				struct vyre_op_dev_args a = {};
+				unsigned long long r = 0;
+
+				a.in = p + done;
+				a.in_bytes = len;
+				a.out = out;
+				a.out_bytes = 4;
+				a.param = param;
+				a.abi = VYRE_OP_MODULE_ABI;
+				a.thread = t;
+				a.threads = threads;
+				a.scratch = scratch;
+				a.scratch_bytes = sizeof(scratch);
+				a.tile = tile;
+				a.last_tile = last;
+				a.state = state;
+				const int got = vyre_op_crc32c_counted_device(&a, &r);
+
+				if (t == 0) {
+					rc = got;
+					if (last)
+						*result = r;
+				}
+			});
+		for (auto &th : v)
+			th.join();
+		pthread_barrier_destroy(&barrier);
+		done += len;
+		tile++;
+	} while (rc == 0 && done < n);
+	return rc;
+}
+
+void stream_cases()
+{
+	static std::vector<uint8_t> text(70000);
+	uint64_t rng = 0x73747265616dull;
+
+	for (int i = 0; i < 40; i++) {
+		const uint32_t n = i < 8 ? (uint32_t)i : (uint32_t)(splitmix64(&rng) % text.size());
+		const uint32_t param = i % 3 ? 0 : (uint32_t)splitmix64(&rng);
+		const uint32_t threads = i % 10 == 9 ? 1024u : 32u << (i % 3);
+		uint8_t out[8], want_out[8];
+		unsigned long long result = 0;
+		uint64_t want = 0;
+
+		for (uint32_t k = 0; k < n; k++)
+			text[k] = (uint8_t)splitmix64(&rng);
+		memset(out, CASES_CANARY, sizeof(out));
+		memset(want_out, CASES_CANARY, sizeof(want_out));
+		const struct vyre_op_host_args h = {text.data(), n, want_out, 4,
+						    NULL,	 0, param,    VYRE_OP_MODULE_ABI};
+		const int host_rc = vyre_op_crc32c_counted_host(&h, &want);
+		const int rc = stream_crc(text.data(), n, param, threads, &rng, out, &result);
+
+		if (rc != 0 || host_rc != 0 || result != want || memcmp(out, want_out, 8) != 0) {
+			fprintf(
+			    stderr,
+			    "test_opmod_blocks: crc32c_counted %d: %u bytes in tiles, %u threads: "
+			    "rc %d/%d, %08llx vs %08llx\n",
+			    i, n, threads, rc, host_rc, result, (unsigned long long)want);
+			case_failures++;
+		}
+	}
+}
 } // namespace
 
 int main()
@@ -109,6 +197,7 @@ int main()
 		case_random(&r, op, 60, CASES_MAX_IN / 4, threads, 4);
 		case_refusals(&r, op);
 	}
+	stream_cases();
 	cases_free();
 	if (case_failures) {
 		fprintf(stderr, "test_opmod_blocks: %d failures\n", case_failures);

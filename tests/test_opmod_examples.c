@@ -5,7 +5,8 @@
  * ($(BUILD)/examples/ops/NAME/) staged into one ops directory with the
  * owner and modes the loader wants, loaded with vyred's loader, and every
  * op's loaded host function against an independent implementation written
- * here (a bitwise CRC32C; XXH64 written again from its description, and
+ * here (a bitwise CRC32C, for crc32c and for the stream op crc32c_counted;
+ * XXH64 written again from its description, and
  * the system's libxxhash when there is one; a plain count; the dot
  * product's defined order as a partials array) on random sizes from 0 to
  * 1 MiB and random contents, in place, and with operands each op refuses.
@@ -348,13 +349,15 @@ static int run(const struct vyre_opmod_loaded *op, const void *src, size_t n, vo
 	return op->host(&a, result);
 }
 
+/* crc32c, or crc32c_counted, whose host function gets the counted bytes as crc32c's gets its input
+ */
 static void check_crc32c(const struct vyre_opmod_loaded *op)
 {
 	uint64_t result = 0;
 	uint8_t out[8];
 
 	CHECK(run(op, "123456789", 9, out, 4, NULL, 0, 0, &result) == 0 && result == 0xe3069283u,
-	      "crc32c check value: %llx", (unsigned long long)result);
+	      "%s check value: %llx", op->spec->name, (unsigned long long)result);
 	for (int i = 0; i < 300; i++) {
 		const size_t n = pick_size(i);
 		const uint32_t seed = i % 3 ? 0 : (uint32_t)splitmix64(&rng);
@@ -367,8 +370,8 @@ static void check_crc32c(const struct vyre_opmod_loaded *op)
 
 		memcpy(&got, out, 4);
 		CHECK(rc == 0 && got == want && result == want && out[4] == 0xa5 && out[7] == 0xa5,
-		      "crc32c %d: %zu bytes seed %08x: rc %d, %08x vs %08x", i, n, seed, rc, got,
-		      want);
+		      "%s %d: %zu bytes seed %08x: rc %d, %08x vs %08x", op->spec->name, i, n, seed,
+		      rc, got, want);
 	}
 	/* in place: the CRC over its own first word */
 	fill(in, 64);
@@ -376,9 +379,11 @@ static void check_crc32c(const struct vyre_opmod_loaded *op)
 
 	CHECK(run(op, in, 64, in, 64, NULL, 0, 0, &result) == 0 && result == want &&
 		  memcmp(in, &want, 4) == 0,
-	      "crc32c in place");
-	CHECK(run(op, in, 9, out, 3, NULL, 0, 0, &result) == VYRE_E_INVAL, "crc32c: 3-byte output");
-	CHECK(run(op, NULL, 9, out, 4, NULL, 0, 0, &result) == VYRE_E_INVAL, "crc32c: no input");
+	      "%s in place", op->spec->name);
+	CHECK(run(op, in, 9, out, 3, NULL, 0, 0, &result) == VYRE_E_INVAL, "%s: 3-byte output",
+	      op->spec->name);
+	CHECK(run(op, NULL, 9, out, 4, NULL, 0, 0, &result) == VYRE_E_INVAL, "%s: no input",
+	      op->spec->name);
 }
 
 static void check_hash64(const struct vyre_opmod_loaded *op)
@@ -523,7 +528,8 @@ static void loads_and_checks(void)
 		return;
 	const int rc = vyre_opmods_load(dir, geteuid(), &t, NULL, NULL, why, sizeof(why));
 
-	CHECK(rc == 0 && t.n_modules == N_EXAMPLES && t.n_ops == N_EXAMPLES,
+	/* crc32c's module has a second op, crc32c_counted */
+	CHECK(rc == 0 && t.n_modules == N_EXAMPLES && t.n_ops == N_EXAMPLES + 1,
 	      "load: %d (%s), %u modules %u ops", rc, why, t.n_modules, t.n_ops);
 	if (rc)
 		return;
@@ -547,6 +553,15 @@ static void loads_and_checks(void)
 		  op[3]->spec->param == VYRE_OPMOD_PARAM_TABLE,
 	      "params");
 	check_crc32c(op[0]);
+	const struct vyre_opmod_loaded *counted = vyre_opmods_find(&t, "crc32c_counted");
+
+	CHECK(counted && counted->spec->pure && counted->spec->stream &&
+		  counted->spec->in == VYRE_OPMOD_IN_COUNTED &&
+		  counted->spec->out == VYRE_OPMOD_OUT_WRITE &&
+		  counted->spec->param == VYRE_OPMOD_PARAM_WORD && counted->module == op[0]->module,
+	      "crc32c_counted: loaded as written, a stream op of crc32c's module");
+	if (counted)
+		check_crc32c(counted);
 	check_hash64(op[1]);
 	check_histogram(op[2]);
 	check_dot(op[3]);

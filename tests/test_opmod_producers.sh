@@ -68,7 +68,7 @@ for m in crc32c hash64 histogram dot; do
 	run "$m" "$build/examples/ops/producer_$m" "$tmp/v.sock"
 	expect "$m" "op $m is number 0x"
 done
-expect crc32c "= $crc" "$crc, the same"
+expect crc32c "= $crc" "$crc, the same" "base64 -> crc32c_counted chain: $crc, the same"
 expect hash64 "seed 0) = $x0" "seed 0x1) = $x1" "seed 0xdeadbeef) = $xd"
 expect histogram "44 bytes counted:" " .:1 T:1 a:1" " e:3 " " o:4 " " z:1"
 expect dot "x . y = 2250750.0 (bits 4a095ff8; exact: 2250750.0)"
@@ -76,7 +76,7 @@ expect dot "x . y = 2250750.0 (bits 4a095ff8; exact: 2250750.0)"
 if [ -z "$sanitize" ]; then
 	VYRE_LIB=$build/libvyre.so PYTHONDONTWRITEBYTECODE=1 run python \
 		python3 "$src/python/examples/op_modules.py" --socket "$tmp/v.sock"
-	expect python "= $crc; in two items: $crc" "seed 0x0) = $x0" "seed 0xdeadbeef) = $xd" \
+	expect python "= $crc; in two items: $crc" "base64 -> crc32c_counted chain: $crc" "seed 0x0) = $x0" "seed 0xdeadbeef) = $xd" \
 		"44 bytes counted: .:1 T:1" "x . y = 2250750.0 (bits 4a095ff8"
 fi
 

@@ -11,6 +11,7 @@ vyred's ops directory.
 With no op named, runs the four.
 """
 import argparse
+import base64
 import os
 import struct
 import sys
@@ -45,6 +46,20 @@ def crc32c(c, op):
     crc = run(c, (op, whole, out, 0))
     second = run(c, (op, tail, out, run(c, (op, head, out, 0))))
     print(f"crc32c({TEXT.decode()!r}) = {crc:08x}; in two items: {second:08x}")
+    # the sentence in base64, decoded into a transient buffer that the module's stream op
+    # crc32c_counted reads: one chain (on a GPU the decoded bytes stay on chip)
+    encoded = base64.b64encode(TEXT)
+    src = buffer(c, struct.pack("<I", len(encoded)) + encoded)
+    decoded = c.alloc(4 + len(TEXT), vyre.BUF_TRANSIENT)
+    c.submit((vyre.Op.BASE64_DECODE, src, decoded, 0), user_data=1, flags=vyre.SQE_CHAIN)
+    c.submit((c.op_lookup("crc32c_counted"), decoded, out, 0), user_data=2)
+    results = {}
+    while len(results) < 2:
+        for cqe in c.wait(timeout=10):
+            if not cqe.ok:
+                raise cqe.error()
+            results[cqe.user_data] = cqe.result
+    print(f"base64 -> crc32c_counted chain: {results[2]:08x}")
 
 
 def hash64(c, op):

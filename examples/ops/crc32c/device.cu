@@ -9,6 +9,13 @@
  * registers together with the initial register shifted over all n bytes.
  * Scratch: the byte table (1 KiB) and one word a thread.
  *
+ * crc32c_counted is the same CRC over a counted input, as a stream op: it
+ * is called a tile at a time (all of the input at once when it runs alone,
+ * a decoded tile at a time when it ends an on-chip handoff run after
+ * BASE64_DECODE, HEX_DECODE or BYTEMAP), and carries the CRC register in
+ * state word 0: over a tile of m bytes the register becomes register *
+ * x^(8m) XOR the tile's register from 0.
+ *
  * Build: nvcc -std=c++17 -rdc=true -ptx -arch=compute_75 -Iinclude
  */
 #include "../op_device.h"
@@ -50,17 +57,16 @@ static __device__ uint32_t x_pow_bytes(uint64_t bytes)
 	return r;
 }
 
-extern "C" __device__ int vyre_op_crc32c_device(const struct vyre_op_dev_args *a,
-						unsigned long long *result)
+/*
+ * The block's CRC register of p[0..n) started from 0: each thread's piece
+ * from 0, shifted over the bytes after it, XORed together. Every thread
+ * returns it. Scratch as the file's comment says; the caller checked it.
+ */
+static __device__ uint32_t block_register(const uint8_t *p, uint64_t n, uint32_t *scratch,
+					  uint32_t t, uint32_t nt)
 {
-	const uint32_t t = a->thread, nt = a->threads;
-	uint32_t *table = (uint32_t *)a->scratch, *part = table + 256;
-	const uint8_t *p = (const uint8_t *)a->in;
-	const uint64_t n = a->in_bytes;
+	uint32_t *table = scratch, *part = scratch + 256;
 
-	if (a->abi != VYRE_OP_MODULE_ABI || a->out_bytes < 4 || (!p && n) || nt == 0 || nt > 1024 ||
-	    a->scratch_bytes < 4u * (256u + nt) || ((uintptr_t)a->scratch & 3u))
-		return VYRE_E_INVAL;
 	for (uint32_t i = t; i < 256; i += nt) {
 		uint32_t c = i;
 
@@ -84,13 +90,70 @@ extern "C" __device__ int vyre_op_crc32c_device(const struct vyre_op_dev_args *a
 			part[t] ^= part[t + s];
 		__syncthreads();
 	}
-	if (t == 0) {
-		const uint32_t crc = ~(mul_mod(~a->param, x_pow_bytes(n)) ^ part[0]);
-		uint8_t *out = (uint8_t *)a->out;
+	const uint32_t r = part[0];
+	/* the next call's table writes must wait until every thread read part[0] */
+	__syncthreads();
+	return r;
+}
 
-		for (int k = 0; k < 4; k++)
-			out[k] = (uint8_t)(crc >> 8 * k);
-		*result = crc;
+static __device__ bool operands_ok(const struct vyre_op_dev_args *a)
+{
+	return a->abi == VYRE_OP_MODULE_ABI && a->out_bytes >= 4 && (a->in || !a->in_bytes) &&
+	       a->threads != 0 && a->threads <= 1024 &&
+	       a->scratch_bytes >= 4u * (256u + a->threads) && !((uintptr_t)a->scratch & 3u);
+}
+
+static __device__ void store_crc(const struct vyre_op_dev_args *a, uint32_t crc,
+				 unsigned long long *result)
+{
+	uint8_t *out = (uint8_t *)a->out;
+
+	for (int k = 0; k < 4; k++)
+		out[k] = (uint8_t)(crc >> 8 * k);
+	*result = crc;
+}
+
+/*
+ * The CRC register after a->in, from ~param (@stream: from state word 0
+ * after tile 0), into *reg of thread 0; the same return value everywhere.
+ */
+static __device__ int block_crc(const struct vyre_op_dev_args *a, bool stream, uint32_t *reg)
+{
+	if (!operands_ok(a))
+		return VYRE_E_INVAL;
+	const uint64_t n = a->in_bytes;
+	const uint32_t part = block_register((const uint8_t *)a->in, n, (uint32_t *)a->scratch,
+					     a->thread, a->threads);
+
+	if (a->thread == 0) {
+		const uint32_t before = stream && a->tile != 0 ? a->state[0] : ~a->param;
+
+		*reg = mul_mod(before, x_pow_bytes(n)) ^ part;
 	}
 	return 0;
+}
+
+extern "C" __device__ int vyre_op_crc32c_device(const struct vyre_op_dev_args *a,
+						unsigned long long *result)
+{
+	uint32_t reg = 0;
+	const int rc = block_crc(a, false, &reg);
+
+	if (rc == 0 && a->thread == 0)
+		store_crc(a, ~reg, result);
+	return rc;
+}
+
+extern "C" __device__ int vyre_op_crc32c_counted_device(const struct vyre_op_dev_args *a,
+							unsigned long long *result)
+{
+	uint32_t reg = 0;
+	const int rc = block_crc(a, true, &reg);
+
+	if (rc == 0 && a->thread == 0) {
+		a->state[0] = reg;
+		if (a->last_tile)
+			store_crc(a, ~reg, result);
+	}
+	return rc;
 }
