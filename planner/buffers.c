@@ -155,14 +155,10 @@ int buffer_map_reserve_share(struct vyre_arena *a, struct buffer_map *m, uint32_
 {
 	void *p;
 
-	/* and the sentinel after them: the range of no bytes split_groups reads for NONE */
-	if (max_ranges == UINT32_MAX ||
-	    vyre_arena_reserve(a, (size_t)max_ranges + 1, sizeof(struct share_range), &p))
-		return plan_err_reserve(err, where, "shared operands", (uint64_t)max_ranges + 1);
+	if (vyre_arena_reserve(a, max_ranges, sizeof(struct share_range), &p))
+		return plan_err_reserve(err, where, "shared operands", max_ranges);
 	m->ranges = p;
 	m->max_ranges = max_ranges;
-	if (p)
-		m->ranges[max_ranges] = (struct share_range){.next = VYRE_PLAN_NONE};
 	return 0;
 }
 

@@ -53,12 +53,10 @@ static uint32_t first_item_beyond(const struct batch_scratch *s, const struct vy
 	return s->wave_item[min_wave];
 }
 
-/* @r, or @none for NONE: by a mask, where GCC would branch on a wave's random ranges. */
-static inline uint32_t or_sentinel(uint32_t r, uint32_t none)
+/* Bytes of shared range @r (0 for NONE). */
+static inline uint64_t shared_bytes(const struct share_range *ranges, uint32_t r)
 {
-	const uint32_t is_none = (uint32_t)0 - (uint32_t)(r >= none);
-
-	return (r & ~is_none) | (none & is_none);
+	return r == VYRE_PLAN_NONE ? 0 : ranges[r].bytes;
 }
 
 /*
@@ -75,8 +73,6 @@ static void split_groups(struct vyre_planner *p, struct batch_scratch *s,
 {
 	const uint64_t budget = p->group_budget;
 	struct share_range *share = s->t->buffers.ranges;
-	/* a wave's missing shared range (NONE) reads as the sentinel of no bytes: no branch */
-	const uint32_t none = s->t->buffers.max_ranges;
 	uint32_t *group_end = s->group_end, n_groups = 0;
 
 	for (uint32_t g = 0, first = 0; g < in->n_groups; first = in->group_end[g++]) {
@@ -85,18 +81,17 @@ static void split_groups(struct vyre_planner *p, struct batch_scratch *s,
 
 		for (uint32_t pos = first; pos < in->group_end[g]; pos++) {
 			const struct wave_cost *c = &s->cost[in->order[pos]];
-			const uint32_t token = n_groups + 1;
-			struct share_range *r0 = &share[or_sentinel(c->shared[0], none)];
-			struct share_range *r1 = &share[or_sentinel(c->shared[1], none)];
-			uint64_t own = c->reads + r0->bytes + r1->bytes;
+			const uint32_t s0 = c->shared[0], s1 = c->shared[1], token = n_groups + 1;
+			uint64_t own = c->reads + shared_bytes(share, s0) + shared_bytes(share, s1);
 			uint64_t add = own + c->out;
 
 			if (add > budget) {
 				add = budget;
 			} else {
-				/* masks: whether the group counts a range yet is random */
-				add -= r0->bytes & (0 - (uint64_t)(r0->group == token));
-				add -= r1->bytes & (0 - (uint64_t)(r1->group == token));
+				if (s0 != VYRE_PLAN_NONE && share[s0].group == token)
+					add -= share[s0].bytes;
+				if (s1 != VYRE_PLAN_NONE && share[s1].group == token)
+					add -= share[s1].bytes;
 			}
 			if (pos != current_start && current + add > budget) {
 				s->stages[n_groups] = (struct vyre_fusion_stage){
@@ -117,8 +112,10 @@ static void split_groups(struct vyre_planner *p, struct batch_scratch *s,
 				continue;
 			}
 			reads += add - c->out;
-			r0->group = n_groups + 1;
-			r1->group = n_groups + 1;
+			if (s0 != VYRE_PLAN_NONE)
+				share[s0].group = n_groups + 1;
+			if (s1 != VYRE_PLAN_NONE)
+				share[s1].group = n_groups + 1;
 		}
 		if (in->group_end[g] > first) {
 			s->stages[n_groups] =
