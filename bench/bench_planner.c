@@ -538,7 +538,7 @@ static int bench_scan_mix(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 
 static int bench_planner(struct vyre_bench_ctx *ctx)
 {
-	struct bench_batch b;
+	struct bench_batch b = {0};
 	int rc = -1;
 
 	b.items = calloc(FRESH_ITEMS, sizeof(*b.items));
