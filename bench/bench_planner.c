@@ -20,6 +20,13 @@
  *         to a private buffer and post-process it; a writer refreshes a
  *         payload 1% of the time and producers fence every 64 items.
  *
+ * `fresh` rows (low/N, high/N and the vyred rows): the same mixes, but each plan
+ * takes the next of a pool of distinct batches (other seeds, generated
+ * before the clock starts, FRESH_ITEMS items in all and 2 batches at
+ * least), so the branch predictor cannot learn the batch as it does when
+ * one batch is planned over and over: the honest figure for vyred, whose
+ * batches never repeat. The pool's batches are read from L3 or memory.
+ *
  * VYRE_BENCH_PLANNER_ONLY=TEXT runs only the rows whose name holds TEXT
  * ("high/65536", "/18"), for perf record on one row.
  */
@@ -35,6 +42,8 @@
 
 #define SUITE	  "planner"
 #define MAX_ITEMS 65536u
+/* Items of a fresh row's pool of batches: far more branches than a predictor holds. */
+#define FRESH_ITEMS (2 * MAX_ITEMS)
 /* vyred's --max-buffers + 1 by default: every handle the generators make is below it */
 #define DIRECT_HANDLES 262145u
 
@@ -245,6 +254,36 @@ static struct vyre_plan_batch view(const struct bench_batch *b)
 					b->client, b->flags, NULL};
 }
 
+/* Batch @i of @n items of a pool laid out one after the other in @b. */
+static struct bench_batch pool_batch(const struct bench_batch *b, uint32_t n, uint32_t i)
+{
+	const size_t at = (size_t)i * n;
+
+	return (struct bench_batch){
+	    n, b->items + at, b->exec + at, b->domain + at, b->client + at, b->flags + at};
+}
+
+/* Batches a fresh row's pool holds for batches of @n items. */
+static uint32_t pool_batches(uint32_t n)
+{
+	const uint32_t p = FRESH_ITEMS / 4 / n;
+
+	return p > 2 ? p : 2;
+}
+
+typedef void gen_fn(struct bench_batch *b, uint32_t n, uint64_t seed);
+
+/* @count batches of @n items of @gen into @pool, from seeds other than the plain rows'. */
+static void gen_pool(struct bench_batch *pool, uint32_t n, uint32_t count, gen_fn *gen,
+		     uint64_t seed)
+{
+	for (uint32_t i = 0; i < count; i++) {
+		struct bench_batch one = pool_batch(pool, n, i);
+
+		gen(&one, n, seed * 1000003u + 1000 + i);
+	}
+}
+
 struct measured {
 	double ns_per_item;	/* wall clock */
 	double cpu_ns_per_item; /* this thread's CPU time */
@@ -276,30 +315,41 @@ static int cmp_double(const void *a, const void *b)
  * machine does not move the figure.
  */
 static int measure_plans(struct vyre_bench_ctx *ctx, struct vyre_planner *p,
-			 const struct bench_batch *b, struct measured *m)
+			 const struct bench_batch *b, uint32_t n_batches, struct measured *m)
 {
-	struct vyre_plan_batch v = view(b);
 	struct vyre_plan plan;
 	double cpu[ROUNDS], wall[ROUNDS];
 	uint64_t target = (uint64_t)(ctx->seconds * 1e9 / ROUNDS), batches = 0;
+	const uint32_t n = b->n;
+	uint32_t next = 0;
 	unsigned long calls;
 
-	/* Warm-up: touches the arena's pages once. */
-	if (vyre_planner_plan(p, &v, &plan, NULL) || plan.accepted != b->n)
-		return -1;
+	/* Warm-up: touches the arena's pages once, and checks every batch fits. */
+	for (uint32_t i = 0; i < n_batches; i++) {
+		struct bench_batch one = pool_batch(b, n, i);
+		struct vyre_plan_batch v = view(&one);
+
+		if (vyre_planner_plan(p, &v, &plan, NULL) || plan.accepted != n)
+			return -1;
+	}
 	calls = atomic_load(&alloc_calls);
 	for (uint32_t r = 0; r < ROUNDS; r++) {
 		uint64_t iters = 0, start = vyre_bench_now_ns(), cpu_start = thread_ns(), elapsed;
 
 		do {
-			for (int i = 0; i < 4; i++)
+			for (int i = 0; i < 4; i++) {
+				struct bench_batch one = pool_batch(b, n, next);
+				struct vyre_plan_batch v = view(&one);
+
+				next = next + 1 < n_batches ? next + 1 : 0;
 				if (vyre_planner_plan(p, &v, &plan, NULL))
 					return -1;
+			}
 			iters += 4;
 			elapsed = vyre_bench_now_ns() - start;
 		} while (elapsed < target);
-		cpu[r] = (double)(thread_ns() - cpu_start) / ((double)iters * b->n);
-		wall[r] = (double)elapsed / ((double)iters * b->n);
+		cpu[r] = (double)(thread_ns() - cpu_start) / ((double)iters * n);
+		wall[r] = (double)elapsed / ((double)iters * n);
 		batches += iters;
 	}
 	m->allocs_per_batch = (double)(atomic_load(&alloc_calls) - calls) / (double)batches;
@@ -311,12 +361,33 @@ static int measure_plans(struct vyre_bench_ctx *ctx, struct vyre_planner *p,
 	return 0;
 }
 
+/* The plain row's one batch of @gen (@seed), or a fresh row's pool: the batches to plan. */
+static uint32_t gen_row(struct bench_batch *b, gen_fn *gen, uint32_t n, uint64_t seed, int fresh)
+{
+	if (!fresh) {
+		gen(b, n, seed);
+		return 1;
+	}
+	gen_pool(b, n, pool_batches(n), gen, seed);
+	b->n = n;
+	return pool_batches(n);
+}
+
+static void report_row(struct vyre_bench_ctx *ctx, const char *name, const struct measured *m)
+{
+	vyre_bench_report(ctx, SUITE, name, "plan_cpu", m->cpu_ns_per_item, "ns/item");
+	vyre_bench_report(ctx, SUITE, name, "plan_wall", m->ns_per_item, "ns/item");
+	vyre_bench_report(ctx, SUITE, name, "allocations", m->allocs_per_batch, "calls/batch");
+	vyre_bench_report(ctx, SUITE, name, "groups", m->last.groups, "count");
+}
+
 static int bench_sizes(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 {
 	static const uint32_t sizes[] = {16, 64, 256, 1024, 16384, 65536};
 	/* the 64..65536 rows keep the seeds they had before the 16 and 256 rows came */
 	static const uint64_t seeds[] = {5, 1, 6, 2, 3, 4};
 	static const char *mix_names[] = {"low", "high"};
+	static gen_fn *const gens[] = {gen_low, gen_high};
 	uint32_t n_sizes = ctx->quick ? 4 : 6;
 
 	for (uint32_t s = 0; s < n_sizes; s++) {
@@ -332,27 +403,22 @@ static int bench_sizes(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 		cfg.direct_handles = DIRECT_HANDLES;
 		if (vyre_planner_create(&cfg, &p, NULL))
 			return -1;
-		for (uint32_t mix = 0; mix < 2; mix++) {
+		for (uint32_t row = 0; row < 4; row++) {
+			const uint32_t mix = row & 1, fresh = row >> 1;
 			struct measured m;
 			char name[64];
+			uint32_t n_batches;
 
-			snprintf(name, sizeof(name), "%s/%u", mix_names[mix], sizes[s]);
+			snprintf(name, sizeof(name), "%s/%u%s", mix_names[mix], sizes[s],
+				 fresh ? " fresh" : "");
 			if (!wanted(name))
 				continue;
-			if (mix == 0)
-				gen_low(b, sizes[s], seeds[s]);
-			else
-				gen_high(b, sizes[s], seeds[s]);
-			if (measure_plans(ctx, p, b, &m)) {
+			n_batches = gen_row(b, gens[mix], sizes[s], seeds[s], fresh);
+			if (measure_plans(ctx, p, b, n_batches, &m)) {
 				vyre_planner_destroy(p);
 				return -1;
 			}
-			vyre_bench_report(ctx, SUITE, name, "plan_cpu", m.cpu_ns_per_item,
-					  "ns/item");
-			vyre_bench_report(ctx, SUITE, name, "plan_wall", m.ns_per_item, "ns/item");
-			vyre_bench_report(ctx, SUITE, name, "allocations", m.allocs_per_batch,
-					  "calls/batch");
-			vyre_bench_report(ctx, SUITE, name, "groups", m.last.groups, "count");
+			report_row(ctx, name, &m);
 			vyre_bench_report(ctx, SUITE, name, "deduped", m.last.deduped, "items");
 		}
 		vyre_planner_destroy(p);
@@ -368,7 +434,9 @@ static int bench_sizes(struct vyre_bench_ctx *ctx, struct bench_batch *b)
  */
 static int bench_vyred_config(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 {
-	static const char *names[] = {"vyred-low/18", "vyred-high/18"};
+	static const char *names[] = {"vyred-low/18", "vyred-high/18", "vyred-low/18 fresh",
+				      "vyred-high/18 fresh"};
+	static gen_fn *const gens[] = {gen_low, gen_high};
 	struct vyre_planner_config cfg;
 	struct vyre_planner *p;
 
@@ -379,24 +447,18 @@ static int bench_vyred_config(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 	cfg.cross_arm_report = 0;
 	if (vyre_planner_create(&cfg, &p, NULL))
 		return -1;
-	for (uint32_t mix = 0; mix < 2; mix++) {
+	for (uint32_t row = 0; row < 4; row++) {
 		struct measured m;
+		uint32_t n_batches;
 
-		if (!wanted(names[mix]))
+		if (!wanted(names[row]))
 			continue;
-		if (mix == 0)
-			gen_low(b, 18, 8);
-		else
-			gen_high(b, 18, 8);
-		if (measure_plans(ctx, p, b, &m)) {
+		n_batches = gen_row(b, gens[row & 1], 18, 8, row >> 1);
+		if (measure_plans(ctx, p, b, n_batches, &m)) {
 			vyre_planner_destroy(p);
 			return -1;
 		}
-		vyre_bench_report(ctx, SUITE, names[mix], "plan_cpu", m.cpu_ns_per_item, "ns/item");
-		vyre_bench_report(ctx, SUITE, names[mix], "plan_wall", m.ns_per_item, "ns/item");
-		vyre_bench_report(ctx, SUITE, names[mix], "allocations", m.allocs_per_batch,
-				  "calls/batch");
-		vyre_bench_report(ctx, SUITE, names[mix], "groups", m.last.groups, "count");
+		report_row(ctx, names[row], &m);
 	}
 	vyre_planner_destroy(p);
 	return 0;
@@ -426,7 +488,7 @@ static int bench_trivial(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 		cfg.direct_handles = direct ? DIRECT_HANDLES : 0;
 		if (vyre_planner_create(&cfg, &p, NULL))
 			return -1;
-		if (measure_plans(ctx, p, b, &m)) {
+		if (measure_plans(ctx, p, b, 1, &m)) {
 			vyre_planner_destroy(p);
 			return -1;
 		}
@@ -451,7 +513,7 @@ static int bench_scan_mix(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 	gen_scan(b, 4096, 7);
 	if (vyre_planner_create(&cfg, &p, NULL))
 		return -1;
-	if (measure_plans(ctx, p, b, &m)) {
+	if (measure_plans(ctx, p, b, 1, &m)) {
 		vyre_planner_destroy(p);
 		return -1;
 	}
@@ -476,14 +538,14 @@ static int bench_scan_mix(struct vyre_bench_ctx *ctx, struct bench_batch *b)
 
 static int bench_planner(struct vyre_bench_ctx *ctx)
 {
-	struct bench_batch b;
+	struct bench_batch b = {0};
 	int rc = -1;
 
-	b.items = calloc(MAX_ITEMS, sizeof(*b.items));
-	b.exec = calloc(MAX_ITEMS, sizeof(*b.exec));
-	b.domain = calloc(MAX_ITEMS, sizeof(*b.domain));
-	b.client = calloc(MAX_ITEMS, sizeof(*b.client));
-	b.flags = calloc(MAX_ITEMS, sizeof(*b.flags));
+	b.items = calloc(FRESH_ITEMS, sizeof(*b.items));
+	b.exec = calloc(FRESH_ITEMS, sizeof(*b.exec));
+	b.domain = calloc(FRESH_ITEMS, sizeof(*b.domain));
+	b.client = calloc(FRESH_ITEMS, sizeof(*b.client));
+	b.flags = calloc(FRESH_ITEMS, sizeof(*b.flags));
 	if (b.items && b.exec && b.domain && b.client && b.flags)
 		rc = bench_sizes(ctx, &b) || bench_vyred_config(ctx, &b) ||
 			     bench_trivial(ctx, &b) || bench_scan_mix(ctx, &b)

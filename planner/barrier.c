@@ -146,8 +146,14 @@ int vyre_barrier_plan(struct vyre_arena *a, uint32_t n_waves, const struct vyre_
 	return 0;
 }
 
-/* Groups up to this size are sorted in place by insertion, larger ones by counting. */
-#define SMALL_GROUP 32u
+/*
+ * Groups up to this size are sorted in place by insertion, larger ones by
+ * counting; so are small ones whose previous group (the range of keys) is
+ * small: insertion's comparisons are a branch the predictor cannot learn
+ * when batches differ, counting's loops are not.
+ */
+#define SMALL_GROUP    32u
+#define COUNT_PREV_MAX 64u
 
 /* A stable sort of the @n waves of @order by @key (parallel to them); their positions to @pos. */
 static void insertion_sort(uint32_t *order, uint32_t *key, uint32_t n, uint32_t *pos)
@@ -225,7 +231,7 @@ uint32_t barrier_layers(const struct barrier_layering *l, uint32_t *order, uint3
 		ascending = sorted;
 		if (sorted)
 			continue;
-		if (end - start <= SMALL_GROUP) {
+		if (end - start <= SMALL_GROUP && prev > COUNT_PREV_MAX) {
 			insertion_sort(order + start, key, end - start, pos);
 			continue;
 		}

@@ -122,7 +122,7 @@ int buffer_map_reserve(struct vyre_arena *a, uint32_t max_buffers, struct buffer
 		return plan_err_reserve(err, where, "buffer state", max_buffers);
 	m->slot = p;
 	m->direct = NULL;
-	m->direct_n = m->direct_mask = m->direct_gen = 0;
+	m->direct_n = m->direct_mask = 0;
 	m->ranges = NULL;
 	m->n_ranges = m->max_ranges = 0;
 	m->full = 0;
@@ -132,19 +132,21 @@ int buffer_map_reserve(struct vyre_arena *a, uint32_t max_buffers, struct buffer
 int buffer_map_reserve_direct(struct vyre_arena *a, struct buffer_map *m, uint32_t direct_handles,
 			      enum vyre_plan_component where, struct vyre_plan_error *err)
 {
+	const uint64_t ways = (uint64_t)direct_handles * DIRECT_WAYS;
 	void *p;
 
 	if (direct_handles == 0)
 		return 0;
-	if (vyre_arena_reserve(a, direct_handles, sizeof(struct direct_slot), &p))
+	if (ways > SIZE_MAX / sizeof(uint32_t) ||
+	    vyre_arena_reserve(a, (size_t)ways, sizeof(uint32_t), &p))
 		return plan_err_reserve(err, where, "direct buffer table", direct_handles);
 	m->direct = p;
 	m->direct_n = direct_handles;
 	/* the smallest all-ones mask every index below direct_handles passes through */
 	m->direct_mask = UINT32_MAX >> __builtin_clz(direct_handles);
-	m->direct_gen = 0;
+	/* id 0 everywhere: a valid index into keys[], which says it is no one's yet */
 	if (p)
-		memset(p, 0, (size_t)direct_handles * sizeof(struct direct_slot));
+		memset(p, 0, (size_t)ways * sizeof(uint32_t));
 	return 0;
 }
 
@@ -179,13 +181,6 @@ uint32_t buffer_share_range(struct buffer_map *m, uint32_t slot, uint64_t off, u
 void buffer_map_begin(struct buffer_map *m, uint32_t max_buffers)
 {
 	id_map_begin(&m->ids, max_buffers);
-	if (m->direct_n) {
-		m->direct_gen = next_generation(m->direct_gen);
-		if (m->direct_gen == 0) {
-			memset(m->direct, 0, (size_t)m->direct_n * sizeof(*m->direct));
-			m->direct_gen = 1;
-		}
-	}
 	m->n_ranges = 0;
 	m->full = 0;
 }

@@ -324,8 +324,9 @@ struct vyre_planner_config {
 	 * of two >= this) is below this are looked up in a table by that index,
 	 * in the order a batch names them, instead of hashed: for a caller
 	 * whose handles are dense slots (vyred: --max-buffers + 1). Any handle
-	 * may still come; one that shares an index with another in a batch is
-	 * hashed. 0: every handle is hashed. Costs 16 bytes an index.
+	 * may still come; an index holds one buffer for each value of the
+	 * domain's two low bits, and one that finds its place taken in a batch
+	 * is hashed. 0: every handle is hashed. Costs 16 bytes an index.
 	 */
 	uint32_t direct_handles;
 	/*

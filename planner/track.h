@@ -116,22 +116,25 @@ struct slot_state {
  * are dense slots (ring/handles.h), and a batch names them mostly in order,
  * so the lookups walk this table in order where hashing scattered them over
  * a table larger than the caches (a miss an item at 65536 items).
+ *
+ * An index has DIRECT_WAYS ways, picked by the domain's low bits: vyred's
+ * domains share one numbering of handles, so a batch of several domains
+ * names the same index in each, and a way of its own keeps each of them off
+ * the hash (a branch the predictor could not learn when the domains
+ * alternate at random). A way holds the buffer's id alone; the id map's
+ * keys[] says whether it is this batch's and whose (a sparse set: no
+ * generation, no clearing).
  */
-struct direct_slot {
-	uint32_t handle;
-	uint32_t domain;
-	uint32_t id;
-	uint32_t gen; /* empty unless the map's direct_gen */
-};
+#define DIRECT_WAYS 4u
 
 struct buffer_map {
-	struct id_map ids;	    /* (domain << 32) | handle -> slot */
-	struct direct_slot *direct; /* [direct_n], indexed by handle & direct_mask; NULL: none */
+	struct id_map ids; /* (domain << 32) | handle -> slot */
+	uint32_t *direct;  /* [direct_n * DIRECT_WAYS]: ids, by handle & direct_mask; NULL: none */
 	uint32_t direct_n;
 	uint32_t direct_mask;
-	uint32_t direct_gen;
-	struct slot_state *slot;    /* [max buffers] */
-	struct share_range *ranges; /* [max_ranges], or NULL: not tracked */
+	struct slot_state *slot; /* [max buffers] */
+	struct share_range
+	    *ranges; /* [max_ranges + 1] (the last: NONE's, of no bytes); NULL: none */
 	uint32_t n_ranges;
 	uint32_t max_ranges;
 	int full; /* a buffer found no slot: the map was sized too small */
@@ -165,34 +168,47 @@ static inline uint32_t id_map_take(struct id_map *m, uint64_t key)
 	return m->n_ids++;
 }
 
+/* @key's way of the direct table: its index and the domain's low bits. */
+static inline uint32_t direct_way(const struct buffer_map *m, uint64_t key)
+{
+	return ((uint32_t)key & m->direct_mask) * DIRECT_WAYS +
+	       ((uint32_t)(key >> 32) & (DIRECT_WAYS - 1));
+}
+
 /* The slot of (@domain, @handle); NONE for handle 0 or when the map is full. */
 static inline uint32_t buffer_slot(struct buffer_map *m, uint32_t domain, uint32_t handle)
 {
-	const uint32_t d = handle & m->direct_mask;
+	const uint64_t key = (uint64_t)domain << 32 | handle;
 	int added;
 	uint32_t slot;
 
 	if (handle == 0)
 		return VYRE_PLAN_NONE;
-	if (d < m->direct_n) {
-		struct direct_slot *e = &m->direct[d];
+	if ((handle & m->direct_mask) < m->direct_n) {
+		uint32_t *way = &m->direct[direct_way(m, key)];
+		const uint32_t id = *way;
 
-		if (e->gen != m->direct_gen) {
-			/* the first key of this index in the batch owns the entry */
-			slot = id_map_take(&m->ids, (uint64_t)domain << 32 | handle);
-			if (slot == VYRE_PLAN_NONE) {
-				m->full = 1;
-				return slot;
-			}
-			*e = (struct direct_slot){handle, domain, slot, m->direct_gen};
-			buffer_slot_added(m, slot);
+		if (id < m->ids.n_ids) {
+			const uint64_t held = m->ids.keys[id];
+
+			if (held == key)
+				return id;
+			/* another key of this batch owns the way: hashed, as without the table */
+			if (direct_way(m, held) == direct_way(m, key))
+				goto hashed;
+		}
+		/* an id of another batch: the first key of the way in this one owns it */
+		slot = id_map_take(&m->ids, key);
+		if (slot == VYRE_PLAN_NONE) {
+			m->full = 1;
 			return slot;
 		}
-		if (e->handle == handle && e->domain == domain)
-			return e->id;
-		/* another key of the same index: hashed, as without the table */
+		*way = slot;
+		buffer_slot_added(m, slot);
+		return slot;
 	}
-	slot = id_map_find(&m->ids, (uint64_t)domain << 32 | handle, &added);
+hashed:
+	slot = id_map_find(&m->ids, key, &added);
 	if (added)
 		buffer_slot_added(m, slot);
 	else if (slot == VYRE_PLAN_NONE)
@@ -242,7 +258,8 @@ void item_slots_resolve(struct buffer_map *m, uint32_t domain, const struct vyre
 /* Reads its own output: running it twice differs from running it once. */
 static inline int item_slots_in_place(const struct item_slots *s)
 {
-	return s->write != VYRE_PLAN_NONE && (s->read[0] == s->write || s->read[1] == s->write);
+	/* bitwise: a quarter of the high mix is in place, at random */
+	return (s->write != VYRE_PLAN_NONE) & ((s->read[0] == s->write) | (s->read[1] == s->write));
 }
 
 /* Earlier identical items that may satisfy later ones, one per key. */

@@ -497,6 +497,69 @@ static void test_direct_handles_then_hashed(void **state)
 	free(domain);
 }
 
+static void assert_same_plan(const struct vyre_plan *x, const struct vyre_plan *y)
+{
+	assert_int_equal(x->accepted, y->accepted);
+	assert_int_equal(x->exec.n_order, y->exec.n_order);
+	assert_int_equal(x->exec.n_groups, y->exec.n_groups);
+	assert_int_equal(x->exec.n_launches, y->exec.n_launches);
+	assert_memory_equal(x->exec.order, y->exec.order, x->exec.n_order * sizeof(uint32_t));
+	assert_memory_equal(x->exec.group_end, y->exec.group_end,
+			    x->exec.n_groups * sizeof(uint32_t));
+	assert_memory_equal(x->exec.launch_end, y->exec.launch_end,
+			    x->exec.n_launches * sizeof(uint32_t));
+	assert_memory_equal(x->dedup_from, y->dedup_from, x->accepted * sizeof(uint32_t));
+	assert_int_equal(x->stats.dependencies, y->stats.dependencies);
+	assert_int_equal(x->stats.layers, y->stats.layers);
+	assert_int_equal(x->stats.deduped, y->stats.deduped);
+}
+
+/*
+ * The direct table's ways (one per value of a domain's two low bits) over
+ * seven domains, so that 1 and 5, 3 and 7 contend for a way, and handles
+ * that alias an index (mask 7 over 6 indices): batch after batch on one
+ * planner (ids of earlier batches stay in the table), the plans must be
+ * those of a planner that hashes every handle.
+ */
+static void test_direct_ways_as_hashed(void **state)
+{
+	enum { N = 96, BATCHES = 200 };
+	struct vyre_work_item items[N];
+	uint32_t domain[N];
+	struct vyre_planner_config cfg;
+	struct vyre_planner *direct, *hashed;
+	uint64_t seed = 12345;
+	(void)state;
+
+	vyre_planner_config_default(&cfg);
+	cfg.max_items = N;
+	cfg.direct_handles = 6;
+	assert_int_equal(vyre_planner_create(&cfg, &direct, NULL), 0);
+	cfg.direct_handles = 0;
+	assert_int_equal(vyre_planner_create(&cfg, &hashed, NULL), 0);
+	for (uint32_t batch = 0; batch < BATCHES; batch++) {
+		const uint32_t n = 1 + batch % N;
+		struct vyre_plan_batch v = {n, items, NULL, domain, NULL, NULL, NULL};
+		struct vyre_plan pd, ph;
+
+		for (uint32_t k = 0; k < n; k++) {
+			static const uint32_t ops[] = {VYRE_OP_FILL, VYRE_OP_COPY, VYRE_OP_ADD};
+			uint32_t r;
+
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			r = (uint32_t)(seed >> 33);
+			items[k] = (struct vyre_work_item){ops[r % 3], 1 + (r >> 2) % 12,
+							   1 + (r >> 6) % 12, (r >> 10) % 3};
+			domain[k] = 1 + (r >> 12) % 7;
+		}
+		assert_int_equal(vyre_planner_plan(direct, &v, &pd, NULL), 0);
+		assert_int_equal(vyre_planner_plan(hashed, &v, &ph, NULL), 0);
+		assert_same_plan(&pd, &ph);
+	}
+	vyre_planner_destroy(direct);
+	vyre_planner_destroy(hashed);
+}
+
 static void test_progress_when_the_arena_fails(void **state)
 {
 	struct vyre_planner *p = planner();
@@ -734,6 +797,7 @@ int main(void)
 	    cmocka_unit_test(test_fences_and_invalid_items),
 	    cmocka_unit_test(test_limits_plan_a_prefix),
 	    cmocka_unit_test(test_direct_handles_then_hashed),
+	    cmocka_unit_test(test_direct_ways_as_hashed),
 	    cmocka_unit_test(test_progress_when_the_arena_fails),
 	    cmocka_unit_test(test_arena_sizing),
 	    cmocka_unit_test(test_config_errors),
