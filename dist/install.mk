@@ -4,9 +4,10 @@
 # man/vyred.8) and the Python package (PYTHON_PKG_DIR, python/python.mk: its
 # directory) are installed when their fragments define them, and so are the
 # example op modules (OPMOD_EXAMPLES, examples/ops.mk): each one's module
-# directory $(BUILD)/examples/ops/NAME/ into share/vyre/ops/NAME/, not
-# enabled (the operator copies its files into vyred's ops directory), and
-# its sources into share/vyre/examples/ops/NAME/. This file is read before
+# directory $(BUILD)/examples/ops/NAME/ into lib/vyre/ops/NAME/ (it holds a
+# shared object: architecture-dependent, so not under share), not enabled
+# (the operator copies its files into vyred's ops directory), and its
+# sources into share/vyre/examples/ops/NAME/. This file is read before
 # theirs, so these are used only in recipes.
 
 BINDIR     ?= $(PREFIX)/bin
@@ -17,6 +18,8 @@ MANDIR     ?= $(DATADIR)/man
 DOCDIR     ?= $(DATADIR)/doc/vyre
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 PYTHONDIR  ?= $(PREFIX)/lib/python3/dist-packages
+# the example op modules' directories (a host object each), not enabled
+OPMODDIR   ?= $(PREFIX)/lib/vyre/ops
 # /etc for PREFIX=/usr (the packages), else PREFIX/etc, so no install outside PREFIX writes /etc
 SYSCONFDIR ?= $(patsubst /usr/etc,/etc,$(PREFIX)/etc)
 # op modules (docs/design.md 6.7): made empty, root's, 0755, so the unit's --ops-dir exists
@@ -50,7 +53,7 @@ install: build-all
 	fi
 	for m in $(OPMOD_EXAMPLES); do \
 		for f in $(BUILD)/examples/ops/$$m/*; do \
-			install -D -m 644 "$$f" "$(DESTDIR)$(DATADIR)/vyre/ops/$$m/$${f##*/}" || exit 1; \
+			install -D -m 644 "$$f" "$(DESTDIR)$(OPMODDIR)/$$m/$${f##*/}" || exit 1; \
 		done; \
 		for f in examples/ops/$$m/*; do \
 			install -D -m 644 "$$f" "$(DESTDIR)$(DATADIR)/vyre/examples/ops/$$m/$${f##*/}" || exit 1; \

@@ -5,7 +5,7 @@
 # systemd-analyze verify content with them where it is installed), the
 # examples and the demo, and, when their fragments exist in this tree, the
 # man pages in their sections, the Python package (importable from there)
-# and the example op modules (share/vyre/ops/NAME, modes the loader takes).
+# and the example op modules (lib/vyre/ops/NAME, modes the loader takes).
 # Filled in by tests/ops.mk: the source tree and the build.
 src='@VYRE_SRCDIR@'
 build='@BUILD@'
@@ -70,9 +70,11 @@ check() {
 		done
 	fi
 	for m in $opmods; do
-		d=$root$prefix/share/vyre/ops/$m
+		d=$root$prefix/lib/vyre/ops/$m
 		[ -f "$d/$m.opmod" ] && [ -f "$d/libvyre_op_$m.so" ] ||
-			fail "op module $m not in share/vyre/ops/$m"
+			fail "op module $m not in lib/vyre/ops/$m"
+		[ ! -e "$root$prefix/share/vyre/ops" ] ||
+			fail "share/vyre/ops: op modules hold shared objects, they go under lib"
 		[ -z "$(find "$d" -perm /022)" ] || fail "op module $m: writable by group or others"
 		[ -f "$root$prefix/share/vyre/examples/ops/$m/host.c" ] ||
 			fail "op module $m's sources not in share/vyre/examples/ops/$m"

@@ -34,7 +34,7 @@ soname=$(objdump -p "$stage/usr/lib/$ma/libvyre.so.$upstream" | sed -n 's/^ *SON
 major=${soname##*.so.}
 lib=libvyre$major
 
-take vyre usr/bin usr/lib/systemd usr/share/vyre usr/share/doc/vyre etc/vyre
+take vyre usr/bin usr/lib/systemd usr/lib/vyre usr/share/vyre usr/share/doc/vyre etc/vyre
 take "$lib" "usr/lib/$ma/$soname" "usr/lib/$ma/libvyre.so.$upstream"
 take libvyre-dev usr/include "usr/lib/$ma/libvyre.a" "usr/lib/$ma/libvyre.so" "usr/lib/$ma/pkgconfig"
 take python3-vyre usr/lib/python3
