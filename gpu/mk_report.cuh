@@ -13,7 +13,8 @@
 // after a byte has a non-empty out list; one record per entry), an
 // exclusive prefix sum over the chunks, in order, gives each chunk the
 // index of its first record, and a second walk of the chunks that have
-// matches writes their records below the capacity only. So the kept
+// matches, from the byte and state of each one's first (kept by the first
+// walk), writes their records below the capacity only. So the kept
 // records are exactly the sequential walk's first min(total, capacity),
 // each written whole by one thread, and a chunk never writes an index
 // counted for another (a table rewritten between the walks gives wrong
@@ -305,9 +306,13 @@ __device__ __noinline__ uint32_t guess_at(const table_view v, const uint8_t *p, 
 			     : walk_quiet(v, p, ca - kWarmup, ca, start);
 }
 
-// The end of a counting walk: its state and the records its bytes make.
+// The end of a counting walk: its state, the records its bytes make, and
+// where the first of them is made: byte `first` from state `s_first`, where
+// the write walk starts (from the chunk's start it walked every byte before
+// the first record again, and on a warp the lanes without records wait for
+// the longest such walk: with sparse matches about a whole chunk).
 struct walked {
-	uint32_t s;
+	uint32_t s, first, s_first;
 	uint64_t hits;
 };
 
@@ -319,14 +324,21 @@ __device__ __noinline__ walked walk_count(const table_view v, const uint8_t *p, 
 					  uint32_t b, uint32_t s)
 {
 	uint64_t h = 0;
+	uint32_t first = b, s_first = s;
 
-	walk_bytes(p, a, b, [&](uint32_t, uint32_t c) {
+	walk_bytes(p, a, b, [&](uint32_t i, uint32_t c) {
+		const uint32_t before = s;
 		uint32_t lo;
 		s = v.step(s, c);
-		h += v.list(s, &lo) - lo;
+		const uint32_t hi = v.list(s, &lo);
+		if (hi > lo && h == 0) {
+			first = i;
+			s_first = before;
+		}
+		h += hi - lo;
 		return true;
 	});
-	return walked{s, h};
+	return walked{s, first, s_first, h};
 }
 
 // Writes a record at r: two stores when r is 16-byte aligned or 8 past
@@ -367,9 +379,10 @@ __device__ __noinline__ void walk_write(const table_view v, const uint8_t *p, ui
 	});
 }
 
-// Records idx .. min(idx + h, cap) of the report at out, the chunk [a, b) of
-// p from s (its first byte at stream offset off): walk_write where any fall
-// below cap (cap < 2^32: the output's bytes are a u32).
+// Records idx .. min(idx + h, cap) of the report at out, made by bytes [a,
+// b) of p from s (a: the chunk's first record's byte, walked.first; p[0] at
+// stream offset off): walk_write where any fall below cap (cap < 2^32: the
+// output's bytes are a u32).
 __device__ __forceinline__ void write_chunk(const table_view &v, const uint8_t *p, uint32_t a,
 					    uint32_t b, uint32_t s, uint64_t off, uint64_t idx,
 					    uint64_t h, uint64_t cap, uint8_t *out)
@@ -394,6 +407,7 @@ __device__ uint32_t report_tile(const table_view &v, const uint8_t *p, uint32_t 
 	const uint32_t n = (nb + len - 1) / len;
 	const uint32_t ca = min(tid * len, nb), cb = min(ca + len, nb);
 	uint64_t h = 0;
+	uint32_t first = cb, s_first = s0;
 
 	if (tid < n) {
 		uint32_t gs = s0;
@@ -403,6 +417,8 @@ __device__ uint32_t report_tile(const table_view &v, const uint8_t *p, uint32_t 
 		const walked w = walk_count(v, p, ca, cb, gs);
 		e[tid] = w.s;
 		h = w.hits;
+		first = w.first;
+		s_first = w.s_first;
 	}
 	__syncthreads();
 	for (;;) {
@@ -416,6 +432,8 @@ __device__ uint32_t report_tile(const table_view &v, const uint8_t *p, uint32_t 
 			const walked w = walk_count(v, p, ca, cb, fix);
 			e[tid] = w.s;
 			h = w.hits;
+			first = w.first;
+			s_first = w.s_first;
 		}
 		__syncthreads();
 		if (tid == 0)
@@ -447,7 +465,7 @@ __device__ uint32_t report_tile(const table_view &v, const uint8_t *p, uint32_t 
 	*total = cnt[threads + 32];
 	const uint32_t end = n ? e[n - 1] : s0;
 
-	write_chunk(v, p, ca, cb, g[tid], off, idx, h, cap, out);
+	write_chunk(v, p, first, cb, s_first, off, idx, h, cap, out);
 	// every read of g, e and cnt is done before the next tile writes them
 	__syncthreads();
 	return end;
@@ -581,7 +599,7 @@ __device__ uint32_t warp_tile(const table_view &v, const uint8_t *p, uint32_t nb
 	const uint32_t len = max(kWarpChunk, ((nb + 31) / 32 + 15) & ~15u);
 	const uint32_t n = (nb + len - 1) / len;
 	const uint32_t ca = min(lane * len, nb), cb = min(ca + len, nb);
-	uint32_t g = s0, e = s0;
+	uint32_t g = s0, e = s0, first = cb, s_first = s0;
 	uint64_t h = 0;
 
 	if (lane < n) {
@@ -590,6 +608,8 @@ __device__ uint32_t warp_tile(const table_view &v, const uint8_t *p, uint32_t nb
 		const walked w = walk_count(v, p, ca, cb, g);
 		e = w.s;
 		h = w.hits;
+		first = w.first;
+		s_first = w.s_first;
 	}
 	for (;;) {
 		const uint32_t prev = __shfl_up_sync(kAll, e, 1);
@@ -601,6 +621,8 @@ __device__ uint32_t warp_tile(const table_view &v, const uint8_t *p, uint32_t nb
 			const walked w = walk_count(v, p, ca, cb, g);
 			e = w.s;
 			h = w.hits;
+			first = w.first;
+			s_first = w.s_first;
 		}
 	}
 	// the inclusive prefix sum of the lanes' records
@@ -614,7 +636,7 @@ __device__ uint32_t warp_tile(const table_view &v, const uint8_t *p, uint32_t nb
 	const uint32_t end = __shfl_sync(kAll, e, n ? n - 1 : 0);
 	const uint64_t idx = base + incl - h;
 
-	write_chunk(v, p, ca, cb, g, off, idx, h, cap, out);
+	write_chunk(v, p, first, cb, s_first, off, idx, h, cap, out);
 	return n ? end : s0;
 }
 
