@@ -339,7 +339,182 @@ __device__ uint32_t decode_quad(uint32_t op, const uint32_t x[4], uint64_t char0
 	return 4;
 }
 
+// ---- a run on one warp ---------------------------------------------------------------
+//
+// A run that ends in DFA_SCAN_COUNTED of at most VYRE_MK_DFA_WARP_BYTES runs
+// on one warp (the lowering makes it a warp unit), 32 such runs a block, as
+// small DFA and report items do: a block's walk of a 4 KiB item kept 128 of
+// its 1024 threads busy. The warp stages W's input through its own room of
+// the dynamic shared memory (16-byte loads in address order, for PCIe),
+// decodes it in place and walks the decoded tile in chunks of at least
+// kWarpChunk bytes, one a lane, guessed, checked in order with shuffles and
+// walked again until they agree, as warp_walk of mk_dfa_walk.cuh does.
+
+constexpr uint32_t kWarpChunk = 64; // bytes a lane's chunk of a tile gets at least
+constexpr uint32_t kAll = 0xffffffffu;
+
+// 16 bytes that the device loads whole (one 16-byte load over PCIe).
+struct alignas(16) quad16 {
+	uint32_t w[4];
+};
+
+// Bytes [0, nb) of the tile p on one warp from the carried state s0: adds
+// this lane's accepting positions to acc and returns the end state.
+template <class T>
+__device__ __noinline__ uint32_t warp_scan_tile(const T t, const uint8_t *p, uint32_t nb,
+						uint32_t start, uint32_t s0, uint32_t &acc)
+{
+	const uint32_t lane = threadIdx.x % 32;
+	const uint32_t len = max(kWarpChunk, ((nb + 31) / 32 + 15) & ~15u);
+	const uint32_t n = (nb + len - 1) / len;
+	const uint32_t ca = min(lane * len, nb), cb = min(ca + len, nb);
+	uint32_t h = 0, g = s0, e = s0;
+
+	if (lane < n) {
+		if (lane > 0)
+			g = walk_quiet(t, p, ca - kWarmup, ca, start);
+		e = walk(t, p, ca, cb, g, h);
+	}
+	for (;;) {
+		const uint32_t prev = __shfl_up_sync(kAll, e, 1);
+		const bool bad = lane > 0 && lane < n && g != prev;
+		if (!__any_sync(kAll, bad))
+			break;
+		if (bad) {
+			h = 0;
+			g = prev;
+			e = walk(t, p, ca, cb, g, h);
+		}
+	}
+	acc += h;
+	return n ? __shfl_sync(kAll, e, n - 1) : s0;
+}
+
+// Copies the 16-byte words [0, words) of src to dst on the 32 lanes of a warp.
+__device__ __forceinline__ void warp_stage16(quad16 *dst, const quad16 *src, uint32_t words)
+{
+	constexpr uint32_t kLoads = 4; // words a lane has in flight
+	const uint32_t lane = threadIdx.x % 32;
+
+	for (uint32_t base = lane; base < words; base += 32 * kLoads) {
+		quad16 v[kLoads];
+		for (uint32_t k = 0; k < kLoads; k++)
+			if (base + 32 * k < words)
+				v[k] = src[base + 32 * k];
+		for (uint32_t k = 0; k < kLoads; k++)
+			if (base + 32 * k < words)
+				dst[base + 32 * k] = v[k];
+	}
+}
+
 } // namespace mk_fuse
+
+// A handoff run of m members ending in DFA_SCAN_COUNTED (run[0] .. run[m -
+// 1], in shared memory) on one warp; buf: the warp's shared memory, 16-byte
+// aligned, of buf_words words (at least 128). Every lane of the warp calls
+// it; the outcome is block_fused_run's.
+__device__ void warp_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t results, uint32_t *buf,
+			       uint32_t buf_words)
+{
+	using namespace mk_fuse;
+	const uint32_t lane = threadIdx.x % 32;
+	const vyre_mk_unit &w = run[0], &f = run[m - 1];
+	const uint32_t op = w.op & VYRE_MK_OP_MASK;
+	const bool decoder = op != VYRE_OP_BYTEMAP;
+	uint32_t ctl[kCtlWords] = {};
+
+	if (lane == 0)
+		check_headers(run, m, results, ctl);
+	const uint32_t len = __shfl_sync(kAll, ctl[kLen], 0), d = __shfl_sync(kAll, ctl[kD], 0);
+	const uint32_t digits = __shfl_sync(kAll, ctl[kDigits], 0);
+	const uint32_t first_bad = __shfl_sync(kAll, ctl[kCanceled] ? 0u : ctl[kFirstBad], 0);
+	const uint32_t n = __shfl_sync(kAll, ctl[kStates], 0);
+	const uint32_t start = __shfl_sync(kAll, ctl[kStart], 0);
+	bool w_bad = false, f_bad = false;
+	uint32_t hits = 0;
+
+	// a later member's header failing does not excuse W's characters
+	if (first_bad == m || (decoder && first_bad > 0)) {
+		const bool all = first_bad == m;
+		// the composed map of the BYTEMAPs (a decoder then the scan: none)
+		const bool mapped = all && (!decoder || m > 2);
+		uint8_t *map = reinterpret_cast<uint8_t *>(buf + buf_words - 64);
+		const uint32_t tile_words = (buf_words - (mapped ? 64u : 0u)) & ~3u;
+		// input words a tile takes: whole quads, and room for the 16-byte alignment
+		const uint32_t tin = (tile_words - 4) & ~3u;
+		const uint32_t per = op == VYRE_OP_BASE64_DECODE ? 3
+				     : op == VYRE_OP_HEX_DECODE	 ? 2
+								 : 4;
+		const uint32_t *accept = reinterpret_cast<const uint32_t *>(f.table) + 2;
+		const uint32_t *next = accept + (n + 31) / 32;
+		const uint8_t *chars = reinterpret_cast<const uint8_t *>(w.in) + 4;
+		const uint32_t in_words = (len + 3) / 4;
+		int bad = 0;
+		uint32_t s = start;
+
+		for (uint32_t b = lane; mapped && b < 256; b += 32) {
+			uint32_t v = b;
+			for (uint32_t j = 0; j < m; j++)
+				if (is_map(run[j]))
+					v = reinterpret_cast<const uint8_t *>(run[j].table)[v];
+			map[b] = (uint8_t)v;
+		}
+		if (all && !(f.op & VYRE_MK_TABLE_TRUSTED)) {
+			int mine = 0;
+			for (uint64_t i = lane; i < 256ull * n; i += 32)
+				mine |= next[i] >= n;
+			f_bad = __any_sync(kAll, mine) != 0;
+		}
+		__syncwarp();
+		for (uint32_t t0 = 0; t0 < in_words; t0 += tin) {
+			const uint32_t mw = min(tin, in_words - t0);
+			const uintptr_t at = reinterpret_cast<uintptr_t>(chars + 4ull * t0);
+			const uintptr_t q = at & ~static_cast<uintptr_t>(15);
+			const uint32_t lo = (uint32_t)(at - q) / 4;
+			const uint32_t quads = (mw + 3) / 4;
+
+			// the 16-byte words around the tile's words lie in the same mapped memory
+			warp_stage16(reinterpret_cast<quad16 *>(buf),
+				     reinterpret_cast<const quad16 *>(q), (lo + mw + 3) / 4);
+			__syncwarp();
+			// in place, 32 quads a round: a round's outputs end before the next
+			// round's inputs begin, and its quads are all read before any is written
+			for (uint32_t r0 = 0; r0 < quads; r0 += 32) {
+				const uint32_t qd = r0 + lane;
+				uint32_t x[4] = {0, 0, 0, 0}, o[4] = {0, 0, 0, 0};
+
+				for (uint32_t k = 0; qd < quads && k < 4; k++)
+					x[k] = 4 * qd + k < mw ? buf[lo + 4 * qd + k] : 0u;
+				__syncwarp();
+				if (qd < quads) {
+					const uint32_t k_out =
+					    decode_quad(op, x, 4 * ((uint64_t)t0 + 4 * qd), digits,
+							decoder, o, bad);
+					for (uint32_t k = 0; k < k_out; k++)
+						buf[per * qd + k] =
+						    mapped ? mk_bytes::map_word(map, o[k]) : o[k];
+				}
+				__syncwarp();
+			}
+			const uint64_t first_out = (uint64_t)t0 / 4 * per;
+			const uint64_t have = 4 * (first_out + (uint64_t)per * quads);
+			const uint32_t nb =
+			    (uint32_t)(min(have, (uint64_t)d) - min(4 * first_out, (uint64_t)d));
+			if (all && !f_bad)
+				s = warp_scan_tile(global_table{next, accept, n - 1},
+						   reinterpret_cast<const uint8_t *>(buf), nb,
+						   start, s, hits);
+			// every read of the tile is done before the next one is staged
+			__syncwarp();
+		}
+		w_bad = decoder && __any_sync(kAll, bad) != 0;
+	}
+	for (uint32_t k = 16; k > 0; k /= 2)
+		hits += __shfl_xor_sync(kAll, hits, k);
+	if (lane == 0)
+		finish(run, m, results, ctl, w_bad, f_bad, hits, 0, 0, 0);
+	__syncwarp();
+}
 
 // A handoff run of m members (run[0] .. run[m - 1], in shared memory) on the
 // whole block. scratch: shared memory of scratch_words words (at least
