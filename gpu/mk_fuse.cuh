@@ -390,20 +390,22 @@ __device__ __noinline__ uint32_t warp_scan_tile(const T t, const uint8_t *p, uin
 	return n ? __shfl_sync(kAll, e, n - 1) : s0;
 }
 
-// Copies the 16-byte words [0, words) of src to dst on the 32 lanes of a warp.
-__device__ __forceinline__ void warp_stage16(quad16 *dst, const quad16 *src, uint32_t words)
+// Copies the 16-byte words [0, words) of src to dst on n threads, this one
+// being `rank`: in address order, several loads in flight (over PCIe a
+// round trip each).
+__device__ __forceinline__ void stage16(quad16 *dst, const quad16 *src, uint32_t words,
+					uint32_t rank, uint32_t n)
 {
-	constexpr uint32_t kLoads = 4; // words a lane has in flight
-	const uint32_t lane = threadIdx.x % 32;
+	constexpr uint32_t kLoads = 4; // words a thread has in flight
 
-	for (uint32_t base = lane; base < words; base += 32 * kLoads) {
+	for (uint32_t base = rank; base < words; base += n * kLoads) {
 		quad16 v[kLoads];
 		for (uint32_t k = 0; k < kLoads; k++)
-			if (base + 32 * k < words)
-				v[k] = src[base + 32 * k];
+			if (base + n * k < words)
+				v[k] = src[base + n * k];
 		for (uint32_t k = 0; k < kLoads; k++)
-			if (base + 32 * k < words)
-				dst[base + 32 * k] = v[k];
+			if (base + n * k < words)
+				dst[base + n * k] = v[k];
 	}
 }
 
@@ -474,8 +476,8 @@ __device__ void warp_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t res
 			const uint32_t quads = (mw + 3) / 4;
 
 			// the 16-byte words around the tile's words lie in the same mapped memory
-			warp_stage16(reinterpret_cast<quad16 *>(buf),
-				     reinterpret_cast<const quad16 *>(q), (lo + mw + 3) / 4);
+			stage16(reinterpret_cast<quad16 *>(buf),
+				reinterpret_cast<const quad16 *>(q), (lo + mw + 3) / 4, lane, 32);
 			__syncwarp();
 			// in place, 32 quads a round: a round's outputs end before the next
 			// round's inputs begin, and its quads are all read before any is written
@@ -537,7 +539,8 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 	// a module F keeps VYRE_OP_DEV_SCRATCH_MIN bytes past the tile for its scratch
 	// (the backend starts with modules only when the dynamic shared memory holds both)
 	const uint32_t keep = module_f ? VYRE_MK_MODULE_SCRATCH_WORDS : 0u;
-	const uint32_t tile_words = min(4 * threads, (scratch_words - kTileAt - keep) & ~3u);
+	const uint32_t avail = (scratch_words - kTileAt - keep) & ~3u;
+	uint32_t tile_words = min(4 * threads, avail);
 	unsigned long long module_result = 0;
 	const uint32_t *in = reinterpret_cast<const uint32_t *>(w.in) + 1;
 
@@ -561,9 +564,18 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 		const uint32_t n = scan ? ctl[kStates] : 1, start = scan ? ctl[kStart] : 0;
 		const uint32_t *accept = reinterpret_cast<const uint32_t *>(f.table) + 2;
 		const uint32_t *next = accept + (n + 31) / 32;
-		uint16_t *stable = reinterpret_cast<uint16_t *>(tile + tile_words);
 		const uint64_t room = 4ull * (scratch_words - kTileAt - tile_words);
 		const bool in_shared = scan && n <= 32768 && 512ull * n <= room && 256ull * n <= d;
+		// a scan takes the largest tile the table leaves, up to 16 words a thread:
+		// fewer tiles, barriers and warm-up bytes (4 words a thread: 32-byte chunks)
+		if (scan)
+			tile_words =
+			    min(16 * threads,
+				(scratch_words - kTileAt - (in_shared ? 128 * n : 0u)) & ~3u);
+		uint16_t *stable = reinterpret_cast<uint16_t *>(tile + tile_words);
+		// 16-byte loads, the tile's words from word lo on: room for the alignment
+		const bool wide = scan && tile_words >= 8;
+		const uint32_t tin = wide ? tile_words - 4 : tile_words;
 
 		// every BYTEMAP's table, composed, read whole before anything is written
 		for (uint32_t b = tid; mapped && b < 256; b += threads) {
@@ -591,32 +603,51 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 		const uint32_t in_words = (len + 3) / 4, out_words = (d + 3) / 4;
 		int bad = 0;
 
-		for (uint32_t t0 = 0; t0 < in_words; t0 += tile_words) {
-			const uint32_t mw = min(tile_words, in_words - t0);
+		for (uint32_t t0 = 0; t0 < in_words; t0 += tin) {
+			const uint32_t mw = min(tin, in_words - t0), quads = (mw + 3) / 4;
 			const uint32_t per = op == VYRE_OP_BASE64_DECODE ? 3
 					     : op == VYRE_OP_HEX_DECODE	 ? 2
 									 : 4;
 			const uint64_t first_out = (uint64_t)t0 / 4 * per;
-			uint32_t x[4] = {0, 0, 0, 0}, o[4] = {0, 0, 0, 0};
+			uint32_t lo = 0;
 
-			for (uint32_t i = tid; i < mw; i += threads)
-				tile[i] = in[(uint64_t)t0 + i];
+			if (wide) {
+				// the 16-byte words around the tile's words lie in the same mapped
+				// memory
+				const uintptr_t at = reinterpret_cast<uintptr_t>(in + t0);
+				const uintptr_t q = at & ~static_cast<uintptr_t>(15);
+				lo = (uint32_t)(at - q) / 4;
+				stage16(reinterpret_cast<quad16 *>(tile),
+					reinterpret_cast<const quad16 *>(q), (lo + mw + 3) / 4, tid,
+					threads);
+			} else {
+				for (uint32_t i = tid; i < mw; i += threads)
+					tile[i] = in[(uint64_t)t0 + i];
+			}
 			__syncthreads();
-			const bool mine = 4 * tid < mw;
-			for (uint32_t k = 0; mine && k < 4; k++)
-				x[k] = 4 * tid + k < mw ? tile[4 * tid + k] : 0;
-			// every quad is read before any is written back (in place)
-			__syncthreads();
-			if (mine) {
+			// a quad a thread a round (one round unless a scan's tile is wider): a
+			// round's outputs end before the next round's inputs begin
+			for (uint32_t r0 = 0; r0 < quads; r0 += threads) {
+				const uint32_t qd = r0 + tid;
+				const bool mine = qd < quads;
+				uint32_t x[4] = {0, 0, 0, 0}, o[4] = {0, 0, 0, 0};
+
+				for (uint32_t k = 0; mine && k < 4; k++)
+					x[k] = 4 * qd + k < mw ? tile[lo + 4 * qd + k] : 0;
+				// every quad of the round is read before any is written back (in
+				// place)
+				__syncthreads();
+				if (!mine)
+					continue;
 				const uint32_t k_out =
-				    decode_quad(op, x, 4 * ((uint64_t)t0 + 4 * tid), digits,
+				    decode_quad(op, x, 4 * ((uint64_t)t0 + 4 * qd), digits,
 						decoder && !checked_first, o, bad);
 				for (uint32_t k = 0; k < k_out; k++) {
-					const uint64_t ow = first_out + (uint64_t)per * tid + k;
+					const uint64_t ow = first_out + (uint64_t)per * qd + k;
 					const uint32_t v =
 					    mapped ? mk_bytes::map_word(map, o[k]) : o[k];
 					if (scan || module_f || report_f)
-						tile[per * tid + k] = v;
+						tile[per * qd + k] = v;
 					else if (ow < out_words)
 						*(reinterpret_cast<uint32_t *>(f.out) + 1 + ow) =
 						    mk_bytes::mask_past(v, ow, d);
@@ -663,7 +694,7 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 				const uint32_t nb = (uint32_t)(min(have, (uint64_t)d) -
 							       min(4 * first_out, (uint64_t)d));
 				f_bad = module_tile(f, reinterpret_cast<const uint8_t *>(tile), nb,
-						    t0 / tile_words, t0 + tile_words >= in_words,
+						    t0 / tin, t0 + tin >= in_words,
 						    scratch + kModuleStateAt, tile + tile_words,
 						    4 * keep, ctl, &module_result) != 0;
 			}
