@@ -346,11 +346,12 @@ __device__ uint32_t decode_quad(uint32_t op, const uint32_t x[4], uint64_t char0
 // small DFA and report items do: a block's walk of a 4 KiB item kept 128 of
 // its 1024 threads busy. The warp stages W's input through its own room of
 // the dynamic shared memory (16-byte loads in address order, for PCIe),
-// decodes it in place and walks the decoded tile in chunks of at least
-// kWarpChunk bytes, one a lane, guessed, checked in order with shuffles and
-// walked again until they agree, as warp_walk of mk_dfa_walk.cuh does.
+// decodes it in place and walks the decoded tile with warp_walk of
+// mk_dfa_walk.cuh, as a DFA_SCAN warp unit walks its staged tiles: chunks of
+// at least 64 bytes, one a lane, guessed, checked in order with shuffles and
+// walked again until they agree. The host build (tests/test_mk_fuse.cpp)
+// walks with warp_scan_tile, the same walk in plain loads.
 
-constexpr uint32_t kWarpChunk = 64; // bytes a lane's chunk of a tile gets at least
 constexpr uint32_t kAll = 0xffffffffu;
 
 // 16 bytes that the device loads whole (one 16-byte load over PCIe).
@@ -358,11 +359,14 @@ struct alignas(16) quad16 {
 	uint32_t w[4];
 };
 
-// Bytes [0, nb) of the tile p on one warp from the carried state s0: adds
-// this lane's accepting positions to acc and returns the end state.
+#ifndef __CUDACC__
+constexpr uint32_t kWarpChunk = 64; // bytes a lane's chunk of a tile gets at least
+
+// Bytes [0, nb) of the tile p on one warp from the carried state s0: the end
+// state and (every lane) the warp's accepting positions, as dfa::warp_walk.
 template <class T>
-__device__ __noinline__ uint32_t warp_scan_tile(const T t, const uint8_t *p, uint32_t nb,
-						uint32_t start, uint32_t s0, uint32_t &acc)
+uint32_t warp_scan_tile(const T t, const uint8_t *p, uint32_t nb, uint32_t start, uint32_t s0,
+			uint32_t &acc)
 {
 	const uint32_t lane = threadIdx.x % 32;
 	const uint32_t len = max(kWarpChunk, ((nb + 31) / 32 + 15) & ~15u);
@@ -386,9 +390,12 @@ __device__ __noinline__ uint32_t warp_scan_tile(const T t, const uint8_t *p, uin
 			e = walk(t, p, ca, cb, g, h);
 		}
 	}
+	for (uint32_t k = 16; k > 0; k /= 2)
+		h += __shfl_xor_sync(kAll, h, k);
 	acc += h;
 	return n ? __shfl_sync(kAll, e, n - 1) : s0;
 }
+#endif
 
 // Copies the 16-byte words [0, words) of src to dst on n threads, this one
 // being `rank`: in address order, several loads in flight (over PCIe a
@@ -413,26 +420,30 @@ __device__ __forceinline__ void stage16(quad16 *dst, const quad16 *src, uint32_t
 
 // A handoff run of m members ending in DFA_SCAN_COUNTED (run[0] .. run[m -
 // 1], in shared memory) on one warp; buf: the warp's shared memory, 16-byte
-// aligned, of buf_words words (at least 128). Every lane of the warp calls
-// it; the outcome is block_fused_run's.
-__device__ void warp_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t results, uint32_t *buf,
-			       uint32_t buf_words)
+// aligned, of buf_words words (at least 128): the control words, then the
+// tile and the map. Every lane of the warp calls it; the outcome is
+// block_fused_run's.
+__device__ __noinline__ void warp_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t results,
+					    uint32_t *buf, uint32_t buf_words)
 {
 	using namespace mk_fuse;
 	const uint32_t lane = threadIdx.x % 32;
 	const vyre_mk_unit &w = run[0], &f = run[m - 1];
 	const uint32_t op = w.op & VYRE_MK_OP_MASK;
 	const bool decoder = op != VYRE_OP_BYTEMAP;
-	uint32_t ctl[kCtlWords] = {};
+	// in shared memory: lane 0's registers would hold them through the walk
+	uint32_t *ctl = buf;
 
 	if (lane == 0)
 		check_headers(run, m, results, ctl);
-	const uint32_t len = __shfl_sync(kAll, ctl[kLen], 0), d = __shfl_sync(kAll, ctl[kD], 0);
-	const uint32_t digits = __shfl_sync(kAll, ctl[kDigits], 0);
-	const uint32_t first_bad = __shfl_sync(kAll, ctl[kCanceled] ? 0u : ctl[kFirstBad], 0);
-	const uint32_t n = __shfl_sync(kAll, ctl[kStates], 0);
-	const uint32_t start = __shfl_sync(kAll, ctl[kStart], 0);
+	__syncwarp();
+	const uint32_t len = ctl[kLen], d = ctl[kD], digits = ctl[kDigits];
+	const uint32_t first_bad = ctl[kCanceled] ? 0u : ctl[kFirstBad];
+	const uint32_t n = ctl[kStates], start = ctl[kStart];
 	bool w_bad = false, f_bad = false;
+
+	buf += kCtlWords;
+	buf_words -= kCtlWords;
 	uint32_t hits = 0;
 
 	// a later member's header failing does not excuse W's characters
@@ -502,17 +513,25 @@ __device__ void warp_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t res
 			const uint64_t have = 4 * (first_out + (uint64_t)per * quads);
 			const uint32_t nb =
 			    (uint32_t)(min(have, (uint64_t)d) - min(4 * first_out, (uint64_t)d));
-			if (all && !f_bad)
+			if (all && !f_bad) {
+#ifdef __CUDACC__
+				const uint2 r = dfa::warp_walk<true>(
+				    dfa::global_table{next, accept, n - 1},
+				    reinterpret_cast<const uint8_t *>(buf), nb, start, s);
+				s = r.x;
+				hits += r.y;
+#else
 				s = warp_scan_tile(global_table{next, accept, n - 1},
 						   reinterpret_cast<const uint8_t *>(buf), nb,
 						   start, s, hits);
+#endif
+			}
 			// every read of the tile is done before the next one is staged
 			__syncwarp();
 		}
 		w_bad = decoder && __any_sync(kAll, bad) != 0;
 	}
-	for (uint32_t k = 16; k > 0; k /= 2)
-		hits += __shfl_xor_sync(kAll, hits, k);
+	// hits: the warp's, on every lane
 	if (lane == 0)
 		finish(run, m, results, ctl, w_bad, f_bad, hits, 0, 0, 0);
 	__syncwarp();
