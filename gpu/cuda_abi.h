@@ -95,7 +95,9 @@
 #define VYRE_MK_AFTER_PREV (1u << 12)
 /*
  * On-chip handoff (docs/design.md 7.6, gpu/mk_fuse.cuh): a run of block
- * units, consecutive in their stage, that one block runs as one: the first
+ * units (warp units when it ends in a DFA_SCAN_COUNTED of at most
+ * VYRE_MK_DFA_WARP_BYTES), consecutive in their stage, that one block (warp)
+ * runs as one: the first
  * carries HANDOFF_OUT, each later one HANDOFF_IN (and HANDOFF_OUT when it
  * hands on too). The block that picks the first runs them all, each handed
  * off output streamed through shared memory, never written to memory; a

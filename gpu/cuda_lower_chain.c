@@ -15,10 +15,10 @@
  * doing anything; the host derives the outcome of those without a record.
  *
  * Handoff runs. Items the planner marked (VYRE_EXEC_HANDOFF_OUT/_IN) become
- * one run of units that one block executes where the first item's group
- * runs, when the run is one this backend keeps on chip: a decoder or
- * BYTEMAP first, BYTEMAPs, and a BYTEMAP, DFA_SCAN_COUNTED, DFA_REPORT_COUNTED
- * or stream module op last, each reading exactly the range its predecessor
+ * one run of units that one block (a warp, for a run that ends in a small
+ * DFA_SCAN_COUNTED) executes where the first item's group runs, when the run is one this backend
+ * keeps on chip: a decoder or BYTEMAP first, BYTEMAPs, and a BYTEMAP, DFA_SCAN_COUNTED,
+ * DFA_REPORT_COUNTED or stream module op last, each reading exactly the range its predecessor
  * wrote, every operand word aligned, and the last one's output the first
  * one's input or apart from it (gpu/mk_fuse.cuh streams the first input in
  * order; a report writes records as it goes, so only apart). A marked link that
@@ -50,6 +50,20 @@ static int run_last(uint32_t op)
 {
 	return op == VYRE_OP_DFA_SCAN_COUNTED || op == VYRE_OP_DFA_REPORT_COUNTED ||
 	       (op & VYRE_OP_MODULE_BIT);
+}
+
+/*
+ * A run of @m members from item @i that one warp runs (gpu/mk_fuse.cuh,
+ * warp_fused_run), 32 a block, as small DFA items: one that ends in a
+ * DFA_SCAN_COUNTED of at most VYRE_MK_DFA_WARP_BYTES. Its units are then
+ * warp units, the first running the run, the others skipped.
+ */
+static int warp_run(const struct vyre_exec_batch *batch, uint32_t i, uint32_t m)
+{
+	const struct vyre_exec_item *f = &batch->items[i + m - 1];
+
+	/* a member's DFA_SCAN_COUNTED is valid: in_bytes >= 4 */
+	return f->op == VYRE_OP_DFA_SCAN_COUNTED && f->in_bytes - 4 <= VYRE_MK_DFA_WARP_BYTES;
 }
 
 static uint64_t address(const struct vyre_cuda_heap *heaps, uint32_t heap, uint64_t off)
@@ -181,7 +195,7 @@ uint32_t vyre_cuda_chain_measure(const struct vyre_exec_batch *batch,
 		st[i + t].src = VYRE_CUDA_SRC_OWN;
 	}
 	*pending += m - 1;
-	return (c & ~CLS_UNITS) | CLS_FUSED | m;
+	return (c & ~(CLS_UNITS | (warp_run(batch, i, m) ? CLS_BLOCK : 0u))) | CLS_FUSED | m;
 }
 
 void vyre_cuda_chain_resolve(const struct vyre_exec_batch *batch, const uint32_t *cls,

@@ -339,7 +339,203 @@ __device__ uint32_t decode_quad(uint32_t op, const uint32_t x[4], uint64_t char0
 	return 4;
 }
 
+// ---- a run on one warp ---------------------------------------------------------------
+//
+// A run that ends in DFA_SCAN_COUNTED of at most VYRE_MK_DFA_WARP_BYTES runs
+// on one warp (the lowering makes it a warp unit), 32 such runs a block, as
+// small DFA and report items do: a block's walk of a 4 KiB item kept 128 of
+// its 1024 threads busy. The warp stages W's input through its own room of
+// the dynamic shared memory (16-byte loads in address order, for PCIe),
+// decodes it in place and walks the decoded tile with warp_walk of
+// mk_dfa_walk.cuh, as a DFA_SCAN warp unit walks its staged tiles: chunks of
+// at least 64 bytes, one a lane, guessed, checked in order with shuffles and
+// walked again until they agree. The host build (tests/test_mk_fuse.cpp)
+// walks with warp_scan_tile, the same walk in plain loads.
+
+constexpr uint32_t kAll = 0xffffffffu;
+
+// 16 bytes that the device loads whole (one 16-byte load over PCIe).
+struct alignas(16) quad16 {
+	uint32_t w[4];
+};
+
+#ifndef __CUDACC__
+constexpr uint32_t kWarpChunk = 64; // bytes a lane's chunk of a tile gets at least
+
+// Bytes [0, nb) of the tile p on one warp from the carried state s0: the end
+// state and (every lane) the warp's accepting positions, as dfa::warp_walk.
+template <class T>
+uint32_t warp_scan_tile(const T t, const uint8_t *p, uint32_t nb, uint32_t start, uint32_t s0,
+			uint32_t &acc)
+{
+	const uint32_t lane = threadIdx.x % 32;
+	const uint32_t len = max(kWarpChunk, ((nb + 31) / 32 + 15) & ~15u);
+	const uint32_t n = (nb + len - 1) / len;
+	const uint32_t ca = min(lane * len, nb), cb = min(ca + len, nb);
+	uint32_t h = 0, g = s0, e = s0;
+
+	if (lane < n) {
+		if (lane > 0)
+			g = walk_quiet(t, p, ca - kWarmup, ca, start);
+		e = walk(t, p, ca, cb, g, h);
+	}
+	for (;;) {
+		const uint32_t prev = __shfl_up_sync(kAll, e, 1);
+		const bool bad = lane > 0 && lane < n && g != prev;
+		if (!__any_sync(kAll, bad))
+			break;
+		if (bad) {
+			h = 0;
+			g = prev;
+			e = walk(t, p, ca, cb, g, h);
+		}
+	}
+	for (uint32_t k = 16; k > 0; k /= 2)
+		h += __shfl_xor_sync(kAll, h, k);
+	acc += h;
+	return n ? __shfl_sync(kAll, e, n - 1) : s0;
+}
+#endif
+
+// Copies the 16-byte words [0, words) of src to dst on n threads, this one
+// being `rank`: in address order, several loads in flight (over PCIe a
+// round trip each).
+__device__ __forceinline__ void stage16(quad16 *dst, const quad16 *src, uint32_t words,
+					uint32_t rank, uint32_t n)
+{
+	constexpr uint32_t kLoads = 4; // words a thread has in flight
+
+	for (uint32_t base = rank; base < words; base += n * kLoads) {
+		quad16 v[kLoads];
+		for (uint32_t k = 0; k < kLoads; k++)
+			if (base + n * k < words)
+				v[k] = src[base + n * k];
+		for (uint32_t k = 0; k < kLoads; k++)
+			if (base + n * k < words)
+				dst[base + n * k] = v[k];
+	}
+}
+
 } // namespace mk_fuse
+
+// A handoff run of m members ending in DFA_SCAN_COUNTED (run[0] .. run[m -
+// 1], in shared memory) on one warp; buf: the warp's shared memory, 16-byte
+// aligned, of buf_words words (at least 128): the control words, then the
+// tile and the map. Every lane of the warp calls it; the outcome is
+// block_fused_run's.
+__device__ __noinline__ void warp_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t results,
+					    uint32_t *buf, uint32_t buf_words)
+{
+	using namespace mk_fuse;
+	const uint32_t lane = threadIdx.x % 32;
+	const vyre_mk_unit &w = run[0], &f = run[m - 1];
+	const uint32_t op = w.op & VYRE_MK_OP_MASK;
+	const bool decoder = op != VYRE_OP_BYTEMAP;
+	// in shared memory: lane 0's registers would hold them through the walk
+	uint32_t *ctl = buf;
+
+	if (lane == 0)
+		check_headers(run, m, results, ctl);
+	__syncwarp();
+	const uint32_t len = ctl[kLen], d = ctl[kD], digits = ctl[kDigits];
+	const uint32_t first_bad = ctl[kCanceled] ? 0u : ctl[kFirstBad];
+	const uint32_t n = ctl[kStates], start = ctl[kStart];
+	bool w_bad = false, f_bad = false;
+
+	buf += kCtlWords;
+	buf_words -= kCtlWords;
+	uint32_t hits = 0;
+
+	// a later member's header failing does not excuse W's characters
+	if (first_bad == m || (decoder && first_bad > 0)) {
+		const bool all = first_bad == m;
+		// the composed map of the BYTEMAPs (a decoder then the scan: none)
+		const bool mapped = all && (!decoder || m > 2);
+		uint8_t *map = reinterpret_cast<uint8_t *>(buf + buf_words - 64);
+		const uint32_t tile_words = (buf_words - (mapped ? 64u : 0u)) & ~3u;
+		// input words a tile takes: whole quads, and room for the 16-byte alignment
+		const uint32_t tin = (tile_words - 4) & ~3u;
+		const uint32_t per = op == VYRE_OP_BASE64_DECODE ? 3
+				     : op == VYRE_OP_HEX_DECODE	 ? 2
+								 : 4;
+		const uint32_t *accept = reinterpret_cast<const uint32_t *>(f.table) + 2;
+		const uint32_t *next = accept + (n + 31) / 32;
+		const uint8_t *chars = reinterpret_cast<const uint8_t *>(w.in) + 4;
+		const uint32_t in_words = (len + 3) / 4;
+		int bad = 0;
+		uint32_t s = start;
+
+		for (uint32_t b = lane; mapped && b < 256; b += 32) {
+			uint32_t v = b;
+			for (uint32_t j = 0; j < m; j++)
+				if (is_map(run[j]))
+					v = reinterpret_cast<const uint8_t *>(run[j].table)[v];
+			map[b] = (uint8_t)v;
+		}
+		if (all && !(f.op & VYRE_MK_TABLE_TRUSTED)) {
+			int mine = 0;
+			for (uint64_t i = lane; i < 256ull * n; i += 32)
+				mine |= next[i] >= n;
+			f_bad = __any_sync(kAll, mine) != 0;
+		}
+		__syncwarp();
+		for (uint32_t t0 = 0; t0 < in_words; t0 += tin) {
+			const uint32_t mw = min(tin, in_words - t0);
+			const uintptr_t at = reinterpret_cast<uintptr_t>(chars + 4ull * t0);
+			const uintptr_t q = at & ~static_cast<uintptr_t>(15);
+			const uint32_t lo = (uint32_t)(at - q) / 4;
+			const uint32_t quads = (mw + 3) / 4;
+
+			// the 16-byte words around the tile's words lie in the same mapped memory
+			stage16(reinterpret_cast<quad16 *>(buf),
+				reinterpret_cast<const quad16 *>(q), (lo + mw + 3) / 4, lane, 32);
+			__syncwarp();
+			// in place, 32 quads a round: a round's outputs end before the next
+			// round's inputs begin, and its quads are all read before any is written
+			for (uint32_t r0 = 0; r0 < quads; r0 += 32) {
+				const uint32_t qd = r0 + lane;
+				uint32_t x[4] = {0, 0, 0, 0}, o[4] = {0, 0, 0, 0};
+
+				for (uint32_t k = 0; qd < quads && k < 4; k++)
+					x[k] = 4 * qd + k < mw ? buf[lo + 4 * qd + k] : 0u;
+				__syncwarp();
+				if (qd < quads) {
+					const uint32_t k_out =
+					    decode_quad(op, x, 4 * ((uint64_t)t0 + 4 * qd), digits,
+							decoder, o, bad);
+					for (uint32_t k = 0; k < k_out; k++)
+						buf[per * qd + k] =
+						    mapped ? mk_bytes::map_word(map, o[k]) : o[k];
+				}
+				__syncwarp();
+			}
+			const uint64_t first_out = (uint64_t)t0 / 4 * per;
+			const uint64_t have = 4 * (first_out + (uint64_t)per * quads);
+			const uint32_t nb =
+			    (uint32_t)(min(have, (uint64_t)d) - min(4 * first_out, (uint64_t)d));
+			if (all && !f_bad) {
+#ifdef __CUDACC__
+				const uint2 r = dfa::warp_walk<true>(
+				    dfa::global_table{next, accept, n - 1},
+				    reinterpret_cast<const uint8_t *>(buf), nb, start, s);
+				s = r.x;
+				hits += r.y;
+#else
+				s = warp_scan_tile(global_table{next, accept, n - 1},
+						   reinterpret_cast<const uint8_t *>(buf), nb,
+						   start, s, hits);
+#endif
+			}
+			// every read of the tile is done before the next one is staged
+			__syncwarp();
+		}
+		w_bad = decoder && __any_sync(kAll, bad) != 0;
+	}
+	// hits: the warp's, on every lane
+	if (lane == 0)
+		finish(run, m, results, ctl, w_bad, f_bad, hits, 0, 0, 0);
+	__syncwarp();
+}
 
 // A handoff run of m members (run[0] .. run[m - 1], in shared memory) on the
 // whole block. scratch: shared memory of scratch_words words (at least
@@ -362,7 +558,8 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 	// a module F keeps VYRE_OP_DEV_SCRATCH_MIN bytes past the tile for its scratch
 	// (the backend starts with modules only when the dynamic shared memory holds both)
 	const uint32_t keep = module_f ? VYRE_MK_MODULE_SCRATCH_WORDS : 0u;
-	const uint32_t tile_words = min(4 * threads, (scratch_words - kTileAt - keep) & ~3u);
+	const uint32_t avail = (scratch_words - kTileAt - keep) & ~3u;
+	uint32_t tile_words = min(4 * threads, avail);
 	unsigned long long module_result = 0;
 	const uint32_t *in = reinterpret_cast<const uint32_t *>(w.in) + 1;
 
@@ -386,9 +583,18 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 		const uint32_t n = scan ? ctl[kStates] : 1, start = scan ? ctl[kStart] : 0;
 		const uint32_t *accept = reinterpret_cast<const uint32_t *>(f.table) + 2;
 		const uint32_t *next = accept + (n + 31) / 32;
-		uint16_t *stable = reinterpret_cast<uint16_t *>(tile + tile_words);
 		const uint64_t room = 4ull * (scratch_words - kTileAt - tile_words);
 		const bool in_shared = scan && n <= 32768 && 512ull * n <= room && 256ull * n <= d;
+		// a scan takes the largest tile the table leaves, up to 16 words a thread:
+		// fewer tiles, barriers and warm-up bytes (4 words a thread: 32-byte chunks)
+		if (scan)
+			tile_words =
+			    min(16 * threads,
+				(scratch_words - kTileAt - (in_shared ? 128 * n : 0u)) & ~3u);
+		uint16_t *stable = reinterpret_cast<uint16_t *>(tile + tile_words);
+		// 16-byte loads, the tile's words from word lo on: room for the alignment
+		const bool wide = scan && tile_words >= 8;
+		const uint32_t tin = wide ? tile_words - 4 : tile_words;
 
 		// every BYTEMAP's table, composed, read whole before anything is written
 		for (uint32_t b = tid; mapped && b < 256; b += threads) {
@@ -416,32 +622,51 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 		const uint32_t in_words = (len + 3) / 4, out_words = (d + 3) / 4;
 		int bad = 0;
 
-		for (uint32_t t0 = 0; t0 < in_words; t0 += tile_words) {
-			const uint32_t mw = min(tile_words, in_words - t0);
+		for (uint32_t t0 = 0; t0 < in_words; t0 += tin) {
+			const uint32_t mw = min(tin, in_words - t0), quads = (mw + 3) / 4;
 			const uint32_t per = op == VYRE_OP_BASE64_DECODE ? 3
 					     : op == VYRE_OP_HEX_DECODE	 ? 2
 									 : 4;
 			const uint64_t first_out = (uint64_t)t0 / 4 * per;
-			uint32_t x[4] = {0, 0, 0, 0}, o[4] = {0, 0, 0, 0};
+			uint32_t lo = 0;
 
-			for (uint32_t i = tid; i < mw; i += threads)
-				tile[i] = in[(uint64_t)t0 + i];
+			if (wide) {
+				// the 16-byte words around the tile's words lie in the same mapped
+				// memory
+				const uintptr_t at = reinterpret_cast<uintptr_t>(in + t0);
+				const uintptr_t q = at & ~static_cast<uintptr_t>(15);
+				lo = (uint32_t)(at - q) / 4;
+				stage16(reinterpret_cast<quad16 *>(tile),
+					reinterpret_cast<const quad16 *>(q), (lo + mw + 3) / 4, tid,
+					threads);
+			} else {
+				for (uint32_t i = tid; i < mw; i += threads)
+					tile[i] = in[(uint64_t)t0 + i];
+			}
 			__syncthreads();
-			const bool mine = 4 * tid < mw;
-			for (uint32_t k = 0; mine && k < 4; k++)
-				x[k] = 4 * tid + k < mw ? tile[4 * tid + k] : 0;
-			// every quad is read before any is written back (in place)
-			__syncthreads();
-			if (mine) {
+			// a quad a thread a round (one round unless a scan's tile is wider): a
+			// round's outputs end before the next round's inputs begin
+			for (uint32_t r0 = 0; r0 < quads; r0 += threads) {
+				const uint32_t qd = r0 + tid;
+				const bool mine = qd < quads;
+				uint32_t x[4] = {0, 0, 0, 0}, o[4] = {0, 0, 0, 0};
+
+				for (uint32_t k = 0; mine && k < 4; k++)
+					x[k] = 4 * qd + k < mw ? tile[lo + 4 * qd + k] : 0;
+				// every quad of the round is read before any is written back (in
+				// place)
+				__syncthreads();
+				if (!mine)
+					continue;
 				const uint32_t k_out =
-				    decode_quad(op, x, 4 * ((uint64_t)t0 + 4 * tid), digits,
+				    decode_quad(op, x, 4 * ((uint64_t)t0 + 4 * qd), digits,
 						decoder && !checked_first, o, bad);
 				for (uint32_t k = 0; k < k_out; k++) {
-					const uint64_t ow = first_out + (uint64_t)per * tid + k;
+					const uint64_t ow = first_out + (uint64_t)per * qd + k;
 					const uint32_t v =
 					    mapped ? mk_bytes::map_word(map, o[k]) : o[k];
 					if (scan || module_f || report_f)
-						tile[per * tid + k] = v;
+						tile[per * qd + k] = v;
 					else if (ow < out_words)
 						*(reinterpret_cast<uint32_t *>(f.out) + 1 + ow) =
 						    mk_bytes::mask_past(v, ow, d);
@@ -488,7 +713,7 @@ __device__ void block_fused_run(const vyre_mk_unit *run, uint32_t m, uint64_t re
 				const uint32_t nb = (uint32_t)(min(have, (uint64_t)d) -
 							       min(4 * first_out, (uint64_t)d));
 				f_bad = module_tile(f, reinterpret_cast<const uint8_t *>(tile), nb,
-						    t0 / tile_words, t0 + tile_words >= in_words,
+						    t0 / tin, t0 + tin >= in_words,
 						    scratch + kModuleStateAt, tile + tile_words,
 						    4 * keep, ctl, &module_result) != 0;
 			}

@@ -68,8 +68,17 @@ __device__ __noinline__ bool run_launch(const vyre_mk_launch_args L, uint32_t bl
 		const uint64_t warp_base = (uint64_t)st.first_unit + st.n_block_units;
 		for (uint64_t i = block + (uint64_t)warp * n_blocks; i < st.n_warp_units;
 		     i += (uint64_t)VYRE_MK_WARPS * n_blocks) {
-			warp_unit<true>(unit_at(sh, units, warp_base + i, n_pre), L.results, lane,
-					ds);
+			const vyre_mk_unit u = unit_at(sh, units, warp_base + i, n_pre);
+
+			// a handoff run on a warp (mk_fuse.cuh): its later members run with its
+			// first
+			if (u.op & VYRE_MK_HANDOFF_IN)
+				continue;
+			if (u.op & VYRE_MK_HANDOFF_OUT)
+				warp_fused_unit(units, warp_base + i, L.n_units, n_pre, L.results,
+						sh, lane);
+			else
+				warp_unit<true>(u, L.results, lane, ds);
 			if (++since_progress == 64) {
 				since_progress = 0;
 				if (lane == 0)

@@ -177,6 +177,34 @@ __device__ void block_unit(const vyre_mk_unit &u, uint64_t results, shared_state
 		block_reduce_unit(u, results, sh, ds);
 }
 
+// A handoff run that the lowering gave a warp (one that ends in a small
+// DFA_SCAN_COUNTED): its first unit is unit `at` of the launch. The members
+// go to the start of the warp's room of the dynamic shared memory (a DFA
+// warp unit's staging room), the run's tile after them.
+__device__ __noinline__ void warp_fused_unit(const vyre_mk_unit *units, uint64_t at,
+					     uint32_t n_units, uint32_t n_pre, uint64_t results,
+					     const shared_state &sh, uint32_t lane)
+{
+	const dfa::stage st = dfa::warp_stage();
+	vyre_mk_unit *run = reinterpret_cast<vyre_mk_unit *>(st.buf);
+	const uint32_t avail = (uint32_t)min((uint64_t)VYRE_MK_FUSE_MAX, n_units - at);
+
+	// every candidate member in one round trip, a 16-byte word a lane
+	if (lane < 3 * avail) {
+		const uint64_t j = at + lane / 3;
+		reinterpret_cast<uint4 *>(run)[lane] =
+		    j < n_pre ? reinterpret_cast<const uint4 *>(sh.units)[3 * j + lane % 3]
+			      : reinterpret_cast<const uint4 *>(units)[3 * j + lane % 3];
+	}
+	__syncwarp();
+	uint32_t m = 1;
+	while (m < avail && (run[m - 1].op & VYRE_MK_HANDOFF_OUT))
+		m++;
+	// 12 words a unit keep the tile 16-byte aligned
+	warp_fused_run(run, m, results, reinterpret_cast<uint32_t *>(st.buf) + 12 * m,
+		       st.room / 4 - 12 * m);
+}
+
 // The on-chip handoff run whose first unit is unit `at` of the launch (of
 // n_units): its members are the units after it up to the first without
 // HANDOFF_OUT (gpu/mk_fuse.cuh). They go to the start of the dynamic shared

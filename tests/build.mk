@@ -52,11 +52,13 @@ $(BUILD)/tests/test_mk_decode: tests/test_mk_decode.cpp gpu/mk_decode.cuh gpu/di
 		-Itests -o $@ $< $(BUILD)/libvyre-core.a $(LDLIBS)
 # The same for on-chip handoff runs (gpu/mk_fuse.cuh) against the oracle's members in order.
 TESTS += test_mk_fuse
+# Literal tables come from libvyre's DFA compiler (vyre/dfa.h).
 $(BUILD)/tests/test_mk_fuse: tests/test_mk_fuse.cpp gpu/mk_fuse.cuh gpu/mk_report.cuh gpu/mk_decode.cuh gpu/digits.h \
-		gpu/cuda_abi.h gpu/ops.h tests/test_counted.h tests/mk_host_block.h $(BUILD)/libvyre-core.a
+		gpu/cuda_abi.h gpu/ops.h tests/test_counted.h tests/mk_host_block.h $(BUILD)/libvyre-core.a \
+		$(BUILD)/libvyre.a
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -Wshadow -Wno-unknown-pragmas $(CFLAGS) $(SAN_FLAGS) -Iinclude -Igpu \
-		-Itests -o $@ $< $(BUILD)/libvyre-core.a $(LDLIBS)
+		-Itests -o $@ $< $(BUILD)/libvyre-core.a $(BUILD)/libvyre.a $(LDLIBS)
 # The same for DFA_REPORT (gpu/mk_report.cuh), alone and at the end of a handoff run,
 # against brute-force references.
 TESTS += test_mk_report

@@ -85,6 +85,11 @@ template <class T> T __shfl_up_sync(uint32_t, T x, uint32_t d)
 	return lane_exchange(x, lane >= d ? lane - d : lane);
 }
 
+template <class T> T __shfl_xor_sync(uint32_t, T x, uint32_t m)
+{
+	return lane_exchange(x, (threadIdx.x % 32) ^ m);
+}
+
 inline int __any_sync(uint32_t, int p)
 {
 	host_warp &w = my_warp();

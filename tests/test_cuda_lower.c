@@ -205,9 +205,13 @@ static void model_unit(const struct vyre_mk_unit *u, struct vyre_mk_result *resu
 /*
  * A handoff run (units u[0] .. the first without HANDOFF_OUT) as
  * gpu/mk_fuse.cuh means it: the members one after the other, each
- * handed-off output in memory of the model's own, never in the heap.
+ * handed-off output in memory of the model's own, never in the heap. A
+ * warp's run (@block 0) ends in a DFA_SCAN_COUNTED a warp item would take;
+ * a block's in anything else. @left: the units left in its section.
  */
-static void model_run_members(const struct vyre_mk_unit *u, uint32_t left,
+static uint32_t warp_runs; /* runs model_run_members met on warps */
+
+static void model_run_members(const struct vyre_mk_unit *u, uint32_t left, int block,
 			      struct vyre_mk_result *results)
 {
 	uint8_t *kept[VYRE_MK_FUSE_MAX] = {NULL};
@@ -216,6 +220,12 @@ static void model_run_members(const struct vyre_mk_unit *u, uint32_t left,
 
 	while (m < left && m < VYRE_MK_FUSE_MAX && (u[m - 1].op & VYRE_MK_HANDOFF_OUT))
 		m++;
+	const struct vyre_mk_unit *f = &u[m - 1];
+	const int small_scan = (f->op & VYRE_MK_OP_MASK) == VYRE_OP_DFA_SCAN_COUNTED &&
+			       f->count - 4 <= VYRE_MK_DFA_WARP_BYTES;
+
+	assert_int_equal(block, !small_scan);
+	warp_runs += !block;
 	for (uint32_t j = 0; j < m; j++) {
 		struct vyre_mk_unit x = u[j];
 		const uint32_t op = x.op & VYRE_MK_OP_MASK;
@@ -283,8 +293,13 @@ static void model_run(const struct vyre_cuda_layout *lay, const uint8_t *slab,
 				/* a handoff run's later members run with its first */
 				if (u->op & VYRE_MK_HANDOFF_IN)
 					continue;
+				/* a run's members lie in its section, blocks' or warps' */
 				if (u->op & VYRE_MK_HANDOFF_OUT)
-					model_run_members(u, st->n_block_units - (i - 1), results);
+					model_run_members(u,
+							  i - 1 < st->n_block_units
+							      ? st->n_block_units - (i - 1)
+							      : n - (i - 1),
+							  i - 1 < st->n_block_units, results);
 				else
 					model_unit(u, results, i - 1 < st->n_block_units);
 			}
@@ -401,6 +416,7 @@ static void random_batches(enum gen_plan plan)
 	struct vyre_cuda_heap heaps[2] = {{(uintptr_t)heap, HEAP_BYTES, 1, 0}, {0, 0, 0, 0}};
 	struct gen_rng rng = {0x1234 + plan};
 	uint32_t byte_ok = 0, byte_inval = 0, canceled = 0, checks = 0, runs = 0;
+	warp_runs = 0;
 	char msg[512];
 
 	assert_true(heap && want && g && expect && lw);
@@ -432,10 +448,10 @@ static void random_batches(enum gen_plan plan)
 	}
 	/* the generator gives the byte ops inputs they take and inputs they refuse */
 	printf("byte ops: %u ok, %u E_INVAL; %u cancelled items, %u units that check a chain "
-	       "record, %u handoff runs\n",
-	       byte_ok, byte_inval, canceled, checks, runs);
+	       "record, %u handoff runs (%u on warps)\n",
+	       byte_ok, byte_inval, canceled, checks, runs, warp_runs);
 	assert_true(byte_ok > 100 && byte_inval > 100);
-	assert_true(canceled > 100 && checks > 100 && runs > 100);
+	assert_true(canceled > 100 && checks > 100 && runs > 100 && warp_runs > 50);
 	free(lw);
 	free(expect);
 	free(g);

@@ -8,9 +8,12 @@
 // buffers between them, whose bytes the run must leave as they were.
 // Random runs of 2 to 4 members (a decoder or BYTEMAP, BYTEMAPs, a BYTEMAP
 // or DFA_SCAN_COUNTED), inputs valid and malformed, outputs too short,
-// short tables, bad and good DFA tables (in shared memory or not), the last
-// output in place over the first input, a failed chain predecessor; blocks
-// of 1 to 64 threads and scratch small enough for many tiles.
+// short tables, bad and good DFA tables (random, or literal sets from
+// vyre_dfa_compile; in shared memory or not), the last output in place over
+// the first input, a failed chain predecessor; blocks of 1 to 64 threads and
+// scratch small enough for many tiles. Runs that end in DFA_SCAN_COUNTED
+// also run on warps (warp_fused_run), 1 to 4 runs side by side on the warps
+// of one block, each with a room of its own, inputs of up to 64 KiB.
 // VYRE_TEST_SCALE multiplies the rounds.
 #include <algorithm>
 #include <atomic>
@@ -70,6 +73,7 @@ void bump_progress(vyre_mk_devstate *)
 #include "mk_report.cuh"
 #pragma GCC diagnostic pop
 #include "mk_fuse.cuh"
+#include "vyre/dfa.h"
 
 struct block_job {
 	const vyre_mk_unit *run;
@@ -124,6 +128,58 @@ void run_block(const vyre_mk_unit *run, uint32_t m, vyre_mk_result *rec, uint32_
 	pthread_barrier_destroy(&barrier);
 }
 
+struct warp_job {
+	const vyre_mk_unit *run; // the warp's run
+	uint32_t m;
+	uint64_t results;
+	uint32_t *buf, buf_words, tid;
+};
+
+void *run_warp_thread(void *arg)
+{
+	const warp_job *j = static_cast<const warp_job *>(arg);
+
+	threadIdx.x = j->tid;
+	warp_fused_run(j->run, j->m, j->results, j->buf, j->buf_words);
+	return nullptr;
+}
+
+// Run w (units runs[w], records recs[w]) on warp w of one block, each warp
+// with buf_words of its own.
+void run_warps(const std::vector<const vyre_mk_unit *> &runs, const std::vector<uint32_t> &ms,
+	       const std::vector<vyre_mk_result *> &recs, uint32_t buf_words)
+{
+	const uint32_t n_warps = (uint32_t)runs.size(), threads = 32 * n_warps;
+	std::vector<uint32_t> buf((size_t)buf_words * n_warps, 0xdeadbeef);
+	std::vector<host_warp> ws(n_warps);
+	std::vector<pthread_t> th(threads);
+	std::vector<warp_job> jobs(threads);
+
+	warps = ws.data();
+	for (auto &w : ws)
+		if (pthread_barrier_init(&w.bar, nullptr, 32) != 0)
+			exit(1);
+	blockDim.x = threads;
+	for (uint32_t t = 0; t < threads; t++) {
+		const uint32_t w = t / 32;
+		jobs[t] = {runs[w],
+			   ms[w],
+			   reinterpret_cast<uint64_t>(recs[w]),
+			   buf.data() + (size_t)w * buf_words,
+			   buf_words,
+			   t};
+		if (pthread_create(&th[t], nullptr, run_warp_thread, &jobs[t]) != 0) {
+			fprintf(stderr, "pthread_create failed\n");
+			exit(1);
+		}
+	}
+	for (uint32_t t = 0; t < threads; t++)
+		pthread_join(th[t], nullptr);
+	for (auto &w : ws)
+		pthread_barrier_destroy(&w.bar);
+	warps = nullptr;
+}
+
 uint64_t pick(uint64_t *s, uint64_t n)
 {
 	return splitmix64(s) % n;
@@ -155,6 +211,33 @@ uint32_t write_dfa(uint64_t *s, uint8_t *p, uint32_t n, bool bad)
 	return (uint32_t)vyre_dfa_table_bytes(n);
 }
 
+// A literal set's table (vyre_dfa_compile) at p, at most `room` bytes: its
+// bytes, or 0 when it does not fit. Short patterns over few byte values, so
+// that random decoded bytes match them now and then.
+uint32_t write_literals(uint64_t *s, uint8_t *p, uint32_t room)
+{
+	uint8_t pat[8][6];
+	vyre_dfa_pattern pats[8];
+	const uint32_t n = 1 + (uint32_t)pick(s, 8);
+	uint8_t *table = nullptr;
+	uint32_t bytes = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		pats[i] = {pat[i], 1 + (uint32_t)pick(s, 6), i, 0};
+		for (uint32_t k = 0; k < 6; k++)
+			pat[i][k] = (uint8_t)(pick(s, 2) ? pick(s, 4) : splitmix64(s));
+	}
+	if (vyre_dfa_compile(pats, n, 0, &table, &bytes, nullptr) != 0)
+		return 0;
+	if (bytes > room) {
+		free(table);
+		return 0;
+	}
+	memcpy(p, table, bytes);
+	free(table);
+	return bytes;
+}
+
 // Counted input of op at p (bytes of room): usually valid for the op.
 void fill_input(uint64_t *s, uint8_t *p, uint32_t bytes, uint32_t op)
 {
@@ -184,7 +267,7 @@ void fill_input(uint64_t *s, uint8_t *p, uint32_t bytes, uint32_t op)
 	put32(p, len);
 }
 
-constexpr uint32_t kHeap = 1u << 17;
+constexpr uint32_t kHeap = 1u << 19;
 constexpr uint32_t kMaxM = 4;
 
 struct layout {
@@ -205,8 +288,9 @@ vyre_exec_item counted_item(uint32_t op, uint32_t in_off, uint32_t in_bytes, uin
 	return it;
 }
 
-// A run and its buffers in heap, all 16-byte aligned regions of their own.
-void make_run(uint64_t *s, uint8_t *heap, layout *L)
+// A run and its buffers in heap, all 16-byte aligned regions of their own;
+// one that ends in DFA_SCAN_COUNTED when scan.
+void make_run(uint64_t *s, uint8_t *heap, layout *L, bool scan)
 {
 	static const uint32_t writers[] = {VYRE_OP_BASE64_DECODE, VYRE_OP_HEX_DECODE,
 					   VYRE_OP_BYTEMAP};
@@ -216,14 +300,17 @@ void make_run(uint64_t *s, uint8_t *heap, layout *L)
 		at += (bytes + 15) & ~15u;
 		return o;
 	};
-	const uint32_t in_bytes = 4 * (1 + (uint32_t)pick(s, 2000));
+	// now and then up to 64 KiB, and 0 to 3 characters
+	const uint32_t in_bytes = 4 * (1 + (uint32_t)(pick(s, 8)   ? pick(s, 2000)
+						      : pick(s, 2) ? pick(s, 16384)
+								   : pick(s, 4)));
 	const uint32_t in_off = take(in_bytes);
 
 	L->m = 2 + (uint32_t)pick(s, 3);
 	L->op[0] = writers[pick(s, 3)];
 	for (uint32_t j = 1; j + 1 < L->m; j++)
 		L->op[j] = VYRE_OP_BYTEMAP;
-	L->op[L->m - 1] = pick(s, 3) ? VYRE_OP_DFA_SCAN_COUNTED : VYRE_OP_BYTEMAP;
+	L->op[L->m - 1] = scan || pick(s, 3) ? VYRE_OP_DFA_SCAN_COUNTED : VYRE_OP_BYTEMAP;
 	fill_input(s, heap + in_off, in_bytes, L->op[0]);
 
 	uint32_t prev_off = in_off, prev_bytes = in_bytes;
@@ -255,9 +342,15 @@ void make_run(uint64_t *s, uint8_t *heap, layout *L)
 		} else if (op == VYRE_OP_DFA_SCAN_COUNTED) {
 			const uint32_t n =
 			    pick(s, 5) ? 1 + (uint32_t)pick(s, 8) : 30 + (uint32_t)pick(s, 8);
-			it.table_bytes = (uint32_t)vyre_dfa_table_bytes(n);
-			it.table_off = take(it.table_bytes);
-			write_dfa(s, heap + it.table_off, n, pick(s, 6) == 0);
+			it.table_off = take((uint32_t)vyre_dfa_table_bytes(64));
+			it.table_bytes = pick(s, 3)
+					     ? 0
+					     : write_literals(s, heap + it.table_off,
+							      (uint32_t)vyre_dfa_table_bytes(64));
+			if (it.table_bytes == 0) {
+				it.table_bytes = (uint32_t)vyre_dfa_table_bytes(n);
+				write_dfa(s, heap + it.table_off, n, pick(s, 6) == 0);
+			}
 		}
 		L->item[j] = it;
 		prev_off = out_off;
@@ -291,6 +384,79 @@ vyre_mk_unit unit_of(const layout &L, uint32_t j, uint8_t *heap)
 	return u;
 }
 
+// One run in a heap of its own, with what the oracle left.
+struct one_run {
+	std::vector<uint8_t> heap, want;
+	layout L;
+	bool after_failed;
+	vyre_mk_unit run[kMaxM];
+	vyre_mk_result rec[1 + kMaxM], expect[1 + kMaxM];
+};
+
+void prepare(uint64_t *s, one_run *c, bool scan)
+{
+	c->heap.resize(kHeap);
+	for (uint32_t i = 0; i < kHeap; i += 8) {
+		const uint64_t v = splitmix64(s);
+		memcpy(&c->heap[i], &v, 8);
+	}
+	make_run(s, c->heap.data(), &c->L, scan);
+	c->after_failed = pick(s, 15) == 0;
+
+	// the oracle: the members in order through the heap, with the chain rule
+	c->want = c->heap;
+	const vyre_heap_view view = {c->want.data(), kHeap};
+	for (uint32_t j = 0; j < c->L.m; j++) {
+		uint64_t r = 0;
+		int st = VYRE_E_CANCELED;
+
+		if (!c->after_failed && (j == 0 || c->expect[j].status == 0))
+			st = vyre_exec_one(&view, &c->L.item[j], &r);
+		c->expect[1 + j] = {st, 0, st ? 0 : r};
+	}
+	// the transient buffers keep their bytes
+	for (uint32_t j = 0; j + 1 < c->L.m; j++)
+		memcpy(&c->want[c->L.item[j].out_off], &c->heap[c->L.item[j].out_off],
+		       c->L.item[j].out_bytes);
+
+	for (uint32_t j = 0; j < c->L.m; j++)
+		c->run[j] = unit_of(c->L, j, c->heap.data());
+	for (auto &r : c->rec)
+		r = {0x7777, 0, 0x7777};
+	// record 0 is the chain predecessor's
+	c->rec[0].status = c->after_failed ? VYRE_E_INVAL : 0;
+	if (pick(s, 2) || c->after_failed) {
+		c->run[0].op |= VYRE_MK_AFTER_PREV;
+		c->run[0].reserved = 0;
+	}
+}
+
+bool same_as_oracle(const one_run &c, uint32_t round, const char *how)
+{
+	bool same = c.heap == c.want;
+
+	for (uint32_t j = 0; j < c.L.m; j++)
+		same = same && c.rec[1 + j].status == c.expect[1 + j].status &&
+		       c.rec[1 + j].result == c.expect[1 + j].result;
+	if (same)
+		return true;
+	uint32_t at = 0;
+
+	while (at < kHeap && c.heap[at] == c.want[at])
+		at++;
+	printf("FAIL round %u: %u members, %s, predecessor %s; first heap difference at %u\n",
+	       round, c.L.m, how, c.after_failed ? "failed" : "ok", at);
+	for (uint32_t j = 0; j < c.L.m; j++)
+		printf("  member %u op %u in %u@%llu out %u@%llu table %u: status %d "
+		       "result %llu, want %d %llu\n",
+		       j, c.L.item[j].op, c.L.item[j].in_bytes,
+		       (unsigned long long)c.L.item[j].in_off, c.L.item[j].out_bytes,
+		       (unsigned long long)c.L.item[j].out_off, c.L.item[j].table_bytes,
+		       c.rec[1 + j].status, (unsigned long long)c.rec[1 + j].result,
+		       c.expect[1 + j].status, (unsigned long long)c.expect[1 + j].result);
+	return false;
+}
+
 } // namespace
 
 int main()
@@ -298,92 +464,68 @@ int main()
 	static const uint32_t block_threads[] = {1, 3, 32, 64};
 	const char *scale_env = getenv("VYRE_TEST_SCALE");
 	const uint32_t scale = scale_env && atoi(scale_env) > 0 ? (uint32_t)atoi(scale_env) : 1;
-	const uint32_t rounds = 1200 * scale;
-	std::vector<uint8_t> heap(kHeap), want(kHeap);
-	uint32_t last_ok = 0, failed = 0, canceled = 0, shared_scans = 0;
+	const uint32_t rounds = 1000 * scale;
+	uint32_t last_ok = 0, failed = 0, canceled = 0, shared_scans = 0, on_warps = 0;
+	uint32_t warp_ok = 0, warp_failed = 0, big = 0;
+	char how[128];
 
 	for (uint32_t round = 0; round < rounds; round++) {
 		uint64_t s = 0x6d6b66757365ull + round;
-		layout L;
+		// every other round: 1 to 4 runs that end in a scan, on the warps of one block
+		const bool warp = pick(&s, 2) != 0;
+		const uint32_t k = warp ? 1 + (uint32_t)pick(&s, 4) : 1;
+		std::vector<one_run> cs(k);
 
-		for (uint32_t i = 0; i < kHeap; i += 8) {
-			const uint64_t v = splitmix64(&s);
-			memcpy(&heap[i], &v, 8);
+		for (auto &c : cs)
+			prepare(&s, &c, warp);
+		if (warp) {
+			// a warp's room: 2 KiB less the run on the H100, and smaller, for many
+			// tiles
+			const uint32_t buf_words = 128 + 4 * (uint32_t)pick(&s, 120);
+			std::vector<const vyre_mk_unit *> runs;
+			std::vector<uint32_t> ms;
+			std::vector<vyre_mk_result *> recs;
+
+			for (auto &c : cs) {
+				runs.push_back(c.run);
+				ms.push_back(c.L.m);
+				recs.push_back(c.rec);
+			}
+			run_warps(runs, ms, recs, buf_words);
+			snprintf(how, sizeof(how), "warp run of %u, %u room words", k, buf_words);
+		} else {
+			const uint32_t threads = block_threads[pick(&s, 4)];
+			const uint32_t table_room = pick(&s, 2) ? 128 * 40 : 0;
+			const uint32_t scratch_words =
+			    mk_fuse::kTileAt + 4 * (1 + (uint32_t)pick(&s, 300)) + table_room;
+
+			run_block(cs[0].run, cs[0].L.m, cs[0].rec, threads, scratch_words);
+			snprintf(how, sizeof(how), "%u threads, %u scratch words", threads,
+				 scratch_words);
 		}
-		make_run(&s, heap.data(), &L);
-		const bool after_failed = pick(&s, 15) == 0;
-
-		// the oracle: the members in order through the heap, with the chain rule
-		want = heap;
-		vyre_mk_result expect[1 + kMaxM] = {};
-		const vyre_heap_view view = {want.data(), kHeap};
-		for (uint32_t j = 0; j < L.m; j++) {
-			uint64_t r = 0;
-			int st = VYRE_E_CANCELED;
-
-			if (!after_failed && (j == 0 || expect[j].status == 0))
-				st = vyre_exec_one(&view, &L.item[j], &r);
-			expect[1 + j] = {st, 0, st ? 0 : r};
+		for (const auto &c : cs) {
+			if (!same_as_oracle(c, round, how))
+				return 1;
+			const int32_t last = c.expect[c.L.m].status;
+			last_ok += last == 0;
+			failed += last != 0 && last != VYRE_E_CANCELED;
+			canceled += last == VYRE_E_CANCELED;
+			on_warps += warp;
+			warp_ok += warp && last == 0;
+			warp_failed += warp && last != 0 && last != VYRE_E_CANCELED;
+			big += warp && last == 0 && c.expect[1].result > 16384;
+			shared_scans +=
+			    !warp && last == 0 && c.L.op[c.L.m - 1] == VYRE_OP_DFA_SCAN_COUNTED &&
+			    256 * c.L.item[c.L.m - 1].table_bytes / 1032 <= c.expect[1].result;
 		}
-		// the transient buffers keep their bytes
-		for (uint32_t j = 0; j + 1 < L.m; j++)
-			memcpy(&want[L.item[j].out_off], &heap[L.item[j].out_off],
-			       L.item[j].out_bytes);
-
-		vyre_mk_unit run[kMaxM];
-		for (uint32_t j = 0; j < L.m; j++)
-			run[j] = unit_of(L, j, heap.data());
-		vyre_mk_result rec[1 + kMaxM];
-		for (auto &r : rec)
-			r = {0x7777, 0, 0x7777};
-		// record 0 is the chain predecessor's
-		rec[0].status = after_failed ? VYRE_E_INVAL : 0;
-		if (pick(&s, 2) || after_failed) {
-			run[0].op |= VYRE_MK_AFTER_PREV;
-			run[0].reserved = 0;
-		}
-		const uint32_t threads = block_threads[pick(&s, 4)];
-		const uint32_t table_room = pick(&s, 2) ? 128 * 40 : 0;
-		const uint32_t scratch_words =
-		    mk_fuse::kTileAt + 4 * (1 + (uint32_t)pick(&s, 300)) + table_room;
-
-		run_block(run, L.m, rec, threads, scratch_words);
-		bool same = heap == want;
-		for (uint32_t j = 0; j < L.m; j++)
-			same = same && rec[1 + j].status == expect[1 + j].status &&
-			       rec[1 + j].result == expect[1 + j].result;
-		if (!same) {
-			uint32_t at = 0;
-
-			while (at < kHeap && heap[at] == want[at])
-				at++;
-			printf("FAIL round %u: %u members, %u threads, %u scratch words, "
-			       "predecessor %s; first heap difference at %u\n",
-			       round, L.m, threads, scratch_words, after_failed ? "failed" : "ok",
-			       at);
-			for (uint32_t j = 0; j < L.m; j++)
-				printf(
-				    "  member %u op %u in %u@%llu out %u@%llu table %u: status %d "
-				    "result %llu, want %d %llu\n",
-				    j, L.item[j].op, L.item[j].in_bytes,
-				    (unsigned long long)L.item[j].in_off, L.item[j].out_bytes,
-				    (unsigned long long)L.item[j].out_off, L.item[j].table_bytes,
-				    rec[1 + j].status, (unsigned long long)rec[1 + j].result,
-				    expect[1 + j].status, (unsigned long long)expect[1 + j].result);
-			return 1;
-		}
-		const int32_t last = expect[L.m].status;
-		last_ok += last == 0;
-		failed += last != 0 && last != VYRE_E_CANCELED;
-		canceled += last == VYRE_E_CANCELED;
-		shared_scans += last == 0 && L.op[L.m - 1] == VYRE_OP_DFA_SCAN_COUNTED &&
-				table_room &&
-				256 * L.item[L.m - 1].table_bytes / 1032 <= expect[1].result;
 	}
-	printf("%u runs equal to the oracle: last member ok %u, failed %u, cancelled %u (%u "
-	       "scans likely from shared memory)\n",
-	       rounds, last_ok, failed, canceled, shared_scans);
-	if (last_ok < rounds / 10 || failed < rounds / 20 || canceled < rounds / 10) {
+	printf("%u rounds equal to the oracle: last member ok %u, failed %u, cancelled %u (%u "
+	       "scans likely from shared memory); %u runs on warps (ok %u, failed %u, %u over "
+	       "16 KiB)\n",
+	       rounds, last_ok, failed, canceled, shared_scans, on_warps, warp_ok, warp_failed,
+	       big);
+	if (last_ok < rounds / 10 || failed < rounds / 20 || canceled < rounds / 10 ||
+	    warp_ok < rounds / 10 || warp_failed < rounds / 20 || big == 0) {
 		printf("FAIL: too few of one outcome\n");
 		return 1;
 	}
