@@ -80,6 +80,10 @@ struct vyre_batch {
 	uint32_t *first;
 	uint32_t *count;
 	uint32_t *cq_pos;
+	/* the in-flight hazard counts it holds while it runs (hazards.h), VYRE_HAZARD_ENTRIES an
+	 * item */
+	uint32_t *hz_taken;
+	uint32_t n_hz_taken;
 	uint32_t n_touched;
 	uint32_t n_accepted;
 	uint32_t priority;		   /* the class of its items: a batch holds one (drain.c) */
