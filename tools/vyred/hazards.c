@@ -189,12 +189,31 @@ static void count(uint32_t *count, uint32_t *ranged, struct vyre_hazard_span *sp
 		*span = empty;
 }
 
+/*
+ * Items ahead whose count slots are loaded while the current one is
+ * checked: the drain is the first of a batch to touch them, in a table of
+ * --max-buffers slots far larger than the caches.
+ */
+#define CHECK_AHEAD 8u
+
+static inline void prefetch_slot(const struct vyre_hazards *h, uint32_t handle)
+{
+	__builtin_prefetch(&h->slot[slot_of(h, handle)]);
+}
+
 uint32_t vyre_hazards_free_prefix(const struct vyre_hazards *h, const struct vyre_sqe *sqes,
 				  uint32_t n)
 {
-	for (uint32_t k = 0; k < n; k++)
+	for (uint32_t k = 0; k < n; k++) {
+		if (k + CHECK_AHEAD < n) {
+			const struct vyre_work_item *ahead = &sqes[k + CHECK_AHEAD].item;
+
+			prefetch_slot(h, ahead->input_handle);
+			prefetch_slot(h, ahead->output_handle);
+		}
 		if (vyre_hazards_conflict(h, &sqes[k]))
 			return k;
+	}
 	return n;
 }
 
