@@ -122,11 +122,8 @@ static inline void vyre_handles_prefetch(const struct vyre_handle_table *t, uint
 {
 	const uint32_t slot = handle & VYRE_HANDLE_SLOT_MASK;
 
-	/* a 40-byte slot crosses a line boundary at 3 of every 8 slots: both its lines */
-	if (slot < t->n_slots) {
+	if (slot < t->n_slots)
 		__builtin_prefetch(&t->slots[slot]);
-		__builtin_prefetch((const char *)(&t->slots[slot] + 1) - 1);
-	}
 }
 
 static inline int vyre_handles_get(const struct vyre_handle_table *t, uint32_t handle,

@@ -43,11 +43,7 @@ static int32_t resolve_one(struct vyre_daemon *d, struct vyre_batch *b, uint32_t
 	return rc;
 }
 
-/*
- * Items ahead whose handle slots are loaded while the current one resolves,
- * and whose exec items are: the slot's batch arrays were last written a
- * round of slots ago, and a store that misses each line stalled resolve.
- */
+/* Items ahead whose handle slots are loaded while the current one resolves. */
 #define RESOLVE_AHEAD 8u
 
 void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b)
@@ -60,7 +56,6 @@ void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b)
 
 			vyre_handles_prefetch(&d->handles, ahead->input_handle);
 			vyre_handles_prefetch(&d->handles, ahead->output_handle);
-			__builtin_prefetch(&b->exec[i + RESOLVE_AHEAD], 1);
 		}
 		if (!vyre_chain_continues(b, i)) {
 			failed = 0;
