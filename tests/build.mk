@@ -85,3 +85,8 @@ TESTS += test_named_buffers
 TEST_EXTRA_OBJS_test_named_buffers := $(BUILD)/obj/tests/test_integration_daemon.o
 TEST_LIBS_test_named_buffers := -lpthread
 $(BUILD)/tests/test_named_buffers: $(BUILD)/obj/tests/test_integration_daemon.o $(BUILD)/vyred
+# vyred's in-flight hazard counts, taken and given back a batch at a time, against a
+# model counting every operand of every item (tools/vyred/hazards.h).
+TESTS += test_hazards
+TEST_EXTRA_OBJS_test_hazards := $(BUILD)/obj/tools/vyred/hazards.o
+$(BUILD)/tests/test_hazards: $(BUILD)/obj/tools/vyred/hazards.o

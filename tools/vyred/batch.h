@@ -56,6 +56,16 @@ struct vyre_plan_totals {
 	uint64_t bytes_deduped; /* input, output and table bytes deduplicated items did not move */
 };
 
+/*
+ * What an item's CQE takes from its SQE, copied when it is drained: by the
+ * time the batch completes the 64-byte SQE copies have left the caches, and
+ * reading one a CQE cost a miss an item.
+ */
+struct vyre_cqe_src {
+	uint64_t user_data;
+	uint64_t submit_ns;
+};
+
 struct vyre_batch {
 	uint32_t slot;	       /* the backend slot this batch runs in */
 	int running;	       /* dispatched, not yet completed */
@@ -64,6 +74,7 @@ struct vyre_batch {
 	uint32_t cap;	       /* --max-batch */
 	uint32_t n;	       /* items drained */
 	struct vyre_sqe *sqes; /* the copies taken from the rings */
+	struct vyre_cqe_src *cqe_src;
 	struct vyre_work_item *items;
 	struct vyre_exec_item *exec;
 	struct vyre_exec_result *results;
@@ -80,6 +91,10 @@ struct vyre_batch {
 	uint32_t *first;
 	uint32_t *count;
 	uint32_t *cq_pos;
+	/* the in-flight hazard counts it holds while it runs (hazards.h), VYRE_HAZARD_ENTRIES an
+	 * item */
+	uint32_t *hz_taken;
+	uint32_t n_hz_taken;
 	uint32_t n_touched;
 	uint32_t n_accepted;
 	uint32_t priority;		   /* the class of its items: a batch holds one (drain.c) */

@@ -64,7 +64,7 @@ static void fill_cqe(const struct vyre_batch *b, uint32_t i, uint64_t now, struc
 {
 	uint32_t j = b->dedup_of[i];
 
-	cqe->user_data = b->sqes[i].user_data;
+	cqe->user_data = b->cqe_src[i].user_data;
 	cqe->complete_ns = now;
 	cqe->flags = 0;
 	if (b->status[i] != 0) {
@@ -156,9 +156,9 @@ void vyre_stage_release(struct vyre_daemon *d, struct vyre_batch *b)
 		/* once garbage, always: an earlier batch's CQEs are not safe to post either */
 		c->cq_garbage |= vyre_cq_space(&c->cq) < 0;
 		for (uint32_t k = 0; k < n && k < STAGED_CQES; k++)
-			vyre_cq_stage(&c->cq, ahead + k, b->sqes[first + k].user_data);
+			vyre_cq_stage(&c->cq, ahead + k, b->cqe_src[first + k].user_data);
 		for (uint32_t k = 0; d->accept_log && k < n; k++)
-			accept_line(&al, c->id, b->sqes[first + k].user_data);
+			accept_line(&al, c->id, b->cqe_src[first + k].user_data);
 	}
 	accept_flush(&al);
 }
@@ -230,7 +230,8 @@ static void write_cqes(struct vyre_batch *b, uint32_t t, struct vyre_conn *c, ui
 			st->errors++;
 			st->exec_invalid += exec_invalid(b, i, &cqe);
 		}
-		uint64_t lat = now > b->sqes[i].submit_ns ? now - b->sqes[i].submit_ns : 0;
+		const uint64_t submit_ns = b->cqe_src[i].submit_ns;
+		uint64_t lat = now > submit_ns ? now - submit_ns : 0;
 		uint32_t bucket = log2_bucket(lat);
 
 		st->latency_log2[bucket < VYRE_LATENCY_BUCKETS ? bucket

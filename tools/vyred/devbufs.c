@@ -172,7 +172,6 @@ void vyre_devbufs_stamp(struct vyre_daemon *d, struct vyre_batch *b)
 
 		if (b->status[i] != 0 || mask <= 0)
 			continue;
-		struct vyre_devbuf *in = (mask & VYRE_OPERAND_IN) ? devbuf_of(t, x->in_heap) : NULL;
 		struct vyre_devbuf *tab =
 		    (mask & VYRE_OPERAND_TABLE) ? devbuf_of(t, x->table_heap) : NULL;
 		struct vyre_devbuf *out =
@@ -193,17 +192,22 @@ void vyre_devbufs_stamp(struct vyre_daemon *d, struct vyre_batch *b)
 		struct vyre_devbuf *aux =
 		    (mask & VYRE_OPERAND_AUX) && x->aux_bytes ? devbuf_of(t, x->aux_heap) : NULL;
 
-		/* a device stream is read too, so its item's heap writes cross back as well */
-		const int reads_device = in || tab || aux;
+		/*
+		 * a device stream is read too, so its item's heap writes cross back as
+		 * well; the input's entry (a line of its own an item) only when the
+		 * table and the stream do not already say so
+		 */
+		const int reads_device =
+		    tab || aux || ((mask & VYRE_OPERAND_IN) && devbuf_of(t, x->in_heap));
 
 		if (out)
 			out->write_gen++;
-		else if (reads_device && (mask & VYRE_OPERAND_OUT) &&
-			 b->dedup_of[i] == VYRE_PLAN_NO_DEDUPE)
+		else if ((mask & VYRE_OPERAND_OUT) && b->dedup_of[i] == VYRE_PLAN_NO_DEDUPE &&
+			 reads_device)
 			readback += write_bytes(x, mask);
 		if (aux)
 			aux->write_gen++;
-		else if (reads_device && (mask & VYRE_OPERAND_AUX) && x->aux_bytes)
+		else if ((mask & VYRE_OPERAND_AUX) && x->aux_bytes && reads_device)
 			readback += sizeof(struct vyre_stream_state);
 	}
 	b->stats.readback_bytes = readback;

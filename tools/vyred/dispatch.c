@@ -26,10 +26,21 @@ static void fail_all(struct vyre_batch *b, int status)
 	}
 }
 
-/* Accepted items that run (deduplicated ones too: their source runs). */
-static void track(struct vyre_daemon *d, const struct vyre_batch *b, int delta)
+/*
+ * Accepted items that run (deduplicated ones too: their source runs) hold
+ * their buffers' counts until the batch finishes; the batch keeps what it
+ * took, and gives back exactly that.
+ */
+static void take_counts(struct vyre_daemon *d, struct vyre_batch *b)
 {
-	vyre_hazards_track_batch(&d->hazards, b->sqes, b->status, b->n_accepted, delta);
+	b->n_hz_taken =
+	    vyre_hazards_take_batch(&d->hazards, b->sqes, b->status, b->n_accepted, b->hz_taken);
+}
+
+static void give_counts(struct vyre_daemon *d, struct vyre_batch *b)
+{
+	vyre_hazards_give_back(&d->hazards, b->hz_taken, b->n_hz_taken);
+	b->n_hz_taken = 0;
 }
 
 static void check_usable(struct vyre_daemon *d)
@@ -69,7 +80,7 @@ int vyre_stage_dispatch(struct vyre_daemon *d, struct vyre_batch *b)
 		vyre_trace_dispatch_end(d, b, rc, b->dispatch_ns);
 		return 0;
 	}
-	track(d, b, 1);
+	take_counts(d, b);
 	vyre_stage_release(d, b);
 	return 1;
 }
@@ -84,6 +95,6 @@ void vyre_stage_finish(struct vyre_daemon *d, struct vyre_batch *b, int status)
 		check_usable(d);
 	}
 	vyre_devbufs_finish(d, b, status);
-	track(d, b, -1);
+	give_counts(d, b);
 	vyre_trace_dispatch_end(d, b, status < 0 ? status : 0, b->dispatch_ns);
 }

@@ -189,6 +189,7 @@ static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *
 	b->touched[b->n_touched++] = c->slot;
 	for (uint32_t i = b->n; i < b->n + n; i++) {
 		b->items[i] = b->sqes[i].item;
+		b->cqe_src[i] = (struct vyre_cqe_src){b->sqes[i].user_data, b->sqes[i].submit_ns};
 		b->flags[i] = b->sqes[i].flags;
 		b->aux[i] = vyre_sqe_aux(&b->sqes[i]);
 		b->conn[i] = c->slot;

@@ -47,6 +47,15 @@ static uint32_t slot_of(const struct vyre_hazards *h, uint32_t handle)
 	return s < h->n_slots ? s : 1 + s % (h->n_slots - 1);
 }
 
+/*
+ * Most items name no byte range and no stream: every operand is whole, so
+ * a count is one increment and a conflict one test of the counts.
+ */
+static inline int plain(const struct vyre_sqe *sqe, int mask)
+{
+	return !(sqe->flags & VYRE_SQE_RANGE) && !(mask & VYRE_OPERAND_AUX);
+}
+
 /* [off, off + len), clamped at the top: a range as submitted may overflow. */
 static struct vyre_hazard_span span_of(uint64_t off, uint32_t len)
 {
@@ -104,7 +113,8 @@ static uint32_t reads_of(const struct vyre_op_access *acc, const struct operand_
 	return acc->n_reads;
 }
 
-int vyre_hazards_conflict(const struct vyre_hazards *h, const struct vyre_sqe *sqe)
+/* An item with a range or a stream. */
+static int conflict_general(const struct vyre_hazards *h, const struct vyre_sqe *sqe)
 {
 	struct vyre_op_access acc;
 	const struct operand_spans sp = spans_of(sqe);
@@ -137,6 +147,31 @@ int vyre_hazards_conflict(const struct vyre_hazards *h, const struct vyre_sqe *s
 		     extent(h->slot[s].writers, h->slot[s].ranged_writers, &h->spans[s].write));
 }
 
+/* vyre_hazards_conflict of an item whose operands are all whole and that has no stream. */
+static inline int conflict_plain(const struct vyre_hazards *h, const struct vyre_work_item *it,
+				 int mask)
+{
+	uint32_t s;
+
+	if ((mask & VYRE_OPERAND_IN) && (s = slot_of(h, it->input_handle)) && h->slot[s].writers)
+		return 1;
+	if ((mask & VYRE_OPERAND_TABLE) && (s = slot_of(h, it->param)) && h->slot[s].writers)
+		return 1;
+	return (mask & VYRE_OPERAND_OUT) && (s = slot_of(h, it->output_handle)) &&
+	       (h->slot[s].readers | h->slot[s].writers);
+}
+
+int vyre_hazards_conflict(const struct vyre_hazards *h, const struct vyre_sqe *sqe)
+{
+	const int mask = vyre_op_operands(sqe->item.op_handle);
+
+	if (mask <= 0)
+		return 0;
+	if (plain(sqe, mask))
+		return conflict_plain(h, &sqe->item, mask);
+	return conflict_general(h, sqe);
+}
+
 /*
  * @count by @delta; a ranged operand also moves @ranged and widens @span,
  * which is emptied when its last ranged item leaves.
@@ -154,54 +189,155 @@ static void count(uint32_t *count, uint32_t *ranged, struct vyre_hazard_span *sp
 		*span = empty;
 }
 
-void vyre_hazards_track(struct vyre_hazards *h, const struct vyre_sqe *sqe, int delta)
-{
-	struct vyre_op_access acc;
-	const struct operand_spans sp = spans_of(sqe);
-	struct vyre_hazard_span r[2];
-	uint32_t s;
-
-	vyre_op_access_aux(&sqe->item, vyre_sqe_aux(sqe), &acc);
-	const uint32_t n = reads_of(&acc, &sp, sqe, r);
-
-	/* the stream as a whole writer: every later reader and writer of it waits */
-	if ((s = slot_of(h, acc.aux)))
-		count(&h->slot[s].writers, &h->slot[s].ranged_writers, &h->spans[s].write, whole,
-		      delta);
-	for (uint32_t i = 0; i < n; i++)
-		if ((s = slot_of(h, acc.reads[i])))
-			count(&h->slot[s].readers, &h->slot[s].ranged_readers, &h->spans[s].read,
-			      r[i], delta);
-	if ((s = slot_of(h, acc.write)))
-		count(&h->slot[s].writers, &h->slot[s].ranged_writers, &h->spans[s].write, sp.out,
-		      delta);
-}
-
 /*
- * SQEs ahead whose lines are loaded while the current one is counted: a
- * batch's copies are cold by the time it finishes. The count slots are not
- * prefetched: a batch's are mostly in cache, and asking for them cost the
- * dispatch more than it saved on the H100 host (bench/RESULTS.md, session 11).
+ * Items ahead whose count slots are loaded while the current one is
+ * checked: the drain is the first of a batch to touch them, in a table of
+ * --max-buffers slots far larger than the caches.
  */
-#define SQE_AHEAD 16u
+#define CHECK_AHEAD 8u
+
+static inline void prefetch_slot(const struct vyre_hazards *h, uint32_t handle)
+{
+	__builtin_prefetch(&h->slot[slot_of(h, handle)]);
+}
 
 uint32_t vyre_hazards_free_prefix(const struct vyre_hazards *h, const struct vyre_sqe *sqes,
 				  uint32_t n)
 {
-	for (uint32_t k = 0; k < n; k++)
+	for (uint32_t k = 0; k < n; k++) {
+		if (k + CHECK_AHEAD < n) {
+			const struct vyre_work_item *ahead = &sqes[k + CHECK_AHEAD].item;
+
+			prefetch_slot(h, ahead->input_handle);
+			prefetch_slot(h, ahead->output_handle);
+		}
 		if (vyre_hazards_conflict(h, &sqes[k]))
 			return k;
+	}
 	return n;
 }
 
-void vyre_hazards_track_batch(struct vyre_hazards *h, const struct vyre_sqe *sqes,
-			      const int32_t *status, uint32_t n, int delta)
+/* An entry that matches none: slot 0 is never counted. */
+#define NO_ENTRY 0u
+
+/*
+ * One whole operand at slot @s (0: none) as a reader or a writer: counted
+ * and recorded in @taken unless it equals @prev, an entry the batch
+ * already holds (its operand of the item before). Returns the entries
+ * written.
+ */
+static inline uint32_t take_whole(struct vyre_hazards *h, uint32_t s, uint32_t writer,
+				  uint32_t *prev, uint32_t *taken)
 {
+	const uint32_t e = s << 2 | writer;
+
+	if (s == 0 || e == *prev)
+		return 0;
+	*prev = e;
+	if (writer)
+		h->slot[s].writers++;
+	else
+		h->slot[s].readers++;
+	*taken = e;
+	return 1;
+}
+
+/* take_whole of an operand that may be ranged: a ranged one counts every time. */
+static uint32_t take_one(struct vyre_hazards *h, uint32_t s, uint32_t writer,
+			 struct vyre_hazard_span r, uint32_t *prev, uint32_t *taken)
+{
+	if (s == 0 || is_whole(r))
+		return take_whole(h, s, writer, prev, taken);
+	if (writer)
+		count(&h->slot[s].writers, &h->slot[s].ranged_writers, &h->spans[s].write, r, 1);
+	else
+		count(&h->slot[s].readers, &h->slot[s].ranged_readers, &h->spans[s].read, r, 1);
+	*taken = s << 2 | writer | VYRE_HAZARD_RANGED;
+	return 1;
+}
+
+/* An item with a range or a stream: vyre_op_access and the spans, as the conflict check. */
+static uint32_t take_general(struct vyre_hazards *h, const struct vyre_sqe *sqe, uint32_t *prev,
+			     uint32_t *taken)
+{
+	struct vyre_op_access acc;
+	struct vyre_hazard_span r[2] = {whole, whole};
+	const struct operand_spans sp = spans_of(sqe);
+	uint32_t k = 0;
+
+	vyre_op_access_aux(&sqe->item, vyre_sqe_aux(sqe), &acc);
+	const uint32_t nr = reads_of(&acc, &sp, sqe, r);
+
+	/* the stream as a whole writer: every later reader and writer of it waits */
+	k += take_one(h, slot_of(h, acc.aux), VYRE_HAZARD_WRITER, whole, &prev[0], &taken[k]);
+	for (uint32_t j = 0; j < nr; j++)
+		k += take_one(h, slot_of(h, acc.reads[j]), 0, r[j], &prev[1 + j], &taken[k]);
+	k += take_one(h, slot_of(h, acc.write), VYRE_HAZARD_WRITER, sp.out, &prev[3], &taken[k]);
+	return k;
+}
+
+uint32_t vyre_hazards_take_batch(struct vyre_hazards *h, const struct vyre_sqe *sqes,
+				 const int32_t *status, uint32_t n, uint32_t *taken)
+{
+	/*
+	 * Entries the batch holds, one an operand position: the previous
+	 * item's stream, input (or first read), table (or second read), write.
+	 * Any entry the batch holds would do; these catch runs of one client's
+	 * items on one table.
+	 */
+	uint32_t prev[VYRE_HAZARD_ENTRIES] = {NO_ENTRY, NO_ENTRY, NO_ENTRY, NO_ENTRY};
+	uint32_t k = 0;
+
 	for (uint32_t i = 0; i < n; i++) {
-		if (i + SQE_AHEAD < n)
-			__builtin_prefetch(&sqes[i + SQE_AHEAD]);
-		if (status[i] == 0)
-			vyre_hazards_track(h, &sqes[i], delta);
+		const struct vyre_sqe *sqe = &sqes[i];
+		const struct vyre_work_item *it = &sqe->item;
+		const int mask = vyre_op_operands(it->op_handle);
+
+		if (status[i] != 0 || mask <= 0)
+			continue;
+		if (!plain(sqe, mask)) {
+			k += take_general(h, sqe, prev, &taken[k]);
+			continue;
+		}
+		if (mask & VYRE_OPERAND_IN)
+			k += take_whole(h, slot_of(h, it->input_handle), 0, &prev[1], &taken[k]);
+		if (mask & VYRE_OPERAND_TABLE)
+			k += take_whole(h, slot_of(h, it->param), 0, &prev[2], &taken[k]);
+		if (mask & VYRE_OPERAND_OUT)
+			k += take_whole(h, slot_of(h, it->output_handle), VYRE_HAZARD_WRITER,
+					&prev[3], &taken[k]);
+	}
+	return k;
+}
+
+/*
+ * Entries ahead whose count slots are loaded while the current one is
+ * released: a batch's slots may have left the caches while it ran.
+ */
+#define GIVE_AHEAD 8u
+
+void vyre_hazards_give_back(struct vyre_hazards *h, const uint32_t *taken, uint32_t n)
+{
+	static const struct vyre_hazard_span ranged = {0, 0};
+
+	for (uint32_t k = 0; k < n; k++) {
+		if (k + GIVE_AHEAD < n)
+			__builtin_prefetch(&h->slot[taken[k + GIVE_AHEAD] >> 2], 1);
+		const uint32_t e = taken[k];
+		const uint32_t s = e >> 2;
+		struct vyre_hazard_count *c = &h->slot[s];
+
+		if (!(e & VYRE_HAZARD_RANGED)) {
+			if (e & VYRE_HAZARD_WRITER)
+				c->writers--;
+			else
+				c->readers--;
+		} else if (e & VYRE_HAZARD_WRITER) {
+			/* count() looks at the span only to tell a ranged operand */
+			count(&c->writers, &c->ranged_writers, &h->spans[s].write, ranged, -1);
+		} else {
+			count(&c->readers, &c->ranged_readers, &h->spans[s].read, ranged, -1);
+		}
 	}
 }
 

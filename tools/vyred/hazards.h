@@ -71,9 +71,6 @@ void vyre_hazards_fini(struct vyre_hazards *h);
  */
 int vyre_hazards_conflict(const struct vyre_hazards *h, const struct vyre_sqe *sqe);
 
-/* Count @sqe's reads and writes as in flight (@delta 1) or finished (@delta -1). */
-void vyre_hazards_track(struct vyre_hazards *h, const struct vyre_sqe *sqe, int delta);
-
 /*
  * Of @n SQEs, the number before the first that vyre_hazards_conflict finds
  * in conflict (@n when none is).
@@ -82,11 +79,32 @@ uint32_t vyre_hazards_free_prefix(const struct vyre_hazards *h, const struct vyr
 				  uint32_t n);
 
 /*
- * vyre_hazards_track of each of @n SQEs whose @status is 0. The SQEs (a
- * batch's, cold when it finishes) are loaded ahead.
+ * A batch's counts as one record: what vyre_hazards_take_batch added, one
+ * entry a count, which vyre_hazards_give_back takes off again. The finish
+ * then reads neither the batch's SQEs (cold by then) nor their ops.
+ *
+ * A batch's items start and finish together, so a count held for the batch
+ * covers every item of it that names the same handle the same way: a whole
+ * operand (no byte range) equal to the same operand of the item before it
+ * adds nothing (hundreds of scans of one table: one reader, not hundreds).
+ * Ranged operands count per item, as their spans are widened per item.
+ * An entry is slot << 2 | VYRE_HAZARD_WRITER | VYRE_HAZARD_RANGED; at most
+ * VYRE_HAZARD_ENTRIES an item (the stream, two reads, the write).
  */
-void vyre_hazards_track_batch(struct vyre_hazards *h, const struct vyre_sqe *sqes,
-			      const int32_t *status, uint32_t n, int delta);
+#define VYRE_HAZARD_WRITER  1u
+#define VYRE_HAZARD_RANGED  2u
+#define VYRE_HAZARD_ENTRIES 4u
+
+/*
+ * Count the reads and writes of each of @n SQEs whose @status is 0 as in
+ * flight, into @taken (room for VYRE_HAZARD_ENTRIES * @n entries); returns
+ * the entries written.
+ */
+uint32_t vyre_hazards_take_batch(struct vyre_hazards *h, const struct vyre_sqe *sqes,
+				 const int32_t *status, uint32_t n, uint32_t *taken);
+
+/* Release the @n counts of @taken (vyre_hazards_take_batch). */
+void vyre_hazards_give_back(struct vyre_hazards *h, const uint32_t *taken, uint32_t n);
 
 /* 1 while an in-flight item uses @handle. */
 int vyre_hazards_busy(const struct vyre_hazards *h, uint32_t handle);

@@ -28,6 +28,7 @@ static int batch_init(struct vyre_batch *b, uint32_t slot, uint32_t cap)
 	b->slot = slot;
 	b->cap = cap;
 	b->sqes = calloc(cap, sizeof(*b->sqes));
+	b->cqe_src = calloc(cap, sizeof(*b->cqe_src));
 	b->items = calloc(cap, sizeof(*b->items));
 	b->exec = calloc(cap, sizeof(*b->exec));
 	b->results = calloc(cap, sizeof(*b->results));
@@ -43,15 +44,17 @@ static int batch_init(struct vyre_batch *b, uint32_t slot, uint32_t cap)
 	b->first = calloc(cap, sizeof(*b->first));
 	b->count = calloc(cap, sizeof(*b->count));
 	b->cq_pos = calloc(cap, sizeof(*b->cq_pos));
+	b->hz_taken = calloc((size_t)cap * VYRE_HAZARD_ENTRIES, sizeof(*b->hz_taken));
 	b->plan_order = calloc(cap, sizeof(*b->plan_order));
 	b->plan_group_end = calloc(cap, sizeof(*b->plan_group_end));
 	b->plan_launch_end = calloc(cap, sizeof(*b->plan_launch_end));
 	b->seq_order = calloc(cap, sizeof(*b->seq_order));
 	b->seq_ends = calloc(cap, sizeof(*b->seq_ends));
-	if (!b->sqes || !b->items || !b->exec || !b->results || !b->status || !b->domain ||
-	    !b->flags || !b->conn || !b->dedup_of || !b->table_gen || !b->aux || !b->group_of ||
-	    !b->touched || !b->first || !b->count || !b->cq_pos || !b->plan_order ||
-	    !b->plan_group_end || !b->plan_launch_end || !b->seq_order || !b->seq_ends)
+	if (!b->sqes || !b->cqe_src || !b->items || !b->exec || !b->results || !b->status ||
+	    !b->domain || !b->flags || !b->conn || !b->dedup_of || !b->table_gen || !b->aux ||
+	    !b->group_of || !b->touched || !b->first || !b->count || !b->cq_pos || !b->hz_taken ||
+	    !b->plan_order || !b->plan_group_end || !b->plan_launch_end || !b->seq_order ||
+	    !b->seq_ends)
 		return VYRE_E_NOMEM;
 	return 0;
 }
@@ -59,6 +62,7 @@ static int batch_init(struct vyre_batch *b, uint32_t slot, uint32_t cap)
 static void batch_fini(struct vyre_batch *b)
 {
 	free(b->sqes);
+	free(b->cqe_src);
 	free(b->items);
 	free(b->exec);
 	free(b->results);
@@ -74,6 +78,7 @@ static void batch_fini(struct vyre_batch *b)
 	free(b->first);
 	free(b->count);
 	free(b->cq_pos);
+	free(b->hz_taken);
 	free(b->plan_order);
 	free(b->plan_group_end);
 	free(b->plan_launch_end);

@@ -30,8 +30,9 @@ static int32_t resolve_one(struct vyre_daemon *d, struct vyre_batch *b, uint32_t
 	/* byte ranges (docs/design.md 6.6): the operands narrowed, the table whole */
 	if (rc == 0 && (b->flags[i] & VYRE_SQE_RANGE))
 		rc = vyre_resolve_range(&b->sqes[i], &b->exec[i]);
-	/* a DFA_REPORT's stream (docs/design.md 6.8): always its whole buffer */
-	if (rc == 0)
+	/* a DFA_REPORT's stream (docs/design.md 6.8): always its whole buffer; b->aux is the
+	 * drain's vyre_sqe_aux, 0 for every other item */
+	if (rc == 0 && b->aux[i])
 		rc = vyre_resolve_aux(&d->handles, dom->id, dom->slot, &b->sqes[i], &b->exec[i]);
 	if (rc != 0 || dom->n_transient == 0)
 		return rc;
