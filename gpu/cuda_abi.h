@@ -70,7 +70,15 @@
  * check; every out_first value is still clamped to n_out.
  */
 #define VYRE_MK_REPORT_TRUSTED (1u << 10)
-#define VYRE_MK_DFA_JOIN       (1u << 11)
+/*
+ * DFA_REPORT and DFA_REPORT_COUNTED: the item continues a stream, whose
+ * address is in its result record until it writes its outcome there; without
+ * the flag the unit never reads the record (host memory: a round trip over
+ * PCIe an item). The bit is VYRE_MK_MODULE_TABLE's, which only module units
+ * carry.
+ */
+#define VYRE_MK_REPORT_STREAM (1u << 16)
+#define VYRE_MK_DFA_JOIN      (1u << 11)
 /*
  * DFA_SCAN and DFA_SCAN_COUNTED (and a DFA_REPORT* warp unit, which stages
  * it the same way): the input is host memory, read over PCIe.

@@ -95,6 +95,7 @@ static struct vyre_mk_unit report_unit(const struct vyre_exec_item *it,
 	return (struct vyre_mk_unit){
 	    .op = it->op | dfa_table_trust(it) |
 		  ((it->flags & VYRE_EXEC_REPORT_TRUSTED) ? VYRE_MK_REPORT_TRUSTED : 0u) |
+		  (it->aux_bytes != 0 ? VYRE_MK_REPORT_STREAM : 0u) |
 		  /* a warp unit stages host input, walks device input in place */
 		  (heaps[it->in_heap].device ? 0u : VYRE_MK_DFA_HOST_IN),
 	    .param = it->out_bytes,

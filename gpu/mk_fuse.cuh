@@ -239,8 +239,7 @@ __device__ void check_headers(const vyre_mk_unit *run, uint32_t m, uint64_t resu
 			// the module checks its own operands, tile by tile
 		} else if (is_report(u)) {
 			mk_report::read_header(u, (uint32_t)d, ok,
-					       mk_report::stream_addr(results, u.slot),
-					       ctl + kReportAt);
+					       mk_report::stream_addr(u, results), ctl + kReportAt);
 			ok = ctl[kReportAt + mk_report::kOk] != 0;
 		} else {
 			const uint32_t *table = reinterpret_cast<const uint32_t *>(u.table);

@@ -158,10 +158,13 @@ __device__ __forceinline__ uint8_t *stream_of(const uint32_t *hdr)
 }
 
 // The item's record carries the stream buffer's address until the item
-// writes its outcome there (cuda_lower_item.c: the unit has no room for it).
-__device__ __forceinline__ uint64_t stream_addr(uint64_t results, uint32_t slot)
+// writes its outcome there (cuda_lower_item.c: the unit has no room for it);
+// 0 without VYRE_MK_REPORT_STREAM, the record not read.
+__device__ __forceinline__ uint64_t stream_addr(const vyre_mk_unit &u, uint64_t results)
 {
-	return *(reinterpret_cast<const uint64_t *>(results) + 2ull * slot + 1);
+	if (!(u.op & VYRE_MK_REPORT_STREAM))
+		return 0;
+	return *(reinterpret_cast<const uint64_t *>(results) + 2ull * u.slot + 1);
 }
 
 // Thread 0: the table's header and report section's header, the stream
@@ -506,7 +509,7 @@ __device__ __forceinline__ void read_item_header(const vyre_mk_unit &u, uint64_t
 		len = u.count >= 4 ? ld32_volatile(in) : 0;
 		len_ok = u.count >= 4 && len <= u.count - 4;
 	}
-	read_header(u, len, len_ok, stream_addr(results, u.slot), hdr);
+	read_header(u, len, len_ok, stream_addr(u, results), hdr);
 }
 
 // A report item on the whole block (op 13 or 14; any alignment). scratch:

@@ -484,6 +484,7 @@ vyre_mk_result run_item(item &it, uint32_t threads, uint32_t tile)
 	rec[1].status = 0;
 	rec[1].reserved = 0;
 	rec[1].result = it.has_stream ? reinterpret_cast<uint64_t>(stream_ptr(it)) : 0;
+	u.op |= it.has_stream ? VYRE_MK_REPORT_STREAM : 0u;
 	u.slot = 1;
 	if (pick(2)) {
 		run_block(&u, 0, rec, threads, scratch_for(tile));
@@ -779,7 +780,7 @@ void fused_case(const table &t, const std::string &text)
 	run[0].slot = 0;
 	run[0].in = reinterpret_cast<uint64_t>(w_in.data());
 	run[0].out = reinterpret_cast<uint64_t>(dmem.data());
-	run[1].op = VYRE_OP_DFA_REPORT_COUNTED | VYRE_MK_HANDOFF_IN;
+	run[1].op = VYRE_OP_DFA_REPORT_COUNTED | VYRE_MK_HANDOFF_IN | VYRE_MK_REPORT_STREAM;
 	run[1].count = d_bytes;
 	run[1].aux = (uint32_t)tbl.size();
 	run[1].param = (uint32_t)out.size();
