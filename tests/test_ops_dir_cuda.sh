@@ -28,11 +28,17 @@ fail() {
 	fails=$((fails + 1))
 }
 
-# module DIR [DEVICE_FN]: a copy of the example's module directory; its op
-# block is the manifest's last, so a device_fn line appended names another
+# module DIR [DEVICE_FN]: a copy of the example's module directory with its
+# crc32c op alone (the stream op crc32c_counted, the manifest's last block,
+# cut: test_cuda_examples runs it), so a device_fn line appended names another
 module() {
 	mkdir -m 755 "$1"
 	cp "$build/examples/ops/crc32c/"* "$1/"
+	sed -i '/^op crc32c_counted$/,$d' "$1/crc32c.opmod"
+	grep -q '^op crc32c$' "$1/crc32c.opmod" && ! grep -q '^op crc32c_' "$1/crc32c.opmod" || {
+		echo "FAIL: the example's manifest has no op crc32c block to test"
+		exit 1
+	}
 	[ -z "${2:-}" ] || echo "device_fn $2" >>"$1/crc32c.opmod"
 	chmod 644 "$1"/*
 }
