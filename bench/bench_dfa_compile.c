@@ -14,6 +14,8 @@
  * "SET/N/LIMIT": compile ms, states and table MiB; a set over the limit
  * gives instead the NOMEM figures (at least this many states and MiB) and
  * how long finding that out took. --quick: 10^3 and 10^4 only.
+ * VYRE_BENCH_DFACOMPILE_ONLY=SET (words, random, words-i10 or random-i10)
+ * runs that set's rows alone.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +134,7 @@ static int run(struct vyre_bench_ctx *ctx)
 	const uint32_t n_sizes = ctx->quick ? 2 : 3, max = sizes[n_sizes - 1];
 	struct lit *lits = malloc((size_t)max * sizeof(*lits));
 	struct vyre_dfa_pattern *pats = malloc((size_t)max * sizeof(*pats));
+	const char *only = getenv("VYRE_BENCH_DFACOMPILE_ONLY");
 	int rc = lits && pats ? 0 : -1;
 
 	for (int words = 1; words >= 0 && !rc; words--) {
@@ -154,6 +157,8 @@ static int run(struct vyre_bench_ctx *ctx)
 
 			snprintf(set, sizeof(set), "%s%s", words ? "words" : "random",
 				 caseless ? "-i10" : "");
+			if (only && strcmp(only, set) != 0)
+				continue;
 			for (uint32_t i = 0; i < max; i++)
 				pats[i] = (struct vyre_dfa_pattern){
 				    lits[i].b, lits[i].len, i,
