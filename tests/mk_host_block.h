@@ -4,8 +4,8 @@
  * code of the gpu/ .cuh files on host threads: threadIdx/blockDim,
  * __syncthreads as a pthread barrier, __syncthreads_or as a vote, and warp
  * shuffles and votes. Each test program includes it inside its own
- * anonymous namespace and initialises `barrier` for the block's thread
- * count before starting the threads.
+ * anonymous namespace (after <atomic>, <cstdio>, <cstdlib> and
+ * <pthread.h>) and starts a block with host_block_run.
  */
 #ifndef VYRE_TESTS_MK_HOST_BLOCK_H
 #define VYRE_TESTS_MK_HOST_BLOCK_H
@@ -101,6 +101,68 @@ inline int __any_sync(uint32_t, int p)
 		r |= w.v[k] != 0;
 	pthread_barrier_wait(&w.bar);
 	return r;
+}
+
+struct host_thread_job {
+	void (*body)(void *, uint32_t);
+	void *ctx;
+	uint32_t tid;
+};
+
+inline void *host_thread_main(void *arg)
+{
+	const host_thread_job *j = static_cast<const host_thread_job *>(arg);
+
+	threadIdx.x = j->tid;
+	vote_phase = 0;
+	j->body(j->ctx, j->tid);
+	return nullptr;
+}
+
+/*
+ * Runs body(ctx, t) for every t below `threads` on host threads as one
+ * block: threadIdx.x = t, blockDim.x = threads, `barrier` the block's; with
+ * warp_bars each 32 threads also get a barrier of their own (`warps`) for
+ * __syncwarp, the shuffles and the votes. Exits when the system refuses a
+ * thread or a barrier.
+ */
+inline void host_block_run(uint32_t threads, bool warp_bars, void (*body)(void *, uint32_t),
+			   void *ctx)
+{
+	const uint32_t n_warps = warp_bars ? threads / 32 : 0;
+	host_warp *ws = n_warps ? new host_warp[n_warps] : nullptr;
+	pthread_t *th = new pthread_t[threads];
+	host_thread_job *jobs = new host_thread_job[threads];
+
+	blockDim.x = threads;
+	if (pthread_barrier_init(&barrier, nullptr, threads) != 0) {
+		fprintf(stderr, "pthread_barrier_init failed\n");
+		exit(1);
+	}
+	for (uint32_t w = 0; w < n_warps; w++)
+		if (pthread_barrier_init(&ws[w].bar, nullptr, 32) != 0) {
+			fprintf(stderr, "pthread_barrier_init failed\n");
+			exit(1);
+		}
+	if (n_warps)
+		warps = ws;
+	for (uint32_t t = 0; t < threads; t++) {
+		jobs[t] = {body, ctx, t};
+		if (pthread_create(&th[t], nullptr, host_thread_main, &jobs[t]) != 0) {
+			fprintf(stderr, "pthread_create failed\n");
+			exit(1);
+		}
+	}
+	for (uint32_t t = 0; t < threads; t++)
+		pthread_join(th[t], nullptr);
+	for (uint32_t w = 0; w < n_warps; w++)
+		pthread_barrier_destroy(&ws[w].bar);
+	if (n_warps)
+		warps = nullptr;
+	pthread_barrier_destroy(&barrier);
+	delete[] jobs;
+	delete[] th;
+	delete[] ws;
 }
 
 #endif /* VYRE_TESTS_MK_HOST_BLOCK_H */

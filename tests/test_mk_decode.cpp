@@ -59,40 +59,22 @@ struct thread_job {
 	uint64_t results;
 	uint32_t *scratch;
 	uint32_t scratch_words;
-	uint32_t tid;
 };
 
-void *run_thread(void *arg)
+void run_unit(void *arg, uint32_t)
 {
 	const thread_job *j = static_cast<const thread_job *>(arg);
 
-	threadIdx.x = j->tid;
-	vote_phase = 0;
 	block_bytes_unit(j->u, j->results, j->scratch, j->scratch_words, nullptr);
-	return nullptr;
 }
 
-// Runs @u on a block of @threads threads; false when a thread could not start.
-bool run_block(const vyre_mk_unit &u, record *rec, uint32_t threads, uint32_t scratch_words)
+// Runs @u on a block of @threads threads.
+void run_block(const vyre_mk_unit &u, record *rec, uint32_t threads, uint32_t scratch_words)
 {
 	std::vector<uint32_t> scratch(scratch_words);
-	std::vector<pthread_t> th(threads);
-	std::vector<thread_job> jobs(threads);
+	thread_job j = {u, reinterpret_cast<uint64_t>(rec), scratch.data(), scratch_words};
 
-	blockDim.x = threads;
-	if (pthread_barrier_init(&barrier, nullptr, threads) != 0)
-		return false;
-	for (uint32_t t = 0; t < threads; t++) {
-		jobs[t] = {u, reinterpret_cast<uint64_t>(rec), scratch.data(), scratch_words, t};
-		if (pthread_create(&th[t], nullptr, run_thread, &jobs[t]) != 0) {
-			fprintf(stderr, "pthread_create failed\n");
-			exit(1);
-		}
-	}
-	for (uint32_t t = 0; t < threads; t++)
-		pthread_join(th[t], nullptr);
-	pthread_barrier_destroy(&barrier);
-	return true;
+	host_block_run(threads, false, run_unit, &j);
 }
 
 uint64_t pick(uint64_t *s, uint64_t n)
@@ -159,8 +141,7 @@ int main()
 		const uint32_t threads = block_threads[pick(&s, 4)];
 		const uint32_t scratch_words = mk_bytes::kTileAt + 4 * (1 + (uint32_t)pick(&s, 40));
 
-		if (!run_block(u, &rec, threads, scratch_words))
-			return 1;
+		run_block(u, &rec, threads, scratch_words);
 		if (rec.status != want_status || (want_status == 0 && rec.value != want_result) ||
 		    heap != want) {
 			uint32_t at = 0;

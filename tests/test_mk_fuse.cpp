@@ -81,18 +81,14 @@ struct block_job {
 	uint64_t results;
 	uint32_t *scratch, scratch_words, *g, *e;
 	uint64_t *cnt;
-	uint32_t tid;
 };
 
-void *run_thread(void *arg)
+void run_fused(void *arg, uint32_t)
 {
 	const block_job *j = static_cast<const block_job *>(arg);
 
-	threadIdx.x = j->tid;
-	vote_phase = 0;
 	block_fused_run(j->run, j->m, j->results, j->scratch, j->scratch_words, j->g, j->e, j->cnt,
 			nullptr);
-	return nullptr;
 }
 
 void run_block(const vyre_mk_unit *run, uint32_t m, vyre_mk_result *rec, uint32_t threads,
@@ -100,84 +96,43 @@ void run_block(const vyre_mk_unit *run, uint32_t m, vyre_mk_result *rec, uint32_
 {
 	std::vector<uint32_t> scratch(scratch_words, 0xdeadbeef), g(threads), e(threads);
 	std::vector<uint64_t> cnt(mk_report::cnt_words(threads));
-	std::vector<pthread_t> th(threads);
-	std::vector<block_job> jobs(threads);
+	block_job j = {run,
+		       m,
+		       reinterpret_cast<uint64_t>(rec),
+		       scratch.data(),
+		       scratch_words,
+		       g.data(),
+		       e.data(),
+		       cnt.data()};
 
-	blockDim.x = threads;
-	if (pthread_barrier_init(&barrier, nullptr, threads) != 0) {
-		fprintf(stderr, "pthread_barrier_init failed\n");
-		exit(1);
-	}
-	for (uint32_t t = 0; t < threads; t++) {
-		jobs[t] = {run,
-			   m,
-			   reinterpret_cast<uint64_t>(rec),
-			   scratch.data(),
-			   scratch_words,
-			   g.data(),
-			   e.data(),
-			   cnt.data(),
-			   t};
-		if (pthread_create(&th[t], nullptr, run_thread, &jobs[t]) != 0) {
-			fprintf(stderr, "pthread_create failed\n");
-			exit(1);
-		}
-	}
-	for (uint32_t t = 0; t < threads; t++)
-		pthread_join(th[t], nullptr);
-	pthread_barrier_destroy(&barrier);
+	host_block_run(threads, false, run_fused, &j);
 }
 
-struct warp_job {
-	const vyre_mk_unit *run; // the warp's run
-	uint32_t m;
-	uint64_t results;
-	uint32_t *buf, buf_words, tid;
+// Warp w of one block runs runs[w] (ms[w] members, records recs[w]) with buf_words of its own.
+struct warps_job {
+	const std::vector<const vyre_mk_unit *> *runs;
+	const std::vector<uint32_t> *ms;
+	const std::vector<vyre_mk_result *> *recs;
+	uint32_t *buf, buf_words;
 };
 
-void *run_warp_thread(void *arg)
+void run_warp_fused(void *arg, uint32_t tid)
 {
-	const warp_job *j = static_cast<const warp_job *>(arg);
+	const warps_job *j = static_cast<const warps_job *>(arg);
+	const uint32_t w = tid / 32;
 
-	threadIdx.x = j->tid;
-	warp_fused_run(j->run, j->m, j->results, j->buf, j->buf_words);
-	return nullptr;
+	warp_fused_run((*j->runs)[w], (*j->ms)[w], reinterpret_cast<uint64_t>((*j->recs)[w]),
+		       j->buf + (size_t)w * j->buf_words, j->buf_words);
 }
 
-// Run w (units runs[w], records recs[w]) on warp w of one block, each warp
-// with buf_words of its own.
 void run_warps(const std::vector<const vyre_mk_unit *> &runs, const std::vector<uint32_t> &ms,
 	       const std::vector<vyre_mk_result *> &recs, uint32_t buf_words)
 {
-	const uint32_t n_warps = (uint32_t)runs.size(), threads = 32 * n_warps;
+	const uint32_t n_warps = (uint32_t)runs.size();
 	std::vector<uint32_t> buf((size_t)buf_words * n_warps, 0xdeadbeef);
-	std::vector<host_warp> ws(n_warps);
-	std::vector<pthread_t> th(threads);
-	std::vector<warp_job> jobs(threads);
+	warps_job j = {&runs, &ms, &recs, buf.data(), buf_words};
 
-	warps = ws.data();
-	for (auto &w : ws)
-		if (pthread_barrier_init(&w.bar, nullptr, 32) != 0)
-			exit(1);
-	blockDim.x = threads;
-	for (uint32_t t = 0; t < threads; t++) {
-		const uint32_t w = t / 32;
-		jobs[t] = {runs[w],
-			   ms[w],
-			   reinterpret_cast<uint64_t>(recs[w]),
-			   buf.data() + (size_t)w * buf_words,
-			   buf_words,
-			   t};
-		if (pthread_create(&th[t], nullptr, run_warp_thread, &jobs[t]) != 0) {
-			fprintf(stderr, "pthread_create failed\n");
-			exit(1);
-		}
-	}
-	for (uint32_t t = 0; t < threads; t++)
-		pthread_join(th[t], nullptr);
-	for (auto &w : ws)
-		pthread_barrier_destroy(&w.bar);
-	warps = nullptr;
+	host_block_run(32 * n_warps, true, run_warp_fused, &j);
 }
 
 uint64_t pick(uint64_t *s, uint64_t n)

@@ -274,24 +274,23 @@ std::vector<record> ref_literal(const std::vector<pattern> &pats, const std::str
 	return r;
 }
 
+// What every thread of a block runs: a report unit, a handoff run of m, or
+// (g == nullptr) m report units on the block's warps.
 struct job {
 	const vyre_mk_unit *u;
 	uint32_t m; // 0: a report unit; else a handoff run of m
 	uint64_t results;
 	uint32_t *scratch, scratch_words, *g, *e;
 	uint64_t *cnt;
-	uint32_t tid;
 };
 
-void *run_thread(void *arg)
+void run_unit(void *arg, uint32_t tid)
 {
 	const job *j = static_cast<const job *>(arg);
 
-	threadIdx.x = j->tid;
-	vote_phase = 0;
 	if (j->g == nullptr) {
 		// warp units: warp w takes units w, w + warps, ..., as the megakernel does
-		const uint32_t w = j->tid / 32, n_warps = blockDim.x / 32;
+		const uint32_t w = tid / 32, n_warps = blockDim.x / 32;
 		for (uint32_t i = w; i < j->m; i += n_warps)
 			mk_report::warp_report(j->u[i], j->results,
 					       j->scratch + (uint64_t)w * j->scratch_words,
@@ -302,7 +301,6 @@ void *run_thread(void *arg)
 	else
 		mk_report::report_unit(*j->u, j->results, j->scratch, j->scratch_words, j->g, j->e,
 				       j->cnt, nullptr);
-	return nullptr;
 }
 
 void run_block(const vyre_mk_unit *u, uint32_t m, vyre_mk_result *rec, uint32_t threads,
@@ -310,63 +308,33 @@ void run_block(const vyre_mk_unit *u, uint32_t m, vyre_mk_result *rec, uint32_t 
 {
 	std::vector<uint32_t> scratch(scratch_words, 0xdeadbeef), g(threads), e(threads);
 	std::vector<uint64_t> cnt(mk_report::cnt_words(threads));
-	std::vector<pthread_t> th(threads);
-	std::vector<job> jobs(threads);
+	job j = {u,
+		 m,
+		 reinterpret_cast<uint64_t>(rec),
+		 scratch.data(),
+		 scratch_words,
+		 g.data(),
+		 e.data(),
+		 cnt.data()};
 
-	blockDim.x = threads;
-	if (pthread_barrier_init(&barrier, nullptr, threads) != 0)
-		exit(1);
-	for (uint32_t t = 0; t < threads; t++) {
-		jobs[t] = {u,
-			   m,
-			   reinterpret_cast<uint64_t>(rec),
-			   scratch.data(),
-			   scratch_words,
-			   g.data(),
-			   e.data(),
-			   cnt.data(),
-			   t};
-		if (pthread_create(&th[t], nullptr, run_thread, &jobs[t]) != 0)
-			exit(1);
-	}
-	for (uint32_t t = 0; t < threads; t++)
-		pthread_join(th[t], nullptr);
-	pthread_barrier_destroy(&barrier);
+	host_block_run(threads, false, run_unit, &j);
 }
 
 // m report units on `n_warps` warps of one block, each warp with scratch_words of its own.
 void run_warps(const vyre_mk_unit *u, uint32_t m, vyre_mk_result *rec, uint32_t n_warps,
 	       uint32_t scratch_words)
 {
-	const uint32_t threads = 32 * n_warps;
 	std::vector<uint32_t> scratch((size_t)scratch_words * n_warps, 0xdeadbeef);
-	std::vector<host_warp> ws(n_warps);
-	std::vector<pthread_t> th(threads);
-	std::vector<job> jobs(threads);
+	job j = {u,
+		 m,
+		 reinterpret_cast<uint64_t>(rec),
+		 scratch.data(),
+		 scratch_words,
+		 nullptr,
+		 nullptr,
+		 nullptr};
 
-	warps = ws.data();
-	for (auto &w : ws)
-		if (pthread_barrier_init(&w.bar, nullptr, 32) != 0)
-			exit(1);
-	blockDim.x = threads;
-	for (uint32_t t = 0; t < threads; t++) {
-		jobs[t] = {u,
-			   m,
-			   reinterpret_cast<uint64_t>(rec),
-			   scratch.data(),
-			   scratch_words,
-			   nullptr,
-			   nullptr,
-			   nullptr,
-			   t};
-		if (pthread_create(&th[t], nullptr, run_thread, &jobs[t]) != 0)
-			exit(1);
-	}
-	for (uint32_t t = 0; t < threads; t++)
-		pthread_join(th[t], nullptr);
-	for (auto &w : ws)
-		pthread_barrier_destroy(&w.bar);
-	warps = nullptr;
+	host_block_run(32 * n_warps, true, run_unit, &j);
 }
 
 uint32_t pick_threads()

@@ -14,9 +14,10 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <pthread.h>
-#include <thread>
 #include <vector>
 
 #define __device__
@@ -67,33 +68,51 @@ void to_host(void *dst, const void *src, size_t n)
 	memcpy(dst, src, n);
 }
 
+typedef int device_fn(const struct vyre_op_dev_args *, unsigned long long *);
+
+// One call of a device function on a block: every thread with args, its own
+// thread index and the shared scratch; thread 0's outcome kept.
+struct block_call {
+	device_fn *fn;
+	struct vyre_op_dev_args args; // thread, threads and scratch set here
+	struct outcome *o;
+};
+
+void call_thread(void *arg, uint32_t t)
+{
+	const block_call *c = static_cast<const block_call *>(arg);
+	struct vyre_op_dev_args b = c->args;
+	unsigned long long result = 0x5eed5eed5eed5eedull;
+
+	b.thread = t;
+	const int rc = c->fn(&b, &result);
+
+	if (t == 0) {
+		c->o->rc = rc;
+		c->o->result = result;
+	}
+}
+
+device_fn *device_fn_of(int op)
+{
+	return op == OP_CRC32C	    ? vyre_op_crc32c_device
+	       : op == OP_HASH64    ? vyre_op_hash64_device
+	       : op == OP_HISTOGRAM ? vyre_op_histogram_device
+				    : vyre_op_dot_device;
+}
+
 void block_item(int op, const struct vyre_op_dev_args *a, uint32_t threads, uint32_t scratch_bytes,
 		struct outcome *o)
 {
-	std::vector<std::thread> v;
+	block_call c = {device_fn_of(op), *a, o};
 
-	pthread_barrier_init(&barrier, NULL, threads);
+	c.args.threads = threads;
+	c.args.scratch = scratch;
+	c.args.scratch_bytes = scratch_bytes;
 	memset(scratch, 0x77, sizeof(scratch)); /* what an earlier item left */
-	for (uint32_t t = 0; t < threads; t++)
-		v.emplace_back([=] {
-			struct vyre_op_dev_args b = *a;
-			unsigned long long result = 0x5eed5eed5eed5eedull;
-
-			b.thread = t;
-			b.threads = threads;
-			b.scratch = scratch;
-			b.scratch_bytes = scratch_bytes;
-			const int rc = OPMOD_DEVICE_CALL(op, &b, &result);
-
-			if (t == 0) {
-				o->rc = rc;
-				o->result = result;
-			}
-		});
-	for (auto &th : v)
-		th.join();
-	pthread_barrier_destroy(&barrier);
+	host_block_run(threads, false, call_thread, &c);
 }
+
 /*
  * crc32c_counted over @n bytes cut into random tiles, a block of @threads
  * host threads a call, state words carried from call to call: the CRC of
@@ -104,48 +123,31 @@ int stream_crc(const uint8_t *p, uint32_t n, uint32_t param, uint32_t threads, u
 {
 	uint32_t state[VYRE_OP_STATE_WORDS] = {0};
 	uint32_t done = 0, tile = 0;
-	int rc = 0;
+	struct outcome o = {0, 0};
 
 	do {
 		const uint32_t left = n - done;
 		const uint32_t len = left == 0 ? 0 : 1 + (uint32_t)(splitmix64(rng) % left);
-		const bool last = done + len == n;
+		block_call c = {vyre_op_crc32c_counted_device, {}, &o};
 
-		pthread_barrier_init(&barrier, NULL, threads);
-		std::vector<std::thread> v;
-		for (uint32_t t = 0; t < threads; t++)
-			v.emplace_back([&, t] {
-				struct vyre_op_dev_args a = {};
-				unsigned long long r = 0;
-
-				a.in = p + done;
-				a.in_bytes = len;
-				a.out = out;
-				a.out_bytes = 4;
-				a.param = param;
-				a.abi = VYRE_OP_MODULE_ABI;
-				a.thread = t;
-				a.threads = threads;
-				a.scratch = scratch;
-				a.scratch_bytes = sizeof(scratch);
-				a.tile = tile;
-				a.last_tile = last;
-				a.state = state;
-				const int got = vyre_op_crc32c_counted_device(&a, &r);
-
-				if (t == 0) {
-					rc = got;
-					if (last)
-						*result = r;
-				}
-			});
-		for (auto &th : v)
-			th.join();
-		pthread_barrier_destroy(&barrier);
+		c.args.in = p + done;
+		c.args.in_bytes = len;
+		c.args.out = out;
+		c.args.out_bytes = 4;
+		c.args.param = param;
+		c.args.abi = VYRE_OP_MODULE_ABI;
+		c.args.threads = threads;
+		c.args.scratch = scratch;
+		c.args.scratch_bytes = sizeof(scratch);
+		c.args.tile = tile;
+		c.args.last_tile = done + len == n;
+		c.args.state = state;
+		host_block_run(threads, false, call_thread, &c);
 		done += len;
 		tile++;
-	} while (rc == 0 && done < n);
-	return rc;
+	} while (o.rc == 0 && done < n);
+	*result = o.result;
+	return o.rc;
 }
 
 void stream_cases()
