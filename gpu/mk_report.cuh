@@ -112,6 +112,12 @@ struct table_view {
 	{
 		return min(ld32(next + 4 * ((uint64_t)s * 256u + b)), n - 1);
 	}
+	// Whether the table starts on a word: then its words are read a load each
+	// (the contract allows any alignment; the aligned walks are the fast ones).
+	__device__ __forceinline__ bool aligned() const
+	{
+		return (reinterpret_cast<uintptr_t>(next) & 3u) == 0;
+	}
 	// out_first[n + 1], just below out: not kept, for registers in the walks
 	__device__ __forceinline__ const uint8_t *first() const
 	{
@@ -121,20 +127,6 @@ struct table_view {
 	__device__ __forceinline__ bool accepts(uint32_t t) const
 	{
 		return (ld32(accept + 4 * (t >> 5)) >> (t & 31)) & 1u;
-	}
-	// The out list of state t: entries [*lo, returned); empty unless t accepts
-	// (design.md 6.8), so a walk reads out_first only after an accept bit.
-	__device__ __forceinline__ uint32_t list(uint32_t t, uint32_t *lo) const
-	{
-		if (!accepts(t)) {
-			*lo = 0;
-			return 0;
-		}
-		const uint8_t *f = first() + 4ull * t;
-		const uint32_t a = min(ld32(f), n_out);
-		const uint32_t b = min(ld32(f + 4), n_out);
-		*lo = a;
-		return b > a ? b : a;
 	}
 };
 
@@ -268,7 +260,7 @@ __device__ bool block_bad_table(const vyre_mk_unit &u, const uint32_t *hdr)
 // (chunks start at multiples of 16 from an operand's or a tile's first
 // byte, which is at least word aligned; any p is allowed): one load for
 // eight steps, not eight. f(i, byte) makes the step. It returns false to
-// stop early (the write walk, once its records are out).
+// stop early.
 template <typename F>
 __device__ __forceinline__ void walk_bytes(const uint8_t *p, uint32_t a, uint32_t b, F f)
 {
@@ -288,14 +280,53 @@ __device__ __forceinline__ void walk_bytes(const uint8_t *p, uint32_t a, uint32_
 			return;
 }
 
-__device__ __forceinline__ uint32_t walk_quiet(const table_view &v, const uint8_t *p, uint32_t a,
-					       uint32_t b, uint32_t s)
+// A word of a table known to be word aligned: a global load that names its
+// memory (no generic address check on every byte; mk_dfa_walk.cuh's reason).
+__device__ __forceinline__ uint32_t ld32_aligned(const uint8_t *p)
+{
+#ifdef __CUDA_ARCH__
+	uint32_t v;
+	asm("ld.global.u32 %0, [%1];" : "=r"(v) : "l"(p));
+	return v;
+#else
+	uint32_t v;
+	__builtin_memcpy(&v, p, 4);
+	return v;
+#endif
+}
+
+// One step of the walks: the aligned table's fast loads, or ld32's.
+template <bool Aligned>
+__device__ __forceinline__ uint32_t step_of(const table_view &v, uint32_t s, uint32_t c)
+{
+	if (!Aligned)
+		return v.step(s, c);
+	return min(ld32_aligned(v.next + 4 * ((uint64_t)s * 256u + c)), v.n - 1);
+}
+
+// State t's accept bit (t below n), as a value: no branch waits for it.
+template <bool Aligned>
+__device__ __forceinline__ uint32_t accept_bit(const table_view &v, uint32_t t)
+{
+	const uint8_t *w = v.accept + 4 * (t >> 5);
+	return ((Aligned ? ld32_aligned(w) : ld32(w)) >> (t & 31)) & 1u;
+}
+
+template <bool Aligned>
+__device__ __forceinline__ uint32_t walk_quiet_t(const table_view &v, const uint8_t *p, uint32_t a,
+						 uint32_t b, uint32_t s)
 {
 	walk_bytes(p, a, b, [&](uint32_t, uint32_t c) {
-		s = v.step(s, c);
+		s = step_of<Aligned>(v, s, c);
 		return true;
 	});
 	return s;
+}
+
+__device__ __forceinline__ uint32_t walk_quiet(const table_view &v, const uint8_t *p, uint32_t a,
+					       uint32_t b, uint32_t s)
+{
+	return v.aligned() ? walk_quiet_t<true>(v, p, a, b, s) : walk_quiet_t<false>(v, p, a, b, s);
 }
 
 // A chunk's guess of its start state, at byte ca (> 0) of p: the warm-up
@@ -319,6 +350,97 @@ struct walked {
 	uint64_t hits;
 };
 
+// The out list of an accepting state t: entries [*lo, returned) (list's
+// bounds without its accept check, which the walks already made).
+template <bool Aligned>
+__device__ __forceinline__ uint32_t accepting_list(const table_view &v, uint32_t t, uint32_t *lo)
+{
+	const uint8_t *f = v.first() + 4ull * t;
+	const uint32_t a = min(Aligned ? ld32_aligned(f) : ld32(f), v.n_out);
+	const uint32_t b = min(Aligned ? ld32_aligned(f + 4) : ld32(f + 4), v.n_out);
+
+	*lo = a;
+	return b > a ? b : a;
+}
+
+// Byte i of p (the state before it, s after it, s accepting) counted into
+// w: the records of s's list, and the first of them.
+template <bool Aligned>
+__device__ __forceinline__ void count_at(const table_view &v, walked &w, uint32_t i,
+					 uint32_t before, uint32_t s)
+{
+	uint32_t lo;
+	const uint32_t hi = accepting_list<Aligned>(v, s, &lo);
+
+	if (hi > lo && w.hits == 0) {
+		w.first = i;
+		w.s_first = before;
+	}
+	w.hits += hi - lo;
+}
+
+// Eight bytes (the word c, from state s) of a walk that counts: the steps
+// alone first, each state kept and its accept bit gathered as a value, so
+// that the next step's table load never waits for the last one's accept bit
+// (a branch on a load stalls the warp until it lands: two dependent loads a
+// byte instead of one); then the lists of the accepting states among them
+// (none in most words of real rule sets). Returns the state after the word.
+template <bool Aligned>
+__device__ __forceinline__ uint32_t count_word(const table_view &v, walked &w, uint32_t i,
+					       uint64_t c, uint32_t s)
+{
+	uint32_t st[9], acc = 0;
+
+	st[0] = s;
+#pragma unroll
+	for (uint32_t k = 0; k < 8; k++) {
+		st[k + 1] = step_of<Aligned>(v, st[k], (uint32_t)(c >> (8 * k)) & 0xffu);
+		acc |= accept_bit<Aligned>(v, st[k + 1]) << k;
+	}
+	if (acc) {
+#pragma unroll
+		for (uint32_t k = 0; k < 8; k++)
+			if ((acc >> k) & 1u)
+				count_at<Aligned>(v, w, i + k, st[k], st[k + 1]);
+	}
+	return st[8];
+}
+
+// walk_count's body: bytes up to an 8-byte boundary one at a time, then
+// 8-byte words with the next one's load in flight (input in device or
+// host memory is hundreds of cycles away), then the tail.
+template <bool Aligned>
+__device__ __forceinline__ walked walk_count_t(const table_view &v, const uint8_t *p, uint32_t a,
+					       uint32_t b, uint32_t s)
+{
+	walked w = {s, b, s, 0};
+	uint32_t i = a;
+
+	for (; i < b && (reinterpret_cast<uintptr_t>(p + i) & 7u) != 0; i++) {
+		const uint32_t before = s;
+		s = step_of<Aligned>(v, s, p[i]);
+		if (accept_bit<Aligned>(v, s))
+			count_at<Aligned>(v, w, i, before, s);
+	}
+	if (i + 8 <= b) {
+		uint64_t next = *reinterpret_cast<const uint64_t *>(p + i);
+		for (; i + 8 <= b; i += 8) {
+			const uint64_t c = next;
+			if (i + 16 <= b)
+				next = *reinterpret_cast<const uint64_t *>(p + i + 8);
+			s = count_word<Aligned>(v, w, i, c, s);
+		}
+	}
+	for (; i < b; i++) {
+		const uint32_t before = s;
+		s = step_of<Aligned>(v, s, p[i]);
+		if (accept_bit<Aligned>(v, s))
+			count_at<Aligned>(v, w, i, before, s);
+	}
+	w.s = s;
+	return w;
+}
+
 // The state after bytes [a, b) of p from s, and the records they make;
 // returned in registers (no pointer kept through the loop). A call of its
 // own with the view by value keeps the view in registers.
@@ -326,22 +448,7 @@ struct walked {
 __device__ __noinline__ walked walk_count(const table_view v, const uint8_t *p, uint32_t a,
 					  uint32_t b, uint32_t s)
 {
-	uint64_t h = 0;
-	uint32_t first = b, s_first = s;
-
-	walk_bytes(p, a, b, [&](uint32_t i, uint32_t c) {
-		const uint32_t before = s;
-		uint32_t lo;
-		s = v.step(s, c);
-		const uint32_t hi = v.list(s, &lo);
-		if (hi > lo && h == 0) {
-			first = i;
-			s_first = before;
-		}
-		h += hi - lo;
-		return true;
-	});
-	return walked{s, first, s_first, h};
+	return v.aligned() ? walk_count_t<true>(v, p, a, b, s) : walk_count_t<false>(v, p, a, b, s);
 }
 
 // Writes a record at r: two stores when r is 16-byte aligned or 8 past
@@ -360,6 +467,59 @@ __device__ __forceinline__ void put_record(uint8_t *r, uint32_t id, uint32_t len
 	}
 }
 
+// The records of accepting state t after byte i (stream offset off + i),
+// from r on while any of `left` remain.
+template <bool Aligned>
+__device__ __forceinline__ void emit_at(const table_view &v, uint32_t t, uint64_t end, uint8_t *&r,
+					uint32_t &left)
+{
+	uint32_t lo;
+	const uint32_t hi = accepting_list<Aligned>(v, t, &lo);
+
+	for (uint32_t j = lo; j < hi && left; j++, left--, r += kRecordBytes) {
+		const uint8_t *e = v.out + 8ull * j;
+		put_record(r, ld32(e), ld32(e + 4), end);
+	}
+}
+
+// walk_write's body, as walk_count_t's: single bytes to an 8-byte boundary,
+// then words whose steps run without waiting for accept bits, then the tail.
+template <bool Aligned>
+__device__ __forceinline__ void walk_write_t(const table_view &v, const uint8_t *p, uint32_t a,
+					     uint32_t b, uint32_t s, uint64_t off, uint8_t *r,
+					     uint32_t left)
+{
+	uint32_t i = a;
+
+	for (; i < b && left && (reinterpret_cast<uintptr_t>(p + i) & 7u) != 0; i++) {
+		s = step_of<Aligned>(v, s, p[i]);
+		if (accept_bit<Aligned>(v, s))
+			emit_at<Aligned>(v, s, off + i + 1, r, left);
+	}
+	for (; i + 8 <= b && left; i += 8) {
+		const uint64_t c = *reinterpret_cast<const uint64_t *>(p + i);
+		uint32_t st[8], acc = 0;
+
+#pragma unroll
+		for (uint32_t k = 0; k < 8; k++) {
+			s = step_of<Aligned>(v, s, (uint32_t)(c >> (8 * k)) & 0xffu);
+			st[k] = s;
+			acc |= accept_bit<Aligned>(v, s) << k;
+		}
+		if (acc) {
+#pragma unroll
+			for (uint32_t k = 0; k < 8; k++)
+				if ((acc >> k) & 1u)
+					emit_at<Aligned>(v, st[k], off + i + k + 1, r, left);
+		}
+	}
+	for (; i < b && left; i++) {
+		s = step_of<Aligned>(v, s, p[i]);
+		if (accept_bit<Aligned>(v, s))
+			emit_at<Aligned>(v, s, off + i + 1, r, left);
+	}
+}
+
 // The second walk: bytes [a, b) of p from s, whose first byte is at stream
 // offset off + a; writes its first `left` records from r on (a pointer and a
 // count: fewer registers than indexes in the loop).
@@ -370,16 +530,10 @@ __device__ __noinline__ void walk_write(const table_view v, const uint8_t *p, ui
 {
 	if (left == 0)
 		return;
-	walk_bytes(p, a, b, [&](uint32_t i, uint32_t c) {
-		uint32_t lo;
-		s = v.step(s, c);
-		const uint32_t hi = v.list(s, &lo);
-		for (uint32_t j = lo; j < hi && left; j++, left--, r += kRecordBytes) {
-			const uint8_t *e = v.out + 8ull * j;
-			put_record(r, ld32(e), ld32(e + 4), off + i + 1);
-		}
-		return left != 0;
-	});
+	if (v.aligned())
+		walk_write_t<true>(v, p, a, b, s, off, r, left);
+	else
+		walk_write_t<false>(v, p, a, b, s, off, r, left);
 }
 
 // Records idx .. min(idx + h, cap) of the report at out, made by bytes [a,
