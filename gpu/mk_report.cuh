@@ -345,34 +345,10 @@ __device__ __noinline__ uint32_t guess_at(const table_view v, const uint8_t *p, 
 // the write walk starts (from the chunk's start it walked every byte before
 // the first record again, and on a warp the lanes without records wait for
 // the longest such walk: with sparse matches about a whole chunk).
-// It also keeps the byte and the state after it of its first kKept bytes
-// that make records (n_at counts them all): a chunk with no more than that
-// writes its records from them without a second walk (with one record every
-// few hundred bytes a lane of 128 bytes has a few, and its warp waited for
-// the lane whose records lay furthest apart).
-constexpr uint32_t kKept = 4;
-
 struct walked {
 	uint32_t s, first, s_first;
 	uint64_t hits;
-	uint32_t n_at;
-	uint32_t at[kKept], t[kKept];
 };
-
-__device__ __forceinline__ walked walked_none(uint32_t s, uint32_t b)
-{
-	walked w;
-
-	w.s = s;
-	w.first = b;
-	w.s_first = s;
-	w.hits = 0;
-	w.n_at = 0;
-#pragma unroll
-	for (uint32_t k = 0; k < kKept; k++)
-		w.at[k] = w.t[k] = 0;
-	return w;
-}
 
 // The out list of an accepting state t: entries [*lo, returned) (list's
 // bounds without its accept check, which the walks already made).
@@ -396,20 +372,10 @@ __device__ __forceinline__ void count_at(const table_view &v, walked &w, uint32_
 	uint32_t lo;
 	const uint32_t hi = accepting_list<Aligned>(v, s, &lo);
 
-	if (hi == lo)
-		return;
-	if (w.hits == 0) {
+	if (hi > lo && w.hits == 0) {
 		w.first = i;
 		w.s_first = before;
 	}
-	// constant indexes: the kept bytes stay in registers
-#pragma unroll
-	for (uint32_t k = 0; k < kKept; k++)
-		if (w.n_at == k) {
-			w.at[k] = i;
-			w.t[k] = s;
-		}
-	w.n_at++;
 	w.hits += hi - lo;
 }
 
@@ -447,7 +413,7 @@ template <bool Aligned>
 __device__ __forceinline__ walked walk_count_t(const table_view &v, const uint8_t *p, uint32_t a,
 					       uint32_t b, uint32_t s)
 {
-	walked w = walked_none(s, b);
+	walked w = {s, b, s, 0};
 	uint32_t i = a;
 
 	for (; i < b && (reinterpret_cast<uintptr_t>(p + i) & 7u) != 0; i++) {
@@ -570,32 +536,17 @@ __device__ __noinline__ void walk_write(const table_view v, const uint8_t *p, ui
 		walk_write_t<false>(v, p, a, b, s, off, r, left);
 }
 
-// Records idx .. min(idx + w.hits, cap) of the report at out, made by
-// bytes [w.first, b) of p from w.s_first (p[0] at stream offset off): from
-// the bytes the count kept, or by walk_write when it kept fewer than made
-// records (cap < 2^32: the output's bytes are a u32).
-__device__ __forceinline__ void write_chunk(const table_view &v, const uint8_t *p, const walked &w,
-					    uint32_t b, uint64_t off, uint64_t idx, uint64_t cap,
-					    uint8_t *out)
+// Records idx .. min(idx + h, cap) of the report at out, made by bytes [a,
+// b) of p from s (a: the chunk's first record's byte, walked.first; p[0] at
+// stream offset off): walk_write where any fall below cap (cap < 2^32: the
+// output's bytes are a u32).
+__device__ __forceinline__ void write_chunk(const table_view &v, const uint8_t *p, uint32_t a,
+					    uint32_t b, uint32_t s, uint64_t off, uint64_t idx,
+					    uint64_t h, uint64_t cap, uint8_t *out)
 {
-	if (w.hits == 0 || idx >= cap)
-		return;
-	uint8_t *r = out + kHeaderBytes + kRecordBytes * idx;
-	uint32_t left = (uint32_t)min(w.hits, cap - idx);
-
-	if (w.n_at > kKept) {
-		walk_write(v, p, w.first, b, w.s_first, off, r, left);
-		return;
-	}
-	const bool aligned = v.aligned();
-#pragma unroll
-	for (uint32_t k = 0; k < kKept; k++)
-		if (k < w.n_at && left) {
-			if (aligned)
-				emit_at<true>(v, w.t[k], off + w.at[k] + 1, r, left);
-			else
-				emit_at<false>(v, w.t[k], off + w.at[k] + 1, r, left);
-		}
+	if (h && idx < cap)
+		walk_write(v, p, a, b, s, off, out + kHeaderBytes + kRecordBytes * idx,
+			   (uint32_t)min(h, cap - idx));
 }
 
 // Bytes [0, nb) of the tile p (shared memory) on the whole block, from state
@@ -612,15 +563,19 @@ __device__ uint32_t report_tile(const table_view &v, const uint8_t *p, uint32_t 
 	const uint32_t len = max(kChunk, ((nb + threads - 1) / threads + 15) & ~15u);
 	const uint32_t n = (nb + len - 1) / len;
 	const uint32_t ca = min(tid * len, nb), cb = min(ca + len, nb);
-	walked mine = walked_none(s0, cb);
+	uint64_t h = 0;
+	uint32_t first = cb, s_first = s0;
 
 	if (tid < n) {
 		uint32_t gs = s0;
 		if (tid > 0)
 			gs = guess_at(v, p, ca, s0, start);
 		g[tid] = gs;
-		mine = walk_count(v, p, ca, cb, gs);
-		e[tid] = mine.s;
+		const walked w = walk_count(v, p, ca, cb, gs);
+		e[tid] = w.s;
+		h = w.hits;
+		first = w.first;
+		s_first = w.s_first;
 	}
 	__syncthreads();
 	for (;;) {
@@ -631,15 +586,18 @@ __device__ uint32_t report_tile(const table_view &v, const uint8_t *p, uint32_t 
 			break;
 		if (bad) {
 			g[tid] = fix;
-			mine = walk_count(v, p, ca, cb, fix);
-			e[tid] = mine.s;
+			const walked w = walk_count(v, p, ca, cb, fix);
+			e[tid] = w.s;
+			h = w.hits;
+			first = w.first;
+			s_first = w.s_first;
 		}
 		__syncthreads();
 		if (tid == 0)
 			bump_progress(ds);
 	}
 	// the exclusive prefix sum over the chunks: by warps, then over the warps
-	cnt[tid] = mine.hits;
+	cnt[tid] = h;
 	__syncthreads();
 	if (tid < warps) {
 		uint64_t w = 0;
@@ -664,7 +622,7 @@ __device__ uint32_t report_tile(const table_view &v, const uint8_t *p, uint32_t 
 	*total = cnt[threads + 32];
 	const uint32_t end = n ? e[n - 1] : s0;
 
-	write_chunk(v, p, mine, cb, off, idx, cap, out);
+	write_chunk(v, p, first, cb, s_first, off, idx, h, cap, out);
 	// every read of g, e and cnt is done before the next tile writes them
 	__syncthreads();
 	return end;
@@ -798,14 +756,17 @@ __device__ uint32_t warp_tile(const table_view &v, const uint8_t *p, uint32_t nb
 	const uint32_t len = max(kWarpChunk, ((nb + 31) / 32 + 15) & ~15u);
 	const uint32_t n = (nb + len - 1) / len;
 	const uint32_t ca = min(lane * len, nb), cb = min(ca + len, nb);
-	uint32_t g = s0, e = s0;
-	walked mine = walked_none(s0, cb);
+	uint32_t g = s0, e = s0, first = cb, s_first = s0;
+	uint64_t h = 0;
 
 	if (lane < n) {
 		if (lane > 0)
 			g = guess_at(v, p, ca, s0, start);
-		mine = walk_count(v, p, ca, cb, g);
-		e = mine.s;
+		const walked w = walk_count(v, p, ca, cb, g);
+		e = w.s;
+		h = w.hits;
+		first = w.first;
+		s_first = w.s_first;
 	}
 	for (;;) {
 		const uint32_t prev = __shfl_up_sync(kAll, e, 1);
@@ -814,12 +775,15 @@ __device__ uint32_t warp_tile(const table_view &v, const uint8_t *p, uint32_t nb
 			break;
 		if (bad) {
 			g = prev;
-			mine = walk_count(v, p, ca, cb, g);
-			e = mine.s;
+			const walked w = walk_count(v, p, ca, cb, g);
+			e = w.s;
+			h = w.hits;
+			first = w.first;
+			s_first = w.s_first;
 		}
 	}
 	// the inclusive prefix sum of the lanes' records
-	uint64_t incl = mine.hits;
+	uint64_t incl = h;
 	for (uint32_t d = 1; d < 32; d *= 2) {
 		const uint64_t x = __shfl_up_sync(kAll, incl, d);
 		if (lane >= d)
@@ -827,9 +791,9 @@ __device__ uint32_t warp_tile(const table_view &v, const uint8_t *p, uint32_t nb
 	}
 	*total = __shfl_sync(kAll, incl, 31);
 	const uint32_t end = __shfl_sync(kAll, e, n ? n - 1 : 0);
-	const uint64_t idx = base + incl - mine.hits;
+	const uint64_t idx = base + incl - h;
 
-	write_chunk(v, p, mine, cb, off, idx, cap, out);
+	write_chunk(v, p, first, cb, s_first, off, idx, h, cap, out);
 	return n ? end : s0;
 }
 
