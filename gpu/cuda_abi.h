@@ -264,7 +264,8 @@ struct vyre_mk_ctrl {
 	 * their summed ns from handed to begun, begun to ended, ended to done */
 	uint64_t pool_ns[3];
 	uint32_t pool_launches;
-	uint32_t pad1[3];
+	uint32_t pool_self; /* and its one-block launches its own block ran (VYRE_MK_POOL_SELF) */
+	uint32_t pad1[2];
 };
 
 /* Device-memory state of the kernels; zeroed before each (re)start. */
@@ -296,6 +297,9 @@ struct vyre_mk_devstate {
 #define VYRE_MK_POOL_TEAMS	64u /* launches of one lane in flight at once */
 #define VYRE_MK_POOL_MAX_BLOCKS 1024u
 #define VYRE_MK_POOL_SPREAD	4u /* default of vyre_mk_persist_args.pool_spread */
+/* vyre_mk_persist_args.pool_flags: a one-block launch that finds nothing of its
+ * lane in flight runs on the poller's own block, not on a team */
+#define VYRE_MK_POOL_SELF (1u << 0)
 
 #define VYRE_MK_TEAM_IDLE     0u
 #define VYRE_MK_TEAM_RUNNING  1u
@@ -334,6 +338,8 @@ struct vyre_mk_persist_args {
 	uint32_t pool_spread; /* a team takes up to this many times the blocks it asked for */
 	uint64_t
 	    pool; /* the pool (VYRE_MK_POOL_BYTES), or 0: each lane runs one launch at a time */
+	uint32_t pool_flags; /* VYRE_MK_POOL_SELF */
+	uint32_t pad;
 };
 
 struct vyre_mk_launch_kargs {

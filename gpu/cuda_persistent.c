@@ -44,6 +44,19 @@ static int pool_wanted(const struct vyre_backend *b)
 	       b->dv.grid <= VYRE_MK_POOL_MAX_BLOCKS;
 }
 
+/*
+ * VYRE_CUDA_POOL_SELF (default on; 0 turns it off, for measuring): a
+ * one-block launch that finds nothing of its lane in flight runs on the
+ * lane's poller block instead of being handed to a team (docs/cuda.md, "The
+ * pool").
+ */
+static uint32_t pool_flags(void)
+{
+	const char *s = getenv("VYRE_CUDA_POOL_SELF");
+
+	return s && strcmp(s, "0") == 0 ? 0u : VYRE_MK_POOL_SELF;
+}
+
 /* VYRE_CUDA_POOL_SPREAD (1-64), for measuring: how many times the blocks a launch asks for it may
  * take. */
 static uint32_t pool_spread(void)
@@ -200,6 +213,7 @@ static int start_kernel(struct vyre_backend *b)
 	    .n_lanes = b->n_lanes,
 	    .pool_spread = pool_spread(),
 	    .pool = b->pool,
+	    .pool_flags = pool_flags(),
 	};
 	void *params[] = {&a};
 	CUresult r;
@@ -491,9 +505,11 @@ static int grid_left(struct vyre_backend *b)
 		const uint32_t state = __atomic_load_n(&ln->ctrl->state, __ATOMIC_ACQUIRE);
 
 		b->stats.pool_launches += ln->ctrl->pool_launches;
+		b->stats.pool_self += ln->ctrl->pool_self;
 		for (uint32_t i = 0; i < 3; i++)
 			b->stats.pool_ns[i] += ln->ctrl->pool_ns[i];
 		ln->ctrl->pool_launches = 0;
+		ln->ctrl->pool_self = 0;
 		memset(ln->ctrl->pool_ns, 0, sizeof(ln->ctrl->pool_ns));
 
 		for (uint32_t i = 0; i < b->n_slots; i++) {

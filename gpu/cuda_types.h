@@ -26,6 +26,7 @@ struct vyre_cuda_stats {
 	 * batches and their summed ns from the first doorbell to seen done */
 	uint64_t pool_launches;
 	uint64_t pool_ns[3];
+	uint64_t pool_self; /* one-block launches a poller's own block ran (VYRE_MK_POOL_SELF) */
 	uint64_t slab_batches;
 	uint64_t slab_ns;
 	uint32_t grid_blocks;

@@ -183,8 +183,10 @@ __device__ vyre_mk_unit load_unit(const vyre_mk_unit *p)
 // block runs on it alone, a larger one is published to the lane's other
 // blocks through its device state and runs on the whole lane (every block is
 // co-resident: the host sized the grid from occupancy). With a pool, the
-// first block of each lane only polls, and hands each launch to a team of
-// the grid's idle blocks (mk_pool.cuh).
+// first block of each lane polls with its warp 0 and hands each launch to a
+// team of the grid's idle blocks (mk_pool.cuh); with VYRE_MK_POOL_SELF its
+// other warps wait at a barrier and run, with warp 0, each one-block launch
+// that finds nothing of the lane in flight.
 // Lanes share nothing but the kernel: each has its own rings, control page
 // and barrier.
 extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
@@ -217,9 +219,28 @@ extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
 
 	if (a.pool) {
 		const pool_view p = pool_at(a.pool, ln, n_lanes, a.pool_spread);
+		const bool self = (a.pool_flags & VYRE_MK_POOL_SELF) != 0;
 		if (block == 0) {
-			if (threadIdx.x < 32)
-				pool_poller(p, v, seq, sh);
+			__shared__ pool_resume rs;
+			if (threadIdx.x == 0)
+				pool_resume_start(v, seq, self, rs);
+			else if (threadIdx.x >= 32 && !self)
+				return;
+			// warp 0 polls; with `self` the other warps wait at the park barrier
+			// (no polling) and run with it each one-block launch it leaves them
+			for (;;) {
+				if (threadIdx.x < 32)
+					pool_poller_left(v, rs, pool_poller(p, v, rs, sh), sh);
+				if (!self)
+					return;
+				park_barrier();
+				if (sh.cmd != kRun)
+					return;
+				const bool ok =
+				    run_launch(sh.launch, 0, 1, ds, ctrl, a.watchdog_cycles, sh);
+				if (threadIdx.x == 0)
+					pool_self_ran(p, rs, ok);
+			}
 		} else if (blockIdx.x < VYRE_MK_POOL_MAX_BLOCKS) {
 			pool_worker(p, reinterpret_cast<vyre_mk_ctrl *>(a.ctrl), blockIdx.x,
 				    a.watchdog_cycles, sh);

@@ -274,6 +274,23 @@ __device__ __forceinline__ uint32_t watch_check(const lane_view &a, stop_watch &
 	return __shfl_sync(kFull, stop, 0);
 }
 
+// A launch for the whole block, from its doorbell (every lane: shuffles):
+// sh.launch, and an inline launch's units and stage in sh.units / sh.stages.
+__device__ __forceinline__ void launch_to_shared(uint32_t d0, uint32_t d1, uint32_t flags,
+						 shared_state &sh)
+{
+	const vyre_mk_launch_args L = launch_of(d0, flags);
+	const vyre_mk_stage st = inline_stage_of(d0);
+
+	if (flags & VYRE_MK_LAUNCH_INLINE)
+		inline_units_to_shared(d0, d1, sh);
+	if (threadIdx.x % 32 == 0) {
+		sh.launch = L;
+		if (flags & VYRE_MK_LAUNCH_INLINE)
+			sh.stages[0] = st;
+	}
+}
+
 // Warp 0 of block 0: wait for the doorbell slot of launch `seq`, watching the
 // host heartbeat meanwhile, and run IMMEDIATE and warp launches on the way
 // (run_immediate, run_warp_launch). Leaves the next launch for the whole
@@ -311,14 +328,8 @@ __device__ void poll_doorbell(const lane_view &a, uint32_t seq, shared_state &sh
 			return;
 		}
 	}
-	const vyre_mk_launch_args L = launch_of(d0, flags);
-	const vyre_mk_stage st = inline_stage_of(d0);
-	if (flags & VYRE_MK_LAUNCH_INLINE)
-		inline_units_to_shared(d0, d1, sh);
+	launch_to_shared(d0, d1, flags, sh);
 	if (lane == 0) {
-		sh.launch = L;
-		if (flags & VYRE_MK_LAUNCH_INLINE)
-			sh.stages[0] = st;
 		sh.cmd = (flags & VYRE_MK_LAUNCH_EXIT) ? VYRE_MK_STATE_EXITED : kRun;
 		sh.seq = seq;
 	}

@@ -4,8 +4,9 @@
 // block's poller hands each slab launch to a team of the grid's idle blocks
 // and reads the next doorbell at once, so the small launches of many slots
 // run side by side on the whole grid instead of one after the other; `done`
-// still moves in doorbell order. Every other block waits in the pool for a
-// team.
+// still moves in doorbell order. With VYRE_MK_POOL_SELF the poller's own
+// block runs a one-block launch that finds nothing of its lane in flight,
+// without the hand-off. Every other block waits in the pool for a team.
 //
 // gpu/megakernel.cu includes this inside its anonymous namespace, after
 // mk_launch.cuh and mk_doorbell.cuh, whose code this calls.
@@ -50,6 +51,19 @@ __device__ __forceinline__ uint64_t global_ns()
 struct pool_clock {
 	uint64_t ns[3];
 	uint32_t launches;
+};
+
+// A poller's state in shared memory (lane 0 writes it), so that its block
+// may run a launch between two calls of pool_poller (VYRE_MK_POOL_SELF)
+// while the polling loop holds no call and no more registers: where it
+// was, the launch it left to the block (its doorbell words) and how many
+// such launches there were.
+struct pool_resume {
+	pool_clock clk;
+	stop_watch watch;
+	uint32_t seq, posted, full;
+	uint32_t self, self_runs;
+	uint32_t flags, d[VYRE_MK_SLOT_WORDS];
 };
 
 __device__ __forceinline__ unsigned long long ld_acquire64(const unsigned long long *p)
@@ -204,18 +218,97 @@ __device__ void pool_stop(const pool_view &p, const lane_view &a, uint32_t poste
 	__syncwarp();
 }
 
-// Warp 0 of a lane's first block, from doorbell `seq` on: runs
-// IMMEDIATE and warp launches itself as poll_doorbell does, hands every
-// other launch to a team and goes on reading; posts `done` as the oldest
-// launches finish. A launch marked ORDERED (a later launch of the same
-// batch) waits until everything before it finished.
-__device__ void pool_poller(const pool_view &p, const lane_view &a, uint32_t seq, shared_state &sh)
+// The poller block's own barrier (VYRE_MK_POOL_SELF), named so that no
+// __syncthreads matches it: warps 1.. wait at it while warp 0 polls, and
+// warp 0 arrives when it leaves a launch to the block or stops. A thread
+// waiting at a barrier issues nothing: the parked warps never poll.
+__device__ __forceinline__ void park_barrier()
+{
+	asm volatile("bar.sync 1;" ::: "memory");
+}
+
+// Whether the poller's block may run this launch itself: one block (as
+// pool_dispatch's need == 1), no test hook (the fault and stall hooks keep
+// to teams). Every lane: a shuffle.
+__device__ __forceinline__ bool is_self_launch(uint32_t flags, uint32_t d0)
+{
+	const uint32_t n_blocks = __shfl_sync(kFull, d0, 6) & 0xffffu;
+
+	return n_blocks <= 1 &&
+	       !(flags & (VYRE_MK_LAUNCH_EXIT | VYRE_MK_LAUNCH_FAULT | VYRE_MK_LAUNCH_STALL));
+}
+
+// Lane 0 of the poller warp, before the first pool_poller: from doorbell
+// `seq` on; `self`: VYRE_MK_POOL_SELF.
+__device__ __forceinline__ void pool_resume_start(const lane_view &a, uint32_t seq, bool self,
+						  pool_resume &rs)
+{
+	rs.clk = pool_clock{{0, 0, 0}, 0};
+	rs.self = self;
+	rs.self_runs = 0;
+	rs.watch = watch_start(a);
+	rs.seq = seq;
+	rs.posted = seq;
+	rs.full = 0;
+}
+
+// The poller warp, after pool_poller returned `run`: true, the launch it
+// left in rs goes into shared memory for the block as poll_doorbell leaves
+// one (sh.launch, an inline launch's units and stage; sh.cmd kRun); false,
+// it stopped: its count of such launches into the control page (the host
+// reads it once the grid left), and sh.cmd tells parked warps to leave.
+// Here, not in the polling loop, which then keeps no more registers live.
+__device__ __forceinline__ void pool_poller_left(const lane_view &a, const pool_resume &rs,
+						 bool run, shared_state &sh)
 {
 	const uint32_t lane = threadIdx.x % 32;
-	stop_watch watch = watch_start(a);
-	uint32_t posted = seq, d0, d1, flags, stop = 0;
-	bool full = false;
-	pool_clock clk = {{0, 0, 0}, 0};
+
+	if (!run) {
+		if (lane == 0) {
+			a.ctrl->pool_self = rs.self_runs;
+			sh.cmd = VYRE_MK_STATE_EXITED;
+		}
+		return;
+	}
+	launch_to_shared(rs.d[lane], rs.d[32 + lane], rs.flags, sh);
+	if (lane == 0)
+		sh.cmd = kRun;
+}
+
+// Thread 0 of the poller block, after its block ran the one-block launch
+// pool_poller left it (VYRE_MK_POOL_SELF): no barrier of that launch fenced
+// at system scope, so the fence, as a one-block team's, before the poller
+// posts `done`; its team slot finished (t_handed is 0 since the slot was
+// posted: no team times) or aborted, as a team's, which stops the poller at
+// its next look at `posted` (pool_stop names it in trip_seq).
+__device__ __forceinline__ void pool_self_ran(const pool_view &p, pool_resume &rs, bool ok)
+{
+	if (ok)
+		__threadfence_system();
+	st_volatile(&p.teams[rs.seq % VYRE_MK_POOL_TEAMS].state,
+		    ok ? VYRE_MK_TEAM_FINISHED : VYRE_MK_TEAM_ABORTED);
+	rs.seq++;
+	rs.self_runs++;
+}
+
+// Warp 0 of a lane's first block, from where rs says on: runs IMMEDIATE
+// and warp launches itself as poll_doorbell does, hands every other launch
+// to a team and goes on reading; posts `done` as the oldest launches finish.
+// A launch marked ORDERED (a later launch of the same batch) waits until
+// everything before it finished. Returns false when it stopped; true, with
+// rs.self (VYRE_MK_POOL_SELF), when a one-block launch finds nothing of its
+// lane in flight (posted == seq): that launch's doorbell and where to go on
+// from are then in rs, for its own block to run it (pool_poller_left,
+// pool_self_ran). `done` still moves in doorbell order.
+__device__ bool pool_poller(const pool_view &p, const lane_view &a, pool_resume &rs,
+			    shared_state &sh)
+{
+	const uint32_t lane = threadIdx.x % 32;
+	__syncwarp();
+	stop_watch watch = rs.watch;
+	uint32_t seq = rs.seq, posted = rs.posted, d0, d1, flags, stop = 0;
+	bool full = rs.full != 0;
+	pool_clock clk = rs.clk;
 
 	for (;;) {
 		uint32_t aborted = 0;
@@ -271,6 +364,20 @@ __device__ void pool_poller(const pool_view &p, const lane_view &a, uint32_t seq
 					seq++;
 					continue;
 				}
+				if (rs.self && posted == seq && is_self_launch(flags, d0)) {
+					rs.d[lane] = d0;
+					rs.d[32 + lane] = d1;
+					if (lane == 0) {
+						rs.flags = flags;
+						rs.clk = clk;
+						rs.watch = watch;
+						rs.seq = seq;
+						rs.posted = posted;
+						rs.full = full;
+					}
+					__syncwarp();
+					return true;
+				}
 				if (pool_dispatch(p, seq, d0, d1, flags)) {
 					seq++;
 					continue;
@@ -282,6 +389,7 @@ __device__ void pool_poller(const pool_view &p, const lane_view &a, uint32_t seq
 			break;
 	}
 	pool_stop(p, a, posted, seq, stop, clk);
+	return false;
 }
 
 // A block that polls no lane: waits for a team of any lane, runs its launch

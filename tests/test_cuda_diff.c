@@ -110,10 +110,12 @@ static int run_mode(enum vyre_cuda_mode mode, uint32_t per_plan, struct totals *
 		}
 	}
 	vyre_cuda_get_stats(b, &stats);
-	printf("%s: %u batches, %u failed; %llu device launches (%llu immediate), %llu kernel "
-	       "starts, %llu B to device, %llu B back, %llu faults\n",
+	printf("%s: %u batches, %u failed; %llu device launches (%llu immediate, %llu on pool "
+	       "teams, %llu on pollers' blocks), %llu kernel starts, %llu B to device, %llu B "
+	       "back, %llu faults\n",
 	       mode_name, n, fails, (unsigned long long)stats.launches,
-	       (unsigned long long)stats.immediates, (unsigned long long)stats.kernel_starts,
+	       (unsigned long long)stats.immediates, (unsigned long long)stats.pool_launches,
+	       (unsigned long long)stats.pool_self, (unsigned long long)stats.kernel_starts,
 	       (unsigned long long)stats.bytes_to_device,
 	       (unsigned long long)stats.bytes_from_device, (unsigned long long)stats.faults);
 	if (stats.faults != 0 || stats.bytes_to_device == 0 || stats.bytes_from_device == 0) {
