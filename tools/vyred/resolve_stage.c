@@ -57,7 +57,9 @@ void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b)
 			vyre_handles_prefetch(&d->handles, ahead->input_handle);
 			vyre_handles_prefetch(&d->handles, ahead->output_handle);
 		}
-		if (!vyre_chain_continues(b, i)) {
+		const int continues = vyre_chain_continues(b, i);
+
+		if (!continues) {
 			failed = 0;
 			vyre_transients_chain(&d->transients);
 		}
@@ -66,7 +68,7 @@ void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b)
 			b->status[i] = failed ? VYRE_E_CANCELED : resolve_one(d, b, i);
 		failed |= b->status[i] != 0;
 		/* its predecessor runs: the backend cancels it if that one fails */
-		if (!failed && vyre_chain_continues(b, i)) {
+		if (!failed && continues) {
 			b->exec[i].flags |= VYRE_EXEC_AFTER_PREV;
 			b->exec[i].prev = i - 1;
 		}
