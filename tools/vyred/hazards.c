@@ -276,7 +276,8 @@ static uint32_t take_general(struct vyre_hazards *h, const struct vyre_sqe *sqe,
 	return k;
 }
 
-uint32_t vyre_hazards_take_batch(struct vyre_hazards *h, const struct vyre_sqe *sqes,
+uint32_t vyre_hazards_take_batch(struct vyre_hazards *h, const struct vyre_work_item *items,
+				 const uint32_t *flags, const struct vyre_sqe *sqes,
 				 const int32_t *status, uint32_t n, uint32_t *taken)
 {
 	/*
@@ -289,14 +290,13 @@ uint32_t vyre_hazards_take_batch(struct vyre_hazards *h, const struct vyre_sqe *
 	uint32_t k = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		const struct vyre_sqe *sqe = &sqes[i];
-		const struct vyre_work_item *it = &sqe->item;
+		const struct vyre_work_item *it = &items[i];
 		const int mask = vyre_op_operands(it->op_handle);
 
 		if (status[i] != 0 || mask <= 0)
 			continue;
-		if (!plain(sqe, mask)) {
-			k += take_general(h, sqe, prev, &taken[k]);
+		if ((flags[i] & VYRE_SQE_RANGE) || (mask & VYRE_OPERAND_AUX)) {
+			k += take_general(h, &sqes[i], prev, &taken[k]);
 			continue;
 		}
 		if (mask & VYRE_OPERAND_IN)

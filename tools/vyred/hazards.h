@@ -98,9 +98,12 @@ uint32_t vyre_hazards_free_prefix(const struct vyre_hazards *h, const struct vyr
 /*
  * Count the reads and writes of each of @n SQEs whose @status is 0 as in
  * flight, into @taken (room for VYRE_HAZARD_ENTRIES * @n entries); returns
- * the entries written.
+ * the entries written. @items and @flags are copies of the SQEs' item and
+ * flags (VYRE_SQE_RANGE is what is looked at), read instead of the 64-byte
+ * SQEs: only an item with a byte range or a stream reads its SQE.
  */
-uint32_t vyre_hazards_take_batch(struct vyre_hazards *h, const struct vyre_sqe *sqes,
+uint32_t vyre_hazards_take_batch(struct vyre_hazards *h, const struct vyre_work_item *items,
+				 const uint32_t *flags, const struct vyre_sqe *sqes,
 				 const int32_t *status, uint32_t n, uint32_t *taken);
 
 /* Release the @n counts of @taken (vyre_hazards_take_batch). */
