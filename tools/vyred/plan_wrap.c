@@ -235,9 +235,8 @@ static uint64_t group_budget(const struct vyre_daemon *d)
  */
 static int disjoint_plan(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_plan_output *o)
 {
-	const uint64_t budget = group_budget(d);
-	const int64_t k = vyre_disjoint_order(&d->disjoint, b->n, b->items, b->exec, b->status,
-					      b->flags, budget, b->seq_order);
+	/* the resolve stage added every valid item to the check, their order in b->seq_order */
+	const int64_t k = vyre_disjoint_finish(&d->disjoint, group_budget(d));
 
 	if (k < 0)
 		return 0;

@@ -9,12 +9,15 @@
  * cancelled by the backend if it fails. Transient buffers are read only
  * after a write of the same chain and never as tables (transient.h); an
  * item that writes one is marked for the planner's on-chip handoff
- * (VYRE_PLAN_F_OUT_TRANSIENT).
+ * (VYRE_PLAN_F_OUT_TRANSIENT). Each valid item is also added to the
+ * check of whether the batch's items share a written buffer (disjoint.h),
+ * while its fields are at hand.
  */
 #include "../../planner/planner.h"
 #include "../../ring/resolve.h"
 #include "chains.h"
 #include "daemon.h"
+#include "disjoint.h"
 #include "resolve_stage.h"
 #include "transient.h"
 
@@ -50,6 +53,8 @@ void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b)
 {
 	int failed = 0; /* an earlier item of the current chain failed */
 
+	/* whether the batch's items share a written buffer, checked as they resolve (disjoint.h) */
+	vyre_disjoint_begin(&d->disjoint, b->seq_order);
 	for (uint32_t i = 0; i < b->n; i++) {
 		if (i + RESOLVE_AHEAD < b->n) {
 			const struct vyre_work_item *ahead = &b->items[i + RESOLVE_AHEAD];
@@ -67,6 +72,8 @@ void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b)
 		if (b->status[i] == 0)
 			b->status[i] = failed ? VYRE_E_CANCELED : resolve_one(d, b, i);
 		failed |= b->status[i] != 0;
+		if (b->status[i] == 0)
+			vyre_disjoint_add(&d->disjoint, i, &b->items[i], &b->exec[i], b->flags[i]);
 		/* its predecessor runs: the backend cancels it if that one fails */
 		if (!failed && continues) {
 			b->exec[i].flags |= VYRE_EXEC_AFTER_PREV;
