@@ -35,16 +35,20 @@
 /* Batches of at most this many items are checked pair by pair instead (plan_wrap.c). */
 #define VYRE_SMALL_PLAN_ITEMS 8u
 
+/*
+ * 16 bytes a slot. Which item wrote the slot is not kept: an item's reads
+ * are added before its write, so a write of the batch that a read finds
+ * is always an earlier item's.
+ */
 struct vyre_disjoint_mark {
 	uint32_t stamp;	  /* the batch that wrote the slot, 0: none */
-	uint32_t writer;  /* which of its items */
 	uint32_t counted; /* the batch that counted the slot's table bytes, 0: none */
 	uint32_t read;	  /* the batch that read the slot, 0: none */
 	uint32_t reader;  /* the first of its items that did */
 };
 
 struct vyre_disjoint {
-	struct vyre_disjoint_mark *mark; /* handle slot -> its writer in the current batch */
+	struct vyre_disjoint_mark *mark; /* handle slot -> what the current batch did with it */
 	uint32_t n_slots;
 	uint32_t stamp;
 	/* the batch being added (vyre_disjoint_begin) */
@@ -77,7 +81,7 @@ static inline int vyre_disjoint_read(struct vyre_disjoint *t, uint32_t handle, u
 	const uint32_t s = vyre_disjoint_slot(t, handle);
 	struct vyre_disjoint_mark *m = &t->mark[s];
 
-	if (s == 0 || (m->stamp == t->stamp && m->writer != i))
+	if (s == 0 || m->stamp == t->stamp)
 		return 1;
 	/* the first reader is enough: a later writer is after every reader seen so far */
 	if (m->read != t->stamp) {
@@ -100,7 +104,6 @@ static inline int vyre_disjoint_write(struct vyre_disjoint *t, uint32_t handle, 
 	if (s == 0 || m->stamp == t->stamp || (m->read == t->stamp && m->reader != i))
 		return 1;
 	m->stamp = t->stamp;
-	m->writer = i;
 	return 0;
 }
 
