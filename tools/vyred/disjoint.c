@@ -53,6 +53,6 @@ int64_t vyre_disjoint_order(struct vyre_disjoint *t, uint32_t n, const struct vy
 	vyre_disjoint_begin(t, order);
 	for (uint32_t i = 0; i < n; i++)
 		if (status[i] == 0)
-			vyre_disjoint_add(t, i, &items[i], &exec[i], flags[i]);
+			vyre_disjoint_add(t, i, &items[i], &exec[i], flags[i], exec[i].aux_bytes);
 	return vyre_disjoint_finish(t, budget);
 }

@@ -72,6 +72,12 @@ static inline uint32_t vyre_disjoint_slot(const struct vyre_disjoint *t, uint32_
 	return s < t->n_slots ? s : 0;
 }
 
+/* Start loading @handle's slot: the resolve stage asks for those of items some way ahead. */
+static inline void vyre_disjoint_prefetch(const struct vyre_disjoint *t, uint32_t handle)
+{
+	__builtin_prefetch(&t->mark[vyre_disjoint_slot(t, handle)], 1);
+}
+
 /*
  * Item @i reads @handle: 1 when an earlier item of the batch wrote it (or
  * its slot cannot be told), else recorded for the later writers.
@@ -130,18 +136,21 @@ static inline uint64_t vyre_disjoint_table_bytes(struct vyre_disjoint *t, int ma
 
 /*
  * Item @i of the batch, valid (its status 0), added in batch order: @it its
- * work item, @x its resolved exec item, @flags its SQE flags. A chained or
- * ranged item, or one with a stream (design.md 6.8: a second written
- * buffer), sends the batch to the planner, as does a read or write that
- * meets another item's write.
+ * work item, @x its resolved exec item, @flags its SQE flags, @stream not 0
+ * when it has a stream (a resolved item's x->aux_bytes, or vyred's b->aux,
+ * known before its exec item is read back). A chained or ranged item, or
+ * one with a stream (design.md 6.8: a second written buffer), sends the
+ * batch to the planner, as does a read or write that meets another item's
+ * write.
  */
 static inline void vyre_disjoint_add(struct vyre_disjoint *t, uint32_t i,
 				     const struct vyre_work_item *it,
-				     const struct vyre_exec_item *x, uint32_t flags)
+				     const struct vyre_exec_item *x, uint32_t flags,
+				     uint32_t stream)
 {
 	if (t->planner)
 		return;
-	if ((flags & (VYRE_SQE_CHAIN | VYRE_SQE_RANGE)) || x->aux_bytes) {
+	if ((flags & (VYRE_SQE_CHAIN | VYRE_SQE_RANGE)) || stream) {
 		t->planner = 1;
 		return;
 	}

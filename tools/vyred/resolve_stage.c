@@ -46,7 +46,7 @@ static int32_t resolve_one(struct vyre_daemon *d, struct vyre_batch *b, uint32_t
 	return rc;
 }
 
-/* Items ahead whose handle slots are loaded while the current one resolves. */
+/* Items ahead whose handle slots and disjoint marks are loaded while the current one resolves. */
 #define RESOLVE_AHEAD 8u
 
 void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b)
@@ -61,6 +61,8 @@ void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b)
 
 			vyre_handles_prefetch(&d->handles, ahead->input_handle);
 			vyre_handles_prefetch(&d->handles, ahead->output_handle);
+			vyre_disjoint_prefetch(&d->disjoint, ahead->input_handle);
+			vyre_disjoint_prefetch(&d->disjoint, ahead->output_handle);
 		}
 		const int continues = vyre_chain_continues(b, i);
 
@@ -73,7 +75,9 @@ void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b)
 			b->status[i] = failed ? VYRE_E_CANCELED : resolve_one(d, b, i);
 		failed |= b->status[i] != 0;
 		if (b->status[i] == 0)
-			vyre_disjoint_add(&d->disjoint, i, &b->items[i], &b->exec[i], b->flags[i]);
+			/* b->aux is not 0 exactly when the item resolved a stream (aux_bytes) */
+			vyre_disjoint_add(&d->disjoint, i, &b->items[i], &b->exec[i], b->flags[i],
+					  b->aux[i]);
 		/* its predecessor runs: the backend cancels it if that one fails */
 		if (!failed && continues) {
 			b->exec[i].flags |= VYRE_EXEC_AFTER_PREV;
