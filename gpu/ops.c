@@ -55,32 +55,6 @@ int vyre_op_idempotent_aux(const struct vyre_work_item *it, uint32_t aux)
 	return 1;
 }
 
-int vyre_op_check_lengths(uint32_t op, const struct vyre_work_item *it, uint32_t in_bytes,
-			  uint32_t out_bytes)
-{
-	int mask = vyre_op_operands(op);
-
-	if (mask < 0)
-		return VYRE_E_INVAL;
-	if (!(mask & VYRE_OPERAND_IN) && it->input_handle != 0)
-		return VYRE_E_INVAL;
-	if (!(mask & VYRE_OPERAND_OUT) && it->output_handle != 0)
-		return VYRE_E_INVAL;
-	if ((mask & VYRE_OPERAND_IN) && it->input_handle == 0)
-		return VYRE_E_INVAL;
-	if ((mask & VYRE_OPERAND_OUT) && it->output_handle == 0)
-		return VYRE_E_INVAL;
-	if ((mask & VYRE_OPERAND_TABLE) && it->param == 0)
-		return VYRE_E_INVAL;
-	if ((in_bytes | out_bytes) & 3u)
-		return VYRE_E_INVAL;
-	if ((mask & (VYRE_OPERAND_WORD0 | VYRE_OPERAND_COUNTED)) && out_bytes < 4)
-		return VYRE_E_INVAL;
-	if ((mask & VYRE_OPERAND_COUNTED) && in_bytes < 4)
-		return VYRE_E_INVAL;
-	return 0;
-}
-
 uint64_t vyre_dfa_table_bytes(uint32_t n_states)
 {
 	if (n_states == 0)

@@ -186,9 +186,33 @@ int vyre_op_idempotent_aux(const struct vyre_work_item *it, uint32_t aux);
  * handles that are not 0, an output too short for a WORD0 op, an input or
  * output shorter than 4 bytes for a COUNTED op. Handle
  * existence and domain are vyred's to check. Returns 0 or VYRE_E_INVAL.
+ * Inline: vyred's resolve asks it of every item.
  */
-int vyre_op_check_lengths(uint32_t op, const struct vyre_work_item *it, uint32_t in_bytes,
-			  uint32_t out_bytes);
+static inline int vyre_op_check_lengths(uint32_t op, const struct vyre_work_item *it,
+					uint32_t in_bytes, uint32_t out_bytes)
+{
+	int mask = vyre_op_operands(op);
+
+	if (mask < 0)
+		return VYRE_E_INVAL;
+	if (!(mask & VYRE_OPERAND_IN) && it->input_handle != 0)
+		return VYRE_E_INVAL;
+	if (!(mask & VYRE_OPERAND_OUT) && it->output_handle != 0)
+		return VYRE_E_INVAL;
+	if ((mask & VYRE_OPERAND_IN) && it->input_handle == 0)
+		return VYRE_E_INVAL;
+	if ((mask & VYRE_OPERAND_OUT) && it->output_handle == 0)
+		return VYRE_E_INVAL;
+	if ((mask & VYRE_OPERAND_TABLE) && it->param == 0)
+		return VYRE_E_INVAL;
+	if ((in_bytes | out_bytes) & 3u)
+		return VYRE_E_INVAL;
+	if ((mask & (VYRE_OPERAND_WORD0 | VYRE_OPERAND_COUNTED)) && out_bytes < 4)
+		return VYRE_E_INVAL;
+	if ((mask & VYRE_OPERAND_COUNTED) && in_bytes < 4)
+		return VYRE_E_INVAL;
+	return 0;
+}
 
 /*
  * Validate a DFA table of @bytes bytes: n_states >= 1, start < n_states,

@@ -251,11 +251,6 @@ void vyre_cq_post(struct vyre_cq_producer *p, const struct vyre_cqe *cqe)
 	p->tail++;
 }
 
-void vyre_cq_post_at(struct vyre_cq_producer *p, uint32_t k, const struct vyre_cqe *cqe)
-{
-	memcpy(&p->cq[(p->tail + k) & p->mask], cqe, sizeof(*cqe));
-}
-
 void vyre_cq_advance(struct vyre_cq_producer *p, uint32_t n)
 {
 	p->tail += n;

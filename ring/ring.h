@@ -211,9 +211,14 @@ void vyre_cq_post(struct vyre_cq_producer *p, const struct vyre_cqe *cqe);
  * vyre_cq_post_at - write one CQE @k slots past the private tail, leaving
  * the tail where it is: the client reads it only once vyre_cq_advance has
  * moved the tail past it and vyre_cq_flush published that. The caller
- * checked the space for everything up to it.
+ * checked the space for everything up to it. Inline: vyred's complete stage
+ * calls it once a CQE, and the build has no link-time optimization.
  */
-void vyre_cq_post_at(struct vyre_cq_producer *p, uint32_t k, const struct vyre_cqe *cqe);
+static inline void vyre_cq_post_at(struct vyre_cq_producer *p, uint32_t k,
+				   const struct vyre_cqe *cqe)
+{
+	p->cq[(p->tail + k) & p->mask] = *cqe;
+}
 
 /* vyre_cq_advance - move the private tail past @n CQEs written by vyre_cq_post_at. */
 void vyre_cq_advance(struct vyre_cq_producer *p, uint32_t n);

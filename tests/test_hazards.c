@@ -48,6 +48,29 @@ struct batch {
 	uint32_t n_taken;
 };
 
+/*
+ * vyre_hazards_take_batch as vyred calls it: the items and flags copied out
+ * of the SQEs. The SQEs it is given have the item of every item without a
+ * range or a stream cleared, so a count taken from those would miss.
+ */
+static uint32_t take_batch(struct vyre_hazards *h, struct batch *b)
+{
+	static struct vyre_work_item items[BATCH_MAX];
+	static struct vyre_sqe sqes[BATCH_MAX];
+	static uint32_t flags[BATCH_MAX];
+
+	for (uint32_t i = 0; i < b->n; i++) {
+		const int mask = vyre_op_operands(b->sqe[i].item.op_handle);
+
+		items[i] = b->sqe[i].item;
+		flags[i] = b->sqe[i].flags;
+		sqes[i] = b->sqe[i];
+		if (!(flags[i] & VYRE_SQE_RANGE) && !(mask > 0 && (mask & VYRE_OPERAND_AUX)))
+			memset(&sqes[i].item, 0, sizeof(sqes[i].item));
+	}
+	return vyre_hazards_take_batch(h, items, flags, sqes, b->status, b->n, b->taken);
+}
+
 static const struct span whole = {0, UINT64_MAX};
 static const struct span none = {UINT64_MAX, 0};
 
@@ -264,8 +287,7 @@ static int run(uint64_t seed)
 
 		if (!running[k]) {
 			rand_batch(&rng, &b[k]);
-			b[k].n_taken =
-			    vyre_hazards_take_batch(&h, b[k].sqe, b[k].status, b[k].n, b[k].taken);
+			b[k].n_taken = take_batch(&h, &b[k]);
 			if (b[k].n_taken > b[k].n * VYRE_HAZARD_ENTRIES)
 				rc = 1;
 			model_count(m, &b[k], 1);
@@ -312,7 +334,7 @@ static int shared_table(void)
 							.output_handle = 3 + i % 4};
 		b.status[i] = i == 5 ? VYRE_E_INVAL : 0;
 	}
-	b.n_taken = vyre_hazards_take_batch(&h, b.sqe, b.status, b.n, b.taken);
+	b.n_taken = take_batch(&h, &b);
 	/* one input, one table, an output each but where the one before wrote it too */
 	if (h.slot[1].readers != 1 || h.slot[2].readers != 1 || h.slot[1].writers ||
 	    b.n_taken != 2 + (b.n - 1))

@@ -33,8 +33,8 @@ static void fail_all(struct vyre_batch *b, int status)
  */
 static void take_counts(struct vyre_daemon *d, struct vyre_batch *b)
 {
-	b->n_hz_taken =
-	    vyre_hazards_take_batch(&d->hazards, b->sqes, b->status, b->n_accepted, b->hz_taken);
+	b->n_hz_taken = vyre_hazards_take_batch(&d->hazards, b->items, b->flags, b->sqes, b->status,
+						b->n_accepted, b->hz_taken);
 }
 
 static void give_counts(struct vyre_daemon *d, struct vyre_batch *b)

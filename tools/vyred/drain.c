@@ -32,24 +32,48 @@
 #include "hazards.h"
 #include "trace.h"
 
-/* Of @n copied SQEs at @from, those before the first FENCE while @c has a batch in flight. */
-static uint32_t before_fence(const struct vyre_conn *c, const struct vyre_batch *b, uint32_t from,
-			     uint32_t n)
+/*
+ * Of the @got SQEs copied at b->n, the prefix before the first FENCE while
+ * @c has a batch in flight, and (with @hazards) before the first that has a
+ * hazard against an in-flight item (then *held is 1). Each SQE of it is
+ * copied into the batch's arrays as it is checked: one pass over the
+ * copies, not one for the FENCE, one for the hazards and one to copy.
+ * What is copied past the part the take keeps, the next take overwrites.
+ */
+static uint32_t take_prefix(const struct vyre_daemon *d, struct vyre_batch *b,
+			    const struct vyre_conn *c, uint32_t got, int hazards, int *held)
 {
-	if (c->batches == 0)
-		return n;
-	for (uint32_t k = 0; k < n; k++)
-		if (b->sqes[from + k].flags & VYRE_SQE_FENCE)
-			return k;
-	return n;
-}
+	const uint32_t fence = c->batches ? VYRE_SQE_FENCE : 0u;
+	const uint32_t at = b->n;
+	uint32_t k = 0;
 
-static uint32_t hazard_free_prefix(struct vyre_daemon *d, const struct vyre_batch *b, uint32_t from,
-				   uint32_t n)
-{
-	if (d->n_running == 0)
-		return n;
-	return vyre_hazards_free_prefix(&d->hazards, &b->sqes[from], n);
+	hazards = hazards && d->n_running != 0;
+	*held = 0;
+	for (; k < got; k++) {
+		const uint32_t i = at + k;
+		const struct vyre_sqe *s = &b->sqes[i];
+		const int mask = vyre_op_operands(s->item.op_handle);
+
+		if (s->flags & fence)
+			break;
+		if (hazards) {
+			if (k + VYRE_HAZARDS_AHEAD < got)
+				vyre_hazards_prefetch(&d->hazards,
+						      &b->sqes[i + VYRE_HAZARDS_AHEAD].item);
+			if (vyre_hazards_conflict_mask(&d->hazards, s, mask)) {
+				*held = 1;
+				break;
+			}
+		}
+		b->items[i] = s->item;
+		b->cqe_src[i] = (struct vyre_cqe_src){s->user_data, s->submit_ns};
+		b->flags[i] = s->flags;
+		/* vyre_sqe_aux */
+		b->aux[i] = mask > 0 && (mask & VYRE_OPERAND_AUX) ? s->aux_handle : 0;
+		b->conn[i] = c->slot;
+		b->domain[i] = c->domain->slot;
+	}
+	return k;
 }
 
 /*
@@ -124,6 +148,7 @@ static uint32_t take_first_chain(struct vyre_daemon *d, struct vyre_batch *b, st
 {
 	const uint32_t limit = chain_limit(d, c);
 	const uint32_t len = vyre_sq_chain_length(&c->sq, limit, VYRE_SQE_CHAIN);
+	int held;
 
 	if (len == 0)
 		return 0;
@@ -134,26 +159,27 @@ static uint32_t take_first_chain(struct vyre_daemon *d, struct vyre_batch *b, st
 	if (credit < len || len > b->cap - b->n)
 		return 0;
 	got = (uint32_t)vyre_sq_peek(&c->sq, &b->sqes[b->n], len);
-	got = before_fence(c, b, b->n, got);
-	uint32_t n = hazard_free_prefix(d, b, b->n, got);
+	uint32_t n = take_prefix(d, b, c, got, 1, &held);
 	uint32_t k = whole_chains(&b->sqes[b->n], n);
 
-	d->hazard_holds += n < got;
+	d->hazard_holds += (uint64_t)held;
 	for (uint32_t i = b->n; i < b->n + k; i++)
 		b->status[i] = 0;
 	return k;
 }
 
-/* Whole chains out of the @got SQEs copied at b->n, none with a hazard in flight. */
+/*
+ * Whole chains out of the @n SQEs copied at b->n that take_prefix kept,
+ * none with a hazard in flight; @held: a hazard ended them.
+ */
 static uint32_t take_chains(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *c,
-			    uint32_t got)
+			    uint32_t n, int held)
 {
-	uint32_t n = hazard_free_prefix(d, b, b->n, got);
 	uint32_t k = whole_chains(&b->sqes[b->n], n);
 
-	d->hazard_holds += n < got;
-	if (k == 0 && n == got)
-		return take_first_chain(d, b, c, got);
+	d->hazard_holds += (uint64_t)held;
+	if (k == 0 && !held)
+		return take_first_chain(d, b, c, n);
 	for (uint32_t i = b->n; i < b->n + k; i++)
 		b->status[i] = 0;
 	return k;
@@ -164,6 +190,7 @@ static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *
 	const uint32_t left = b->cap - b->n;
 	const uint32_t room = left < share ? left : share;
 	const int64_t credit = cq_credit(d, c, room);
+	int held;
 
 	if (credit < 0)
 		return;
@@ -173,13 +200,17 @@ static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *
 		return;
 	int got = vyre_sq_peek(&c->sq, &b->sqes[b->n], want);
 
-	if (got > 0)
-		got = (int)before_fence(c, b, b->n, (uint32_t)got);
 	if (got <= 0)
 		return;
+	/* a failed chain's rest is taken whatever its hazards */
+	const uint32_t m = take_prefix(d, b, c, (uint32_t)got, !c->chain_cancel, &held);
+
+	/* nothing before a FENCE: as if nothing was published */
+	if (m == 0 && !held)
+		return;
 	c->chain_cancel_was = c->chain_cancel;
-	uint32_t n = c->chain_cancel ? take_failed(b, c, (uint32_t)got, VYRE_E_CANCELED)
-				     : take_chains(d, b, c, (uint32_t)got);
+	uint32_t n =
+	    c->chain_cancel ? take_failed(b, c, m, VYRE_E_CANCELED) : take_chains(d, b, c, m, held);
 
 	if (n == 0)
 		return;
@@ -187,14 +218,6 @@ static void take(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_conn *
 	b->first[b->n_touched] = b->n;
 	b->count[b->n_touched] = n;
 	b->touched[b->n_touched++] = c->slot;
-	for (uint32_t i = b->n; i < b->n + n; i++) {
-		b->items[i] = b->sqes[i].item;
-		b->cqe_src[i] = (struct vyre_cqe_src){b->sqes[i].user_data, b->sqes[i].submit_ns};
-		b->flags[i] = b->sqes[i].flags;
-		b->aux[i] = vyre_sqe_aux(&b->sqes[i]);
-		b->conn[i] = c->slot;
-		b->domain[i] = c->domain->slot;
-	}
 	b->n += n;
 }
 

@@ -33,29 +33,6 @@ void vyre_hazards_fini(struct vyre_hazards *h)
 	h->n_slots = 0;
 }
 
-/*
- * The counters of @handle, 0 for none. A domain adopted after a restart
- * keeps handles whose slots may lie past the table: they share counters
- * with others, which can only make an item wait, never miss a hazard.
- */
-static uint32_t slot_of(const struct vyre_hazards *h, uint32_t handle)
-{
-	uint32_t s = handle & VYRE_HANDLE_SLOT_MASK;
-
-	if (handle == 0)
-		return 0;
-	return s < h->n_slots ? s : 1 + s % (h->n_slots - 1);
-}
-
-/*
- * Most items name no byte range and no stream: every operand is whole, so
- * a count is one increment and a conflict one test of the counts.
- */
-static inline int plain(const struct vyre_sqe *sqe, int mask)
-{
-	return !(sqe->flags & VYRE_SQE_RANGE) && !(mask & VYRE_OPERAND_AUX);
-}
-
 /* [off, off + len), clamped at the top: a range as submitted may overflow. */
 static struct vyre_hazard_span span_of(uint64_t off, uint32_t len)
 {
@@ -113,8 +90,7 @@ static uint32_t reads_of(const struct vyre_op_access *acc, const struct operand_
 	return acc->n_reads;
 }
 
-/* An item with a range or a stream. */
-static int conflict_general(const struct vyre_hazards *h, const struct vyre_sqe *sqe)
+int vyre_hazards_conflict_general(const struct vyre_hazards *h, const struct vyre_sqe *sqe)
 {
 	struct vyre_op_access acc;
 	const struct operand_spans sp = spans_of(sqe);
@@ -125,18 +101,18 @@ static int conflict_general(const struct vyre_hazards *h, const struct vyre_sqe 
 	const uint32_t n = reads_of(&acc, &sp, sqe, r);
 
 	/* a stream (design.md 6.8) is read and written whole: any item in flight on it */
-	s = slot_of(h, acc.aux);
+	s = vyre_hazards_slot(h, acc.aux);
 	if (s && (h->slot[s].readers | h->slot[s].writers))
 		return 1;
 	for (uint32_t i = 0; i < n; i++) {
-		s = slot_of(h, acc.reads[i]);
+		s = vyre_hazards_slot(h, acc.reads[i]);
 		if (s && h->slot[s].writers &&
 		    (is_whole(r[i]) ||
 		     meets(r[i], extent(h->slot[s].writers, h->slot[s].ranged_writers,
 					&h->spans[s].write))))
 			return 1;
 	}
-	s = slot_of(h, acc.write);
+	s = vyre_hazards_slot(h, acc.write);
 	if (!s || !(h->slot[s].readers | h->slot[s].writers))
 		return 0;
 	if (is_whole(sp.out))
@@ -145,31 +121,6 @@ static int conflict_general(const struct vyre_hazards *h, const struct vyre_sqe 
 		     extent(h->slot[s].readers, h->slot[s].ranged_readers, &h->spans[s].read)) ||
 	       meets(sp.out,
 		     extent(h->slot[s].writers, h->slot[s].ranged_writers, &h->spans[s].write));
-}
-
-/* vyre_hazards_conflict of an item whose operands are all whole and that has no stream. */
-static inline int conflict_plain(const struct vyre_hazards *h, const struct vyre_work_item *it,
-				 int mask)
-{
-	uint32_t s;
-
-	if ((mask & VYRE_OPERAND_IN) && (s = slot_of(h, it->input_handle)) && h->slot[s].writers)
-		return 1;
-	if ((mask & VYRE_OPERAND_TABLE) && (s = slot_of(h, it->param)) && h->slot[s].writers)
-		return 1;
-	return (mask & VYRE_OPERAND_OUT) && (s = slot_of(h, it->output_handle)) &&
-	       (h->slot[s].readers | h->slot[s].writers);
-}
-
-int vyre_hazards_conflict(const struct vyre_hazards *h, const struct vyre_sqe *sqe)
-{
-	const int mask = vyre_op_operands(sqe->item.op_handle);
-
-	if (mask <= 0)
-		return 0;
-	if (plain(sqe, mask))
-		return conflict_plain(h, &sqe->item, mask);
-	return conflict_general(h, sqe);
 }
 
 /*
@@ -189,28 +140,12 @@ static void count(uint32_t *count, uint32_t *ranged, struct vyre_hazard_span *sp
 		*span = empty;
 }
 
-/*
- * Items ahead whose count slots are loaded while the current one is
- * checked: the drain is the first of a batch to touch them, in a table of
- * --max-buffers slots far larger than the caches.
- */
-#define CHECK_AHEAD 8u
-
-static inline void prefetch_slot(const struct vyre_hazards *h, uint32_t handle)
-{
-	__builtin_prefetch(&h->slot[slot_of(h, handle)]);
-}
-
 uint32_t vyre_hazards_free_prefix(const struct vyre_hazards *h, const struct vyre_sqe *sqes,
 				  uint32_t n)
 {
 	for (uint32_t k = 0; k < n; k++) {
-		if (k + CHECK_AHEAD < n) {
-			const struct vyre_work_item *ahead = &sqes[k + CHECK_AHEAD].item;
-
-			prefetch_slot(h, ahead->input_handle);
-			prefetch_slot(h, ahead->output_handle);
-		}
+		if (k + VYRE_HAZARDS_AHEAD < n)
+			vyre_hazards_prefetch(h, &sqes[k + VYRE_HAZARDS_AHEAD].item);
 		if (vyre_hazards_conflict(h, &sqes[k]))
 			return k;
 	}
@@ -269,14 +204,18 @@ static uint32_t take_general(struct vyre_hazards *h, const struct vyre_sqe *sqe,
 	const uint32_t nr = reads_of(&acc, &sp, sqe, r);
 
 	/* the stream as a whole writer: every later reader and writer of it waits */
-	k += take_one(h, slot_of(h, acc.aux), VYRE_HAZARD_WRITER, whole, &prev[0], &taken[k]);
+	k += take_one(h, vyre_hazards_slot(h, acc.aux), VYRE_HAZARD_WRITER, whole, &prev[0],
+		      &taken[k]);
 	for (uint32_t j = 0; j < nr; j++)
-		k += take_one(h, slot_of(h, acc.reads[j]), 0, r[j], &prev[1 + j], &taken[k]);
-	k += take_one(h, slot_of(h, acc.write), VYRE_HAZARD_WRITER, sp.out, &prev[3], &taken[k]);
+		k += take_one(h, vyre_hazards_slot(h, acc.reads[j]), 0, r[j], &prev[1 + j],
+			      &taken[k]);
+	k += take_one(h, vyre_hazards_slot(h, acc.write), VYRE_HAZARD_WRITER, sp.out, &prev[3],
+		      &taken[k]);
 	return k;
 }
 
-uint32_t vyre_hazards_take_batch(struct vyre_hazards *h, const struct vyre_sqe *sqes,
+uint32_t vyre_hazards_take_batch(struct vyre_hazards *h, const struct vyre_work_item *items,
+				 const uint32_t *flags, const struct vyre_sqe *sqes,
 				 const int32_t *status, uint32_t n, uint32_t *taken)
 {
 	/*
@@ -289,23 +228,23 @@ uint32_t vyre_hazards_take_batch(struct vyre_hazards *h, const struct vyre_sqe *
 	uint32_t k = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		const struct vyre_sqe *sqe = &sqes[i];
-		const struct vyre_work_item *it = &sqe->item;
+		const struct vyre_work_item *it = &items[i];
 		const int mask = vyre_op_operands(it->op_handle);
 
 		if (status[i] != 0 || mask <= 0)
 			continue;
-		if (!plain(sqe, mask)) {
-			k += take_general(h, sqe, prev, &taken[k]);
+		if ((flags[i] & VYRE_SQE_RANGE) || (mask & VYRE_OPERAND_AUX)) {
+			k += take_general(h, &sqes[i], prev, &taken[k]);
 			continue;
 		}
 		if (mask & VYRE_OPERAND_IN)
-			k += take_whole(h, slot_of(h, it->input_handle), 0, &prev[1], &taken[k]);
+			k += take_whole(h, vyre_hazards_slot(h, it->input_handle), 0, &prev[1],
+					&taken[k]);
 		if (mask & VYRE_OPERAND_TABLE)
-			k += take_whole(h, slot_of(h, it->param), 0, &prev[2], &taken[k]);
+			k += take_whole(h, vyre_hazards_slot(h, it->param), 0, &prev[2], &taken[k]);
 		if (mask & VYRE_OPERAND_OUT)
-			k += take_whole(h, slot_of(h, it->output_handle), VYRE_HAZARD_WRITER,
-					&prev[3], &taken[k]);
+			k += take_whole(h, vyre_hazards_slot(h, it->output_handle),
+					VYRE_HAZARD_WRITER, &prev[3], &taken[k]);
 	}
 	return k;
 }
@@ -343,7 +282,7 @@ void vyre_hazards_give_back(struct vyre_hazards *h, const uint32_t *taken, uint3
 
 int vyre_hazards_busy(const struct vyre_hazards *h, uint32_t handle)
 {
-	uint32_t s = slot_of(h, handle);
+	uint32_t s = vyre_hazards_slot(h, handle);
 
 	return s && (h->slot[s].readers || h->slot[s].writers);
 }

@@ -29,6 +29,8 @@
 
 #include <stdint.h>
 
+#include "../../gpu/ops.h"
+#include "../../ring/handles.h"
 #include "vyre/abi.h"
 
 /* Bytes [lo, hi) of a buffer; empty when lo >= hi. */
@@ -66,10 +68,71 @@ int vyre_hazards_init(struct vyre_hazards *h, uint32_t max_buffers);
 void vyre_hazards_fini(struct vyre_hazards *h);
 
 /*
+ * The counters of @handle, 0 for none. A domain adopted after a restart
+ * keeps handles whose slots may lie past the table: they share counters
+ * with others, which can only make an item wait, never miss a hazard.
+ */
+static inline uint32_t vyre_hazards_slot(const struct vyre_hazards *h, uint32_t handle)
+{
+	const uint32_t s = handle & VYRE_HANDLE_SLOT_MASK;
+
+	if (handle == 0)
+		return 0;
+	return s < h->n_slots ? s : 1 + s % (h->n_slots - 1);
+}
+
+/* vyre_hazards_conflict of an item with a byte range or a stream. */
+int vyre_hazards_conflict_general(const struct vyre_hazards *h, const struct vyre_sqe *sqe);
+
+/*
+ * vyre_hazards_conflict of @sqe, whose op has the operand mask @mask. Most
+ * items name no byte range and no stream: every operand is whole, and a
+ * conflict is one test of the counts. Inline: the drain asks it of every
+ * item it takes.
+ */
+static inline int vyre_hazards_conflict_mask(const struct vyre_hazards *h,
+					     const struct vyre_sqe *sqe, int mask)
+{
+	const struct vyre_work_item *it = &sqe->item;
+	uint32_t s;
+
+	if (mask <= 0)
+		return 0;
+	if ((sqe->flags & VYRE_SQE_RANGE) || (mask & VYRE_OPERAND_AUX))
+		return vyre_hazards_conflict_general(h, sqe);
+	if ((mask & VYRE_OPERAND_IN) && (s = vyre_hazards_slot(h, it->input_handle)) &&
+	    h->slot[s].writers)
+		return 1;
+	if ((mask & VYRE_OPERAND_TABLE) && (s = vyre_hazards_slot(h, it->param)) &&
+	    h->slot[s].writers)
+		return 1;
+	return (mask & VYRE_OPERAND_OUT) && (s = vyre_hazards_slot(h, it->output_handle)) &&
+	       (h->slot[s].readers | h->slot[s].writers);
+}
+
+/*
  * 1 when @sqe's item reads bytes an in-flight item writes, or writes bytes
  * one reads or writes.
  */
-int vyre_hazards_conflict(const struct vyre_hazards *h, const struct vyre_sqe *sqe);
+static inline int vyre_hazards_conflict(const struct vyre_hazards *h, const struct vyre_sqe *sqe)
+{
+	return vyre_hazards_conflict_mask(h, sqe, vyre_op_operands(sqe->item.op_handle));
+}
+
+/*
+ * Start loading the count slots of @it's input and output: the drain is
+ * the first of a batch to touch them, in a table of --max-buffers slots far
+ * larger than the caches, and checks items VYRE_HAZARDS_AHEAD ahead of
+ * these.
+ */
+#define VYRE_HAZARDS_AHEAD 8u
+
+static inline void vyre_hazards_prefetch(const struct vyre_hazards *h,
+					 const struct vyre_work_item *it)
+{
+	__builtin_prefetch(&h->slot[vyre_hazards_slot(h, it->input_handle)]);
+	__builtin_prefetch(&h->slot[vyre_hazards_slot(h, it->output_handle)]);
+}
 
 /*
  * Of @n SQEs, the number before the first that vyre_hazards_conflict finds
@@ -98,9 +161,12 @@ uint32_t vyre_hazards_free_prefix(const struct vyre_hazards *h, const struct vyr
 /*
  * Count the reads and writes of each of @n SQEs whose @status is 0 as in
  * flight, into @taken (room for VYRE_HAZARD_ENTRIES * @n entries); returns
- * the entries written.
+ * the entries written. @items and @flags are copies of the SQEs' item and
+ * flags (VYRE_SQE_RANGE is what is looked at), read instead of the 64-byte
+ * SQEs: only an item with a byte range or a stream reads its SQE.
  */
-uint32_t vyre_hazards_take_batch(struct vyre_hazards *h, const struct vyre_sqe *sqes,
+uint32_t vyre_hazards_take_batch(struct vyre_hazards *h, const struct vyre_work_item *items,
+				 const uint32_t *flags, const struct vyre_sqe *sqes,
 				 const int32_t *status, uint32_t n, uint32_t *taken);
 
 /* Release the @n counts of @taken (vyre_hazards_take_batch). */

@@ -9,12 +9,15 @@
  * cancelled by the backend if it fails. Transient buffers are read only
  * after a write of the same chain and never as tables (transient.h); an
  * item that writes one is marked for the planner's on-chip handoff
- * (VYRE_PLAN_F_OUT_TRANSIENT).
+ * (VYRE_PLAN_F_OUT_TRANSIENT). Each valid item is also added to the
+ * check of whether the batch's items share a written buffer (disjoint.h),
+ * while its fields are at hand.
  */
 #include "../../planner/planner.h"
 #include "../../ring/resolve.h"
 #include "chains.h"
 #include "daemon.h"
+#include "disjoint.h"
 #include "resolve_stage.h"
 #include "transient.h"
 
@@ -43,21 +46,27 @@ static int32_t resolve_one(struct vyre_daemon *d, struct vyre_batch *b, uint32_t
 	return rc;
 }
 
-/* Items ahead whose handle slots are loaded while the current one resolves. */
+/* Items ahead whose handle slots and disjoint marks are loaded while the current one resolves. */
 #define RESOLVE_AHEAD 8u
 
 void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b)
 {
 	int failed = 0; /* an earlier item of the current chain failed */
 
+	/* whether the batch's items share a written buffer, checked as they resolve (disjoint.h) */
+	vyre_disjoint_begin(&d->disjoint, b->seq_order);
 	for (uint32_t i = 0; i < b->n; i++) {
 		if (i + RESOLVE_AHEAD < b->n) {
 			const struct vyre_work_item *ahead = &b->items[i + RESOLVE_AHEAD];
 
 			vyre_handles_prefetch(&d->handles, ahead->input_handle);
 			vyre_handles_prefetch(&d->handles, ahead->output_handle);
+			vyre_disjoint_prefetch(&d->disjoint, ahead->input_handle);
+			vyre_disjoint_prefetch(&d->disjoint, ahead->output_handle);
 		}
-		if (!vyre_chain_continues(b, i)) {
+		const int continues = vyre_chain_continues(b, i);
+
+		if (!continues) {
 			failed = 0;
 			vyre_transients_chain(&d->transients);
 		}
@@ -65,8 +74,12 @@ void vyre_stage_resolve(struct vyre_daemon *d, struct vyre_batch *b)
 		if (b->status[i] == 0)
 			b->status[i] = failed ? VYRE_E_CANCELED : resolve_one(d, b, i);
 		failed |= b->status[i] != 0;
+		if (b->status[i] == 0)
+			/* b->aux is not 0 exactly when the item resolved a stream (aux_bytes) */
+			vyre_disjoint_add(&d->disjoint, i, &b->items[i], &b->exec[i], b->flags[i],
+					  b->aux[i]);
 		/* its predecessor runs: the backend cancels it if that one fails */
-		if (!failed && vyre_chain_continues(b, i)) {
+		if (!failed && continues) {
 			b->exec[i].flags |= VYRE_EXEC_AFTER_PREV;
 			b->exec[i].prev = i - 1;
 		}

@@ -21,13 +21,11 @@ void vyre_transients_fini(struct vyre_transients *t)
 	t->n_slots = 0;
 }
 
-void vyre_transients_chain(struct vyre_transients *t)
+void vyre_transients_wrap(struct vyre_transients *t)
 {
-	if (++t->chain == 0) {
-		/* after 2^32 chains the stamps come round again: forget them all */
-		memset(t->written, 0, (size_t)t->n_slots * sizeof(*t->written));
-		t->chain = 1;
-	}
+	/* after 2^32 chains the stamps come round again: forget them all */
+	memset(t->written, 0, (size_t)t->n_slots * sizeof(*t->written));
+	t->chain = 1;
 }
 
 static uint32_t *stamp_of(struct vyre_transients *t, uint32_t handle)

@@ -32,8 +32,15 @@ struct vyre_transients {
 int vyre_transients_init(struct vyre_transients *t, uint32_t max_buffers);
 void vyre_transients_fini(struct vyre_transients *t);
 
-/* A new chain starts: nothing of it is written yet. */
-void vyre_transients_chain(struct vyre_transients *t);
+/* The chain stamps came round: every slot forgotten, the next chain is 1. */
+void vyre_transients_wrap(struct vyre_transients *t);
+
+/* A new chain starts: nothing of it is written yet. Inline: resolve calls it an item. */
+static inline void vyre_transients_chain(struct vyre_transients *t)
+{
+	if (__builtin_expect(++t->chain == 0, 0))
+		vyre_transients_wrap(t);
+}
 
 /*
  * The rules for @it, whose handles resolved in @domain: 0 (then its
