@@ -252,8 +252,22 @@ static int rounds(struct vyre_bench_ctx *ctx, struct board *b, unsigned n, pid_t
 			const uint64_t mine0 = load(&b->producer_items);
 
 			store(&b->measuring, 1);
-			while (vyre_bench_now_ns() - t0 < phase_ns && !load(&b->failed))
+			/*
+			 * and past its length until an item completed in it (at most READY_TRIES
+			 * ms more), so that vyred's CPU an item has items to divide by: on a
+			 * sanitizer build on 2 loaded CPUs a short phase may see none
+			 */
+			for (int extra = 0; !load(&b->failed);) {
+				const uint64_t done_now =
+				    load(&b->producer_items) - mine0 +
+				    (p == FLOODED ? load(&b->flood_items) - items0 : 0);
+				const int over = vyre_bench_now_ns() - t0 >= phase_ns;
+
+				if (over && (done_now > 0 || extra >= READY_TRIES))
+					break;
+				extra += over;
 				pause_us(1000);
+			}
 			const uint64_t flood = load(&b->flood_items) - items0,
 				       t1 = vyre_bench_now_ns();
 			const uint64_t mine = load(&b->producer_items) - mine0;
