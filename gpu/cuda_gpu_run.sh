@@ -18,14 +18,39 @@ mkdir -p "$O"
 } >"$O/info.log" 2>&1
 cat "$O/info.log"
 
+# What every vyred and test process waits in, and the tails of the test
+# daemons' logs: a step that ran past its limit leaves this in $O/<step>.hung
+# before it is killed, so that a hang seen once can be read afterwards.
+dump_hung() {
+	local p t
+	for p in $(pgrep -f 'vyred|tests/test_'); do
+		echo "=== pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+		for t in /proc/"$p"/task/*; do
+			echo "-- ${t##*/} $(cat "$t/comm" 2>/dev/null) wchan $(cat "$t/wchan" 2>/dev/null)"
+			head -n 8 "$t/stack" 2>/dev/null
+		done
+	done
+	for t in /tmp/vyre-test-*/vyred.log; do
+		[ -f "$t" ] && echo "=== $t" && tail -n 40 "$t"
+	done
+}
+
 step() {
 	local name=$1 limit=$2 t0 rc
 	shift 2
 	t0=$(date +%s)
-	timeout "$limit" "$@" >"$O/$name.log" 2>&1
+	timeout -k 10 "$limit" "$@" >"$O/$name.log" 2>&1 &
+	local pid=$!
+	# dump a few seconds before timeout kills it
+	while kill -0 "$pid" 2>/dev/null && [ $(($(date +%s) - t0)) -lt $((limit - 3)) ]; do
+		sleep 0.2
+	done
+	kill -0 "$pid" 2>/dev/null && dump_hung >"$O/$name.hung" 2>&1
+	wait "$pid"
 	rc=$?
 	echo "== $name: exit $rc after $(($(date +%s) - t0)) s"
 	tail -n "${TAILN:-6}" "$O/$name.log"
+	[ -s "$O/$name.hung" ] && echo "   (ran past its limit: $O/$name.hung has the processes' stacks)"
 }
 
 step lower 120 ./tests/test_cuda_lower

@@ -17,6 +17,8 @@
 #include "test_integration_daemon.h"
 
 #define START_TIMEOUT_S 60
+/* vyred's own grace for its GPU workers is seconds; sanitizer builds stop slower */
+#define STOP_TIMEOUT_S 120
 
 const char *vyre_test_vyred_path(char *buf, size_t len)
 {
@@ -201,8 +203,26 @@ int vyre_test_daemon_stop(struct vyre_test_daemon *d)
 	if (d->pid <= 0)
 		return -1;
 	kill(d->pid, SIGTERM);
-	while (waitpid(d->pid, &st, 0) < 0 && errno == EINTR)
-		;
+	/*
+	 * Bounded: a vyred that does not stop is a failure to report with its
+	 * log, not a test that hangs until the suite's limit kills everything.
+	 */
+	for (long ms = 0;; ms += 10) {
+		const pid_t r = waitpid(d->pid, &st, WNOHANG);
+
+		if (r == d->pid)
+			break;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (ms >= STOP_TIMEOUT_S * 1000l) {
+			fprintf(stderr, "vyred did not stop within %d s of SIGTERM; its log:\n",
+				STOP_TIMEOUT_S);
+			vyre_test_daemon_dump_log(d);
+			vyre_test_daemon_kill(d);
+			return -1;
+		}
+		nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
 	d->pid = 0;
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
