@@ -393,9 +393,11 @@ static int cuda_init(struct vyre_backend **out, const struct vyre_backend_config
 	b->inject = env_inject(cfg->device);
 	b->inject_after = vyre_backend_inject_after();
 	err = vyre_cuda_device_open(&b->dv, cfg->device, b->max_blocks, b->why, sizeof(b->why));
-	if (!err && cfg->cuda_grid_parts > 1)
-		b->dv.grid =
-		    b->dv.grid / cfg->cuda_grid_parts ? b->dv.grid / cfg->cuda_grid_parts : 1;
+	if (!err && cfg->cuda_grid_parts > 1) {
+		const uint32_t part = b->dv.grid / cfg->cuda_grid_parts;
+
+		b->dv.grid = part ? part : 1;
+	}
 	if (!err) {
 		b->heartbeat_cycles = (uint64_t)b->heartbeat_ms * b->dv.clock_khz;
 		b->watchdog_cycles = (uint64_t)b->watchdog_ms * b->dv.clock_khz;

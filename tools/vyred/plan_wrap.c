@@ -269,15 +269,15 @@ static int cuts_chain(const struct vyre_batch *b, const struct vyre_plan_output 
 static int whole_chains(struct vyre_daemon *d, struct vyre_batch *b, struct vyre_plan_input *in,
 			struct vyre_plan_output *out)
 {
-	int rc = 0;
-
 	for (int tries = 0; tries < 3 && cuts_chain(b, out) && plan_ok(d, b, out); tries++) {
 		uint32_t start = vyre_chain_start(b, out->n_accepted);
 
 		if (start == 0)
 			break;
 		in->n = start;
-		if ((rc = vyre_plan_stage_run(d->plan_stage, in, out)) != 0)
+		const int rc = vyre_plan_stage_run(d->plan_stage, in, out);
+
+		if (rc != 0)
 			return rc;
 	}
 	if (cuts_chain(b, out) && plan_ok(d, b, out)) {
