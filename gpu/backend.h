@@ -64,6 +64,13 @@ enum vyre_cuda_mode {
 	VYRE_CUDA_LAUNCH = 1,
 };
 
+/*
+ * The most a config's max_heaps may be: exec items carry 16-bit heap
+ * indices (VYRE_EXEC_MAX_HEAPS, gpu/ops.h), and the CPU backend numbers its
+ * threads' scratch buffers after max_heaps (gpu/cpu_unit.h).
+ */
+#define VYRE_BACKEND_MAX_HEAPS (VYRE_EXEC_MAX_HEAPS - 256u)
+
 struct vyre_backend_config {
 	uint32_t max_heaps;   /* highest heap index + 1: domain heaps and device buffers */
 	uint32_t max_items;   /* largest batch */

@@ -26,6 +26,10 @@
 #define CPU_DEFAULT_SCRATCH_BYTES (1u << 20)
 /* reap returns a count of slots as an int. */
 #define CPU_MAX_SLOTS 65536u
+
+/* a scratch buffer's heap index (cpu_unit.h) fits an exec item's 16 bits */
+_Static_assert(VYRE_BACKEND_MAX_HEAPS + 2 * (CPU_MAX_THREADS + 1) <= VYRE_EXEC_MAX_HEAPS,
+	       "scratch heaps fit an exec item");
 /* A batch that touches at most this many bytes runs inside submit. */
 #define CPU_INLINE_BYTES (16u * 1024u)
 
@@ -312,9 +316,10 @@ static int cpu_init(struct vyre_backend **out, const struct vyre_backend_config 
 	uint32_t started = 0;
 
 	*out = NULL;
-	if (cfg->max_heaps == 0) {
+	if (cfg->max_heaps == 0 || cfg->max_heaps > VYRE_BACKEND_MAX_HEAPS) {
 		if (why_len)
-			snprintf(why, why_len, "cpu backend: max_heaps is 0");
+			snprintf(why, why_len, "cpu backend: max_heaps %u is not 1 to %u",
+				 cfg->max_heaps, VYRE_BACKEND_MAX_HEAPS);
 		return VYRE_E_INVAL;
 	}
 	if (cfg->max_inflight > CPU_MAX_SLOTS) {

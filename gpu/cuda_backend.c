@@ -359,13 +359,14 @@ static int cuda_init(struct vyre_backend **out, const struct vyre_backend_config
 	int err;
 
 	*out = NULL;
-	if (cfg->max_heaps == 0 || cfg->max_items == 0 || cfg->max_inflight > MAX_SLOTS ||
+	if (cfg->max_heaps == 0 || cfg->max_heaps > VYRE_BACKEND_MAX_HEAPS || cfg->max_items == 0 ||
+	    cfg->max_inflight > MAX_SLOTS ||
 	    (cfg->cuda_mode != VYRE_CUDA_PERSISTENT && cfg->cuda_mode != VYRE_CUDA_LAUNCH)) {
 		if (why_len)
 			snprintf(why, why_len,
-				 "cuda backend: max_heaps and max_items must be > 0, max_inflight "
-				 "at most %u and the mode persistent or launch",
-				 MAX_SLOTS);
+				 "cuda backend: max_heaps must be 1 to %u, max_items > 0, "
+				 "max_inflight at most %u and the mode persistent or launch",
+				 VYRE_BACKEND_MAX_HEAPS, MAX_SLOTS);
 		return VYRE_E_INVAL;
 	}
 	b = calloc(1, sizeof(*b));

@@ -22,6 +22,9 @@ struct vyre_heap_view {
 	uint64_t bytes;
 };
 
+/* A heap index in an exec item has 16 bits: a backend has at most this many heaps (backend.h). */
+#define VYRE_EXEC_MAX_HEAPS 65536u
+
 /*
  * A resolved item. Each operand lives in a heap of its own index (a domain
  * heap, or a device buffer: docs/design.md section 6.2); offsets are in
@@ -29,28 +32,37 @@ struct vyre_heap_view {
  * bytes) range lies inside it (vyred checked). Only the operands the op
  * uses (vyre_op_operands) are looked at; vyred gives unused ones heap,
  * offset and bytes 0.
+ *
+ * 64 bytes, one cache line: vyred writes one an item and the backend reads
+ * it back, the largest per-item traffic of the host path (docs/fastpath.md,
+ * session 17). So heap indices have 16 bits (VYRE_EXEC_MAX_HEAPS), prev and
+ * flags share a word (a batch has fewer than 2^24 items, planner/batch.h),
+ * and a stream's length shares param's word: only ops with a table have a
+ * stream (tests/test_report.c checks), and their param is unused.
  */
 struct vyre_exec_item {
 	uint32_t op;
-	uint32_t param; /* the immediate; unused for the ops with a table */
-	uint32_t in_heap;
-	uint32_t out_heap;
-	uint32_t table_heap;
-	uint32_t flags; /* VYRE_EXEC_* */
+	union {
+		uint32_t param;	    /* the immediate; unused for the ops with a table */
+		uint32_t aux_bytes; /* VYRE_OPERAND_AUX ops: the stream's, 0 when none */
+	};
+	uint16_t in_heap;
+	uint16_t out_heap;
+	uint16_t table_heap;
+	uint16_t aux_heap;
+	uint32_t flags : 8; /* VYRE_EXEC_* */
+	uint32_t prev : 24; /* VYRE_EXEC_AFTER_PREV: the batch index of the item it runs after */
 	uint32_t in_bytes;
 	uint32_t out_bytes;
 	uint32_t table_bytes;
-	uint32_t prev; /* VYRE_EXEC_AFTER_PREV: the batch index of the item it runs after */
 	uint64_t in_off;
 	uint64_t out_off;
 	uint64_t table_off;
 	/* DFA_REPORT*: the stream buffer (design.md 6.8), aux_bytes 0 when the item has none */
-	uint32_t aux_heap;
-	uint32_t aux_bytes;
 	uint64_t aux_off;
 };
 
-_Static_assert(sizeof(struct vyre_exec_item) == 80, "exec item is 80 bytes");
+_Static_assert(sizeof(struct vyre_exec_item) == 64, "exec item is one cache line");
 
 /*
  * The item's DFA table is a device buffer that a DFA_SCAN already found

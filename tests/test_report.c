@@ -508,6 +508,12 @@ static void test_static(void **state)
 	assert_false(vyre_exec_heaps_ok(&heap, 1, &x));
 	x.aux_bytes = 0;
 	assert_true(vyre_exec_heaps_ok(&heap, 1, &x));
+	/* an exec item's aux_bytes shares param's word (gpu/ops.h): only table ops have one */
+	for (uint32_t op = 0; op < VYRE_OP_COUNT; op++) {
+		const int mask = vyre_op_operands(op);
+
+		assert_true(mask <= 0 || !(mask & VYRE_OPERAND_AUX) || (mask & VYRE_OPERAND_TABLE));
+	}
 }
 
 int main(void)

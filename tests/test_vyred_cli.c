@@ -131,6 +131,10 @@ int main(void)
 		"invalid value for --device-bytes-max");
 	refused((const char *const[]){"--max-device-buffers", "65537", NULL}, 2,
 		"invalid value for --max-device-buffers");
+	/* each is a heap, and an exec item's heap index has 16 bits (gpu/ops.h) */
+	refused(
+	    (const char *const[]){"--max-domains", "1000", "--max-device-buffers", "65000", NULL},
+	    2, "--max-domains 1000 plus --max-device-buffers 65000 is more than");
 	refused((const char *const[]){"--no-such-flag", NULL}, 2, "");
 	const int c = forbidden_cpu();
 	if (c >= 0) {

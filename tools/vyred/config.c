@@ -491,6 +491,18 @@ static int parse_one(int opt, const char *arg, struct vyre_daemon_config *cfg)
 	}
 }
 
+/* Each domain and device buffer of a loop is a backend heap, and those are 16-bit indices. */
+static int check_heaps(const struct vyre_daemon_config *cfg)
+{
+	if ((uint64_t)cfg->max_domains + cfg->max_device_buffers <= VYRE_BACKEND_MAX_HEAPS)
+		return 0;
+	fprintf(stderr,
+		"vyred: invalid values: --max-domains %u plus --max-device-buffers %u is more than "
+		"%u\n",
+		cfg->max_domains, cfg->max_device_buffers, VYRE_BACKEND_MAX_HEAPS);
+	return -1;
+}
+
 /* --client-batches is at most --inflight; its default follows a smaller --inflight. */
 static int check_client_batches(struct vyre_daemon_config *cfg)
 {
@@ -527,7 +539,8 @@ int vyre_daemon_config_parse(int argc, char **argv, struct vyre_daemon_config *c
 		fprintf(stderr, "vyred: unexpected argument '%s' (see --help)\n", argv[optind]);
 		return -1;
 	}
-	if (vyre_config_check_pins(cfg) != 0 || check_client_batches(cfg) != 0)
+	if (vyre_config_check_pins(cfg) != 0 || check_client_batches(cfg) != 0 ||
+	    check_heaps(cfg) != 0)
 		return -1;
 	if (cfg->worker_fd >= 0 && vyre_config_worker(cfg) != 0)
 		return -1;

@@ -22,6 +22,20 @@
 #include "resolve_stage.h"
 #include "transient.h"
 
+/*
+ * Each exec item on a cache line of its own (gpu/ops.h): calloc's large
+ * blocks start 16 bytes into a page, which would split every item in two.
+ */
+static struct vyre_exec_item *exec_alloc(uint32_t cap)
+{
+	const size_t line = 64, bytes = (size_t)cap * sizeof(struct vyre_exec_item);
+	struct vyre_exec_item *x = aligned_alloc(line, bytes ? bytes : line);
+
+	if (x)
+		memset(x, 0, bytes);
+	return x;
+}
+
 static int batch_init(struct vyre_batch *b, uint32_t slot, uint32_t cap)
 {
 	memset(b, 0, sizeof(*b));
@@ -30,7 +44,7 @@ static int batch_init(struct vyre_batch *b, uint32_t slot, uint32_t cap)
 	b->sqes = calloc(cap, sizeof(*b->sqes));
 	b->cqe_src = calloc(cap, sizeof(*b->cqe_src));
 	b->items = calloc(cap, sizeof(*b->items));
-	b->exec = calloc(cap, sizeof(*b->exec));
+	b->exec = exec_alloc(cap);
 	b->results = calloc(cap, sizeof(*b->results));
 	b->status = calloc(cap, sizeof(*b->status));
 	b->domain = calloc(cap, sizeof(*b->domain));
