@@ -177,6 +177,13 @@ struct vyre_mk_result {
 	(1u << 4) /* persistent: small items, their data in the doorbell and the completion */
 #define VYRE_MK_LAUNCH_ORDERED                                                                     \
 	(1u << 5) /* pool: starts once every earlier launch of the lane finished */
+/*
+ * Pool with VYRE_MK_POOL_SELF: an INLINE launch of module units alone
+ * whose outcomes go to the completion slot, not to result records (see
+ * the doorbell below); the poller's own block runs it once nothing else
+ * of its lane is in flight, never a team.
+ */
+#define VYRE_MK_LAUNCH_CPL (1u << 6)
 
 /* A launch: what one cuLaunchKernel, or one persistent-mode doorbell, runs. */
 struct vyre_mk_launch_args {
@@ -220,6 +227,16 @@ struct vyre_mk_launch_args {
  * stores into the heap. The host packs the completion words from word 0
  * without gaps. Neither direction waits for a heap round trip or a
  * system-scope fence, which is most of a small item's latency over PCIe.
+ *
+ * A module batch (VYRE_MK_LAUNCH_CPL: INLINE, one stage of at most
+ * VYRE_MK_INLINE_UNITS block units, each a module item) keeps its operands
+ * in the heap; only its units ride in the doorbell, as any INLINE launch's.
+ * The poller's block runs them with unit i's result record in shared
+ * memory (the slot field is ignored), fences at system scope (the module's
+ * heap writes before the outcome) and posts unit i's outcome to the
+ * completion slot: [3i] status, [3i + 1] and [3i + 2] the result's low and
+ * high halves. The host takes the outcome there, without `done` or the
+ * slab; the header still names the slab, which the device does not read.
  */
 #define VYRE_MK_RING_SLOTS	 256u
 #define VYRE_MK_SLOT_WORDS	 64u
@@ -234,6 +251,8 @@ struct vyre_mk_launch_args {
 #define VYRE_MK_IMM_MAX_ITEMS (VYRE_MK_IMM_DATA_WORDS / VYRE_MK_IMM_DESC_WORDS)
 #define VYRE_MK_IMM_IN_WORDS  (VYRE_MK_IMM_DATA_WORDS - VYRE_MK_IMM_DESC_WORDS)
 #define VYRE_MK_IMM_OUT_WORDS (VYRE_MK_SLOT_WORDS - VYRE_MK_CPL_HEADER_WORDS)
+/* VYRE_MK_LAUNCH_CPL: completion words a module unit's outcome takes */
+#define VYRE_MK_CPL_MODULE_WORDS 3u
 /* IMMEDIATE descriptor word 0: op, count (<= 62) and slot word indices (< 64), a byte each */
 #define VYRE_MK_IMM_DESC(op, count, in_at, cpl_at)                                                 \
 	((op) | (count) << 8 | (in_at) << 16 | (uint32_t)(cpl_at) << 24)
@@ -360,6 +379,8 @@ static_assert(VYRE_MK_HEADER_WORDS + VYRE_MK_UNIT_WORDS * VYRE_MK_INLINE_UNITS <
 		  VYRE_MK_SLOT_WORDS,
 	      "inline units fit a slot");
 static_assert(VYRE_MK_SLOT_WORDS <= 256, "IMMEDIATE counts and indices fit a byte");
+static_assert(VYRE_MK_INLINE_UNITS <= 32 / VYRE_MK_CPL_MODULE_WORDS,
+	      "a module batch's outcome is one store of the poller warp");
 #else
 _Static_assert(sizeof(struct vyre_mk_unit) == 48, "unit is 48 bytes");
 _Static_assert(sizeof(struct vyre_mk_stage) == 16, "stage is 16 bytes");
@@ -371,6 +392,8 @@ _Static_assert(VYRE_MK_HEADER_WORDS + VYRE_MK_UNIT_WORDS * VYRE_MK_INLINE_UNITS 
 		   VYRE_MK_SLOT_WORDS,
 	       "inline units fit a slot");
 _Static_assert(VYRE_MK_SLOT_WORDS <= 256, "IMMEDIATE counts and indices fit a byte");
+_Static_assert(VYRE_MK_INLINE_UNITS <= 32 / VYRE_MK_CPL_MODULE_WORDS,
+	       "a module batch's outcome is one store of the poller warp");
 #endif
 
 #endif /* VYRE_GPU_CUDA_ABI_H */

@@ -256,24 +256,27 @@ static int release_device(struct vyre_backend *b, void *unused)
  * Where a slab batch's time went, for vyred's log (bench/RESULTS.md quotes
  * it): host first doorbell -> seen done, and of the pool's launches the
  * device's handed -> begun -> ended -> done posted; the one-block launches
- * the pollers' own blocks ran (VYRE_MK_POOL_SELF) have no such times.
+ * the pollers' own blocks ran (VYRE_MK_POOL_SELF) have no such times, and
+ * of those the module batches that rode in their doorbells
+ * (VYRE_CUDA_MODULE_IMM) took no slab path at all.
  */
 static void log_timing(const struct vyre_backend *b)
 {
 	const struct vyre_cuda_stats *st = &b->stats;
 	const double n = st->pool_launches ? (double)st->pool_launches : 1.0;
+	const double slab = st->slab_batches ? (double)st->slab_batches : 1.0;
 
-	if (!st->slab_batches)
+	if (!st->slab_batches && !st->module_imm)
 		return;
 	fprintf(stderr,
 		"vyre-cuda: pool timing: %llu slab batches, %.1f us doorbell to done; %llu "
 		"launches on teams, mean us handed->begun %.1f, begun->ended %.1f, ended->done "
-		"%.1f; %llu on the pollers' own blocks\n",
-		(unsigned long long)st->slab_batches,
-		(double)st->slab_ns / 1000.0 / (double)st->slab_batches,
+		"%.1f; %llu on the pollers' own blocks, %llu of them module batches in the "
+		"doorbell\n",
+		(unsigned long long)st->slab_batches, (double)st->slab_ns / 1000.0 / slab,
 		(unsigned long long)st->pool_launches, (double)st->pool_ns[0] / 1000.0 / n,
 		(double)st->pool_ns[1] / 1000.0 / n, (double)st->pool_ns[2] / 1000.0 / n,
-		(unsigned long long)st->pool_self);
+		(unsigned long long)st->pool_self, (unsigned long long)st->module_imm);
 }
 
 static void destroy(struct vyre_backend *b)

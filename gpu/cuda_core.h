@@ -129,6 +129,7 @@ struct vyre_backend {
 	uint32_t polls;
 	int64_t next_check_ns;
 	int immediate_off; /* test hook: every batch takes the slab path */
+	int module_imm;	   /* small module batches in the doorbell (VYRE_CUDA_MODULE_IMM) */
 	int kernel_live;
 	int coop; /* launch mode: cuLaunchCooperativeKernel is available */
 

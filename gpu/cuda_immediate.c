@@ -29,6 +29,31 @@ uint32_t vyre_cuda_immediate_doorbell(const struct vyre_cuda_immediate *imm,
 	return VYRE_MK_HEADER_WORDS + imm->data_words;
 }
 
+uint32_t vyre_cuda_module_doorbell(const struct vyre_cuda_immediate *imm,
+				   const struct vyre_cuda_layout *lay, uint64_t slab_dev,
+				   const struct vyre_mk_unit *units, uint32_t *data)
+{
+	const uint32_t n = imm->n_items;
+
+	/* the slab stays named, as any launch's, though the device reads nothing there */
+	data[0] = (uint32_t)slab_dev;
+	data[1] = (uint32_t)(slab_dev >> 32);
+	data[2] = (uint32_t)lay->units_off;
+	data[3] = n; /* an INLINE launch: its block units, here all of them */
+	data[4] = (uint32_t)lay->results_off;
+	data[5] = 1; /* n_stages */
+	data[6] = 1u | (VYRE_MK_LAUNCH_INLINE | VYRE_MK_LAUNCH_CPL) << 16;
+	data[7] = n;
+	for (uint32_t j = 0; j < n; j++) {
+		struct vyre_mk_unit u = units[j];
+
+		/* the device puts unit j's record at j whatever this says; say the same */
+		u.slot = j;
+		memcpy(&data[VYRE_MK_HEADER_WORDS + VYRE_MK_UNIT_WORDS * j], &u, sizeof(u));
+	}
+	return VYRE_MK_HEADER_WORDS + n * VYRE_MK_UNIT_WORDS;
+}
+
 int vyre_cuda_immediate_complete(const struct vyre_cuda_immediate *imm, uint32_t seq,
 				 const uint64_t *cpl, uint8_t *const *item_base,
 				 struct vyre_exec_result *out)
@@ -47,6 +72,11 @@ int vyre_cuda_immediate_complete(const struct vyre_cuda_immediate *imm, uint32_t
 		const uint32_t *w = &words[it->cpl_at];
 
 		out[j] = (struct vyre_exec_result){.status = (int32_t)w[0]};
+		/* a module item's outcome is all there is: its heap bytes are in place */
+		if (imm->modules) {
+			out[j].result = (uint64_t)w[1] | (uint64_t)w[2] << 32;
+			continue;
+		}
 		if (w[0] != 0)
 			continue;
 		if (is_reduction(it->op)) {

@@ -480,9 +480,56 @@ int vyre_cuda_lower_immediate(const struct vyre_exec_batch *batch, const uint32_
 	}
 	if (n != lay->n_units)
 		return 0;
+	imm->modules = 0;
 	imm->n_items = n;
 	imm->data_words = data;
 	imm->cpl_words = cpl;
+	return 1;
+}
+
+/* The class of a module item that is one block unit with its one record, in any memory. */
+#define CLS_MODULE_ONE (CLS_DEVICE | CLS_RESULT | CLS_BLOCK | 1u)
+
+int vyre_cuda_lower_module_imm(const struct vyre_exec_batch *batch, const uint32_t *cls,
+			       const uint32_t *order_slot, const struct vyre_cuda_layout *lay,
+			       struct vyre_cuda_immediate *imm)
+{
+	const struct vyre_exec_plan *p = &batch->plan;
+	uint32_t n = 0;
+
+	/* a chain's record would be read from the slab, which this launch never writes */
+	if (lay->n_launches != 1 || lay->n_stages != 1 || lay->n_units == 0 ||
+	    lay->n_units > VYRE_MK_INLINE_UNITS || lay->chained)
+		return 0;
+	for (uint32_t k = 0; k < p->n_order; k++) {
+		const uint32_t c = cls[k];
+
+		if (!(c & CLS_DEVICE))
+			continue;
+		if ((c & ~CLS_DEVMEM) != CLS_MODULE_ONE || n == lay->n_units)
+			return 0;
+		const uint32_t op = batch->items[p->order[k]].op;
+
+		/*
+		 * the device posts unit j's outcome at j: fill emitted the block units
+		 * in order, each with the next record; a batch that is not so keeps
+		 * the slab path
+		 */
+		if (!(op & VYRE_OP_MODULE_BIT) || order_slot[k] != n)
+			return 0;
+		imm->item[n] = (struct vyre_cuda_imm_item){
+		    .order_pos = k,
+		    .op = op,
+		    .cpl_at = VYRE_MK_CPL_MODULE_WORDS * n,
+		};
+		n++;
+	}
+	if (n != lay->n_units)
+		return 0;
+	imm->modules = 1;
+	imm->n_items = n;
+	imm->data_words = n * VYRE_MK_UNIT_WORDS;
+	imm->cpl_words = n * VYRE_MK_CPL_MODULE_WORDS;
 	return 1;
 }
 

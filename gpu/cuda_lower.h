@@ -80,7 +80,11 @@ void vyre_cuda_lower_fill(const struct vyre_exec_batch *batch, const struct vyre
 			  const struct vyre_cuda_layout *lay, uint8_t *slab, uint32_t grid_max,
 			  uint32_t *order_slot, struct vyre_cuda_launch *launches);
 
-/* One item of an IMMEDIATE batch: where its data goes and comes back. */
+/*
+ * One item of an IMMEDIATE batch: where its data goes and comes back. A
+ * module batch's item (vyre_cuda_lower_module_imm) uses order_pos, op and
+ * cpl_at alone: its operands stay in their heaps.
+ */
 struct vyre_cuda_imm_item {
 	uint32_t order_pos; /* the item's position in plan.order */
 	uint32_t heap;	    /* of its input and output alike */
@@ -96,8 +100,12 @@ struct vyre_cuda_imm_item {
  * A batch of small items: what an IMMEDIATE doorbell carries (see
  * cuda_abi.h). The host copies each item's in_words words from @in_off of
  * its heap into the doorbell and stores its outcome at @out_off afterwards.
+ * With @modules, a module batch: its units ride in the doorbell
+ * (VYRE_MK_LAUNCH_CPL), its outcomes come back in the completion slot, and
+ * no heap byte passes through the host.
  */
 struct vyre_cuda_immediate {
+	uint32_t modules;
 	uint32_t n_items;
 	uint32_t data_words; /* doorbell words after the header: descriptors and inputs */
 	uint32_t cpl_words;  /* completion words, every item's */
@@ -115,6 +123,20 @@ struct vyre_cuda_immediate {
  */
 int vyre_cuda_lower_immediate(const struct vyre_exec_batch *batch, const uint32_t *cls,
 			      const struct vyre_cuda_layout *lay, struct vyre_cuda_immediate *imm);
+
+/*
+ * 1 and @imm filled (modules set) when the batch measured and filled
+ * (vyre_cuda_lower_fill, which gave @order_slot) with @cls and @lay is one
+ * launch of one stage of 1..VYRE_MK_INLINE_UNITS units, each a module item
+ * with no chain (a block unit and one result record an item: unit j is the
+ * j-th device item of the order, its record j), so that the units fit a
+ * doorbell (VYRE_MK_LAUNCH_CPL) and the outcomes a completion slot,
+ * VYRE_MK_CPL_MODULE_WORDS an item. Operands may be in any heap or device
+ * buffer: they never leave it. Else 0.
+ */
+int vyre_cuda_lower_module_imm(const struct vyre_exec_batch *batch, const uint32_t *cls,
+			       const uint32_t *order_slot, const struct vyre_cuda_layout *lay,
+			       struct vyre_cuda_immediate *imm);
 
 /* Write batch->results for every order position from the slots and records. */
 void vyre_cuda_lower_results(const struct vyre_exec_batch *batch, const uint32_t *order_slot,

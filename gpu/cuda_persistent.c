@@ -57,6 +57,19 @@ static uint32_t pool_flags(void)
 	return s && strcmp(s, "0") == 0 ? 0u : VYRE_MK_POOL_SELF;
 }
 
+/*
+ * VYRE_CUDA_MODULE_IMM (default on; 0 turns it off, for comparing): a small
+ * batch of module items rides in its doorbell and comes back in its
+ * completion slot (VYRE_MK_LAUNCH_CPL). Only the pool's pollers with their
+ * own blocks run such a launch, so it needs both.
+ */
+static int module_imm_wanted(const struct vyre_backend *b)
+{
+	const char *s = getenv("VYRE_CUDA_MODULE_IMM");
+
+	return !(s && strcmp(s, "0") == 0) && b->pool != 0 && (pool_flags() & VYRE_MK_POOL_SELF);
+}
+
 /* VYRE_CUDA_POOL_SPREAD (1-64), for measuring: how many times the blocks a launch asks for it may
  * take. */
 static uint32_t pool_spread(void)
@@ -183,6 +196,7 @@ static int setup(struct vyre_backend *b)
 			return vyre_cuda_cu_note(b, "cuMemAlloc(pool)", r);
 		}
 	}
+	b->module_imm = module_imm_wanted(b);
 	return 0;
 }
 
@@ -213,7 +227,8 @@ static int start_kernel(struct vyre_backend *b)
 	    .n_lanes = b->n_lanes,
 	    .pool_spread = pool_spread(),
 	    .pool = b->pool,
-	    .pool_flags = pool_flags(),
+	    /* module batches in the doorbell need the pollers' own blocks */
+	    .pool_flags = b->module_imm ? VYRE_MK_POOL_SELF : pool_flags(),
 	};
 	void *params[] = {&a};
 	CUresult r;
@@ -289,8 +304,9 @@ static uint32_t pick_lane(const struct vyre_backend *b, const struct cuda_slot *
  */
 static void immediate_bases(const struct vyre_backend *b, const struct cuda_slot *s, uint8_t **base)
 {
+	/* a module batch's items keep their bytes where they are */
 	for (uint32_t j = 0; j < s->imm.n_items; j++)
-		base[j] = b->host_heaps[s->imm.item[j].heap].base;
+		base[j] = s->imm.modules ? NULL : b->host_heaps[s->imm.item[j].heap].base;
 }
 
 /* @s is one IMMEDIATE launch: its items' input goes inside the doorbell, the slab is not read. */
@@ -309,6 +325,27 @@ static void post_immediate(struct vyre_backend *b, struct cuda_slot *s)
 	s->next_post = 1;
 	b->stats.launches++;
 	b->stats.immediates++;
+}
+
+/*
+ * @s is a module batch (vyre_cuda_lower_module_imm): its units, lowered into
+ * the slab, go inside the doorbell; its outcome comes back in the completion
+ * slot, its operands never leave their heaps.
+ */
+static void post_module_imm(struct vyre_backend *b, struct cuda_slot *s)
+{
+	struct cuda_lane *ln = &b->lanes[s->lane];
+	const struct vyre_mk_unit *units =
+	    (const struct vyre_mk_unit *)((const uint8_t *)s->slab.host + s->lay.units_off);
+	uint32_t data[VYRE_MK_SLOT_WORDS];
+	const uint32_t words =
+	    vyre_cuda_module_doorbell(&s->imm, &s->lay, s->slab.dev, units, data);
+
+	s->last_seq = ln->seq;
+	post_slot(b, ln, (uint32_t)(s - b->slots), data, words);
+	s->next_post = 1;
+	b->stats.launches++;
+	b->stats.module_imm++;
 }
 
 /*
@@ -370,11 +407,16 @@ static int submit(struct vyre_backend *b, struct cuda_slot *s)
 	s->next_post = 0;
 	if (!b->kernel_live && start_kernel(b) != 0)
 		return vyre_cuda_device_fault(b);
-	s->immediate = !b->immediate_off && !(s->launches[0].flags & hooks) &&
-		       lane_room(b, s->lane) > 0 &&
-		       vyre_cuda_lower_immediate(s->batch, s->cls, &s->lay, &s->imm);
+	s->immediate =
+	    !b->immediate_off && !(s->launches[0].flags & hooks) && lane_room(b, s->lane) > 0 &&
+	    (vyre_cuda_lower_immediate(s->batch, s->cls, &s->lay, &s->imm) ||
+	     (b->module_imm &&
+	      vyre_cuda_lower_module_imm(s->batch, s->cls, s->order_slot, &s->lay, &s->imm)));
 	if (s->immediate) {
-		post_immediate(b, s);
+		if (s->imm.modules)
+			post_module_imm(b, s);
+		else
+			post_immediate(b, s);
 		return 0;
 	}
 	b->stats.bytes_to_device += vyre_cuda_desc_bytes(s);

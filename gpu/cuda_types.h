@@ -14,6 +14,7 @@ struct vyre_cuda_stats {
 	uint64_t batches;
 	uint64_t launches;	    /* doorbells (persistent) or cuLaunchKernel calls (launch) */
 	uint64_t immediates;	    /* launches whose item travelled inside the doorbell */
+	uint64_t module_imm;	    /* module batches run from their doorbell (LAUNCH_CPL) */
 	uint64_t kernel_starts;	    /* persistent kernel (re)starts */
 	uint64_t bytes_to_device;   /* descriptors, stages and doorbells written for the device */
 	uint64_t bytes_from_device; /* result records read back */

@@ -238,8 +238,16 @@ extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
 					return;
 				const bool ok =
 				    run_launch(sh.launch, 0, 1, ds, ctrl, a.watchdog_cycles, sh);
-				if (threadIdx.x == 0)
-					pool_self_ran(p, rs, ok);
+				// warp 0 alone reads sh.launch now: it may overwrite it with the
+				// next launch before the other warps are back at the barrier
+				if (threadIdx.x < 32) {
+					const bool cpl =
+					    ok && (sh.launch.flags & VYRE_MK_LAUNCH_CPL);
+					if (cpl)
+						pool_self_cpl(v, rs, sh.launch.n_units);
+					if (threadIdx.x == 0)
+						pool_self_ran(p, rs, ok, cpl);
+				}
 			}
 		} else if (blockIdx.x < VYRE_MK_POOL_MAX_BLOCKS) {
 			pool_worker(p, reinterpret_cast<vyre_mk_ctrl *>(a.ctrl), blockIdx.x,

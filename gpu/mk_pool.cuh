@@ -57,8 +57,11 @@ struct pool_clock {
 // may run a launch between two calls of pool_poller (VYRE_MK_POOL_SELF)
 // while the polling loop holds no call and no more registers: where it
 // was, the launch it left to the block (its doorbell words) and how many
-// such launches there were.
-struct pool_resume {
+// such launches there were; and a module batch's result records
+// (VYRE_MK_LAUNCH_CPL: unit i's at i; 16-byte aligned for put_result).
+struct __align__(16) pool_resume
+{
+	vyre_mk_result rec[VYRE_MK_INLINE_UNITS];
 	pool_clock clk;
 	stop_watch watch;
 	uint32_t seq, posted, full;
@@ -238,6 +241,68 @@ __device__ __forceinline__ bool is_self_launch(uint32_t flags, uint32_t d0)
 	       !(flags & (VYRE_MK_LAUNCH_EXIT | VYRE_MK_LAUNCH_FAULT | VYRE_MK_LAUNCH_STALL));
 }
 
+// The poller warp, once a module batch (VYRE_MK_LAUNCH_CPL) is in shared
+// memory as any inline launch: unit i's record goes to rs.rec[i], whatever
+// its slot field says (so no index from the doorbell reaches shared
+// memory), VYRE_E_INVAL until the unit writes it. A launch that is not what
+// the flag promises (one stage of 1..VYRE_MK_INLINE_UNITS block units, each
+// a module unit without chain or handoff flags) runs no stage: its items
+// complete VYRE_E_INVAL, wrong words but never a stray store.
+__device__ __forceinline__ void cpl_launch_to_shared(pool_resume &rs, shared_state &sh)
+{
+	constexpr uint32_t kNotPlain =
+	    VYRE_MK_AFTER_PREV | VYRE_MK_HANDOFF_OUT | VYRE_MK_HANDOFF_IN;
+
+	__syncwarp();
+	if (threadIdx.x % 32 == 0) {
+		const uint32_t n = sh.launch.n_units;
+		bool ok = n >= 1 && n <= VYRE_MK_INLINE_UNITS && sh.launch.n_stages == 1 &&
+			  sh.stages[0].n_block_units == n;
+
+		for (uint32_t i = 0; i < VYRE_MK_INLINE_UNITS; i++) {
+			if (i < n) {
+				const uint32_t op = sh.units[i].op;
+				ok = ok && (op & VYRE_MK_OP_MASK) == VYRE_MK_OP_MODULE &&
+				     !(op & kNotPlain);
+				sh.units[i].slot = i;
+			}
+			rs.rec[i] = vyre_mk_result{VYRE_E_INVAL, 0u, 0ull};
+		}
+		sh.launch.results = reinterpret_cast<uintptr_t>(rs.rec);
+		if (!ok)
+			sh.launch.n_stages = 0;
+	}
+	__syncwarp();
+}
+
+// Warp 0 of the poller block, after the block ran a module batch
+// (VYRE_MK_LAUNCH_CPL) of n units: the system-scope fence makes the heap
+// writes of every thread (the launch's last barrier ordered them before
+// it) visible before any completion word; then lane l posts completion
+// word l, each current on its own as run_immediate's: unit i's status,
+// result low and high halves at 3i. The host takes the outcome from there
+// and never reads the slab or waits for `done`.
+__device__ __forceinline__ void pool_self_cpl(const lane_view &a, const pool_resume &rs, uint32_t n)
+{
+	const uint32_t lane = threadIdx.x % 32;
+	const uint32_t seq = rs.seq;
+	unsigned long long *cpl =
+	    a.cpl + (uint64_t)(seq & (VYRE_MK_RING_SLOTS - 1)) * VYRE_MK_SLOT_WORDS;
+	// written through the launch's results address, not through rs: read past
+	// what the compiler knows
+	const volatile uint32_t *rec = reinterpret_cast<const volatile uint32_t *>(rs.rec);
+
+	__threadfence_system();
+	if (lane < VYRE_MK_CPL_MODULE_WORDS * min(n, VYRE_MK_INLINE_UNITS)) {
+		const uint32_t i = lane / VYRE_MK_CPL_MODULE_WORDS,
+			       k = lane % VYRE_MK_CPL_MODULE_WORDS;
+		// a record's words: status, reserved, result low, result high
+		const uint32_t v = rec[4 * i + (k == 0 ? 0 : k + 1)];
+		st_word(cpl + lane, (unsigned long long)seq << 32 | v);
+	}
+	__syncwarp();
+}
+
 // Lane 0 of the poller warp, before the first pool_poller: from doorbell
 // `seq` on; `self`: VYRE_MK_POOL_SELF.
 __device__ __forceinline__ void pool_resume_start(const lane_view &a, uint32_t seq, bool self,
@@ -258,8 +323,8 @@ __device__ __forceinline__ void pool_resume_start(const lane_view &a, uint32_t s
 // it stopped: its count of such launches into the control page (the host
 // reads it once the grid left), and sh.cmd tells parked warps to leave.
 // Here, not in the polling loop, which then keeps no more registers live.
-__device__ __forceinline__ void pool_poller_left(const lane_view &a, const pool_resume &rs,
-						 bool run, shared_state &sh)
+__device__ __forceinline__ void pool_poller_left(const lane_view &a, pool_resume &rs, bool run,
+						 shared_state &sh)
 {
 	const uint32_t lane = threadIdx.x % 32;
 
@@ -271,6 +336,8 @@ __device__ __forceinline__ void pool_poller_left(const lane_view &a, const pool_
 		return;
 	}
 	launch_to_shared(rs.d[lane], rs.d[32 + lane], rs.flags, sh);
+	if (rs.flags & VYRE_MK_LAUNCH_CPL)
+		cpl_launch_to_shared(rs, sh);
 	if (lane == 0)
 		sh.cmd = kRun;
 }
@@ -278,12 +345,14 @@ __device__ __forceinline__ void pool_poller_left(const lane_view &a, const pool_
 // Thread 0 of the poller block, after its block ran the one-block launch
 // pool_poller left it (VYRE_MK_POOL_SELF): no barrier of that launch fenced
 // at system scope, so the fence, as a one-block team's, before the poller
-// posts `done`; its team slot finished (t_handed is 0 since the slot was
-// posted: no team times) or aborted, as a team's, which stops the poller at
-// its next look at `posted` (pool_stop names it in trip_seq).
-__device__ __forceinline__ void pool_self_ran(const pool_view &p, pool_resume &rs, bool ok)
+// posts `done` (unless pool_self_cpl just fenced: `fenced`); its team slot
+// finished (t_handed is 0 since the slot was posted: no team times) or
+// aborted, as a team's, which stops the poller at its next look at
+// `posted` (pool_stop names it in trip_seq).
+__device__ __forceinline__ void pool_self_ran(const pool_view &p, pool_resume &rs, bool ok,
+					      bool fenced)
 {
-	if (ok)
+	if (ok && !fenced)
 		__threadfence_system();
 	st_volatile(&p.teams[rs.seq % VYRE_MK_POOL_TEAMS].state,
 		    ok ? VYRE_MK_TEAM_FINISHED : VYRE_MK_TEAM_ABORTED);
@@ -356,7 +425,12 @@ __device__ bool pool_poller(const pool_view &p, const lane_view &a, pool_resume 
 				stop = VYRE_MK_STATE_EXITED;
 				break;
 			}
-			if (!(flags & VYRE_MK_LAUNCH_ORDERED) || posted == seq) {
+			// a module batch whose outcome goes to the completion slot runs on this
+			// block alone, never on a team (whose records would be the slab's): it
+			// waits until nothing of the lane is in flight
+			const bool cpl =
+			    (flags & VYRE_MK_LAUNCH_CPL) && rs.self && is_self_launch(flags, d0);
+			if ((!(flags & VYRE_MK_LAUNCH_ORDERED) && !cpl) || posted == seq) {
 				if (is_warp_launch(flags, d0, d1)) {
 					run_warp_launch(a, seq, d0, d1, sh, false);
 					if (lane == 0)
@@ -378,7 +452,7 @@ __device__ bool pool_poller(const pool_view &p, const lane_view &a, pool_resume 
 					__syncwarp();
 					return true;
 				}
-				if (pool_dispatch(p, seq, d0, d1, flags)) {
+				if (!cpl && pool_dispatch(p, seq, d0, d1, flags)) {
 					seq++;
 					continue;
 				}

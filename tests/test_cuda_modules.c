@@ -11,15 +11,23 @@
  * fails the start with the module and the linker's log; a module op that
  * faults fails its batch with VYRE_E_DEVICE as any device fault, and the
  * backend says it is unusable (vyred then restarts, losing nothing: the
- * restart tests show that part for every device fault).
+ * restart tests show that part for every device fault). Last, small
+ * batches of module items alone (1..6 of one group, as vyred's loops form
+ * from a few producers) in persistent mode, which run in their doorbells
+ * on the pollers' own blocks (VYRE_MK_LAUNCH_CPL) when they fit, and once
+ * more with VYRE_CUDA_MODULE_IMM=0 down the slab path: every result and
+ * heap byte against the oracle, the doorbell path's count, and the p50 of
+ * a one-item batch's submit -> reap in both.
  *
  * Every scenario runs in a child process (the registry and CUDA state of
  * one do not leak into the next). Exits 77 without a GPU.
- * VYRE_CUDA_DIFF_BATCHES sets the batches a mode and plan (default 300).
+ * VYRE_CUDA_DIFF_BATCHES sets the batches a mode and plan (default 300),
+ * and half the small module batches of each.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cuda_backend.h"
 #include "ops.h"
@@ -290,17 +298,181 @@ static void module_fault(int mode)
 	gen_heap_unmap(heap, HEAP_BYTES);
 }
 
+#define SMALL_REGION 16384u /* each item of a small batch has its own */
+#define SMALL_ONE    512u   /* one-item batches timed */
+
+/* Item @k of a small module batch: a random op over its own region, now and then invalid. */
+static struct vyre_exec_item small_module_item(struct gen_rng *r, uint8_t *heap, uint32_t k)
+{
+	static const uint32_t ops[] = {OP_MADD, OP_ACC, OP_TSCAN, OP_CFNV};
+	const uint64_t at = (uint64_t)SMALL_REGION * k + gen_below(r, 4); /* any alignment */
+	const uint32_t op = ops[gen_below(r, 4)], roll = gen_below(r, 30);
+	struct vyre_exec_item it = {
+	    .op = op,
+	    .param = (uint32_t)gen_next(r),
+	    .in_off = at,
+	    .in_bytes = 4 * gen_below(r, 1025),
+	    .out_off = at + 8192,
+	    .out_bytes = 4 + 4 * gen_below(r, 1024),
+	};
+
+	if (op == OP_TSCAN) {
+		it.param = 0;
+		it.table_off = at + 12288;
+		it.table_bytes = 4 * gen_below(r, 32); /* an odd number of words fails */
+	} else if (op == OP_CFNV) {
+		/* a counted input: its length word, too long now and then */
+		const uint32_t len = it.in_bytes < 4 ? 0
+						     : gen_below(r, it.in_bytes - 4 + 1) +
+							   (roll == 1 ? it.in_bytes : 0);
+
+		it.in_bytes = it.in_bytes < 4 ? 4 : it.in_bytes;
+		test_store_le(heap + it.in_off, len);
+	}
+	if (roll == 0 && op != OP_CFNV) /* in place */
+		it.out_off = it.in_off;
+	if (roll == 2) /* statically invalid */
+		it.in_bytes += 2;
+	return it;
+}
+
+static int by_ns(const void *a, const void *b)
+{
+	const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Small batches of module items alone, persistent mode: in the doorbell
+ * (VYRE_MK_LAUNCH_CPL) when they fit, unless @off (VYRE_CUDA_MODULE_IMM=0).
+ */
+static void small_modules(int off)
+{
+	/* twice the differential's: VYRE_CUDA_DIFF_BATCHES shrinks both under a sanitizer */
+	const uint32_t n_batches = 2 * batches();
+	uint8_t *heap = gen_heap_map(HEAP_BYTES), *want = malloc(HEAP_BYTES);
+	struct vyre_exec_item items[6];
+	struct vyre_exec_result res[6], expect[6];
+	uint32_t order[6], group_end[2], launch_end = 0, bad = 0, one = 0, fit = 0;
+	int64_t *one_ns = malloc(SMALL_ONE * sizeof(*one_ns));
+	struct gen_rng rng = {0x25ca + (uint64_t)off};
+	struct vyre_cuda_stats st0, st1;
+	const char *name = off ? "small, VYRE_CUDA_MODULE_IMM=0" : "small, in the doorbell";
+	char why[2048];
+	int err;
+
+	if (off)
+		setenv("VYRE_CUDA_MODULE_IMM", "0", 1);
+	CHECK(heap && want && one_ns && register_ops(NULL) == 0, "set-up");
+	struct vyre_backend *b = open_backend(VYRE_CUDA_PERSISTENT, why, sizeof(why), &err);
+
+	CHECK(b != NULL, "%s: init: %s", name, why);
+	if (!b || !heap || !want || !one_ns)
+		goto out;
+	CHECK(vyre_cuda_backend->register_heap(b, 0, heap, HEAP_BYTES) == 0, "register_heap");
+	vyre_cuda_get_stats(b, &st0);
+	for (uint32_t n = 0; n < n_batches && bad < 5; n++) {
+		/* mostly 1..4 items (they fit a doorbell), some 5 or 6 (they do not) */
+		const uint32_t k = n % 8 == 7 ? 5 + gen_below(&rng, 2) : 1 + gen_below(&rng, 4);
+		const uint32_t groups = k > 1 && n % 16 == 5 ? 2 : 1;
+		const struct vyre_heap_view view = {want, HEAP_BYTES};
+		struct timespec t0, t1;
+
+		for (uint32_t i = 0; i < 4096; i++)
+			((uint64_t *)heap)[gen_below(&rng, HEAP_BYTES / 8)] = gen_next(&rng);
+		for (uint32_t i = 0; i < k; i++) {
+			items[i] = small_module_item(&rng, heap, i);
+			order[i] = i;
+		}
+		group_end[0] = groups == 1 ? k : k / 2;
+		group_end[1] = k;
+		launch_end = groups;
+		const struct vyre_exec_batch batch = {
+		    items, k, {order, k, group_end, groups, &launch_end, 1}, res};
+
+		memcpy(want, heap, HEAP_BYTES);
+		for (uint32_t i = 0; i < k; i++) {
+			expect[i] = (struct vyre_exec_result){0};
+			expect[i].status = vyre_exec_one(&view, &items[i], &expect[i].result);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		const int done = gen_run_one(b, &batch, POLL_TIMEOUT);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+
+		if (done != 1) {
+			CHECK(0, "%s batch %u: submit/reap %d (%s)", name, n, done,
+			      vyre_cuda_last_error(b));
+			bad++;
+			if (done == 0)
+				break;
+			continue;
+		}
+		/* statically invalid items (a length not a multiple of 4) take no room */
+		uint32_t valid = 0;
+		for (uint32_t i = 0; i < k; i++)
+			valid += (items[i].in_bytes & 3u) == 0;
+		fit += valid >= 1 && valid <= 4 && groups == 1;
+		if (k == 1 && one < SMALL_ONE)
+			one_ns[one++] =
+			    (t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec);
+		for (uint32_t i = 0; i < k; i++)
+			if (res[i].status != expect[i].status ||
+			    res[i].result != expect[i].result) {
+				CHECK(0,
+				      "%s batch %u item %u of %u (%s): status %d result %llx, want "
+				      "%d %llx",
+				      name, n, i, k, gen_op_name(items[i].op), res[i].status,
+				      (unsigned long long)res[i].result, expect[i].status,
+				      (unsigned long long)expect[i].result);
+				bad++;
+			}
+		if (memcmp(heap, want, HEAP_BYTES) != 0) {
+			CHECK(0, "%s batch %u (%u items): the heap differs from the oracle's", name,
+			      n, k);
+			bad++;
+		}
+	}
+	vyre_cuda_get_stats(b, &st1);
+	qsort(one_ns, one, sizeof(*one_ns), by_ns);
+	const unsigned long long in_bell = (unsigned long long)(st1.module_imm - st0.module_imm);
+
+	printf(
+	    "%s: %u batches (%u of 1..4 valid items in one group), %llu in the doorbell, %u bad; "
+	    "one item submit -> reap p50 %.1f us over %u\n",
+	    name, n_batches, fit, in_bell, bad, one ? (double)one_ns[one / 2] / 1000.0 : 0.0, one);
+	/* a batch of 1..4 valid module items in one group always fits */
+	if (off)
+		CHECK(in_bell == 0, "%s: %llu batches took the doorbell path", name, in_bell);
+	else
+		CHECK(in_bell >= fit, "%s: only %llu of %u batches that fit took the doorbell path",
+		      name, in_bell, fit);
+	CHECK(vyre_cuda_backend->unregister_heap(b, 0) == 0, "unregister_heap");
+out:
+	if (b)
+		vyre_cuda_backend->shutdown(b);
+	free(one_ns);
+	free(want);
+	gen_heap_unmap(heap, HEAP_BYTES);
+}
+
 static uint32_t failures;
 
-/* Scenario @arg in a child: 0-1 differential, 2-3 link errors, 4-5 fault (mode = arg % 2). */
+/*
+ * Scenario @arg in a child: 0-1 differential, 2-3 link errors, 4-5 fault
+ * (mode = arg % 2), 6-7 small module batches (persistent; 7 with the
+ * doorbell path off).
+ */
 static void scenario(int arg)
 {
 	if (arg < 2)
 		differential(arg);
 	else if (arg < 4)
 		link_errors(arg - 2);
-	else
+	else if (arg < 6)
 		module_fault(arg - 4);
+	else
+		small_modules(arg - 6);
 	failures = (uint32_t)test_failures;
 }
 
@@ -312,7 +484,7 @@ int main(void)
 
 	if (skip)
 		return skip;
-	for (int arg = 0; arg < 6; arg++)
+	for (int arg = 0; arg < 8; arg++)
 		failures += gen_in_child(scenario, arg, &failures);
 	printf("cuda modules: %u failure(s)\n", failures);
 	return failures ? 1 : 0;
