@@ -681,8 +681,12 @@ static void test_quick_gpus_cpu(void **state)
 			expect_positive(rows, n, "gpus", name, "p50", "x");
 		}
 	}
+	/* one domain alone, on the one-GPU side: its rows and its ratio to four domains */
+	expect_positive(rows, n, "gpus", "trivial 4096 vyre-cpu 1gpu 1dom", "items/s", "items/s");
+	expect_positive(rows, n, "gpus", "trivial 4096 vyre-cpu 1gpu 1dom", "vyred cpu", "ns/item");
+	expect_positive(rows, n, "gpus", "trivial 4096 vyre-cpu 1gpu 1dom:4dom", "items/s", "x");
 	/* those rows and nothing else */
-	assert_int_equal(n, 3 * (1 + 1) + 3 * 2 * (4 + 1) + 2 * (1 + 2 * 2));
+	assert_int_equal(n, 3 * (1 + 1) + 3 * 2 * (4 + 1) + 2 * (1 + 2 * 2) + 3);
 	expect_figures(dir, (const char *const[]){"gpus", NULL});
 	remove_dir(dir);
 }
