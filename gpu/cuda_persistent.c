@@ -227,8 +227,8 @@ static int start_kernel(struct vyre_backend *b)
 	    .n_lanes = b->n_lanes,
 	    .pool_spread = pool_spread(),
 	    .pool = b->pool,
-	    /* module batches in the doorbell need the pollers' own blocks */
-	    .pool_flags = b->module_imm ? VYRE_MK_POOL_SELF : pool_flags(),
+	    /* module batches in the doorbell need these too: module_imm_wanted */
+	    .pool_flags = pool_flags(),
 	};
 	void *params[] = {&a};
 	CUresult r;
