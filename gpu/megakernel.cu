@@ -236,8 +236,10 @@ extern "C" __global__ void __launch_bounds__(VYRE_MK_THREADS, 1)
 				park_barrier();
 				if (sh.cmd != kRun)
 					return;
-				const bool ok =
-				    run_launch(sh.launch, 0, 1, ds, ctrl, a.watchdog_cycles, sh);
+				const bool ok = (sh.launch.flags & VYRE_MK_LAUNCH_CPL)
+						    ? run_module_batch(sh, ds)
+						    : run_launch(sh.launch, 0, 1, ds, ctrl,
+								 a.watchdog_cycles, sh);
 				// warp 0 alone reads sh.launch now: it may overwrite it with the
 				// next launch before the other warps are back at the barrier
 				if (threadIdx.x < 32) {

@@ -98,3 +98,25 @@ __device__ __noinline__ bool run_launch(const vyre_mk_launch_args L, uint32_t bl
 	}
 	return true;
 }
+
+// A module batch in the doorbell (VYRE_MK_LAUNCH_CPL) on the poller's own
+// block: cpl_launch_to_shared checked that its units are module items of one
+// stage without chains (n_stages 0 when not: every record stays
+// VYRE_E_INVAL), so they run one after another here rather than through
+// run_launch, whose registers spill: a trivial module item spent about 3 us
+// of its 9 there on an H200, its 1024 threads writing and reading their
+// frames (docs/opmods.md). Returns false when the lane was aborted.
+__device__ __noinline__ bool run_module_batch(shared_state &sh, const vyre_mk_devstate *ds)
+{
+	if (threadIdx.x == 0)
+		sh.flag = ld_volatile(&ds->abort) == 0;
+	__syncthreads();
+	if (!sh.flag)
+		return false;
+	const uint32_t n = sh.launch.n_stages ? sh.launch.n_units : 0;
+	const uint64_t results = sh.launch.results;
+
+	for (uint32_t i = 0; i < n; i++)
+		module_unit(sh.units[i], results);
+	return true;
+}

@@ -456,12 +456,89 @@ out:
 	gen_heap_unmap(heap, HEAP_BYTES);
 }
 
+/*
+ * What a one-item batch's submit -> reap costs by path, persistent mode:
+ * a built-in FILL of one word (the IMMEDIATE doorbell) on a backend
+ * without modules and on one with them (the megakernel linked with module
+ * code), and a module op over one word (a module batch in the doorbell,
+ * unless VYRE_CUDA_MODULE_IMM=0). Printed, not checked (speed is the
+ * bench's); each result is checked against the oracle.
+ */
+static void one_item_paths(int with_modules)
+{
+	uint8_t *heap = gen_heap_map(HEAP_BYTES);
+	int64_t *ns = malloc(SMALL_ONE * sizeof(*ns));
+	const char *name = with_modules ? "one item, modules linked" : "one item, no modules";
+	char why[2048];
+	int err;
+
+	CHECK(heap && ns, "set-up");
+	CHECK((with_modules ? register_ops(NULL) : vyre_op_modules_register(NULL, 0)) == 0,
+	      "%s: register", name);
+	struct vyre_backend *b = open_backend(VYRE_CUDA_PERSISTENT, why, sizeof(why), &err);
+
+	CHECK(b != NULL, "%s: init: %s", name, why);
+	if (!b || !heap || !ns)
+		goto out;
+	CHECK(vyre_cuda_backend->register_heap(b, 0, heap, HEAP_BYTES) == 0, "register_heap");
+	for (int kind = 0; kind < 1 + with_modules; kind++) {
+		struct vyre_exec_item it = {.op = kind ? OP_MADD : VYRE_OP_FILL,
+					    .param = 0x5a5a0000u,
+					    .in_off = 64,
+					    .in_bytes = 4,
+					    .out_off = 128,
+					    .out_bytes = 4};
+		struct vyre_exec_result res;
+		const uint32_t order = 0, group_end = 1, launch_end = 1;
+		uint32_t n = 0, bad = 0;
+
+		for (uint32_t k = 0; k < SMALL_ONE + 32 && bad < 5; k++) {
+			const struct vyre_exec_batch batch = {
+			    &it, 1, {&order, 1, &group_end, 1, &launch_end, 1}, &res};
+			struct timespec t0, t1;
+			uint64_t want = 0;
+
+			it.param++;
+			test_store_le(heap + 64, k);
+			uint8_t copy[256];
+
+			memcpy(copy, heap, sizeof(copy));
+			const struct vyre_heap_view cv = {copy, sizeof(copy)};
+			const int want_status = vyre_exec_one(&cv, &it, &want);
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			const int done = gen_run_one(b, &batch, POLL_TIMEOUT);
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			if (done != 1 || res.status != want_status || res.result != want ||
+			    memcmp(heap + 128, copy + 128, 4) != 0) {
+				CHECK(0, "%s %s item %u: done %d status %d result %llx", name,
+				      kind ? "module" : "fill", k, done, res.status,
+				      (unsigned long long)res.result);
+				bad++;
+			}
+			if (k >= 32) /* after a warm-up */
+				ns[n++] = (t1.tv_sec - t0.tv_sec) * 1000000000ll +
+					  (t1.tv_nsec - t0.tv_nsec);
+		}
+		qsort(ns, n, sizeof(*ns), by_ns);
+		printf("%s: %s one-item batches submit -> reap p50 %.1f us, p90 %.1f us over %u\n",
+		       name, kind ? "module (madd of one word)" : "FILL of one word",
+		       n ? (double)ns[n / 2] / 1000.0 : 0.0,
+		       n ? (double)ns[n * 9 / 10] / 1000.0 : 0.0, n);
+	}
+	CHECK(vyre_cuda_backend->unregister_heap(b, 0) == 0, "unregister_heap");
+	vyre_cuda_backend->shutdown(b);
+out:
+	free(ns);
+	if (heap)
+		gen_heap_unmap(heap, HEAP_BYTES);
+}
+
 static uint32_t failures;
 
 /*
  * Scenario @arg in a child: 0-1 differential, 2-3 link errors, 4-5 fault
  * (mode = arg % 2), 6-7 small module batches (persistent; 7 with the
- * doorbell path off).
+ * doorbell path off), 8-9 one-item batches by path (9: modules linked).
  */
 static void scenario(int arg)
 {
@@ -471,8 +548,10 @@ static void scenario(int arg)
 		link_errors(arg - 2);
 	else if (arg < 6)
 		module_fault(arg - 4);
-	else
+	else if (arg < 8)
 		small_modules(arg - 6);
+	else
+		one_item_paths(arg - 8);
 	failures = (uint32_t)test_failures;
 }
 
@@ -484,7 +563,7 @@ int main(void)
 
 	if (skip)
 		return skip;
-	for (int arg = 0; arg < 8; arg++)
+	for (int arg = 0; arg < 10; arg++)
 		failures += gen_in_child(scenario, arg, &failures);
 	printf("cuda modules: %u failure(s)\n", failures);
 	return failures ? 1 : 0;
