@@ -523,9 +523,9 @@ static int copy_dev(struct vyre_backend *be, int up)
 }
 
 /*
- * A report item whose output differs: where, and what it ran as, so that a
- * failure says which path wrote it (a warp or a block, host or device
- * input, a chain's member) without another run.
+ * A report item whose output differs: where, and what it ran as (a warp or a
+ * block by its size, host or device input, a chain's member), so that a
+ * failure says which path wrote it without another run.
  */
 static void show_report(const struct ctx *c, const struct batch *b, const char *mode,
 			uint32_t index, uint32_t i)
@@ -533,29 +533,34 @@ static void show_report(const struct ctx *c, const struct batch *b, const char *
 	const struct vyre_exec_item *it = &b->items[i];
 	const uint8_t *got = (it->out_heap ? c->heap + MIRROR_OFF : c->heap) + it->out_off;
 	const uint8_t *want = (it->out_heap ? c->shadow_want : c->want) + it->out_off;
-	const uint32_t cap = it->out_bytes >= 16 ? (it->out_bytes - 16) / 24 : 0;
+	const size_t hdr = sizeof(struct vyre_report_header),
+		     rec = sizeof(struct vyre_report_record);
+	const uint32_t cap = it->out_bytes >= hdr ? (uint32_t)((it->out_bytes - hdr) / rec) : 0;
+	struct vyre_report_header gh, wh;
 	uint32_t k = 0;
 
-	if (memcmp(got, want, it->out_bytes) == 0)
+	if (it->out_bytes < hdr || memcmp(got, want, it->out_bytes) == 0)
 		return;
-	while (k < cap && memcmp(got + 16 + 24ull * k, want + 16 + 24ull * k, 24) == 0)
+	memcpy(&gh, got, hdr);
+	memcpy(&wh, want, hdr);
+	while (k < cap && memcmp(got + hdr + rec * k, want + hdr + rec * k, rec) == 0)
 		k++;
 	printf("FAIL %s batch %u item %u: %s in %u bytes heap %u at %llu (%s), table heap %u "
 	       "bytes %u flags 0x%x, out %u (cap %u), stream %u, after-prev %u: "
 	       "got %u records flags 0x%x, want %u flags 0x%x; first record differing %u",
 	       mode, index, i, gen_op_name(it->op), it->in_bytes, it->in_heap,
-	       (unsigned long long)it->in_off, it->in_bytes <= (16u << 10) ? "warp" : "block",
-	       it->table_heap, it->table_bytes, it->flags, it->out_bytes, cap, it->aux_bytes,
-	       (it->flags & VYRE_EXEC_AFTER_PREV) != 0, get32(got), get32(got + 4), get32(want),
-	       get32(want + 4), k);
+	       (unsigned long long)it->in_off,
+	       it->in_bytes <= VYRE_MK_DFA_WARP_BYTES ? "warp" : "block", it->table_heap,
+	       it->table_bytes, it->flags, it->out_bytes, cap, it->aux_bytes,
+	       (it->flags & VYRE_EXEC_AFTER_PREV) != 0, gh.kept, gh.flags, wh.kept, wh.flags, k);
 	if (k < cap) {
-		uint64_t g[3], w[3];
+		struct vyre_report_record g, w;
 
-		memcpy(g, got + 16 + 24ull * k, 24);
-		memcpy(w, want + 16 + 24ull * k, 24);
-		printf(": got (%llu %llu %llu) want (%llu %llu %llu)", (unsigned long long)g[0],
-		       (unsigned long long)g[1], (unsigned long long)g[2], (unsigned long long)w[0],
-		       (unsigned long long)w[1], (unsigned long long)w[2]);
+		memcpy(&g, got + hdr + rec * k, rec);
+		memcpy(&w, want + hdr + rec * k, rec);
+		printf(": got (id %u, %llu, %llu) want (id %u, %llu, %llu)", g.id,
+		       (unsigned long long)g.start, (unsigned long long)g.end, w.id,
+		       (unsigned long long)w.start, (unsigned long long)w.end);
 	}
 	printf("\n");
 }
